@@ -1,0 +1,25 @@
+"""fgrad: exact derivatives of numpy code, with a JAX-like functional API.
+
+    import fgrad
+    import fgrad.numpy as np
+
+    f = lambda x1, x2: np.log(x1) + x1 * x2 - np.sin(x2)
+    fgrad.grad(f, argnums=(0, 1))(2.0, 5.0)      # (5.5, 1.716...)
+
+See README.md for the transforms and ``fgrad.numpy`` for what is differentiable.
+"""
+from . import numpy  # noqa: F401  (builds the primitive table and links the tracer operators)
+from .errors import (ConcretizationError, EscapedTracerError, NoDerivativeRuleError,
+                     TracerMutationError)
+from .pytree import tree_flatten, tree_map, tree_unflatten
+from .table import PRIMITIVES, Spec, defjvp, deflinear, defvjp, primitive
+from .transforms import (grad, hessian, jacfwd, jacobian, jacrev, jvp, linearize,
+                         stop_gradient, value_and_grad, vjp)
+
+__version__ = "0.1.0"
+
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev",
+           "jacobian", "hessian", "stop_gradient", "primitive", "defvjp", "defjvp",
+           "deflinear", "Spec", "PRIMITIVES", "tree_flatten", "tree_unflatten", "tree_map",
+           "NoDerivativeRuleError", "ConcretizationError", "TracerMutationError",
+           "EscapedTracerError"]

@@ -1,0 +1,33 @@
+"""Forward mode by dual numbers: each tracer carries its value and its tangent.
+
+Used by ``jvp``. Every primitive call computes its output and, from the JVP rules, the
+output's tangent in the same step; nothing is recorded, so memory stays that of the forward
+pass. (``linearize`` and ``jacfwd`` instead record a tape once and sweep it per tangent.)
+"""
+from .tracer import Trace, Tracer
+
+
+class DualTracer(Tracer):
+    __slots__ = ("_tangent",)
+
+    def __init__(self, trace, value, tangent):
+        self._trace, self._value, self._tangent = trace, value, tangent
+
+
+class DualTrace(Trace):
+    __slots__ = ()
+
+    def __init__(self):
+        super().__init__("jvp")
+
+    def process(self, prim, args, params):
+        vals = list(args)
+        tangents = [None] * len(args)
+        for i, a in enumerate(args):
+            if a.__class__ is DualTracer and a._trace is self:
+                vals[i] = a._value
+                tangents[i] = a._tangent
+        ans = prim(*vals, **params)
+        out = prim.tangent(tangents, ans, vals, params)
+        # A zero tangent leaves the value untraced: later operations on it cost nothing here.
+        return ans if out is None else DualTracer(self, ans, out)

@@ -1,0 +1,69 @@
+"""The errors fgrad raises, and the messages that tell a user what to do next.
+
+Every error a user can trigger by differentiating something is raised from here, so the wording
+stays consistent and each message names the function, the argument and the way out.
+All of them subclass the built-in type a Python user would expect (``TypeError`` mostly), so
+``except TypeError`` keeps working.
+"""
+
+
+class NoDerivativeRuleError(TypeError):
+    """A numpy function without a derivative rule was handed a traced value."""
+
+
+class ConcretizationError(TypeError):
+    """A traced value was turned into a plain number or array, which would drop its derivative."""
+
+
+class TracerMutationError(TypeError):
+    """A traced array was modified in place; fgrad arrays are immutable inside transforms."""
+
+
+class EscapedTracerError(RuntimeError):
+    """A traced value outlived the transform that made it and was used again."""
+
+
+def no_rule(name, argnum, what="VJP"):
+    return NoDerivativeRuleError(
+        f"fgrad.numpy.{name} has no {what} rule, so it cannot take a traced value "
+        f"(argument {argnum} is being differentiated).\n"
+        f"Add a rule to the primitive table, for example:\n"
+        f"    import fgrad, numpy\n"
+        f"    {name} = fgrad.primitive(numpy.{name})\n"
+        f"    fgrad.defvjp({name}, lambda g, ans, x: g * <d{name}/dx>)\n"
+        f"    fgrad.defjvp({name}, lambda t, ans, x: t * <d{name}/dx>)\n"
+        f"or, if no derivative should flow through it, call it on fgrad.stop_gradient(x)."
+    )
+
+
+def concretization(how):
+    return ConcretizationError(
+        f"{how} of a traced value would silently drop its derivative. "
+        "Inside a transform keep working with arrays through fgrad.numpy; "
+        "comparisons (x > 0) and bool(x) are allowed for control flow. "
+        "If you really want a constant here, use fgrad.stop_gradient(x) first."
+    )
+
+
+def plain_numpy(name):
+    return ConcretizationError(
+        f"numpy.{name} was called on a traced value: plain numpy cannot record derivatives and "
+        f"would give a wrong (constant) result. Use fgrad.numpy.{name} "
+        "(import fgrad.numpy as np) inside functions you differentiate."
+    )
+
+
+def mutation(op):
+    return TracerMutationError(
+        f"{op} modifies a traced array in place, which fgrad does not support inside a "
+        "transform. Use the functional form instead: y = x.at[idx].set(value) "
+        "(or .add, .get), which returns a new array with correct derivatives."
+    )
+
+
+def escaped(trace):
+    return EscapedTracerError(
+        f"A traced value from {trace} was used after that transform finished (it escaped, "
+        "e.g. through a global or a closure). Return values from the transformed function "
+        "instead of storing tracers."
+    )

@@ -1,0 +1,45 @@
+"""Undoing broadcasting, in one place.
+
+A binary elementwise rule computes a cotangent shaped like the (broadcast) output; the
+argument may have been smaller. ``unbroadcast`` sums the cotangent back down to the argument's
+shape; ``broadcast_like`` does the reverse for tangents. Both are written with fgrad.numpy, so
+they are recorded like any other operation when derivatives are nested.
+"""
+import numpy as _onp
+
+import fgrad.numpy as fnp
+from ..tracer import Tracer, innermost
+
+
+def shape_of(x):
+    if isinstance(x, (Tracer, _onp.ndarray, _onp.generic)):
+        return x.shape
+    return _onp.shape(x)
+
+
+def dtype_of(x):
+    return _onp.result_type(innermost(x))
+
+
+def unbroadcast(g, shape):
+    """Sum ``g`` over the axes broadcasting added or stretched, giving it ``shape``."""
+    gshape = shape_of(g)
+    if gshape == shape:
+        return g
+    lead = len(gshape) - len(shape)
+    stretched = tuple(lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1)
+    g = fnp.sum(g, axis=tuple(range(lead)) + stretched, keepdims=bool(stretched))
+    if stretched:
+        g = fnp.reshape(g, shape)
+    return g
+
+
+def broadcast_like(t, ans):
+    """``t`` broadcast to the shape of ``ans`` (a tangent must have the output's shape)."""
+    shape = shape_of(ans)
+    return t if shape_of(t) == shape else fnp.broadcast_to(t, shape)
+
+
+def mask(cond, like):
+    """A plain 0/1 array of ``like``'s float dtype (a float64 mask would upcast float32)."""
+    return _onp.asarray(cond).astype(dtype_of(like))

@@ -1,0 +1,6 @@
+"""fgrad.numpy.fft: numpy.fft's names; rules for them are added family by family."""
+import numpy as _onp
+
+from .namespace import mirror
+
+mirror(_onp.fft, globals(), "fft.")

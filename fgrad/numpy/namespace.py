@@ -1,0 +1,70 @@
+"""The rest of numpy's namespace: every name fgrad.numpy does not define itself.
+
+Each numpy name falls in one of three groups:
+
+* **zero derivative** (``ZERO_DERIVATIVE``): rounding, sign, comparisons, arg-functions, shape
+  queries, ``*_like``. They accept tracers and return plain numpy results;
+* **passed through**: types, dtypes, constants and modules (``np.float64``, ``np.pi``,
+  ``np.newaxis``, ``np.random``) are numpy's own objects;
+* **no rule yet**: every other function. On plain values it *is* numpy's function; handed a
+  tracer it raises ``NoDerivativeRuleError`` naming itself and showing how to add a rule, so
+  it never returns a silent zero or an object array.
+"""
+import functools
+import types
+
+import numpy as _onp
+
+from .. import errors
+from ..tracer import contains_tracer, strip
+
+ZERO_DERIVATIVE = """
+floor ceil round around rint trunc fix sign signbit floor_divide
+argmax argmin argsort argpartition argwhere nonzero flatnonzero searchsorted digitize
+isnan isinf isfinite isneginf isposinf isclose allclose array_equal array_equiv
+isreal iscomplex isrealobj iscomplexobj isscalar result_type
+shape ndim size zeros_like ones_like empty_like count_nonzero any all
+greater greater_equal less less_equal equal not_equal
+logical_and logical_or logical_not logical_xor
+bitwise_and bitwise_or bitwise_xor bitwise_not bitwise_invert invert left_shift right_shift
+bitwise_left_shift bitwise_right_shift
+""".split()
+
+
+def zero_derivative(fn):
+    """numpy's ``fn`` on the values under any tracers: its result carries no derivative."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return fn(*strip(args), **strip(kwargs))
+
+    wrapper._fgrad_status = "zero"
+    return wrapper
+
+
+def no_rule_yet(fn, qualname):
+    """numpy's ``fn`` for plain values; a clear error when handed a tracer."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if contains_tracer(args) or (kwargs and contains_tracer(kwargs)):
+            argnum = next((i for i, a in enumerate(args) if contains_tracer(a)), 0)
+            raise errors.no_rule(qualname, argnum)
+        return fn(*args, **kwargs)
+
+    wrapper._fgrad_status = "unsupported"
+    return wrapper
+
+
+def mirror(module, namespace, prefix):
+    """Fill ``namespace`` with ``module``'s public names that it does not define yet."""
+    for name in dir(module):
+        if name.startswith("_") or name in namespace:
+            continue
+        obj = getattr(module, name)
+        if isinstance(obj, (type, types.ModuleType)) or not callable(obj):
+            namespace[name] = obj
+        elif name in ZERO_DERIVATIVE:
+            namespace[name] = zero_derivative(obj)
+        else:
+            namespace[name] = no_rule_yet(obj, prefix + name)

@@ -1,0 +1,149 @@
+"""Reductions over an axis (int, tuple or None), with ``keepdims``.
+
+The backward pass of a reduction spreads the output cotangent back over the reduced axes:
+``spread`` restores the reduced axes (as size 1) and broadcasts. ``max``/``min`` share the
+cotangent evenly among tied maxima, the same convention as ``maximum``.
+"""
+import numpy as _onp
+
+import fgrad.numpy as fnp
+from .. import errors
+from ..table import Spec, define
+from ..tracer import contains_tracer, innermost
+from .broadcasting import mask, shape_of
+
+REDUCE = [(((4,),), {"axis": None, "keepdims": False}),
+          (((2, 3),), {"axis": None, "keepdims": False}),
+          (((2, 3),), {"axis": (0,), "keepdims": False}),
+          (((2, 3),), {"axis": (1,), "keepdims": True}),
+          (((2, 3, 2),), {"axis": (0, 2), "keepdims": False}),
+          (((),), {"axis": None, "keepdims": False})]
+
+
+def _axes(axis, ndim):
+    """Normalise ``axis`` to a sorted tuple of non-negative ints, or None for all axes."""
+    if axis is None:
+        return None
+    axes = (axis,) if isinstance(axis, (int, _onp.integer)) else tuple(axis)
+    return tuple(sorted(int(a) % ndim if ndim else int(a) for a in axes))
+
+
+def kept_shape(shape, axis):
+    """The shape of the reduction's output with keepdims=True."""
+    if axis is None:
+        return (1,) * len(shape)
+    return tuple(1 if i in axis else n for i, n in enumerate(shape))
+
+
+def spread(g, x, axis, keepdims):
+    """Cotangent of a reduction, broadcast back to the input's shape."""
+    shape = shape_of(x)
+    if not keepdims:
+        g = fnp.reshape(g, kept_shape(shape, axis))
+    return fnp.broadcast_to(g, shape)
+
+
+def _count(x, axis):
+    shape = shape_of(x)
+    if axis is None:
+        return int(_onp.prod(shape, dtype=int))
+    return int(_onp.prod([shape[a] for a in axis], dtype=int))
+
+
+sum_p = define("sum", lambda x, axis, keepdims: _onp.sum(x, axis=axis, keepdims=keepdims),
+               [lambda g, ans, x, axis, keepdims: spread(g, x, axis, keepdims)],
+               linear=True, spec=Spec(REDUCE))
+mean_p = define("mean", lambda x, axis, keepdims: _onp.mean(x, axis=axis, keepdims=keepdims),
+                [lambda g, ans, x, axis, keepdims: spread(g, x, axis, keepdims) / _count(x, axis)],
+                linear=True, spec=Spec(REDUCE))
+
+
+def _prod_partials(x, axis):
+    """d prod / dx_i: the product of the other entries along ``axis`` (shaped like x).
+
+    ans / x_i gives it when no entry is zero; with one zero along the axis only that entry
+    gets the product of the rest, with two or more every entry gets 0. The division uses a
+    zero-free copy of x so that no branch holds inf or nan (which ``where`` would turn into
+    nan in higher derivatives)."""
+    zeros = innermost(x) == 0
+    nz = _onp.sum(zeros, axis=axis, keepdims=True)
+    safe_x = fnp.where(zeros, 1, x)
+    others = fnp.prod(safe_x, axis=axis, keepdims=True)
+    return fnp.where(nz == 0, others / safe_x, mask(zeros & (nz == 1), x) * others)
+
+
+prod_p = define("prod", lambda x, axis, keepdims: _onp.prod(x, axis=axis, keepdims=keepdims),
+                [lambda g, ans, x, axis, keepdims: spread(g, x, axis, keepdims)
+                 * _prod_partials(x, axis)],
+                [lambda t, ans, x, axis, keepdims: fnp.sum(t * _prod_partials(x, axis),
+                                                           axis=axis, keepdims=keepdims)],
+                spec=Spec(REDUCE, domain=(0.3, 1.5)))
+
+
+def _extreme_weights(ans, x, axis, keepdims):
+    """1/count on the entries that attain the extreme value along ``axis``, else 0."""
+    xv, av = innermost(x), innermost(ans)
+    if not keepdims:
+        av = _onp.reshape(av, kept_shape(_onp.shape(xv), axis))
+    hit = mask(xv == av, x)
+    return hit / _onp.sum(hit, axis=axis, keepdims=True)
+
+
+def _extreme(name, fn):
+    return define(
+        name, lambda x, axis, keepdims: fn(x, axis=axis, keepdims=keepdims),
+        [lambda g, ans, x, axis, keepdims: spread(g, x, axis, keepdims)
+         * _extreme_weights(ans, x, axis, keepdims)],
+        [lambda t, ans, x, axis, keepdims: fnp.sum(t * _extreme_weights(ans, x, axis, keepdims),
+                                                   axis=axis, keepdims=keepdims)],
+        spec=Spec(REDUCE, valid=_distinct))
+
+
+def _distinct(x):
+    v = _onp.sort(_onp.ravel(x))
+    return v.size < 2 or _onp.min(_onp.diff(v)) > 0.05
+
+
+max_p = _extreme("max", _onp.max)
+min_p = _extreme("min", _onp.min)
+
+
+def _reduction(prim, np_fn):
+    """The numpy-signature wrapper: plain arrays go straight to numpy."""
+
+    def reduce(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+        if not contains_tracer(a):
+            return np_fn(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kwargs)
+        if out is not None:
+            raise errors.mutation(f"{prim.name}(..., out=...)")
+        if kwargs:
+            raise NotImplementedError(f"fgrad.numpy.{prim.name} does not support "
+                                      f"{sorted(kwargs)} on traced values yet")
+        a = fnp.asarray(a)
+        if dtype is not None:
+            a = fnp.astype(a, dtype)
+        return prim(a, axis=_axes(axis, len(shape_of(a))), keepdims=bool(keepdims))
+
+    reduce.__name__ = prim.name
+    reduce.__doc__ = np_fn.__doc__
+    return reduce
+
+
+def _reduction_nodtype(prim, np_fn):
+    base = _reduction(prim, lambda a, axis, dtype, out, keepdims, **kw:
+                      np_fn(a, axis=axis, out=out, keepdims=keepdims, **kw))
+
+    def reduce(a, axis=None, out=None, keepdims=False, **kwargs):
+        return base(a, axis=axis, out=out, keepdims=keepdims, **kwargs)
+
+    reduce.__name__ = prim.name
+    reduce.__doc__ = np_fn.__doc__
+    return reduce
+
+
+sum = _reduction(sum_p, _onp.sum)
+mean = _reduction(mean_p, _onp.mean)
+prod = _reduction(prod_p, _onp.prod)
+max = _reduction_nodtype(max_p, _onp.max)
+min = _reduction_nodtype(min_p, _onp.min)
+amax, amin = max, min

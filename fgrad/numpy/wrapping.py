@@ -1,0 +1,31 @@
+"""How fgrad.numpy's functions stand in for numpy's.
+
+``traced_version_of(np_fn)`` decorates the traced path of a function: a call holding no tracer
+(anywhere in its arguments, lists included) goes to numpy itself, untouched, so values, dtypes
+and errors are numpy's exactly; a call holding one runs the decorated function, which
+normalises the arguments and calls primitives.
+"""
+import functools
+
+from ..tracer import contains_tracer
+
+
+def traced_version_of(np_fn):
+    def decorate(traced):
+        @functools.wraps(np_fn)
+        def wrapper(*args, **kwargs):
+            if contains_tracer(args) or (kwargs and contains_tracer(kwargs)):
+                return traced(*args, **kwargs)
+            return np_fn(*args, **kwargs)
+
+        wrapper._fgrad_traced = traced
+        return wrapper
+
+    return decorate
+
+
+def unsupported_kwargs(name, kwargs):
+    if kwargs:
+        raise NotImplementedError(
+            f"fgrad.numpy.{name}: the argument(s) {', '.join(sorted(kwargs))} are not supported "
+            "on traced values; call it without them (or on fgrad.stop_gradient(x)).")

@@ -1,0 +1,98 @@
+"""Pytrees: nested tuples, lists and dicts (and None) whose leaves are arrays or scalars.
+
+Transforms flatten their arguments and results to a list of leaves plus a ``TreeDef`` that
+knows how to rebuild the containers, so the core only ever sees flat lists.
+Dict keys are visited in sorted order (as in JAX), so a tree's leaf order does not depend on
+insertion order.
+"""
+
+
+class TreeDef:
+    """The shape of a pytree without its leaves: a node type, its keys and its children."""
+
+    __slots__ = ("kind", "keys", "children", "num_leaves")
+
+    def __init__(self, kind, keys, children):
+        self.kind, self.keys, self.children = kind, keys, children
+        self.num_leaves = 1 if kind == "leaf" else sum(c.num_leaves for c in children)
+
+    def __eq__(self, other):
+        return (isinstance(other, TreeDef) and self.kind == other.kind
+                and self.keys == other.keys and self.children == other.children)
+
+    def __hash__(self):
+        return hash((self.kind, self.keys, tuple(self.children)))
+
+    def __repr__(self):
+        if self.kind == "leaf":
+            return "*"
+        if self.kind == "none":
+            return "None"
+        if self.kind == "dict":
+            inner = ", ".join(f"{k!r}: {c!r}" for k, c in zip(self.keys, self.children))
+            return "{" + inner + "}"
+        inner = ", ".join(repr(c) for c in self.children)
+        return f"({inner},)" if self.kind == "tuple" else f"[{inner}]"
+
+
+LEAF = TreeDef("leaf", None, ())
+NONE = TreeDef("none", None, ())
+
+
+def tree_flatten(tree):
+    """Return ``(leaves, treedef)``.
+
+    >>> tree_flatten({"b": 2.0, "a": (1.0, None)})
+    ([1.0, 2.0], {'a': (*, None,), 'b': *})
+    """
+    leaves = []
+    return leaves, _flatten(tree, leaves)
+
+
+def _flatten(tree, leaves):
+    cls = type(tree)
+    if cls is tuple or cls is list:
+        kind = "tuple" if cls is tuple else "list"
+        return TreeDef(kind, None, tuple(_flatten(c, leaves) for c in tree))
+    if cls is dict:
+        keys = tuple(sorted(tree))
+        return TreeDef("dict", keys, tuple(_flatten(tree[k], leaves) for k in keys))
+    if tree is None:
+        return NONE
+    leaves.append(tree)
+    return LEAF
+
+
+def tree_unflatten(treedef, leaves):
+    """Inverse of :func:`tree_flatten`."""
+    it = iter(leaves)
+    out = _unflatten(treedef, it)
+    rest = list(it)
+    if rest:
+        raise ValueError(f"tree_unflatten got {len(rest)} more leaves than {treedef!r} holds")
+    return out
+
+
+def _unflatten(td, it):
+    if td.kind == "leaf":
+        return next(it)
+    if td.kind == "none":
+        return None
+    children = [_unflatten(c, it) for c in td.children]
+    if td.kind == "tuple":
+        return tuple(children)
+    if td.kind == "list":
+        return children
+    return dict(zip(td.keys, children))
+
+
+def tree_map(f, tree, *rest):
+    """Apply ``f`` leaf by leaf to one tree, or to several trees of the same structure."""
+    leaves, td = tree_flatten(tree)
+    others = []
+    for r in rest:
+        rl, rtd = tree_flatten(r)
+        if rtd != td:
+            raise ValueError(f"tree structures differ: {td!r} and {rtd!r}")
+        others.append(rl)
+    return tree_unflatten(td, [f(*xs) for xs in zip(leaves, *others)])

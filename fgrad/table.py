@@ -1,0 +1,189 @@
+"""The primitive table: every differentiable operation, its numpy implementation and its rules.
+
+A primitive is data: a name, the numpy function that computes it, one VJP rule and one JVP rule
+per differentiable argument, and a ``Spec`` saying how to test it (shapes, parameters, input
+domain, order, tolerance). Transforms look rules up here; the test suite and
+``python -m fgrad check`` enumerate this table, so a rule cannot exist without being checked.
+
+Rule signatures (``args`` are the primitive's inputs one level down, ``params`` its static
+keyword parameters, ``ans`` its output):
+
+    vjp rule:  (g, ans, *args, **params) -> cotangent for that argument (shape of the argument)
+    jvp rule:  (t, ans, *args, **params) -> tangent of the output (shape of ``ans``)
+
+Either may return ``None`` for an exact zero. Rules must be written with ``fgrad.numpy`` so that
+they can be differentiated again: that is all higher-order derivatives need.
+"""
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from . import errors
+from . import tracer as _tracer
+from .tracer import Tracer, contains_tracer, dispatch
+
+PRIMITIVES = {}  # name -> Primitive: the one table
+
+
+@dataclass
+class Spec:
+    """How the generated tests exercise a primitive.
+
+    cases   -- list of ``(arg_shapes, params)``: the shapes of the positional arguments and the
+               static keyword parameters to call it with.
+    domain  -- ``(lo, hi)`` for every argument, or one entry per argument; an entry may be
+               ``"bool"`` for a boolean argument that is never differentiated.
+    valid   -- optional predicate on the argument values; examples where it is false are
+               skipped (use it to stay clear of kinks such as ties in ``maximum``).
+    order   -- highest derivative order checked against finite differences.
+    eps     -- finite-difference step (larger for outputs of low precision).
+    dtypes  -- float dtypes whose forward values are compared with numpy.
+    """
+
+    cases: list
+    domain: Any = (-2.0, 2.0)
+    valid: Optional[Callable] = None
+    order: int = 2
+    rtol: float = 1e-5
+    atol: float = 1e-6
+    eps: float = 1e-6
+    dtypes: tuple = ("float64", "float32")
+
+    def arg_domain(self, i):
+        d = self.domain
+        return d[i] if d and isinstance(d[0], (tuple, str)) else d
+
+
+class Primitive:
+    """A callable table entry. Calling it on plain values runs numpy directly (no overhead
+    beyond a type check per argument); calling it on tracers hands it to their transform."""
+
+    def __init__(self, name, impl, spec=None, doc=None):
+        self.name, self.impl, self.spec = name, impl, spec
+        self.vjps, self.jvps = {}, {}
+        self.vjp_any = self.jvp_any = None  # rules taking the argnum first (variadic prims)
+        # optional JVP taking every argument's tangent at once (None for zero), for n-ary
+        # primitives where per-argument JVPs would repeat work: (tangents, ans, *args, **params)
+        self.jvp_all = None
+        self.__doc__ = doc if doc is not None else getattr(impl, "__doc__", None)
+        self.__wrapped__ = impl
+        self.__name__ = name
+
+    def __repr__(self):
+        return f"<fgrad primitive {self.name}>"
+
+    def __call__(self, *args, **params):
+        for a in args:
+            if isinstance(a, Tracer):
+                return dispatch(self, args, params)
+            cls = type(a)
+            if (cls is list or cls is tuple) and contains_tracer(a):
+                from . import numpy as fnp  # lists of tracers become one traced array
+                args = tuple(fnp.asarray(b) if type(b) in (list, tuple) else b for b in args)
+                return dispatch(self, args, params)
+        return self.impl(*args, **params)
+
+    def vjp(self, i):
+        rule = self.vjps.get(i)
+        if rule is None:
+            if self.vjp_any is None:
+                raise errors.no_rule(self.name, i, "VJP")
+            rule = self.vjps[i] = _bind_argnum(self.vjp_any, i)
+        return rule
+
+    def tangent(self, tangents, ans, args, params):
+        """The output tangent given every argument's tangent (None for zero), or None."""
+        if self.jvp_all is not None:
+            return self.jvp_all(tangents, ans, *args, **params)
+        out = None
+        for i, t in enumerate(tangents):
+            if t is not None:
+                c = self.jvp(i)(t, ans, *args, **params)
+                if c is not None:
+                    out = c if out is None else _tracer.fnp.add(out, c)
+        return out
+
+    def jvp(self, i):
+        rule = self.jvps.get(i)
+        if rule is None:
+            if self.jvp_any is None:
+                raise errors.no_rule(self.name, i, "JVP")
+            rule = self.jvps[i] = _bind_argnum(self.jvp_any, i)
+        return rule
+
+
+def _bind_argnum(rule, i):
+    return lambda g, ans, *args, **params: rule(i, g, ans, *args, **params)
+
+
+def _zero(*args, **params):
+    return None
+
+
+def primitive(f=None, *, name=None, spec=None):
+    """Register a numpy-level function as a new primitive in the table; returns it.
+
+    Give it rules with :func:`defvjp` and :func:`defjvp` (written with ``fgrad.numpy``), and a
+    :class:`Spec` if you want the generated tests to check it.
+
+    >>> import numpy, fgrad
+    >>> cube = fgrad.primitive(lambda x: x ** 3, name="cube")
+    >>> fgrad.defvjp(cube, lambda g, ans, x: g * 3 * x ** 2)
+    >>> fgrad.defjvp(cube, lambda t, ans, x: t * 3 * x ** 2)
+    >>> float(fgrad.grad(cube)(2.0))
+    12.0
+    """
+    if f is None:
+        return lambda f: primitive(f, name=name, spec=spec)
+    p = Primitive(name or f.__name__, f, spec)
+    PRIMITIVES[p.name] = p
+    return p
+
+
+def defvjp(prim, *rules, argnums=None):
+    """Set the VJP rules of ``prim``, one per argument (``None`` means a zero derivative).
+
+    A rule is ``lambda g, ans, *args, **params: cotangent``. ``argnums`` says which arguments the
+    rules are for (default 0, 1, ...).
+    """
+    for i, r in zip(argnums or range(len(rules)), rules):
+        prim.vjps[i] = _zero if r is None else r
+
+
+def defjvp(prim, *rules, argnums=None):
+    """Set the JVP rules of ``prim``, one per argument (``None`` means a zero derivative).
+
+    A rule is ``lambda t, ans, *args, **params: output tangent`` (shaped like ``ans``); the
+    contributions of several arguments are added.
+    """
+    for i, r in zip(argnums or range(len(rules)), rules):
+        prim.jvps[i] = _zero if r is None else r
+
+
+def deflinear(prim, *vjp_rules):
+    """``prim`` is linear in each argument the rules are given for (for several arguments:
+    multilinear, like ``multiply`` or ``matmul``). Its JVP for argument i is the primitive
+    itself with the tangent in place of argument i; only the transposes (VJPs) are written."""
+    defvjp(prim, *vjp_rules)
+    for i, r in enumerate(vjp_rules):
+        if r is not None:
+            prim.jvps[i] = _linear_jvp(prim, i)
+
+
+def _linear_jvp(prim, i):
+    if i == 0:
+        return lambda t, ans, x, *rest, **params: prim(t, *rest, **params)
+    return lambda t, ans, *args, **params: prim(*args[:i], t, *args[i + 1:], **params)
+
+
+def define(name, impl, vjps=(), jvps=None, *, linear=False, spec=None, doc=None):
+    """Make a built-in primitive and its rules in one statement (used by the rule families)."""
+    p = Primitive(name, impl, spec, doc)
+    if name in PRIMITIVES:
+        raise ValueError(f"primitive {name} is defined twice")
+    PRIMITIVES[name] = p
+    if linear:
+        deflinear(p, *vjps)
+    else:
+        defvjp(p, *vjps)
+        defjvp(p, *(jvps or ()))
+    return p

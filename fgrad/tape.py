@@ -1,0 +1,106 @@
+"""The tape: reverse mode's record of a computation, and the passes that walk it.
+
+While a ``vjp``/``grad``/``linearize`` runs, every primitive applied to one of its tracers
+appends a ``Node`` to the tape: the primitive, its inputs (one level down), its static
+parameters, its output and the nodes its inputs came from. Nodes are plain data, appended in
+execution order, so the tape is already topologically sorted:
+
+* the backward pass walks it in reverse, calling each primitive's VJP rules;
+* the forward sweep (``linearize``) walks it in order, calling the JVP rules, so Jacobian
+  columns cost one sweep each without running the Python function again.
+
+Rules are called on the recorded values, which are tracers of outer transforms when
+derivatives are nested; the rule's own operations are then recorded by those transforms,
+which is how higher-order derivatives come about.
+"""
+from .tracer import Trace, Tracer
+from . import tracer as _tracer
+
+
+class Node:
+    """One tape entry: ``ans = prim(*args, **params)``; ``parents[i]`` is the node that
+    produced ``args[i]`` on this tape, or ``None`` if that input is a constant here."""
+
+    __slots__ = ("prim", "args", "params", "ans", "parents")
+
+    def __init__(self, prim, args, params, ans, parents):
+        self.prim, self.args, self.params, self.ans, self.parents = prim, args, params, ans, parents
+
+
+class TapeTracer(Tracer):
+    __slots__ = ("_node",)
+
+    def __init__(self, trace, value, node):
+        self._trace, self._value, self._node = trace, value, node
+
+
+class Tape(Trace):
+    """A reverse-mode trace: records nodes while alive, then runs backward/forward passes."""
+
+    __slots__ = ("nodes",)
+
+    def __init__(self, kind="vjp"):
+        super().__init__(kind)
+        self.nodes = []
+
+    def new_input(self, value):
+        return TapeTracer(self, value, Node(None, (), None, value, ()))
+
+    def process(self, prim, args, params):
+        vals = list(args)
+        parents = [None] * len(args)
+        for i, a in enumerate(args):
+            if a.__class__ is TapeTracer and a._trace is self:
+                vals[i] = a._value
+                parents[i] = a._node
+        ans = prim(*vals, **params)
+        node = Node(prim, vals, params, ans, parents)
+        self.nodes.append(node)
+        return TapeTracer(self, ans, node)
+
+    def backward(self, seeds, consume=False):
+        """Propagate ``seeds`` (pairs of node and output cotangent) to every node that needs
+        one; returns ``{node: cotangent}``. With ``consume`` the tape is emptied as it goes,
+        so each residual is freed as soon as its rules have used it (``grad`` uses this)."""
+        add = _tracer.fnp.add
+        cts = {}
+        for node, ct in seeds:
+            old = cts.get(node)
+            cts[node] = ct if old is None else add(old, ct)
+        nodes = self.nodes
+        if consume:
+            self.nodes = []
+            order = _popping(nodes)
+        else:
+            order = reversed(nodes)
+        for node in order:
+            g = cts.pop(node, None)
+            if g is None:
+                continue
+            prim, args, params, ans = node.prim, node.args, node.params, node.ans
+            for i, p in enumerate(node.parents):
+                if p is None:
+                    continue
+                c = prim.vjp(i)(g, ans, *args, **params)
+                if c is not None:
+                    old = cts.get(p)
+                    cts[p] = c if old is None else add(old, c)
+        return cts
+
+    def forward(self, seeds):
+        """Push input tangents (``{input node: tangent}``) through the tape in order; returns
+        ``{node: tangent}`` for every node reached."""
+        tans = dict(seeds)
+        get = tans.get
+        for node in self.nodes:
+            ts = [None if p is None else get(p) for p in node.parents]
+            if any(t is not None for t in ts):
+                out = node.prim.tangent(ts, node.ans, node.args, node.params)
+                if out is not None:
+                    tans[node] = out
+        return tans
+
+
+def _popping(nodes):
+    while nodes:
+        yield nodes.pop()

@@ -1,0 +1,307 @@
+"""Tracers, traces and dispatch: how a primitive call finds the transform that must see it.
+
+A *trace* is one running transform (one call of ``vjp``, ``jvp``, ...). A *tracer* is a value
+boxed by a trace while the transformed function runs; it holds the value one level down
+(``_value``, which may itself be a tracer of an outer transform) and whatever the trace needs
+(a tape node, or a tangent).
+
+Each trace gets a level from a counter when it starts. Transforms nest, so a trace that is
+still alive always has a higher level than every live trace it runs inside. A primitive call
+goes to the highest-level trace among its arguments; that trace unwraps its own tracers and
+calls the primitive again on the values beneath, which dispatches to the next trace down, until
+no tracer is left and numpy runs. A tracer of an outer transform reaching an inner one is a
+constant there, which is exactly what prevents perturbation confusion:
+
+    d/dx [x * d/dy (x + y)] = 1        (not 2)
+
+There is no global trace stack, so nothing is left behind when the differentiated function
+raises, and two threads differentiating at once never see each other's traces.
+"""
+import itertools
+
+import numpy as _onp
+
+from . import errors
+
+_levels = itertools.count(1)
+
+# fgrad.numpy, set once it is imported: the operators below call into it, and it imports this
+# module, so the link is made from its side.
+fnp = None
+
+
+class Trace:
+    """One running transform. Subclasses implement ``process`` (record, or push tangents)."""
+
+    __slots__ = ("level", "alive", "kind")
+
+    def __init__(self, kind):
+        self.level = next(_levels)
+        self.alive = True
+        self.kind = kind
+
+    def __repr__(self):
+        return f"<{self.kind} trace #{self.level}>"
+
+    def process(self, prim, args, params):
+        raise NotImplementedError
+
+
+def dispatch(prim, args, params):
+    """Send ``prim(*args, **params)`` to the innermost transform among the arguments' traces."""
+    top = None
+    for a in args:
+        if isinstance(a, Tracer):
+            t = a._trace
+            if top is None or t.level > top.level:
+                top = t
+    if not top.alive:
+        raise errors.escaped(top)
+    return top.process(prim, args, params)
+
+
+def innermost(x):
+    """The plain numpy value under any number of tracers (used where derivatives are zero)."""
+    while isinstance(x, Tracer):
+        x = x._value
+    return x
+
+
+def strip(x):
+    """``innermost`` applied through lists, tuples and dicts (arguments of zero-derivative
+    functions and indices may hold tracers anywhere)."""
+    if isinstance(x, Tracer):
+        return innermost(x)
+    cls = type(x)
+    if cls is list or cls is tuple:
+        return cls(strip(v) for v in x)
+    if cls is dict:
+        return {k: strip(v) for k, v in x.items()}
+    return x
+
+
+def contains_tracer(x):
+    if isinstance(x, Tracer):
+        return True
+    cls = type(x)
+    if cls is list or cls is tuple:
+        return any(contains_tracer(v) for v in x)
+    if cls is dict:
+        return any(contains_tracer(v) for v in x.values())
+    return False
+
+
+class Tracer:
+    """A value being differentiated. Behaves like a read-only numpy array.
+
+    Arithmetic, indexing and the usual ndarray methods record onto the current transform.
+    Comparisons and ``bool(x)`` give plain values, so Python control flow works (the tape is
+    eager: it records the branch actually taken). Conversions that would silently drop the
+    derivative (``float(x)``, ``x.item()``, ``numpy.asarray(x)``) raise ``ConcretizationError``;
+    in-place writes raise ``TracerMutationError`` naming ``x.at[idx].set(v)``.
+    """
+
+    __slots__ = ("_trace", "_value")
+    __array_priority__ = 1000  # make ndarray <op> tracer defer to our reflected operators
+
+    # --- what the value looks like -----------------------------------------------------
+    shape = property(lambda self: _onp.shape(self._value))
+    ndim = property(lambda self: _onp.ndim(self._value))
+    size = property(lambda self: _onp.size(self._value))
+    dtype = property(lambda self: _onp.result_type(innermost(self._value)))
+    T = property(lambda self: fnp.transpose(self))
+    mT = property(lambda self: fnp.swapaxes(self, -1, -2))
+    real = property(lambda self: fnp.real(self))
+    imag = property(lambda self: fnp.imag(self))
+    at = property(lambda self: _At(self))
+
+    def __len__(self):
+        shape = self.shape
+        if not shape:
+            raise TypeError("len() of unsized object (a 0-d traced value)")
+        return shape[0]
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def __repr__(self):
+        return f"Tracer({innermost(self)!r}, {self._trace!r})"
+
+    def __format__(self, spec):
+        return format(innermost(self), spec)
+
+    # --- arithmetic (each is one primitive call) -------------------------------------
+    def __neg__(self): return fnp.negative(self)
+    def __pos__(self): return self
+    def __abs__(self): return fnp.abs(self)
+    def __add__(self, o): return fnp.add(self, o)
+    def __radd__(self, o): return fnp.add(o, self)
+    def __sub__(self, o): return fnp.subtract(self, o)
+    def __rsub__(self, o): return fnp.subtract(o, self)
+    def __mul__(self, o): return fnp.multiply(self, o)
+    def __rmul__(self, o): return fnp.multiply(o, self)
+    def __truediv__(self, o): return fnp.divide(self, o)
+    def __rtruediv__(self, o): return fnp.divide(o, self)
+    def __floordiv__(self, o): return fnp.floor_divide(self, o)
+    def __rfloordiv__(self, o): return fnp.floor_divide(o, self)
+    def __mod__(self, o): return fnp.mod(self, o)
+    def __rmod__(self, o): return fnp.mod(o, self)
+    def __pow__(self, o): return fnp.power(self, o)
+    def __rpow__(self, o): return fnp.power(o, self)
+    def __matmul__(self, o): return fnp.matmul(self, o)
+    def __rmatmul__(self, o): return fnp.matmul(o, self)
+    def __divmod__(self, o): return fnp.floor_divide(self, o), fnp.mod(self, o)
+
+    # Comparisons have zero derivative: they give plain boolean arrays, so `if x > 0:` works.
+    def __lt__(self, o): return innermost(self) < innermost(o)
+    def __le__(self, o): return innermost(self) <= innermost(o)
+    def __gt__(self, o): return innermost(self) > innermost(o)
+    def __ge__(self, o): return innermost(self) >= innermost(o)
+    def __eq__(self, o): return innermost(self) == innermost(o)
+    def __ne__(self, o): return innermost(self) != innermost(o)
+    __hash__ = None  # like ndarray
+
+    def __bool__(self):
+        return bool(innermost(self))
+
+    # --- indexing --------------------------------------------------------------------
+    def __getitem__(self, idx):
+        return fnp.getitem(self, idx)
+
+    def __setitem__(self, idx, value):
+        raise errors.mutation(f"x[{_show_index(idx)}] = ...")
+
+    # --- ndarray methods -------------------------------------------------------------
+    def reshape(self, *shape, order="C"):
+        if len(shape) == 1 and not isinstance(shape[0], int):
+            shape = shape[0]
+        return fnp.reshape(self, shape, order=order)
+
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False):
+        return fnp.sum(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False):
+        return fnp.mean(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False):
+        return fnp.prod(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+
+    def max(self, axis=None, out=None, keepdims=False):
+        return fnp.max(self, axis=axis, out=out, keepdims=keepdims)
+
+    def min(self, axis=None, out=None, keepdims=False):
+        return fnp.min(self, axis=axis, out=out, keepdims=keepdims)
+
+    def clip(self, min=None, max=None):
+        return fnp.clip(self, min, max)
+
+    def dot(self, other):
+        return fnp.dot(self, other)
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and not isinstance(axes[0], int):
+            axes = axes[0]
+        return fnp.transpose(self, axes or None)
+
+    def swapaxes(self, a, b):
+        return fnp.swapaxes(self, a, b)
+
+    def ravel(self, order="C"):
+        return fnp.ravel(self, order=order)
+
+    def flatten(self, order="C"):
+        return fnp.ravel(self, order=order)
+
+    def squeeze(self, axis=None):
+        return fnp.squeeze(self, axis=axis)
+
+    def astype(self, dtype, copy=True):
+        return fnp.astype(self, dtype)
+
+    def conj(self):
+        return fnp.conjugate(self)
+
+    conjugate = conj
+
+    def copy(self):
+        return self  # tracers are immutable, so sharing is safe
+
+    # --- conversions that would lose the derivative -----------------------------------
+    def __float__(self): raise errors.concretization("float()")
+    def __int__(self): raise errors.concretization("int()")
+    def __complex__(self): raise errors.concretization("complex()")
+    def __index__(self): raise errors.concretization("Using as an index")
+    def item(self, *a): raise errors.concretization(".item()")
+    def tolist(self): raise errors.concretization(".tolist()")
+
+    def __array__(self, dtype=None, copy=None):
+        raise errors.concretization("numpy.asarray() (or another plain-numpy conversion)")
+
+    # --- plain numpy functions handed a tracer -----------------------------------------
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if kwargs.get("out") is not None:
+            raise errors.mutation(f"numpy.{ufunc.__name__}(..., out=...) on a traced value")
+        name = ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}"
+        return _redirect(name, fnp, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        ns = fnp
+        for part in func.__module__.split(".")[1:]:
+            if not part.startswith("_"):
+                ns = getattr(ns, part, None)
+        return _redirect(func.__name__, ns, args, kwargs)
+
+
+def _redirect(name, ns, args, kwargs):
+    """Run a plain-numpy call made on a tracer through fgrad.numpy's version of it."""
+    fn = getattr(ns, name, None) if ns is not None else None
+    if not callable(fn):
+        raise errors.plain_numpy(name)
+    return fn(*args, **kwargs)  # fgrad.numpy's own stand-ins raise NoDerivativeRuleError
+
+
+def _show_index(idx):
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    parts = []
+    for i in idx:
+        if isinstance(i, slice):
+            s = "" if i.start is None else str(i.start)
+            s += ":" + ("" if i.stop is None else str(i.stop))
+            parts.append(s + ("" if i.step is None else f":{i.step}"))
+        elif i is Ellipsis:
+            parts.append("...")
+        elif isinstance(i, (int, _onp.integer)):
+            parts.append(str(i))
+        else:
+            parts.append("idx")
+    return ", ".join(parts)
+
+
+class _At:
+    """``x.at[idx]``: JAX-style functional updates, each returning a new array."""
+
+    __slots__ = ("x",)
+
+    def __init__(self, x):
+        self.x = x
+
+    def __getitem__(self, idx):
+        return _AtIndex(self.x, idx)
+
+
+class _AtIndex:
+    __slots__ = ("x", "idx")
+
+    def __init__(self, x, idx):
+        self.x, self.idx = x, idx
+
+    def get(self):
+        return fnp.getitem(self.x, self.idx)
+
+    def set(self, value):
+        return fnp.index_set(self.x, value, self.idx)
+
+    def add(self, value):
+        return fnp.index_add(self.x, value, self.idx)

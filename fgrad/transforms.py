@@ -1,0 +1,416 @@
+"""The transforms: grad, value_and_grad, vjp, jvp, linearize, jacfwd, jacrev, hessian.
+
+Each is a thin layer over two mechanisms: the tape (``tape.Tape``: record, then walk backward
+or forward) and dual numbers (``dual.DualTrace``). Pytrees, ``argnums`` and ``has_aux`` are
+handled here, once, so the mechanisms only ever see flat lists of values.
+"""
+import numpy as _onp
+
+from . import tracer as _tracer
+from .dual import DualTrace, DualTracer
+from .pytree import tree_flatten, tree_unflatten
+from .tape import Tape, TapeTracer
+from .tracer import innermost, strip
+
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev",
+           "jacobian", "hessian", "stop_gradient"]
+
+
+# --- argument handling shared by every transform ----------------------------------------
+
+def _check_input(x, fname, where):
+    """Differentiable inputs are float or complex (JAX's rule); Python floats become float64."""
+    v = innermost(x)
+    if isinstance(v, (bool, int)) or not isinstance(v, (float, complex, _onp.ndarray,
+                                                         _onp.generic)):
+        kind = type(v).__name__
+        raise TypeError(f"{fname} requires float or complex inputs, but {where} is a {kind} "
+                        f"({v!r}). Pass a float array, e.g. 2.0 instead of 2, or "
+                        "x.astype(float); non-differentiable values can be closed over instead.")
+    dtype = _onp.result_type(v)
+    if not _onp.issubdtype(dtype, _onp.inexact):
+        raise TypeError(f"{fname} requires float or complex inputs, but {where} has dtype "
+                        f"{dtype}. Differentiating with respect to integer or boolean values is "
+                        "not defined: convert with x.astype(float), or close over it instead.")
+    if isinstance(x, (float, complex)):
+        return _onp.float64(x) if isinstance(x, float) else _onp.complex128(x)
+    return x
+
+
+def _flat_inputs(args, fname):
+    flat, tree = tree_flatten(tuple(args))
+    if len(args) == 1:
+        where = ["argument" if tree.children[0].kind == "leaf" else f"leaf {i} of the argument"
+                 for i in range(len(flat))]
+    else:
+        where = [f"input leaf {i}" for i in range(len(flat))]
+    return [_check_input(x, fname, w) for x, w in zip(flat, where)], tree
+
+
+def _argnums_partial(f, fname, args, kwargs, argnums):
+    """Split ``args`` into the differentiated ones and a function of just those."""
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    for n in nums:
+        if not isinstance(n, int) or not -len(args) <= n < len(args):
+            raise ValueError(f"{fname}: argnums={argnums!r} does not fit a call with "
+                             f"{len(args)} positional argument(s)")
+    nums = tuple(n % len(args) for n in nums)
+
+    def partial(*dyn):
+        full = list(args)
+        for n, v in zip(nums, dyn):
+            full[n] = v
+        return f(*full, **kwargs)
+
+    return partial, tuple(args[n] for n in nums)
+
+
+def _split_aux(out, fname):
+    if not (isinstance(out, (tuple, list)) and len(out) == 2):
+        raise TypeError(f"{fname}(..., has_aux=True) needs the function to return a pair "
+                        f"(output, aux), but it returned {type(out).__name__}")
+    return out[0], out[1]
+
+
+def _finish(v, like=None):
+    """Give back a plain numpy value: numpy scalars for 0-d, the dtype of ``like``."""
+    if like is not None:
+        want = _onp.result_type(innermost(like))
+        have = _onp.result_type(innermost(v))
+        if have != want and not (_onp.issubdtype(have, _onp.complexfloating)
+                                 and not _onp.issubdtype(want, _onp.complexfloating)):
+            v = _tracer.fnp.astype(v, want)
+    if isinstance(v, _onp.ndarray) and v.ndim == 0:
+        return v[()]
+    return v
+
+
+def _zeros_like(x):
+    v = innermost(x)
+    return _finish(_onp.zeros(_onp.shape(v), _onp.result_type(v)))
+
+
+class _Recording:
+    """A function run once on a fresh tape: flat inputs and outputs with their nodes."""
+
+    def __init__(self, f, args, fname, has_aux=False):
+        flat, self.in_tree = _flat_inputs(args, fname)
+        self.inputs = flat
+        self.tape = tape = Tape(fname)
+        tracers = [tape.new_input(x) for x in flat]
+        self.in_nodes = [t._node for t in tracers]
+        try:
+            out = f(*tree_unflatten(self.in_tree, tracers))
+        finally:
+            tape.alive = False
+        self.aux = None
+        if has_aux:
+            out, self.aux = _split_aux(out, fname)
+            self.aux = _lower(self.aux, tape)
+        out_flat, self.out_tree = tree_flatten(out)
+        self.out_vals, self.out_nodes = [], []
+        for o in out_flat:
+            if o.__class__ is TapeTracer and o._trace is tape:
+                self.out_vals.append(o._value)
+                self.out_nodes.append(o._node)
+            else:
+                self.out_vals.append(o)
+                self.out_nodes.append(None)
+
+    def output(self):
+        return tree_unflatten(self.out_tree, [_finish(v) for v in self.out_vals])
+
+
+def _lower(tree, trace):
+    """Replace the tracers of ``trace`` in a pytree by their values (for aux outputs)."""
+    leaves, td = tree_flatten(tree)
+    return tree_unflatten(td, [_finish(x._value) if isinstance(x, _tracer.Tracer)
+                               and x._trace is trace else x for x in leaves])
+
+
+def _check_like(name, given, ref, what):
+    gs, rs = _onp.shape(innermost(given)), _onp.shape(innermost(ref))
+    if gs != rs:
+        raise ValueError(f"{name}: {what} has shape {gs}, but it must match the shape {rs}")
+
+
+# --- the transforms ---------------------------------------------------------------------
+
+def vjp(f, *primals, has_aux=False):
+    """Run ``f(*primals)`` and return ``(out, vjp_fn)``; ``vjp_fn(ct)`` gives one cotangent per
+    primal, as a tuple. With ``has_aux=True``, ``f`` returns ``(out, aux)`` and ``vjp`` returns
+    ``(out, vjp_fn, aux)``. ``vjp_fn`` may be called many times.
+
+    >>> import fgrad, fgrad.numpy as np
+    >>> out, f_vjp = fgrad.vjp(lambda x, y: x * y, 2.0, 3.0)
+    >>> [float(c) for c in f_vjp(1.0)]
+    [3.0, 2.0]
+    """
+    rec = _Recording(f, primals, "vjp", has_aux)
+    out = rec.output()
+
+    def vjp_fn(ct):
+        return _pull_back(rec, ct, consume=False)
+
+    return (out, vjp_fn, rec.aux) if has_aux else (out, vjp_fn)
+
+
+def _pull_back(rec, ct, consume):
+    ct_flat, ct_tree = tree_flatten(ct)
+    if ct_tree != rec.out_tree:
+        raise ValueError(f"vjp_fn: the cotangent's structure {ct_tree!r} differs from the "
+                         f"output's {rec.out_tree!r}")
+    seeds = []
+    for node, val, c in zip(rec.out_nodes, rec.out_vals, ct_flat):
+        _check_like("vjp_fn", c, val, "the cotangent")
+        if node is not None:
+            seeds.append((node, c))
+    cts = rec.tape.backward(seeds, consume=consume)
+    grads = [_zeros_like(x) if cts.get(n) is None else _finish(cts[n], x)
+             for n, x in zip(rec.in_nodes, rec.inputs)]
+    return tree_unflatten(rec.in_tree, grads)
+
+
+def value_and_grad(f, argnums=0, has_aux=False):
+    """Like :func:`grad`, but the function returns ``(value, gradient)`` from one forward pass
+    (with aux: ``((value, aux), gradient)``).
+
+    >>> import fgrad, fgrad.numpy as np
+    >>> v, g = fgrad.value_and_grad(lambda x: np.sum(x ** 2))(np.array([1.0, 2.0]))
+    >>> float(v), g.tolist()
+    (5.0, [2.0, 4.0])
+    """
+
+    def value_and_grad_f(*args, **kwargs):
+        g, dyn = _argnums_partial(f, "grad", args, kwargs, argnums)
+        rec = _Recording(g, dyn, "grad", has_aux)
+        (out,) = rec.out_vals if rec.out_tree.kind == "leaf" else (None,)
+        if rec.out_tree.kind != "leaf":
+            raise TypeError("grad requires a function returning one real scalar, but it "
+                            f"returned a {rec.out_tree!r} structure; use jacrev or vjp for "
+                            "several outputs")
+        _check_scalar(out)
+        grads = _pull_back(rec, _onp.ones((), _onp.result_type(innermost(out)))[()],
+                           consume=True)
+        grads = grads[0] if isinstance(argnums, int) else grads
+        value = _finish(out)
+        return ((value, rec.aux), grads) if has_aux else (value, grads)
+
+    value_and_grad_f.__name__ = f"value_and_grad({getattr(f, '__name__', 'f')})"
+    value_and_grad_f.__doc__ = f.__doc__
+    return value_and_grad_f
+
+
+def _check_scalar(out):
+    v = innermost(out)
+    shape, dtype = _onp.shape(v), _onp.result_type(v)
+    if shape != () or not (_onp.issubdtype(dtype, _onp.floating)):
+        raise TypeError(f"grad requires a function returning a real scalar (shape (), float "
+                        f"dtype), but it returned shape {shape} with dtype {dtype}. For "
+                        "array outputs use jacrev/jacfwd, or vjp with a cotangent; to "
+                        "differentiate a total, return np.sum(...).")
+
+
+def grad(f, argnums=0, has_aux=False):
+    """The gradient of a real-scalar function ``f`` with respect to argument(s) ``argnums``.
+
+    The result has the pytree structure of the chosen argument (a tuple of them when
+    ``argnums`` is a tuple). With ``has_aux=True``, ``f`` returns ``(value, aux)`` and the
+    gradient function returns ``(gradient, aux)``.
+
+    >>> import fgrad, fgrad.numpy as np
+    >>> f = lambda x1, x2: np.log(x1) + x1 * x2 - np.sin(x2)
+    >>> [round(float(g), 3) for g in fgrad.grad(f, argnums=(0, 1))(2.0, 5.0)]
+    [5.5, 1.716]
+    """
+    vg = value_and_grad(f, argnums, has_aux)
+
+    def grad_f(*args, **kwargs):
+        (value, g) = vg(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
+
+    grad_f.__name__ = f"grad({getattr(f, '__name__', 'f')})"
+    grad_f.__doc__ = f.__doc__
+    return grad_f
+
+
+def jvp(f, primals, tangents, has_aux=False):
+    """Forward mode: ``(f(*primals), J·tangents)``, by dual numbers.
+
+    ``primals`` and ``tangents`` are tuples (or lists) of the same structure and shapes. With
+    ``has_aux=True`` returns ``(out, tangent_out, aux)``.
+
+    >>> import fgrad, fgrad.numpy as np
+    >>> out, t = fgrad.jvp(np.sin, (0.0,), (2.0,))
+    >>> float(out), float(t)
+    (0.0, 2.0)
+    """
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("jvp(f, primals, tangents): primals and tangents must be tuples or "
+                        f"lists, got {type(primals).__name__} and {type(tangents).__name__}")
+    flat, in_tree = _flat_inputs(tuple(primals), "jvp")
+    t_flat, t_tree = tree_flatten(tuple(tangents))
+    if t_tree != in_tree:
+        raise ValueError(f"jvp: tangents' structure {t_tree!r} differs from primals' "
+                         f"{in_tree!r}")
+    trace = DualTrace()
+    ins = []
+    for p, t in zip(flat, t_flat):
+        _check_like("jvp", t, p, "a tangent")
+        ins.append(DualTracer(trace, p, t))
+    try:
+        out = f(*tree_unflatten(in_tree, ins))
+    finally:
+        trace.alive = False
+    aux = None
+    if has_aux:
+        out, aux = _split_aux(out, "jvp")
+        aux = _lower(aux, trace)
+    out_flat, out_tree = tree_flatten(out)
+    vals, tans = [], []
+    for o in out_flat:
+        if o.__class__ is DualTracer and o._trace is trace:
+            vals.append(_finish(o._value))
+            tans.append(_finish(o._tangent, o._value))
+        else:
+            vals.append(_finish(o))
+            tans.append(_zeros_like(o))
+    res = (tree_unflatten(out_tree, vals), tree_unflatten(out_tree, tans))
+    return res + (aux,) if has_aux else res
+
+
+def linearize(f, *primals):
+    """Run ``f`` once and return ``(out, jvp_fn)``; ``jvp_fn(*tangents)`` pushes tangents
+    through the recorded tape with the JVP rules, without running ``f`` again.
+
+    >>> import fgrad, fgrad.numpy as np
+    >>> out, f_jvp = fgrad.linearize(np.exp, 0.0)
+    >>> float(f_jvp(3.0))
+    3.0
+    """
+    rec = _Recording(f, primals, "linearize")
+
+    def jvp_fn(*tangents):
+        t_flat, t_tree = tree_flatten(tuple(tangents))
+        if t_tree != rec.in_tree:
+            raise ValueError(f"linearize's jvp_fn: tangents' structure {t_tree!r} differs "
+                             f"from primals' {rec.in_tree!r}")
+        seeds = {}
+        for n, p, t in zip(rec.in_nodes, rec.inputs, t_flat):
+            _check_like("jvp_fn", t, p, "a tangent")
+            seeds[n] = t
+        tans = rec.tape.forward(seeds)
+        outs = [_zeros_like(v) if n is None or tans.get(n) is None else _finish(tans[n], v)
+                for n, v in zip(rec.out_nodes, rec.out_vals)]
+        return tree_unflatten(rec.out_tree, outs)
+
+    return rec.output(), jvp_fn
+
+
+def _basis(x):
+    """Unit vectors shaped like ``x``, one per element (plain numpy)."""
+    v = innermost(x)
+    shape, dtype = _onp.shape(v), _onp.result_type(v)
+    for k in range(int(_onp.prod(shape, dtype=int))):
+        e = _onp.zeros(shape, dtype)
+        e.flat[k] = 1
+        yield e
+
+
+def _assemble(parts, lead_shape, tail_shape, axis):
+    """Stack per-element results and shape them ``out.shape + in.shape``."""
+    fnp = _tracer.fnp
+    size = int(_onp.prod(lead_shape if axis == 0 else tail_shape, dtype=int))
+    if size == 0 or not parts:
+        dtype = _onp.float64
+        return _onp.zeros(tuple(lead_shape) + tuple(tail_shape), dtype)
+    return _finish(fnp.reshape(fnp.stack(parts, axis=axis), tuple(lead_shape) + tuple(tail_shape)))
+
+
+def jacrev(f, argnums=0, has_aux=False):
+    """The Jacobian of ``f`` by reverse mode: one backward pass per output element.
+
+    For an output of shape ``S_out`` and input of shape ``S_in`` the result has shape
+    ``S_out + S_in``; pytrees nest as the output's tree holding the input's tree.
+
+    >>> import fgrad, fgrad.numpy as np
+    >>> fgrad.jacrev(lambda x: x ** 2)(np.array([1.0, 2.0])).tolist()
+    [[2.0, 0.0], [0.0, 4.0]]
+    """
+
+    def jacrev_f(*args, **kwargs):
+        g, dyn = _argnums_partial(f, "jacrev", args, kwargs, argnums)
+        rec = _Recording(g, dyn, "jacrev", has_aux)
+        blocks = []
+        for node, val in zip(rec.out_nodes, rec.out_vals):
+            rows = [[] for _ in rec.inputs]
+            for e in _basis(val):
+                cts = rec.tape.backward([(node, e)]) if node is not None else {}
+                for j, (n, x) in enumerate(zip(rec.in_nodes, rec.inputs)):
+                    rows[j].append(_zeros_like(x) if cts.get(n) is None else cts[n])
+            out_shape = _onp.shape(innermost(val))
+            blocks.append(tree_unflatten(rec.in_tree, [
+                _assemble(r, out_shape, _onp.shape(innermost(x)), 0)
+                for r, x in zip(rows, rec.inputs)]))
+        jac = tree_unflatten(rec.out_tree, [b[0] if isinstance(argnums, int) else b
+                                            for b in blocks])
+        return (jac, rec.aux) if has_aux else jac
+
+    jacrev_f.__name__ = f"jacrev({getattr(f, '__name__', 'f')})"
+    return jacrev_f
+
+
+jacobian = jacrev
+
+
+def jacfwd(f, argnums=0, has_aux=False):
+    """The Jacobian of ``f`` by forward mode: records ``f`` once, then one forward sweep of
+    the tape per input element. Same result layout as :func:`jacrev`.
+
+    >>> import fgrad, fgrad.numpy as np
+    >>> fgrad.jacfwd(lambda x: np.sin(x) * 2)(np.array([0.0, 0.0])).tolist()
+    [[2.0, 0.0], [0.0, 2.0]]
+    """
+
+    def jacfwd_f(*args, **kwargs):
+        g, dyn = _argnums_partial(f, "jacfwd", args, kwargs, argnums)
+        rec = _Recording(g, dyn, "jacfwd", has_aux)
+        cols = [[[] for _ in rec.inputs] for _ in rec.out_vals]
+        for j, (n, x) in enumerate(zip(rec.in_nodes, rec.inputs)):
+            for e in _basis(x):
+                tans = rec.tape.forward({n: e})
+                for k, (node, val) in enumerate(zip(rec.out_nodes, rec.out_vals)):
+                    t = tans.get(node) if node is not None else None
+                    cols[k][j].append(_zeros_like(val) if t is None else t)
+        blocks = []
+        for k, val in enumerate(rec.out_vals):
+            out_shape = _onp.shape(innermost(val))
+            parts = [_assemble(c, out_shape, _onp.shape(innermost(x)), -1)
+                     for c, x in zip(cols[k], rec.inputs)]
+            blocks.append(tree_unflatten(rec.in_tree, parts))
+        jac = tree_unflatten(rec.out_tree, [b[0] if isinstance(argnums, int) else b
+                                            for b in blocks])
+        return (jac, rec.aux) if has_aux else jac
+
+    jacfwd_f.__name__ = f"jacfwd({getattr(f, '__name__', 'f')})"
+    return jacfwd_f
+
+
+def hessian(f, argnums=0):
+    """``jacfwd(jacrev(f))``: shape ``in.shape + in.shape`` for a scalar ``f``.
+
+    >>> import fgrad, fgrad.numpy as np
+    >>> fgrad.hessian(lambda x: np.sum(x ** 3))(np.array([1.0, 2.0])).tolist()
+    [[6.0, 0.0], [0.0, 12.0]]
+    """
+    return jacfwd(jacrev(f, argnums), argnums)
+
+
+def stop_gradient(x):
+    """``x`` itself, with zero derivative in every mode and at every nesting level.
+
+    >>> import fgrad, fgrad.numpy as np
+    >>> float(fgrad.grad(lambda x: x * fgrad.stop_gradient(x))(3.0))
+    3.0
+    """
+    return strip(x)
