@@ -24,15 +24,17 @@ class EscapedTracerError(RuntimeError):
 
 
 def no_rule(name, argnum, what="VJP"):
+    short = name.rsplit(".", 1)[-1]  # "linalg.det" -> "det": the snippet must be valid Python
     return NoDerivativeRuleError(
         f"fgrad.numpy.{name} has no {what} rule, so it cannot take a traced value "
         f"(argument {argnum} is being differentiated).\n"
         f"Add a rule to the primitive table, for example:\n"
         f"    import fgrad, numpy\n"
-        f"    {name} = fgrad.primitive(numpy.{name})\n"
-        f"    fgrad.defvjp({name}, lambda g, ans, x: g * <d{name}/dx>)\n"
-        f"    fgrad.defjvp({name}, lambda t, ans, x: t * <d{name}/dx>)\n"
-        f"or, if no derivative should flow through it, call it on fgrad.stop_gradient(x)."
+        f"    {short} = fgrad.primitive(numpy.{name})\n"
+        f"    fgrad.defvjp({short}, lambda g, ans, x: g * <d{short}/dx>)\n"
+        f"    fgrad.defjvp({short}, lambda t, ans, x: t * <d{short}/dx>)\n"
+        f"then call {short}(...) instead of fgrad.numpy.{name}(...). Or, if no derivative should "
+        f"flow through it, call it on fgrad.stop_gradient(x)."
     )
 
 

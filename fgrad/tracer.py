@@ -105,9 +105,11 @@ class Tracer:
     __array_priority__ = 1000  # make ndarray <op> tracer defer to our reflected operators
 
     # --- what the value looks like -----------------------------------------------------
-    shape = property(lambda self: _onp.shape(self._value))
-    ndim = property(lambda self: _onp.ndim(self._value))
-    size = property(lambda self: _onp.size(self._value))
+    # values are numpy arrays or scalars (or tracers of outer transforms), all of which have
+    # these attributes
+    shape = property(lambda self: self._value.shape)
+    ndim = property(lambda self: self._value.ndim)
+    size = property(lambda self: self._value.size)
     dtype = property(lambda self: _onp.result_type(innermost(self._value)))
     T = property(lambda self: fnp.transpose(self))
     mT = property(lambda self: fnp.swapaxes(self, -1, -2))
@@ -152,6 +154,7 @@ class Tracer:
     def __matmul__(self, o): return fnp.matmul(self, o)
     def __rmatmul__(self, o): return fnp.matmul(o, self)
     def __divmod__(self, o): return fnp.floor_divide(self, o), fnp.mod(self, o)
+    def __rdivmod__(self, o): return fnp.floor_divide(o, self), fnp.mod(o, self)
 
     # Comparisons have zero derivative: they give plain boolean arrays, so `if x > 0:` works.
     def __lt__(self, o): return innermost(self) < innermost(o)

@@ -88,8 +88,11 @@ true_divide = divide
 
 
 def _dpow_base(ans, x, y):
-    # y * x**(y-1), written so that y == 0 gives 0 rather than 0 * inf at x == 0
-    return y * x ** fnp.where(innermost(y) == 0, 1, y - 1)
+    # y * x**(y-1). At the single point x == 0, y == 0 it is 0 * inf; there the base is
+    # replaced by 1 (giving 0). Guarding the exponent instead would change the derivative
+    # with respect to y at y == 0.
+    singular = (innermost(x) == 0) & (innermost(y) == 0)
+    return y * fnp.where(singular, 1, x) ** (y - 1)
 
 
 def _dpow_exponent(ans, x, y):

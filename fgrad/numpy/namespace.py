@@ -49,7 +49,7 @@ def no_rule_yet(fn, qualname):
     def wrapper(*args, **kwargs):
         if contains_tracer(args) or (kwargs and contains_tracer(kwargs)):
             argnum = next((i for i, a in enumerate(args) if contains_tracer(a)), 0)
-            raise errors.no_rule(qualname, argnum)
+            raise errors.no_rule(qualname, argnum, "derivative")
         return fn(*args, **kwargs)
 
     wrapper._fgrad_status = "unsupported"

@@ -61,15 +61,22 @@ mean_p = define("mean", lambda x, axis, keepdims: _onp.mean(x, axis=axis, keepdi
 def _prod_partials(x, axis):
     """d prod / dx_i: the product of the other entries along ``axis`` (shaped like x).
 
-    ans / x_i gives it when no entry is zero; with one zero along the axis only that entry
-    gets the product of the rest, with two or more every entry gets 0. The division uses a
-    zero-free copy of x so that no branch holds inf or nan (which ``where`` would turn into
-    nan in higher derivatives)."""
-    zeros = innermost(x) == 0
-    nz = _onp.sum(zeros, axis=axis, keepdims=True)
-    safe_x = fnp.where(zeros, 1, x)
-    others = fnp.prod(safe_x, axis=axis, keepdims=True)
-    return fnp.where(nz == 0, others / safe_x, mask(zeros & (nz == 1), x) * others)
+    Without zeros that is ``prod / x_i``, smooth and exact to every order. With a zero along
+    the axis the quotient is undefined, so each entry is replaced by 1 in turn and the rows
+    multiplied out: O(n^2) work, but the result, and every derivative of it, is exact (a
+    masked quotient would have the right value and the wrong second derivative)."""
+    if not (innermost(x) == 0).any():
+        return fnp.prod(x, axis=axis, keepdims=True) / x
+    shape = shape_of(x)
+    reduced = tuple(range(len(shape))) if axis is None else axis
+    kept = [i for i in range(len(shape)) if i not in reduced]
+    perm = kept + list(reduced)
+    lead = [shape[i] for i in kept]
+    n = int(_onp.prod([shape[i] for i in reduced], dtype=int))
+    rows = fnp.reshape(fnp.transpose(x, perm), lead + [1, n])
+    others = fnp.prod(fnp.where(_onp.eye(n, dtype=bool), 1, rows), axis=-1)
+    others = fnp.reshape(others, lead + [shape[i] for i in reduced])
+    return fnp.transpose(others, tuple(int(i) for i in _onp.argsort(perm)))
 
 
 prod_p = define("prod", lambda x, axis, keepdims: _onp.prod(x, axis=axis, keepdims=keepdims),

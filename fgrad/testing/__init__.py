@@ -113,3 +113,34 @@ def _check(f, args, order, modes, eps, rtol, atol, rng, name, worst):
                 return vjp(f, *xs[:n])[1](xs[n])
             _check(f_vjp, args + (c,), order - 1, modes, eps, rtol, atol, rng,
                    f"vjp({name})", worst)
+
+
+def random_case(prim, rng, case=None, dtype=_onp.float64, tries=200):
+    """Random arguments for one of ``prim.spec``'s cases (numpy's RNG, no hypothesis):
+    ``(args, params)`` inside the spec's domain and accepted by its ``valid`` predicate."""
+    spec = prim.spec
+    shapes, params = spec.cases[rng.integers(len(spec.cases))] if case is None else case
+    for _ in range(tries):
+        args = []
+        for i, s in enumerate(shapes):
+            d = spec.arg_domain(i)
+            a = rng.random(s) < 0.5 if d == "bool" else rng.uniform(d[0], d[1], s).astype(dtype)
+            args.append(a[()] if a.ndim == 0 else a)
+        if spec.valid is None or spec.valid(*[a for i, a in enumerate(args)
+                                              if spec.arg_domain(i) != "bool"]):
+            return tuple(args), params
+    raise ValueError(f"no valid arguments found for {prim.name} case {shapes}")
+
+
+def as_function(prim, args, params):
+    """``prim`` as a function of its differentiable arguments only, and those arguments."""
+    diff = [i for i in range(len(args)) if prim.spec.arg_domain(i) != "bool"]
+
+    def f(*xs):
+        full = list(args)
+        for i, x in zip(diff, xs):
+            full[i] = x
+        return prim(*full, **params)
+
+    f.__name__ = prim.name
+    return f, tuple(args[i] for i in diff)

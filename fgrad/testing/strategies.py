@@ -11,9 +11,21 @@ from hypothesis.extra.numpy import arrays
 
 def arrays_in(shape, lo=-2.0, hi=2.0, dtype=_onp.float64):
     """Float arrays of ``shape`` with every element in ``[lo, hi]``."""
+    lo, hi = _inside(lo, hi, dtype)
     return arrays(dtype, shape, elements=st.floats(lo, hi, allow_nan=False,
                                                    allow_infinity=False, allow_subnormal=False,
                                                    width=_onp.dtype(dtype).itemsize * 8))
+
+
+def _inside(lo, hi, dtype):
+    """The bounds rounded inwards to numbers the dtype represents exactly."""
+    t = _onp.dtype(dtype).type
+    lo_t, hi_t = t(lo), t(hi)
+    if lo_t < lo:
+        lo_t = _onp.nextafter(lo_t, t(_onp.inf))
+    if hi_t > hi:
+        hi_t = _onp.nextafter(hi_t, t(-_onp.inf))
+    return float(lo_t), float(hi_t)
 
 
 def argument(shape, domain, dtype=_onp.float64):
@@ -33,7 +45,3 @@ def primitive_cases(draw, prim, dtype=_onp.float64):
         float_args = [a for i, a in enumerate(args) if spec.arg_domain(i) != "bool"]
         assume(spec.valid(*float_args))
     return args, params
-
-
-def differentiable_argnums(prim, args):
-    return [i for i in range(len(args)) if prim.spec.arg_domain(i) != "bool"]

@@ -1,0 +1,32 @@
+"""The examples in fgrad's own docstrings run and print what they say.
+
+(Functions that stand in for numpy's carry numpy's docstrings, whose examples are numpy's
+business, so only fgrad's modules are collected here.)
+"""
+import doctest
+import importlib
+
+import pytest
+
+MODULES = ["fgrad.transforms", "fgrad.table", "fgrad.pytree", "fgrad.testing"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    module = importlib.import_module(name)
+    finder = doctest.DocTestFinder(exclude_empty=True)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    tests = [t for t in finder.find(module, name) if t.examples
+             and getattr(t, "filename", None) == getattr(module, "__file__", None)]
+    for t in tests:
+        runner.run(t)
+    result = runner.summarize(verbose=False)
+    assert result.attempted > 0, f"no docstring examples found in {name}"
+    assert result.failed == 0, f"{result.failed} docstring example(s) failed in {name}"
+
+
+def test_public_transforms_have_examples():
+    import fgrad
+    for name in ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev",
+                 "hessian", "stop_gradient", "primitive"]:
+        assert ">>>" in (getattr(fgrad, name).__doc__ or ""), f"fgrad.{name} has no example"

@@ -1,0 +1,158 @@
+"""fgrad.numpy's public functions: numpy's values on plain input, derivatives on traced input.
+
+The generated tests in test_rules.py check each primitive; these check the numpy-signature
+functions built on them (argument normalisation: negative axes, ``axis=None``, int ``axes``,
+lists holding tracers, composite functions like ``clip``) and the rest of the namespace.
+"""
+import types
+
+import numpy as onp
+import pytest
+
+import fgrad
+import fgrad.numpy as np
+from fgrad.testing import check_grads
+
+rng = onp.random.default_rng(0)
+A = rng.uniform(-1, 1, (2, 3))
+B = rng.uniform(-1, 1, (3, 4))
+V = rng.uniform(0.5, 1.5, 3)
+
+# (call on fgrad.numpy, call on numpy) pairs evaluated on plain arrays, and the same call
+# differentiated with respect to its array arguments.
+CALLS = {
+    "sum axis=-1 keepdims": (lambda m, x: m.sum(x, axis=-1, keepdims=True), (A,)),
+    "sum axis=(0,1)": (lambda m, x: m.sum(x, axis=(0, 1)), (A,)),
+    "sum dtype": (lambda m, x: m.sum(x, dtype=m.float32), (A,)),
+    "mean axis=0": (lambda m, x: m.mean(x, axis=0), (A,)),
+    "prod axis=1": (lambda m, x: m.prod(x, axis=1), (A + 2,)),
+    "max axis=None": (lambda m, x: m.max(x), (A,)),
+    "amin axis=0": (lambda m, x: m.amin(x, axis=0), (A,)),
+    "reshape -1": (lambda m, x: m.reshape(x, -1), (A,)),
+    "reshape F": (lambda m, x: m.reshape(x, (3, 2), order="F"), (A,)),
+    "ravel": (lambda m, x: m.ravel(x), (A,)),
+    "transpose axes": (lambda m, x: m.transpose(x[None], (2, 0, 1)), (A,)),
+    "swapaxes": (lambda m, x: m.swapaxes(x, 0, -1), (A,)),
+    "expand_dims": (lambda m, x: m.expand_dims(x, (0, -1)), (A,)),
+    "squeeze": (lambda m, x: m.squeeze(x[:, None, :1]), (A,)),
+    "broadcast_to": (lambda m, x: m.broadcast_to(x, (4, 3)), (V,)),
+    "concatenate axis=-1": (lambda m, x, y: m.concatenate([x, y.T[:2]], axis=-1), (A, B)),
+    "concatenate axis=None": (lambda m, x, y: m.concatenate((x, y), axis=None), (A, B)),
+    "stack axis=-1": (lambda m, x, y: m.stack([x, 2 * x, y[:2, :3]], axis=-1), (A, B)),
+    "dot": (lambda m, x, y: m.dot(x, y), (A, B)),
+    "matmul": (lambda m, x, y: m.matmul(x, y), (A, B)),
+    "outer": (lambda m, x, y: m.outer(x, y), (V, A)),
+    "tensordot int": (lambda m, x, y: m.tensordot(x, y, 1), (A, B)),
+    "tensordot lists": (lambda m, x, y: m.tensordot(x, y, axes=([1], [0])), (A, B)),
+    "clip both": (lambda m, x: m.clip(x, -0.5, 0.5), (A,)),
+    "clip lower": (lambda m, x: m.clip(x, 0.1, None), (A,)),
+    "where": (lambda m, x, y: m.where(x > 0, x, y[:2, :3]), (A, B)),
+    "where scalar": (lambda m, x: m.where(x > 0, x ** 2, 0.0), (A,)),
+    "maximum scalar": (lambda m, x: m.maximum(x, 0.2), (A,)),
+    "power scalar": (lambda m, x: m.power(x, 3), (A,)),
+    "astype float32": (lambda m, x: m.astype(x, m.float32), (A,)),
+    "asarray list": (lambda m, x: m.asarray([x[0, 0], 1.0, x[1, 2]]), (A,)),
+    "array nested": (lambda m, x: m.array([[x[0, 0], 2.0], [3.0, x[1, 1]]]), (A,)),
+    "mean of list": (lambda m, x: m.mean([x, x + 2]), (A,)),
+    "sum of list": (lambda m, x: m.sum([x[0], x[1]], axis=0), (A,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_plain_values_are_numpys(name):
+    call, args = CALLS[name]
+    want, got = call(onp, *args), call(np, *args)
+    assert type(got) is type(want)
+    onp.testing.assert_array_equal(got, want)
+    assert onp.result_type(got) == onp.result_type(want)
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_traced_values_and_derivatives(name):
+    call, args = CALLS[name]
+    out, _ = fgrad.vjp(lambda *xs: call(np, *xs), *args)
+    onp.testing.assert_array_equal(out, call(onp, *args))
+    assert onp.result_type(out) == onp.result_type(call(onp, *args))
+    rtol = 1e-3 if "float32" in name or "dtype" in name else 1e-5
+    eps = 1e-3 if rtol > 1e-5 else 1e-6
+    check_grads(lambda *xs: call(np, *xs), args, order=2, rtol=rtol, eps=eps)
+
+
+def test_clip_derivative_is_one_inside_zero_outside_half_at_bound():
+    g = fgrad.grad(lambda x: np.sum(np.clip(x, -1.0, 1.0)))(onp.array([-2.0, -1.0, 0.0, 1.0, 3.0]))
+    onp.testing.assert_array_equal(g, [0.0, 0.5, 1.0, 0.5, 0.0])
+
+
+def test_abs_and_maximum_kink_conventions():
+    assert fgrad.grad(np.abs)(0.0) == 0.0
+    gx, gy = fgrad.grad(lambda x, y: np.maximum(x, y), argnums=(0, 1))(1.0, 1.0)
+    assert (gx, gy) == (0.5, 0.5)
+    g = fgrad.grad(lambda x: np.max(x))(onp.array([3.0, 1.0, 3.0]))
+    onp.testing.assert_array_equal(g, [0.5, 0.0, 0.5])
+
+
+def test_prod_gradient_with_zeros_is_exact():
+    grad_prod = fgrad.grad(lambda x: np.prod(x))
+    onp.testing.assert_array_equal(grad_prod(onp.array([2.0, 0.0, 3.0])), [0.0, 6.0, 0.0])
+    onp.testing.assert_array_equal(grad_prod(onp.array([0.0, 0.0, 3.0])), [0.0, 0.0, 0.0])
+    onp.testing.assert_array_equal(grad_prod(onp.array([2.0, 5.0, 3.0])), [15.0, 6.0, 10.0])
+    # second derivative through the zero: d2/dx0dx1 prod(x0, x1, 3) = 3
+    H = fgrad.hessian(lambda x: np.prod(x))(onp.array([0.0, 0.0, 3.0]))
+    onp.testing.assert_array_equal(H, [[0, 3, 0], [3, 0, 0], [0, 0, 0]])
+
+
+def test_power_derivatives_at_zero_exponent_and_zero_base():
+    # d/dx x**y at y = 0 is 0; d2/dxdy x**y at y = 0 is 1/x
+    assert fgrad.grad(lambda x: x ** 0.0)(0.5) == 0.0
+    assert fgrad.grad(fgrad.grad(lambda y, x: x ** y), argnums=1)(0.0, 0.5) == pytest.approx(2.0)
+    assert fgrad.grad(lambda x: x ** 2.0)(0.0) == 0.0
+    assert fgrad.grad(lambda y: 0.0 ** y)(2.0) == 0.0
+
+
+ZERO = ["floor", "ceil", "round", "rint", "trunc", "fix", "sign", "argmax", "argmin",
+        "argsort", "nonzero", "isnan", "isinf", "isfinite", "shape", "ndim", "size",
+        "zeros_like", "ones_like", "empty_like", "greater", "less_equal", "equal",
+        "logical_and", "any", "all"]
+
+
+@pytest.mark.parametrize("name", ZERO)
+def test_zero_derivative_functions_take_tracers_and_return_plain(name):
+    fn = getattr(np, name)
+    seen = []
+
+    def f(x):
+        args = (x, x) if name in ("greater", "less_equal", "equal", "logical_and") else (x,)
+        r = fn(*args)
+        seen.append(r)
+        return np.sum(x * 2.0)
+
+    x = onp.array([[-1.5, 0.5], [2.5, onp.nan]])
+    g = fgrad.grad(f)(x)
+    onp.testing.assert_array_equal(g, onp.full_like(x, 2.0))
+    (r,) = seen
+    want = fn(*((x, x) if name in ("greater", "less_equal", "equal", "logical_and") else (x,)))
+    for a, b in zip(r if isinstance(r, tuple) else (r,), want if isinstance(want, tuple) else (want,)):
+        assert not isinstance(a, fgrad.tracer.Tracer)
+        if name != "empty_like":
+            onp.testing.assert_array_equal(a, b)
+
+
+def test_namespace_mirrors_numpy():
+    for name in dir(onp):
+        if name.startswith("_"):
+            continue
+        assert hasattr(np, name), f"fgrad.numpy lacks numpy.{name}"
+        ours, theirs = getattr(np, name), getattr(onp, name)
+        if isinstance(theirs, (type, types.ModuleType)) or not callable(theirs):
+            if name not in ("linalg", "fft"):
+                assert ours is theirs, name
+    assert np.pi == onp.pi and np.newaxis is None and np.random is onp.random
+    assert np.float64 is onp.float64 and np.ndarray is onp.ndarray
+
+
+def test_functions_without_rules_behave_as_numpy_on_plain_values():
+    x = onp.array([0.5, 1.5])
+    onp.testing.assert_array_equal(np.i0(x), onp.i0(x))
+    onp.testing.assert_array_equal(np.linalg.det(onp.eye(2) * 2), onp.linalg.det(onp.eye(2) * 2))
+    onp.testing.assert_array_equal(np.zeros((2, 3)), onp.zeros((2, 3)))
+    onp.testing.assert_array_equal(np.linspace(0, 1, 5), onp.linspace(0, 1, 5))
