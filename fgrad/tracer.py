@@ -230,6 +230,21 @@ class Tracer:
     def copy(self):
         return self  # tracers are immutable, so sharing is safe
 
+    def __getattr__(self, name):
+        """The other ndarray methods (``x.argmax()``, ``x.round()``, ``x.cumsum()``, ...) are
+        fgrad.numpy's functions of the same name, so one without a rule raises
+        NoDerivativeRuleError rather than AttributeError; in-place ones (``x.sort()``,
+        ``x.fill(v)``) raise TracerMutationError."""
+        if name in _IN_PLACE:
+            def in_place(*args, **kwargs):
+                raise errors.mutation(f"x.{name}(...)", _IN_PLACE[name])
+            return in_place
+        if not name.startswith("_") and callable(getattr(_onp.ndarray, name, None)):
+            fn = getattr(fnp, name, None)
+            if callable(fn):
+                return lambda *args, **kwargs: fn(self, *args, **kwargs)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     # --- conversions that would lose the derivative -----------------------------------
     def __float__(self): raise errors.concretization("float()")
     def __int__(self): raise errors.concretization("int()")
@@ -249,17 +264,22 @@ class Tracer:
         return _redirect(name, fnp, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        ns = fnp
-        for part in func.__module__.split(".")[1:]:
-            if not part.startswith("_"):
-                ns = getattr(ns, part, None)
-        return _redirect(func.__name__, ns, args, kwargs)
+        module = getattr(func, "__module__", None) or "numpy"
+        sub = module.split(".")[1] if module.count(".") else ""
+        ns = getattr(fnp, sub) if sub in ("linalg", "fft") else fnp
+        return _redirect(func.__name__, ns, args, kwargs, func)
 
 
-def _redirect(name, ns, args, kwargs):
+# ndarray methods that modify the array in place, and what to write instead
+_IN_PLACE = {"sort": "x = np.sort(x)", "partition": "x = np.partition(x, kth)",
+             "fill": "x = np.full_like(x, value)", "put": "y = x.at[idx].set(value)",
+             "resize": "x = np.resize(x, shape)"}
+
+
+def _redirect(name, ns, args, kwargs, original=None):
     """Run a plain-numpy call made on a tracer through fgrad.numpy's version of it."""
-    fn = getattr(ns, name, None) if ns is not None else None
-    if not callable(fn):
+    fn = getattr(ns, name, None)
+    if not callable(fn) or fn is original:  # never hand the call back to numpy itself
         raise errors.plain_numpy(name)
     return fn(*args, **kwargs)  # fgrad.numpy's own stand-ins raise NoDerivativeRuleError
 

@@ -129,18 +129,18 @@ def _tie_split(x, y):
     return mask(xv > yv, x) + 0.5 * mask(xv == yv, x)
 
 
-maximum = define("maximum", _onp.maximum,
-                 [lambda g, ans, x, y: unbroadcast(g * _tie_split(x, y), x.shape),
-                  lambda g, ans, x, y: unbroadcast(g * _tie_split(y, x), y.shape)],
-                 [lambda t, ans, x, y: broadcast_like(t * _tie_split(x, y), ans),
-                  lambda t, ans, x, y: broadcast_like(t * _tie_split(y, x), ans)],
-                 spec=Spec(BINARY, valid=lambda x, y: _onp.all(_onp.abs(x - y) > 0.05)))
-minimum = define("minimum", _onp.minimum,
-                 [lambda g, ans, x, y: unbroadcast(g * _tie_split(y, x), x.shape),
-                  lambda g, ans, x, y: unbroadcast(g * _tie_split(x, y), y.shape)],
-                 [lambda t, ans, x, y: broadcast_like(t * _tie_split(y, x), ans),
-                  lambda t, ans, x, y: broadcast_like(t * _tie_split(x, y), ans)],
-                 spec=Spec(BINARY, valid=lambda x, y: _onp.all(_onp.abs(x - y) > 0.05)))
+def _extremum(name, fn, wins):
+    """``maximum``/``minimum``: ``wins(x, y)`` is d fn(x, y)/dx (1, 0.5 at a tie, or 0)."""
+    return define(name, fn,
+                  [lambda g, ans, x, y: unbroadcast(g * wins(x, y), x.shape),
+                   lambda g, ans, x, y: unbroadcast(g * wins(y, x), y.shape)],
+                  [lambda t, ans, x, y: broadcast_like(t * wins(x, y), ans),
+                   lambda t, ans, x, y: broadcast_like(t * wins(y, x), ans)],
+                  spec=Spec(BINARY, valid=lambda x, y: _onp.all(_onp.abs(x - y) > 0.05)))
+
+
+maximum = _extremum("maximum", _onp.maximum, _tie_split)
+minimum = _extremum("minimum", _onp.minimum, lambda x, y: _tie_split(y, x))
 
 
 def _where_impl(c, x, y):
