@@ -55,11 +55,11 @@ def plain_numpy(name):
     )
 
 
-def mutation(op):
+def mutation(op, instead="y = x.at[idx].set(value) (or .add, .get)"):
     return TracerMutationError(
         f"{op} modifies a traced array in place, which fgrad does not support inside a "
-        "transform. Use the functional form instead: y = x.at[idx].set(value) "
-        "(or .add, .get), which returns a new array with correct derivatives."
+        f"transform. Use the functional form instead: {instead}, which returns a new array "
+        "with correct derivatives."
     )
 
 

@@ -272,8 +272,8 @@ class Tracer:
 
 # ndarray methods that modify the array in place, and what to write instead
 _IN_PLACE = {"sort": "x = np.sort(x)", "partition": "x = np.partition(x, kth)",
-             "fill": "x = np.full_like(x, value)", "put": "y = x.at[idx].set(value)",
-             "resize": "x = np.resize(x, shape)"}
+             "fill": "x = np.zeros_like(x) + value", "put": "y = x.at[idx].set(value)",
+             "resize": "x = np.reshape(x, shape), or np.pad to grow it"}
 
 
 def _redirect(name, ns, args, kwargs, original=None):

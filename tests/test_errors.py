@@ -1,0 +1,376 @@
+"""The "Errors" section of SPEC.md, one clause at a time: each misuse raises the documented
+exception type with a message that names what went wrong and the way out, and never gives a
+wrong number. Where the SPEC allows "supported instead of an error", the test checks the
+derivative's value."""
+import re
+
+import numpy as onp
+import pytest
+
+import fgrad
+import fgrad.numpy as np
+
+X3 = onp.array([0.5, -1.5, 2.0])
+
+
+# --- grad of a function whose output is not a real scalar ----------------------------------
+
+def test_grad_of_vector_output_is_type_error_naming_shape_and_dtype():
+    with pytest.raises(TypeError, match=r"real scalar.*shape \(3,\).*dtype float64"):
+        fgrad.grad(lambda x: x * 2.0)(X3)
+
+
+def test_grad_of_complex_scalar_output_is_type_error_naming_dtype():
+    with pytest.raises(TypeError, match=r"real scalar.*shape \(\).*dtype complex128"):
+        fgrad.grad(lambda x: x * 1j)(1.5)
+
+
+def test_grad_of_tuple_output_is_type_error():
+    with pytest.raises(TypeError, match="one real scalar"):
+        fgrad.grad(lambda x: (x, x))(1.5)
+
+
+# --- differentiating with respect to integer or boolean inputs ----------------------------
+
+@pytest.mark.parametrize("arg, kind", [(2, r"int \(2\)"), (True, r"bool \(True\)"),
+                                       (onp.arange(3), "dtype int64"),
+                                       (onp.array([True, False]), "dtype bool")])
+def test_grad_wrt_int_or_bool_input_is_type_error(arg, kind):
+    with pytest.raises(TypeError, match=f"grad requires float or complex inputs.*{kind}"):
+        fgrad.grad(lambda x: np.sum(x * 2.0))(arg)
+
+
+def test_grad_wrt_int_argnum_is_rejected_but_int_closed_over_is_fine():
+    f = lambda x, n: x ** n
+    with pytest.raises(TypeError, match="input leaf 1 .*int"):
+        fgrad.grad(f, argnums=(0, 1))(3.0, 2)
+    assert fgrad.grad(f)(3.0, 2) == 6.0
+
+
+@pytest.mark.parametrize("transform", [fgrad.jacfwd, fgrad.jacrev])
+def test_jacobians_wrt_int_input_are_type_errors(transform):
+    name = transform.__name__
+    with pytest.raises(TypeError, match=f"{name} requires float or complex inputs.*int64"):
+        transform(lambda x: x * 2.0)(onp.arange(3))
+
+
+def test_jvp_wrt_int_input_is_type_error():
+    with pytest.raises(TypeError, match=r"jvp requires float or complex inputs.*int \(2\)"):
+        fgrad.jvp(lambda x: x * 2.0, (2,), (1.0,))
+
+
+def test_vjp_wrt_int_input_is_type_error():
+    with pytest.raises(TypeError, match="vjp requires float or complex inputs.*int64"):
+        fgrad.vjp(lambda x: x * 2.0, onp.arange(3))
+
+
+# --- numpy functions without a derivative rule -------------------------------------------
+
+def test_function_without_rule_names_itself_and_shows_defvjp():
+    with pytest.raises(fgrad.NoDerivativeRuleError) as info:
+        fgrad.grad(lambda x: np.i0(x))(1.5)
+    msg = str(info.value)
+    assert "fgrad.numpy.i0 has no" in msg
+    assert "i0 = fgrad.primitive(numpy.i0)" in msg
+    assert "fgrad.defvjp(i0, lambda g, ans, x:" in msg
+    assert "stop_gradient" in msg
+    assert isinstance(info.value, TypeError)  # never a bare AttributeError
+
+
+def test_function_without_rule_raises_under_jvp_too():
+    with pytest.raises(fgrad.NoDerivativeRuleError, match=r"fgrad\.numpy\.i0 has no"):
+        fgrad.jvp(np.i0, (1.5,), (1.0,))
+
+
+def test_linalg_function_without_rule_names_linalg_path():
+    with pytest.raises(fgrad.NoDerivativeRuleError) as info:
+        fgrad.grad(lambda a: np.linalg.det(a))(onp.eye(2))
+    msg = str(info.value)
+    assert "fgrad.numpy.linalg.det has no" in msg
+    # the suggested snippet is valid Python: it binds a plain name, not "linalg.det = ..."
+    assert "det = fgrad.primitive(numpy.linalg.det)" in msg
+    assert "fgrad.defvjp(det, lambda g, ans, x:" in msg
+    assert "linalg.det = " not in msg
+
+
+def test_function_without_rule_names_the_traced_argument():
+    with pytest.raises(fgrad.NoDerivativeRuleError, match=r"argument 1 is being differentiated"):
+        fgrad.grad(lambda x: np.sum(np.polyval(onp.array([1.0, 2.0]), x)))(X3)
+
+
+def test_function_without_rule_still_works_on_plain_values():
+    onp.testing.assert_array_equal(np.i0(X3), onp.i0(X3))
+
+
+# --- conversions that would drop the derivative ------------------------------------------
+
+@pytest.mark.parametrize("convert, what", [(float, r"float\(\)"), (int, r"int\(\)"),
+                                           (lambda x: x.item(), r"\.item\(\)"),
+                                           (lambda x: x.tolist(), r"\.tolist\(\)")])
+def test_concretizing_a_tracer_inside_grad_raises_saying_why(convert, what):
+    def f(x):
+        convert(x)
+        return x
+    with pytest.raises(fgrad.ConcretizationError, match=f"{what} of a traced value would "
+                                                        "silently drop its derivative"):
+        fgrad.grad(f)(1.5)
+    assert issubclass(fgrad.ConcretizationError, TypeError)
+
+
+def test_math_module_on_tracer_raises_concretization_error():
+    import math
+    with pytest.raises(fgrad.ConcretizationError, match=r"float\(\)"):
+        fgrad.grad(math.sin)(1.5)
+
+
+def _piecewise(x):
+    if x > 0:
+        return x ** 3
+    return -5.0 * x
+
+
+@pytest.mark.parametrize("x0, expected", [(2.0, 12.0), (-1.5, -5.0)])
+def test_comparison_control_flow_inside_grad_takes_the_right_branch(x0, expected):
+    assert fgrad.grad(_piecewise)(x0) == expected
+
+
+@pytest.mark.parametrize("x0, expected", [(0.0, 3.0), (2.0, 4.0)])
+def test_bool_of_tracer_inside_grad_takes_the_right_branch(x0, expected):
+    f = lambda x: x * x if bool(x) else 3.0 * x
+    assert fgrad.grad(f)(x0) == expected
+
+
+def test_comparison_control_flow_inside_jvp():
+    assert fgrad.jvp(_piecewise, (-1.5,), (2.0,))[1] == -10.0
+
+
+# --- in-place mutation --------------------------------------------------------------------
+
+def test_setitem_on_tracer_raises_naming_at_set():
+    def f(x):
+        x[0] = 1.0
+        return np.sum(x)
+    with pytest.raises(fgrad.TracerMutationError,
+                       match=r"x\[0\] = \.\.\. modifies a traced array.*x\.at\[idx\]\.set"):
+        fgrad.grad(f)(X3)
+
+
+def test_setitem_with_slice_on_tracer_raises():
+    def f(x):
+        x[1:] = 0.0
+        return np.sum(x)
+    with pytest.raises(fgrad.TracerMutationError, match=r"x\[1:\] = \.\.\."):
+        fgrad.grad(f)(X3)
+
+
+def test_augmented_assignment_on_tracer_rebinds_with_correct_gradient():
+    def f(x):
+        x += 1.0
+        x *= x
+        return np.sum(x)
+    onp.testing.assert_array_equal(fgrad.grad(f)(X3), 2 * (X3 + 1.0))
+
+
+def test_augmented_assignment_does_not_touch_the_callers_array():
+    x0 = X3.copy()
+    def f(x):
+        x += 1.0
+        return np.sum(x)
+    fgrad.grad(f)(x0)
+    onp.testing.assert_array_equal(x0, X3)
+
+
+@pytest.mark.parametrize("method, instead", [("sort", r"x = np\.sort\(x\)"),
+                                             ("fill", r"x = np\.zeros_like\(x\) \+ value")])
+def test_in_place_ndarray_method_on_tracer_raises_naming_the_alternative(method, instead):
+    def f(x):
+        getattr(x, method)(*([0.0] if method == "fill" else []))
+        return np.sum(x)
+    with pytest.raises(fgrad.TracerMutationError,
+                       match=rf"x\.{method}\(\.\.\.\) modifies a traced array in place.*{instead}"):
+        fgrad.grad(f)(X3)
+
+
+def test_plain_array_plus_equals_tracer_raises_mutation_error():
+    def f(x):
+        a = onp.zeros(3)
+        a += x
+        return np.sum(a)
+    with pytest.raises(fgrad.TracerMutationError, match=r"numpy\.add\(\.\.\., out=\.\.\.\).*"
+                                                        r"x\.at\[idx\]\.set"):
+        fgrad.grad(f)(X3)
+
+
+def test_writing_a_tracer_into_a_plain_array_raises_with_the_reason_chained():
+    def f(x):
+        a = onp.zeros(3)
+        a[0] = x[0]
+        return np.sum(a)
+    with pytest.raises((TypeError, ValueError)) as info:
+        fgrad.grad(f)(X3)
+    chain, e = [], info.value
+    while e is not None:
+        chain.append(e)
+        e = e.__cause__ or e.__context__
+    assert any(isinstance(c, fgrad.ConcretizationError) for c in chain)
+
+
+# --- plain numpy handed a tracer -----------------------------------------------------------
+
+def test_plain_numpy_sum_is_redirected():
+    g = fgrad.grad(lambda x: onp.sum(x * x))(X3)
+    assert type(g) is onp.ndarray and g.dtype == onp.float64
+    onp.testing.assert_array_equal(g, 2 * X3)
+
+
+def test_plain_numpy_sin_is_redirected():
+    g = fgrad.grad(lambda x: np.sum(onp.sin(x)))(X3)
+    assert g.dtype == onp.float64
+    onp.testing.assert_allclose(g, onp.cos(X3), rtol=1e-15)
+
+
+def test_plain_numpy_dot_of_two_tracers_is_redirected():
+    g = fgrad.grad(lambda x: onp.dot(x, x))(X3)
+    assert g.dtype == onp.float64
+    onp.testing.assert_array_equal(g, 2 * X3)
+
+
+def test_plain_numpy_exp_of_scalar_tracer_is_redirected():
+    g = fgrad.grad(lambda x: onp.exp(2.0 * x))(0.75)
+    assert type(g) is onp.float64
+    onp.testing.assert_allclose(g, 2 * onp.exp(1.5), rtol=1e-15)
+
+
+def test_plain_numpy_functions_under_jvp():
+    out, t = fgrad.jvp(lambda x: onp.sum(onp.exp(x)), (X3,), (onp.ones(3),))
+    onp.testing.assert_allclose(out, onp.sum(onp.exp(X3)), rtol=1e-15)
+    onp.testing.assert_allclose(t, onp.sum(onp.exp(X3)), rtol=1e-15)
+
+
+def test_plain_numpy_asarray_of_tracer_raises_concretization_error():
+    with pytest.raises(fgrad.ConcretizationError, match=r"numpy\.asarray\(\).*silently drop"):
+        fgrad.grad(lambda x: onp.sum(onp.asarray(x)))(X3)
+
+
+def test_plain_numpy_array_of_list_holding_tracer_raises_concretization_error():
+    with pytest.raises(fgrad.ConcretizationError):
+        fgrad.grad(lambda x: onp.sum(onp.array([x, 1.0])))(1.5)
+
+
+def test_plain_numpy_function_without_rule_raises_no_rule_error():
+    with pytest.raises(fgrad.NoDerivativeRuleError, match=r"fgrad\.numpy\.i0 has no"):
+        fgrad.grad(lambda x: onp.i0(x))(1.5)
+
+
+def test_plain_numpy_linalg_function_without_rule_raises_no_rule_error():
+    with pytest.raises(fgrad.NoDerivativeRuleError, match=r"fgrad\.numpy\.linalg\.det has no"):
+        fgrad.grad(lambda a: onp.linalg.det(a))(onp.eye(2))
+
+
+def test_plain_numpy_ufunc_method_on_tracer_raises_instead_of_object_array():
+    with pytest.raises(fgrad.ConcretizationError, match=r"numpy\.add\.reduce was called"):
+        fgrad.grad(lambda x: onp.add.reduce(x))(X3)
+
+
+# --- shape and structure mismatches, has_aux, argnums -------------------------------------
+
+def test_vjp_cotangent_of_wrong_shape_is_value_error():
+    _, f_vjp = fgrad.vjp(lambda x: x * 2.0, X3)
+    with pytest.raises(ValueError, match=r"cotangent has shape \(2,\).*shape \(3,\)"):
+        f_vjp(onp.ones(2))
+    with pytest.raises(ValueError, match=r"cotangent has shape \(\)"):
+        f_vjp(1.0)
+    onp.testing.assert_array_equal(f_vjp(onp.ones(3))[0], [2.0, 2.0, 2.0])  # still usable
+
+
+def test_vjp_cotangent_of_wrong_structure_is_value_error():
+    _, f_vjp = fgrad.vjp(lambda x: (x, 2.0 * x), 1.5)
+    with pytest.raises(ValueError, match="structure"):
+        f_vjp(1.0)
+
+
+def test_jvp_tangent_of_wrong_shape_is_value_error():
+    with pytest.raises(ValueError, match=r"tangent has shape \(2,\).*shape \(3,\)"):
+        fgrad.jvp(lambda x: x * 2.0, (X3,), (onp.ones(2),))
+
+
+def test_jvp_tangents_of_wrong_structure_are_value_error():
+    with pytest.raises(ValueError, match="structure"):
+        fgrad.jvp(lambda x, y: x * y, (1.0, 2.0), (1.0,))
+    with pytest.raises(ValueError, match="structure"):
+        fgrad.jvp(lambda p: p[0] * p[1], ((1.0, 2.0),), ([1.0, 2.0],))
+
+
+@pytest.mark.parametrize("ret", [lambda x: x * 2.0, lambda x: (x, x, x)])
+def test_has_aux_without_a_pair_is_type_error(ret):
+    with pytest.raises(TypeError, match=r"grad\(\.\.\., has_aux=True\) needs the function to "
+                                        r"return a pair"):
+        fgrad.grad(ret, has_aux=True)(1.5)
+
+
+def test_has_aux_without_a_pair_is_type_error_in_vjp_and_jvp():
+    with pytest.raises(TypeError, match=r"vjp\(\.\.\., has_aux=True\).*pair"):
+        fgrad.vjp(lambda x: x * 2.0, 1.5, has_aux=True)
+    with pytest.raises(TypeError, match=r"jvp\(\.\.\., has_aux=True\).*pair"):
+        fgrad.jvp(lambda x: x * 2.0, (1.5,), (1.0,), has_aux=True)
+
+
+@pytest.mark.parametrize("argnums", [2, -3, (0, 2)])
+def test_argnums_out_of_range_is_value_error(argnums):
+    with pytest.raises(ValueError, match=re.escape(f"grad: argnums={argnums!r} does not fit a "
+                                                   "call with 2 positional argument(s)")):
+        fgrad.grad(lambda x, y: x * y, argnums=argnums)(1.5, 2.0)
+
+
+def test_argnums_out_of_range_in_jacobians_is_value_error():
+    for transform in (fgrad.jacfwd, fgrad.jacrev):
+        with pytest.raises(ValueError, match="argnums=1 does not fit"):
+            transform(lambda x: x * 2.0, argnums=1)(X3)
+
+
+# --- tracers that escape, and exceptions inside the function ------------------------------
+
+def test_escaped_tracer_used_in_a_later_grad_raises():
+    leaked = []
+
+    def leak(x):
+        leaked.append(x)
+        return x * 2.0
+
+    assert fgrad.grad(leak)(1.5) == 2.0
+    with pytest.raises(fgrad.EscapedTracerError, match="was used after that transform finished"):
+        fgrad.grad(lambda y: leaked[0] * y)(3.0)
+    with pytest.raises(fgrad.EscapedTracerError):
+        np.sin(leaked[0])
+
+
+def test_escaped_tracer_from_jvp_raises():
+    leaked = []
+    fgrad.jvp(lambda x: leaked.append(x) or x, (1.5,), (1.0,))
+    with pytest.raises(fgrad.EscapedTracerError):
+        fgrad.grad(lambda y: y + leaked[0])(3.0)
+
+
+def test_exception_inside_differentiated_function_leaves_nothing_behind():
+    def boom(x):
+        x * 2.0
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom"):
+        fgrad.grad(boom)(1.5)
+    assert fgrad.grad(lambda x: x ** 3)(2.0) == 12.0
+    assert fgrad.grad(fgrad.grad(lambda x: x ** 3))(2.0) == 12.0
+
+
+# --- x.at[idx].set with repeated indices -------------------------------------------------
+
+@pytest.mark.parametrize("idx", [[0, 0], onp.array([2, 1, 2])])
+def test_at_set_with_repeated_integer_index_is_value_error(idx):
+    with pytest.raises(ValueError, match=r"x\.at\[idx\]\.set\(v\): idx names some element more "
+                                         "than once"):
+        fgrad.grad(lambda x: np.sum(x.at[idx].set(5.0)))(X3)
+
+
+def test_at_set_with_unique_index_is_fine():
+    g = fgrad.grad(lambda x: np.sum(x.at[[0, 2]].set(5.0) * x))(X3)
+    onp.testing.assert_array_equal(g, [5.0, 2 * X3[1], 5.0])
