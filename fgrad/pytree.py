@@ -65,12 +65,11 @@ def _flatten(tree, leaves):
 
 def tree_unflatten(treedef, leaves):
     """Inverse of :func:`tree_flatten`."""
-    it = iter(leaves)
-    out = _unflatten(treedef, it)
-    rest = list(it)
-    if rest:
-        raise ValueError(f"tree_unflatten got {len(rest)} more leaves than {treedef!r} holds")
-    return out
+    leaves = list(leaves)
+    if len(leaves) != treedef.num_leaves:
+        raise ValueError(f"tree_unflatten: {treedef!r} holds {treedef.num_leaves} leaves, "
+                         f"but {len(leaves)} were given")
+    return _unflatten(treedef, iter(leaves))
 
 
 def _unflatten(td, it):

@@ -74,6 +74,8 @@ def _split_aux(out, fname):
 
 def _finish(v, like=None):
     """Give back a plain numpy value: numpy scalars for 0-d, the dtype of ``like``."""
+    if isinstance(v, (bool, int, float, complex)):  # a constant output or a Python seed
+        v = _onp.asarray(v)
     if like is not None:
         want = _onp.result_type(innermost(like))
         have = _onp.result_type(innermost(v))

@@ -399,9 +399,6 @@ def test_unknown_attribute_is_still_attribute_error():
     assert box == [False]
 
 
-@pytest.mark.xfail(strict=True, reason="fgrad.numpy.real/imag/conjugate have no rules yet "
-                                       "(rule family), so x.real, x.imag, x.conj() fail even "
-                                       "for real tracers")
 def test_real_imag_conj_of_real_tracer():
     f = lambda x: np.sum(x.real * 2.0 + x.conj() * W) + np.sum(x.imag)
     assert_array_equal(fgrad.grad(f)(X), 2.0 + W)

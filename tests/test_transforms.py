@@ -841,12 +841,6 @@ def test_dtypes_preserved(dtype):
     assert onp.asarray(fgrad.grad(np.sin)(s)).dtype == dtype
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "bug: transforms._finish only turns 0-d ndarrays into numpy scalars, so a Python float "
-    "reaching a result leaks out as a Python float: "
-    "fgrad.vjp(lambda x: x * 2.0, 1.5)[1](1.0) == (2.0,) (a float, not np.float64); also "
-    "jvp(lambda x: x, (1.5,), (1.0,))[1], linearize(lambda x: x, 1.5)[1](1.0), and the value "
-    "of value_and_grad/jvp/vjp for a function returning a Python constant"))
 def test_results_plain_with_python_scalar_seeds():
     results = {
         "vjp_fn(python float) of x * 2.0": fgrad.vjp(lambda x: x * 2.0, 1.5)[1](1.0),

@@ -62,6 +62,22 @@ absolute = unary("absolute", lambda ans, x: _onp.sign(innermost(x)), valid=_away
 abs = absolute
 
 
+# Complex parts are linear over the reals; their transposes follow JAX (real -> g + 0j,
+# imag -> -1j g, conj -> conj g). On real input they pass the derivative through or give zero.
+def _is_complex(x):
+    return _onp.iscomplexobj(innermost(x))
+
+
+real = define("real", _onp.real, [lambda g, ans, x: g + 0j if _is_complex(x) else g],
+              linear=True, spec=Spec(UNARY))
+imag = define("imag", _onp.imag, [lambda g, ans, x: -1j * g if _is_complex(x) else None],
+              linear=True, spec=Spec(UNARY))
+conjugate = define("conjugate", _onp.conjugate,
+                   [lambda g, ans, x: fnp.conjugate(g) if _is_complex(x) else g],
+                   linear=True, spec=Spec(UNARY))
+conj = conjugate
+
+
 add = define("add", _onp.add,
              [lambda g, ans, x, y: unbroadcast(g, x.shape),
               lambda g, ans, x, y: unbroadcast(g, y.shape)],
