@@ -13,6 +13,7 @@ from .errors import (ConcretizationError, EscapedTracerError, NoDerivativeRuleEr
                      TracerMutationError)
 from .pytree import tree_flatten, tree_map, tree_unflatten
 from .table import PRIMITIVES, Spec, defjvp, deflinear, defvjp, primitive
+from .numpy.broadcasting import unbroadcast
 from .transforms import (grad, hessian, jacfwd, jacobian, jacrev, jvp, linearize,
                          stop_gradient, value_and_grad, vjp)
 
@@ -20,6 +21,6 @@ __version__ = "0.1.0"
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev",
            "jacobian", "hessian", "stop_gradient", "primitive", "defvjp", "defjvp",
-           "deflinear", "Spec", "PRIMITIVES", "tree_flatten", "tree_unflatten", "tree_map",
+           "deflinear", "unbroadcast", "Spec", "PRIMITIVES", "tree_flatten", "tree_unflatten", "tree_map",
            "NoDerivativeRuleError", "ConcretizationError", "TracerMutationError",
            "EscapedTracerError"]

@@ -22,6 +22,7 @@ from . import tracer as _tracer
 from .tracer import Tracer, contains_tracer, dispatch
 
 PRIMITIVES = {}  # name -> Primitive: the one table
+_BUILTIN = set()  # names defined by fgrad itself, which users may not replace
 
 
 @dataclass
@@ -135,7 +136,10 @@ def primitive(f=None, *, name=None, spec=None):
     if f is None:
         return lambda f: primitive(f, name=name, spec=spec)
     p = Primitive(name or f.__name__, f, spec)
-    PRIMITIVES[p.name] = p
+    if p.name in _BUILTIN:
+        raise ValueError(f"fgrad.primitive: {p.name!r} is a built-in primitive's name; choose "
+                         "another (e.g. 'my_" + p.name + "')")
+    PRIMITIVES[p.name] = p  # re-registering one's own name (re-running a cell) replaces it
     return p
 
 
@@ -181,6 +185,7 @@ def define(name, impl, vjps=(), jvps=None, *, linear=False, spec=None, doc=None)
     if name in PRIMITIVES:
         raise ValueError(f"primitive {name} is defined twice")
     PRIMITIVES[name] = p
+    _BUILTIN.add(name)
     if linear:
         deflinear(p, *vjps)
     else:

@@ -168,9 +168,20 @@ def _pull_back(rec, ct, consume):
         if node is not None:
             seeds.append((node, c))
     cts = rec.tape.backward(seeds, consume=consume)
-    grads = [_zeros_like(x) if cts.get(n) is None else _finish(cts[n], x)
+    grads = [_zeros_like(x) if cts.get(n) is None else _finish(_shaped_like(cts[n], x), x)
              for n, x in zip(rec.in_nodes, rec.inputs)]
     return tree_unflatten(rec.in_tree, grads)
+
+
+def _shaped_like(ct, x):
+    """A cotangent must have its input's shape; a rule that forgot to undo broadcasting would
+    otherwise hand back a gradient of the wrong shape without a word."""
+    have, want = _onp.shape(innermost(ct)), _onp.shape(innermost(x))
+    if have != want:
+        raise ValueError(f"a VJP rule produced a cotangent of shape {have} for an input of "
+                         f"shape {want}; a rule that broadcasts its arguments must sum the "
+                         "cotangent back down (fgrad.unbroadcast)")
+    return ct
 
 
 def value_and_grad(f, argnums=0, has_aux=False):
@@ -186,11 +197,11 @@ def value_and_grad(f, argnums=0, has_aux=False):
     def value_and_grad_f(*args, **kwargs):
         g, dyn = _argnums_partial(f, "grad", args, kwargs, argnums)
         rec = _Recording(g, dyn, "grad", has_aux)
-        (out,) = rec.out_vals if rec.out_tree.kind == "leaf" else (None,)
         if rec.out_tree.kind != "leaf":
             raise TypeError("grad requires a function returning one real scalar, but it "
                             f"returned a {rec.out_tree!r} structure; use jacrev or vjp for "
                             "several outputs")
+        out = rec.out_vals[0]
         _check_scalar(out)
         grads = _pull_back(rec, _onp.ones((), _onp.result_type(innermost(out)))[()],
                            consume=True)

@@ -13,3 +13,17 @@ settings.register_profile("ci", max_examples=30, derandomize=True, print_blob=Tr
 settings.register_profile("dev", max_examples=30, **_common)
 settings.register_profile("thorough", max_examples=500, **_common)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+import pytest  # noqa: E402
+
+from fgrad.table import PRIMITIVES  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _table_left_as_found():
+    """Primitives a test registers (user primitives, docstring examples) leave with it."""
+    before = set(PRIMITIVES)
+    yield
+    for name in set(PRIMITIVES) - before:
+        del PRIMITIVES[name]

@@ -8,7 +8,8 @@ import importlib
 
 import pytest
 
-MODULES = ["fgrad.transforms", "fgrad.table", "fgrad.pytree", "fgrad.testing"]
+MODULES = ["fgrad.transforms", "fgrad.table", "fgrad.pytree", "fgrad.testing",
+           "fgrad.numpy.broadcasting"]
 
 
 @pytest.mark.parametrize("name", MODULES)

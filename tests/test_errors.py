@@ -374,3 +374,10 @@ def test_at_set_with_repeated_integer_index_is_value_error(idx):
 def test_at_set_with_unique_index_is_fine():
     g = fgrad.grad(lambda x: np.sum(x.at[[0, 2]].set(5.0) * x))(X3)
     onp.testing.assert_array_equal(g, [5.0, 2 * X3[1], 5.0])
+
+
+def test_user_primitive_may_not_replace_a_builtin():
+    import numpy
+    with pytest.raises(ValueError, match="'sin' is a built-in primitive's name"):
+        fgrad.primitive(numpy.sin, name="sin")
+    assert fgrad.PRIMITIVES["sin"] is np.sin

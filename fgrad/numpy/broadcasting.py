@@ -22,7 +22,14 @@ def dtype_of(x):
 
 
 def unbroadcast(g, shape):
-    """Sum ``g`` over the axes broadcasting added or stretched, giving it ``shape``."""
+    """Sum ``g`` over the axes broadcasting added or stretched, giving it ``shape``.
+
+    For VJP rules of functions that broadcast their arguments (also as ``fgrad.unbroadcast``):
+
+    >>> import numpy, fgrad
+    >>> fgrad.unbroadcast(numpy.ones((2, 3)), (3,)).tolist()
+    [2.0, 2.0, 2.0]
+    """
     gshape = shape_of(g)
     if gshape == shape:
         return g

@@ -1,0 +1,40 @@
+"""``python -m fgrad check`` as a user runs it."""
+import subprocess
+import sys
+
+import fgrad
+from fgrad.check import main
+
+
+def test_check_passes_every_builtin_rule_and_lists_each_primitive():
+    proc = subprocess.run([sys.executable, "-m", "fgrad", "check"], capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].split() == ["primitive", "VJP", "JVP", "order", "worst", "rel", "err",
+                                "result"]
+    rows = {line.split()[0]: line.split() for line in lines[1:] if line.strip()
+            and line.split()[0] in fgrad.PRIMITIVES}
+    assert set(rows) == set(fgrad.PRIMITIVES)
+    for name, row in rows.items():
+        assert row[1:3] == ["ok", "ok"] and row[-1] == "pass", row
+        assert int(row[3]) >= 2 and 0 <= float(row[4]) < 1e-3  # pass/fail is per element
+    assert f"{len(rows)} of {len(rows)} primitives pass" in proc.stdout
+
+
+def test_check_fails_with_exit_code_1_on_a_wrong_rule(capsys):
+    import numpy as onp
+    bad = fgrad.primitive(onp.tanh, name="my_wrong_tanh", spec=fgrad.Spec([(((3,),), {})]))
+    fgrad.defvjp(bad, lambda g, ans, x: g * (1 - ans ** 2) * 1.01)
+    fgrad.defjvp(bad, lambda t, ans, x: t * (1 - ans ** 2))
+    assert main(["check", "my_wrong_tanh", "sin"]) == 1
+    out = capsys.readouterr().out
+    assert "my_wrong_tanh  FAIL  ok" in out
+    assert "1 of 2 primitives pass" in out
+
+
+def test_check_reports_a_primitive_without_spec_as_failing(capsys):
+    import numpy as onp
+    fgrad.primitive(onp.tanh, name="my_unspecified")
+    assert main(["check", "my_unspecified"]) == 1
+    assert "registered without a Spec" in capsys.readouterr().out

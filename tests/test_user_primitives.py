@@ -1,0 +1,99 @@
+"""Users add primitives to the same table the built-ins use, and every transform uses them."""
+import numpy as onp
+import pytest
+
+import fgrad
+import fgrad.numpy as np
+from fgrad.check import check_primitive
+from fgrad.testing import check_grads
+
+X = onp.array([-1.0, 0.3, 2.0])
+Y = onp.array([0.5, -0.7, 1.0])
+
+
+def make_logaddexp():
+    # the README's example, verbatim
+    logaddexp = fgrad.primitive(onp.logaddexp, name="my_logaddexp")
+    fgrad.defvjp(logaddexp,
+                 lambda g, ans, x, y: fgrad.unbroadcast(g * np.exp(x - ans), np.shape(x)),
+                 lambda g, ans, x, y: fgrad.unbroadcast(g * np.exp(y - ans), np.shape(y)))
+    fgrad.defjvp(logaddexp,
+                 lambda t, ans, x, y: t * np.exp(x - ans),
+                 lambda t, ans, x, y: t * np.exp(y - ans))
+    return logaddexp
+
+
+def test_user_primitive_is_in_the_table_and_runs_numpy_on_plain_values():
+    lae = make_logaddexp()
+    assert fgrad.PRIMITIVES["my_logaddexp"] is lae
+    onp.testing.assert_array_equal(lae(X, Y), onp.logaddexp(X, Y))
+
+
+def test_user_primitive_derivatives_in_every_mode_to_second_order():
+    lae = make_logaddexp()
+    gx, gy = fgrad.grad(lambda x, y: np.sum(lae(x, y)), argnums=(0, 1))(X, Y)
+    onp.testing.assert_allclose(gx, 1 / (1 + onp.exp(Y - X)), rtol=1e-14)
+    onp.testing.assert_allclose(gy, 1 / (1 + onp.exp(X - Y)), rtol=1e-14)
+    check_grads(lae, (X, Y), order=2, modes=("fwd", "rev"))
+
+
+def test_user_primitive_with_a_spec_is_checked_like_a_builtin():
+    lae = make_logaddexp()
+    lae.spec = fgrad.Spec([(((3,), (3,)), {}), (((2, 3), (3,)), {})])
+    vjp_ok, jvp_ok, worst, msg = check_primitive(lae, onp.random.default_rng(0))
+    assert vjp_ok and jvp_ok and worst < 1e-6, msg
+
+
+def test_a_rule_that_forgets_broadcasting_is_caught_by_the_check():
+    mul = fgrad.primitive(onp.multiply, name="my_mul",
+                          spec=fgrad.Spec([(((3,), (3,)), {}), (((2, 3), (3,)), {})]))
+    fgrad.defvjp(mul, lambda g, ans, x, y: g * y, lambda g, ans, x, y: g * x)
+    fgrad.defjvp(mul, lambda t, ans, x, y: t * y, lambda t, ans, x, y: x * t)
+    vjp_ok, jvp_ok, _, msg = check_primitive(mul, onp.random.default_rng(0))
+    assert jvp_ok and not vjp_ok, msg
+    # and in use, the wrongly shaped gradient is an error rather than a silent result
+    with pytest.raises(ValueError, match=r"cotangent of shape \(2, 3\) for an input of "
+                                         r"shape \(3,\).*fgrad.unbroadcast"):
+        fgrad.grad(lambda y: np.sum(mul(onp.ones((2, 3)), y)))(Y)
+
+
+def test_a_wrong_user_rule_is_caught_by_the_check():
+    bad = fgrad.primitive(onp.sin, name="my_bad_sin", spec=fgrad.Spec([(((3,),), {})]))
+    fgrad.defvjp(bad, lambda g, ans, x: g * np.cos(x))
+    fgrad.defjvp(bad, lambda t, ans, x: t * np.cos(x) * 1.001)  # 0.1 % off
+    vjp_ok, jvp_ok, _, msg = check_primitive(bad, onp.random.default_rng(0))
+    assert vjp_ok and not jvp_ok
+    assert "disagrees with finite differences" in msg
+
+
+def test_deflinear_gives_the_jvp_from_the_transpose():
+    def cumsum_impl(x):
+        return onp.cumsum(x)
+
+    cs = fgrad.primitive(cumsum_impl, name="my_cumsum")
+    # transpose of a running sum: reversed running sum of the reversed cotangent
+    fgrad.deflinear(cs, lambda g, ans, x: cs(g[::-1])[::-1])
+    onp.testing.assert_array_equal(fgrad.jvp(cs, (X,), (Y,))[1], onp.cumsum(Y))
+    onp.testing.assert_array_equal(fgrad.grad(lambda x: np.sum(cs(x) * Y))(X),
+                                   onp.cumsum(Y[::-1])[::-1])
+    check_grads(cs, (X,), order=2)
+
+
+def test_missing_rule_for_a_user_primitive_names_it():
+    half = fgrad.primitive(lambda x: x / 2, name="my_half")
+    fgrad.defvjp(half, lambda g, ans, x: g / 2)
+    assert fgrad.grad(half)(1.0) == 0.5
+    with pytest.raises(fgrad.NoDerivativeRuleError, match="my_half has no JVP rule"):
+        fgrad.jvp(half, (1.0,), (1.0,))
+
+
+def test_none_rule_means_zero_derivative():
+    scaled = fgrad.primitive(lambda x, s: x * s, name="my_scaled")
+    fgrad.defvjp(scaled, lambda g, ans, x, s: g * s, None)
+    fgrad.defjvp(scaled, lambda t, ans, x, s: t * s, None)
+    assert fgrad.grad(scaled, argnums=1)(3.0, 2.0) == 0.0
+    assert fgrad.grad(scaled, argnums=0)(3.0, 2.0) == 2.0
+
+
+def test_registrations_do_not_leak_between_tests():
+    assert "my_logaddexp" not in fgrad.PRIMITIVES
