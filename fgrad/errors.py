@@ -38,6 +38,15 @@ def no_rule(name, argnum, what="VJP"):
     )
 
 
+def missing_rule(name, argnum, what):
+    define = "fgrad.defvjp" if what == "VJP" else "fgrad.defjvp"
+    var = "g" if what == "VJP" else "t"
+    return NoDerivativeRuleError(
+        f"primitive {name} has no {what} rule for argument {argnum}, which is being "
+        f"differentiated. Add one with {define}({name}, lambda {var}, ans, *args: ..., "
+        f"argnums=({argnum},)), or use a transform of the other mode.")
+
+
 def concretization(how):
     return ConcretizationError(
         f"{how} of a traced value would silently drop its derivative. "

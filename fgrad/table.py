@@ -14,7 +14,7 @@ keyword parameters, ``ans`` its output):
 Either may return ``None`` for an exact zero. Rules must be written with ``fgrad.numpy`` so that
 they can be differentiated again: that is all higher-order derivatives need.
 """
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from . import errors
@@ -61,7 +61,7 @@ class Primitive:
     def __init__(self, name, impl, spec=None, doc=None):
         self.name, self.impl, self.spec = name, impl, spec
         self.vjps, self.jvps = {}, {}
-        self.vjp_any = self.jvp_any = None  # rules taking the argnum first (variadic prims)
+        self.vjp_any = None  # a VJP rule taking the argnum first, for variadic primitives
         # optional JVP taking every argument's tangent at once (None for zero), for n-ary
         # primitives where per-argument JVPs would repeat work: (tangents, ans, *args, **params)
         self.jvp_all = None
@@ -78,8 +78,9 @@ class Primitive:
                 return dispatch(self, args, params)
             cls = type(a)
             if (cls is list or cls is tuple) and contains_tracer(a):
-                from . import numpy as fnp  # lists of tracers become one traced array
-                args = tuple(fnp.asarray(b) if type(b) in (list, tuple) else b for b in args)
+                # a list holding tracers is one traced array (np.sin([x, 2 * x]))
+                asarray = _tracer.fnp.asarray
+                args = tuple(asarray(b) if type(b) in (list, tuple) else b for b in args)
                 return dispatch(self, args, params)
         return self.impl(*args, **params)
 
@@ -87,7 +88,7 @@ class Primitive:
         rule = self.vjps.get(i)
         if rule is None:
             if self.vjp_any is None:
-                raise errors.no_rule(self.name, i, "VJP")
+                raise errors.missing_rule(self.name, i, "VJP")
             rule = self.vjps[i] = _bind_argnum(self.vjp_any, i)
         return rule
 
@@ -106,9 +107,7 @@ class Primitive:
     def jvp(self, i):
         rule = self.jvps.get(i)
         if rule is None:
-            if self.jvp_any is None:
-                raise errors.no_rule(self.name, i, "JVP")
-            rule = self.jvps[i] = _bind_argnum(self.jvp_any, i)
+            raise errors.missing_rule(self.name, i, "JVP")
         return rule
 
 
