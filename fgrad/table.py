@@ -165,7 +165,14 @@ def defjvp(prim, *rules, argnums=None):
 def deflinear(prim, *vjp_rules):
     """``prim`` is linear in each argument the rules are given for (for several arguments:
     multilinear, like ``multiply`` or ``matmul``). Its JVP for argument i is the primitive
-    itself with the tangent in place of argument i; only the transposes (VJPs) are written."""
+    itself with the tangent in place of argument i; only the transposes (VJPs) are written.
+
+    >>> import numpy, fgrad
+    >>> flip = fgrad.primitive(numpy.flip, name="my_flip")
+    >>> fgrad.deflinear(flip, lambda g, ans, x: flip(g))   # flipping is its own transpose
+    >>> fgrad.jvp(flip, (numpy.array([1.0, 2.0]),), (numpy.array([1.0, 0.0]),))[1].tolist()
+    [0.0, 1.0]
+    """
     defvjp(prim, *vjp_rules)
     for i, r in enumerate(vjp_rules):
         if r is not None:

@@ -168,6 +168,9 @@ class Tracer:
     def __bool__(self):
         return bool(innermost(self))
 
+    def __round__(self, ndigits=None):  # rounding has zero derivative: a plain value
+        return round(innermost(self), ndigits)
+
     # --- indexing --------------------------------------------------------------------
     def __getitem__(self, idx):
         return fnp.getitem(self, idx)

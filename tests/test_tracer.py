@@ -538,3 +538,9 @@ def test_0d_input_gives_numpy_scalar(x0):
 def test_0d_float32_input_gives_float32_scalar():
     g = fgrad.grad(lambda x: x ** 3)(onp.float32(1.5))
     assert type(g) is onp.float32 and g == onp.float32(6.75)
+
+
+def test_python_round_gives_a_plain_value():
+    seen = []
+    g = fgrad.grad(lambda x: seen.append(round(x * 10.0)) or x * 3.0)(0.26)
+    assert g == 3.0 and seen == [3.0] and not isinstance(seen[0], fgrad.tracer.Tracer)
