@@ -72,6 +72,14 @@ def mutation(op, instead="y = x.at[idx].set(value) (or .add, .get)"):
     )
 
 
+def out_argument(name):
+    return TracerMutationError(
+        f"fgrad.numpy.{name}(..., out=...) would write a traced result into an existing "
+        f"array, which cannot hold derivatives. Use the returned value instead: "
+        f"y = np.{name}(...)."
+    )
+
+
 def escaped(trace):
     return EscapedTracerError(
         f"A traced value from {trace} was used after that transform finished (it escaped, "

@@ -185,9 +185,15 @@ def _linear_jvp(prim, i):
     return lambda t, ans, *args, **params: prim(*args[:i], t, *args[i + 1:], **params)
 
 
-def define(name, impl, vjps=(), jvps=None, *, linear=False, spec=None, doc=None):
-    """Make a built-in primitive and its rules in one statement (used by the rule families)."""
+def define(name, impl, vjps=(), jvps=None, *, linear=False, spec=None, doc=None,
+           vjp_any=None, jvp_all=None):
+    """Make a built-in primitive and its rules in one statement (used by the rule families).
+
+    Variadic primitives give ``vjp_any(argnum, g, ans, *args, **params)`` instead of one VJP
+    per argument, and may give ``jvp_all(tangents, ans, *args, **params)``, a JVP taking
+    every argument's tangent at once (``None`` for zero)."""
     p = Primitive(name, impl, spec, doc)
+    p.vjp_any, p.jvp_all = vjp_any, jvp_all
     if name in PRIMITIVES:
         raise ValueError(f"primitive {name} is defined twice")
     PRIMITIVES[name] = p

@@ -381,3 +381,21 @@ def test_user_primitive_may_not_replace_a_builtin():
     with pytest.raises(ValueError, match="'sin' is a built-in primitive's name"):
         fgrad.primitive(numpy.sin, name="sin")
     assert fgrad.PRIMITIVES["sin"] is np.sin
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: np.sum(x, out=onp.zeros(())),
+    lambda x: np.max(x, axis=0, out=onp.zeros(())),
+    lambda x: np.clip(x, 0.0, 1.0, out=onp.zeros(3)),   # once recursed through numpy.clip
+    lambda x: np.concatenate([x, x], out=onp.zeros(6)),
+    lambda x: np.dot(x, x, out=onp.zeros(())),
+])
+def test_out_argument_on_a_traced_call_is_refused_by_name(call):
+    with pytest.raises(fgrad.TracerMutationError,
+                       match=r"\(\.\.\., out=\.\.\.\) would write a traced result.*y = np\."):
+        fgrad.grad(lambda x: np.sum(call(x)))(X3)
+
+
+def test_other_unsupported_keywords_are_named():
+    with pytest.raises(NotImplementedError, match="where"):
+        fgrad.grad(lambda x: np.sum(x, where=x > 0))(X3)

@@ -14,6 +14,7 @@ import fgrad.numpy as fnp
 from ..table import Spec, define, deflinear, defvjp, defjvp
 from ..tracer import innermost
 from .broadcasting import broadcast_like, mask, unbroadcast
+from .wrapping import traced_version_of, unsupported_kwargs
 
 UNARY = [(((),), {}), (((4,),), {}), (((2, 3),), {})]
 BINARY = [(((), ()), {}), (((3,), (3,)), {}), (((2, 3), (3,)), {}), (((2, 1), (1, 3)), {}),
@@ -186,18 +187,14 @@ def where(condition, x=None, y=None):
     return where_p(innermost(condition), x, y)
 
 
+@traced_version_of(_onp.clip)
 def clip(a, a_min=None, a_max=None, out=None, **kwargs):
     """numpy.clip, built from ``maximum``/``minimum``: derivative 1 inside, 0 outside and 0.5
-    exactly at a bound (ties split evenly, as in ``maximum``)."""
-    if out is not None or kwargs or not _any_tracer(a, a_min, a_max):
-        return _onp.clip(a, a_min, a_max, out=out, **kwargs)
+    exactly at a bound (ties split evenly, as in ``maximum``). Bounds may be traced too."""
+    a_min, a_max = kwargs.pop("min", a_min), kwargs.pop("max", a_max)
+    unsupported_kwargs("clip", dict(kwargs, out=out))
     if a_min is not None:
         a = maximum(a, a_min)
     if a_max is not None:
         a = minimum(a, a_max)
     return a
-
-
-def _any_tracer(*xs):
-    from ..tracer import contains_tracer
-    return contains_tracer(xs)

@@ -124,23 +124,23 @@ def _concatenate_vjp(i, g, ans, *xs, axis):
     return fnp.getitem(g, idx)
 
 
-def _joint_linear_jvp(prim):
+def _joint_linear_jvp(ts, ans, *xs, prim, **params):
     """JVP of a jointly linear n-ary primitive: apply it to the tangents, zeros for None."""
-    return lambda ts, ans, *xs, **params: prim(
-        *[_zeros_for(x) if t is None else t for t, x in zip(ts, xs)], **params)
+    return prim(*[_zeros_for(x) if t is None else t for t, x in zip(ts, xs)], **params)
 
 
 concatenate_p = define("concatenate", lambda *xs, axis: _onp.concatenate(xs, axis=axis),
+                       vjp_any=_concatenate_vjp,
+                       jvp_all=lambda ts, ans, *xs, **kw: _joint_linear_jvp(
+                           ts, ans, *xs, prim=concatenate_p, **kw),
                        spec=Spec([(((2,), (3,)), {"axis": 0}),
                                   (((2, 3), (1, 3), (2, 3)), {"axis": 0}),
                                   (((2, 1), (2, 3)), {"axis": 1})]))
-concatenate_p.vjp_any = _concatenate_vjp
-concatenate_p.jvp_all = _joint_linear_jvp(concatenate_p)
 
 
 @traced_version_of(_onp.concatenate)
-def concatenate(arrays, axis=0, out=None, **kwargs):
-    unsupported_kwargs("concatenate", dict(kwargs, **({"out": out} if out is not None else {})))
+def concatenate(arrays, axis=0, **kwargs):
+    unsupported_kwargs("concatenate", kwargs)
     arrays = [fnp.asarray(a) for a in arrays]
     if axis is None:
         arrays, axis = [fnp.ravel(a) for a in arrays], 0
@@ -152,15 +152,16 @@ def _stack_vjp(i, g, ans, *xs, axis):
 
 
 stack_p = define("stack", lambda *xs, axis: _onp.stack(xs, axis=axis),
+                 vjp_any=_stack_vjp,
+                 jvp_all=lambda ts, ans, *xs, **kw: _joint_linear_jvp(
+                     ts, ans, *xs, prim=stack_p, **kw),
                  spec=Spec([(((3,), (3,)), {"axis": 0}), (((2, 3), (2, 3), (2, 3)), {"axis": 2}),
                             (((), ()), {"axis": 0})]))
-stack_p.vjp_any = _stack_vjp
-stack_p.jvp_all = _joint_linear_jvp(stack_p)
 
 
 @traced_version_of(_onp.stack)
-def stack(arrays, axis=0, out=None, **kwargs):
-    unsupported_kwargs("stack", dict(kwargs, **({"out": out} if out is not None else {})))
+def stack(arrays, axis=0, **kwargs):
+    unsupported_kwargs("stack", kwargs)
     arrays = [fnp.asarray(a) for a in arrays]
     return stack_p(*arrays, axis=int(axis) % (_ndim(arrays[0]) + 1))
 

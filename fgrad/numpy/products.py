@@ -83,8 +83,8 @@ dot_p = define("dot", _onp.dot,
 
 
 @traced_version_of(_onp.dot)
-def dot(a, b, out=None):
-    unsupported_kwargs("dot", {"out": out} if out is not None else {})
+def dot(a, b, **kwargs):
+    unsupported_kwargs("dot", kwargs)
     return dot_p(a, b)
 
 

@@ -7,10 +7,10 @@ cotangent evenly among tied maxima, the same convention as ``maximum``.
 import numpy as _onp
 
 import fgrad.numpy as fnp
-from .. import errors
 from ..table import Spec, define
-from ..tracer import contains_tracer, innermost
+from ..tracer import innermost
 from .broadcasting import mask, shape_of
+from .wrapping import traced_version_of, unsupported_kwargs
 
 REDUCE = [(((4,),), {"axis": None, "keepdims": False}),
           (((2, 3),), {"axis": None, "keepdims": False}),
@@ -115,36 +115,25 @@ max_p = _extreme("max", _onp.max)
 min_p = _extreme("min", _onp.min)
 
 
+def _traced(prim, a, axis, dtype, keepdims, kwargs):
+    unsupported_kwargs(prim.name, kwargs)
+    a = fnp.asarray(a)
+    if dtype is not None:
+        a = fnp.astype(a, dtype)
+    return prim(a, axis=_axes(axis, len(shape_of(a))), keepdims=bool(keepdims))
+
+
 def _reduction(prim, np_fn):
-    """The numpy-signature wrapper: plain arrays go straight to numpy."""
-
+    @traced_version_of(np_fn)
     def reduce(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
-        if not contains_tracer(a):
-            return np_fn(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kwargs)
-        if out is not None:
-            raise errors.mutation(f"{prim.name}(..., out=...)")
-        if kwargs:
-            raise NotImplementedError(f"fgrad.numpy.{prim.name} does not support "
-                                      f"{sorted(kwargs)} on traced values yet")
-        a = fnp.asarray(a)
-        if dtype is not None:
-            a = fnp.astype(a, dtype)
-        return prim(a, axis=_axes(axis, len(shape_of(a))), keepdims=bool(keepdims))
-
-    reduce.__name__ = prim.name
-    reduce.__doc__ = np_fn.__doc__
+        return _traced(prim, a, axis, dtype, keepdims, dict(kwargs, out=out))
     return reduce
 
 
 def _reduction_nodtype(prim, np_fn):
-    base = _reduction(prim, lambda a, axis, dtype, out, keepdims, **kw:
-                      np_fn(a, axis=axis, out=out, keepdims=keepdims, **kw))
-
+    @traced_version_of(np_fn)
     def reduce(a, axis=None, out=None, keepdims=False, **kwargs):
-        return base(a, axis=axis, out=out, keepdims=keepdims, **kwargs)
-
-    reduce.__name__ = prim.name
-    reduce.__doc__ = np_fn.__doc__
+        return _traced(prim, a, axis, None, keepdims, dict(kwargs, out=out))
     return reduce
 
 

@@ -7,6 +7,7 @@ normalises the arguments and calls primitives.
 """
 import functools
 
+from .. import errors
 from ..tracer import contains_tracer
 
 
@@ -25,6 +26,11 @@ def traced_version_of(np_fn):
 
 
 def unsupported_kwargs(name, kwargs):
+    """Traced calls take numpy's core arguments; the rest (``out=``, ``casting=``, ...) are
+    refused by name rather than ignored. Arguments left at None are no request at all."""
+    kwargs = {k: v for k, v in kwargs.items() if v is not None}
+    if "out" in kwargs:
+        raise errors.out_argument(name)
     if kwargs:
         raise NotImplementedError(
             f"fgrad.numpy.{name}: the argument(s) {', '.join(sorted(kwargs))} are not supported "
