@@ -156,3 +156,16 @@ def test_functions_without_rules_behave_as_numpy_on_plain_values():
     onp.testing.assert_array_equal(np.linalg.det(onp.eye(2) * 2), onp.linalg.det(onp.eye(2) * 2))
     onp.testing.assert_array_equal(np.zeros((2, 3)), onp.zeros((2, 3)))
     onp.testing.assert_array_equal(np.linspace(0, 1, 5), onp.linspace(0, 1, 5))
+
+
+def test_where_condition_may_be_a_list_holding_tracers():
+    seen = []
+
+    def f(x):
+        seen.append(np.where([x[0] > 1.0, x[1] > 1.0]))
+        return np.sum(np.where([x[0] > 1.0, True], x, 0.0))
+
+    g = fgrad.grad(f)(onp.array([0.5, 2.0]))
+    onp.testing.assert_array_equal(g, [0.0, 1.0])
+    (idx,) = seen[0]
+    assert idx.dtype != object and idx.tolist() == [1]

@@ -12,7 +12,7 @@ import numpy as _onp
 
 import fgrad.numpy as fnp
 from ..table import Spec, define, deflinear, defvjp, defjvp
-from ..tracer import innermost
+from ..tracer import innermost, strip
 from .broadcasting import broadcast_like, mask, unbroadcast
 from .wrapping import traced_version_of, unsupported_kwargs
 
@@ -182,9 +182,10 @@ def _shape(x):
 
 def where(condition, x=None, y=None):
     """numpy.where; the condition has no derivative, ``x`` and ``y`` are selected from."""
+    condition = strip(condition)  # tracers anywhere in it, lists included, count as values
     if x is None and y is None:
-        return _onp.where(innermost(condition))
-    return where_p(innermost(condition), x, y)
+        return _onp.where(condition)
+    return where_p(condition, x, y)
 
 
 @traced_version_of(_onp.clip)
