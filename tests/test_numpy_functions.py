@@ -169,3 +169,15 @@ def test_where_condition_may_be_a_list_holding_tracers():
     onp.testing.assert_array_equal(g, [0.0, 1.0])
     (idx,) = seen[0]
     assert idx.dtype != object and idx.tolist() == [1]
+
+
+def test_full_like_and_full():
+    x = onp.array([[0.5, 1.5], [2.0, 0.7]])
+    # no derivative through the template, the fill value's derivative broadcast
+    assert onp.all(fgrad.grad(lambda x: np.sum(np.full_like(x, 3.0) * x))(x) == 3.0)
+    assert fgrad.grad(lambda c: np.sum(np.full_like(x, c)))(2.0) == 4.0
+    assert fgrad.grad(lambda c: np.sum(np.full((2, 3), c) ** 2))(2.0) == 24.0
+    v, _ = fgrad.vjp(lambda c: np.full(3, c, dtype=np.float32), 2.0)
+    onp.testing.assert_array_equal(v, onp.full(3, 2.0, dtype=onp.float32))
+    assert v.dtype == onp.float32
+    onp.testing.assert_array_equal(np.full_like(x, 7), onp.full_like(x, 7))

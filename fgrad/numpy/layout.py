@@ -205,3 +205,26 @@ def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, **k
     while _ndim(out) < ndmin:
         out = expand_dims(out, 0)
     return out
+
+
+def _filled(fill_value, shape, dtype):
+    """An array of ``shape`` holding a traced ``fill_value`` (a broadcast, so differentiable)."""
+    fill = asarray(fill_value)
+    return broadcast_to(fill if dtype is None else astype(fill, dtype), shape)
+
+
+@traced_version_of(_onp.full_like)
+def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None):
+    """numpy.full_like: no derivative with respect to ``a`` (only its shape and dtype are
+    used); a traced ``fill_value`` is broadcast, with its derivative."""
+    template = _onp.empty_like(innermost(a), dtype=dtype, shape=shape)
+    if not contains_tracer(fill_value):
+        return _onp.full_like(template, fill_value)
+    return _filled(fill_value, template.shape, template.dtype)
+
+
+@traced_version_of(_onp.full)
+def full(shape, fill_value, dtype=None, order="C", **kwargs):
+    """numpy.full; a traced ``fill_value`` is broadcast, with its derivative."""
+    shape = (shape,) if isinstance(shape, (int, _onp.integer)) else tuple(shape)
+    return _filled(fill_value, shape, dtype)
