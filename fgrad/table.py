@@ -17,9 +17,11 @@ they can be differentiated again: that is all higher-order derivatives need.
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
+import numpy as _onp
+
 from . import errors
 from . import tracer as _tracer
-from .tracer import Tracer, contains_tracer, dispatch
+from .tracer import Tracer, contains_tracer, dispatch, innermost
 
 PRIMITIVES = {}  # name -> Primitive: the one table
 _BUILTIN = set()  # names defined by fgrad itself, which users may not replace
@@ -185,15 +187,31 @@ def _linear_jvp(prim, i):
     return lambda t, ans, *args, **params: prim(*args[:i], t, *args[i + 1:], **params)
 
 
+def _jointly_linear_jvp(prim):
+    """JVP of a primitive linear in all its arguments together (``concatenate``, ``stack``):
+    the primitive applied to the tangents, zeros standing in for the missing ones."""
+    def jvp_all(tangents, ans, *args, **params):
+        return prim(*[_zeros_like(x) if t is None else t for t, x in zip(tangents, args)],
+                    **params)
+    return jvp_all
+
+
+def _zeros_like(x):
+    v = innermost(x)
+    return _onp.zeros(_onp.shape(v), _onp.result_type(v))
+
+
 def define(name, impl, vjps=(), jvps=None, *, linear=False, spec=None, doc=None,
-           vjp_any=None, jvp_all=None):
+           vjp_any=None, jointly_linear=False):
     """Make a built-in primitive and its rules in one statement (used by the rule families).
 
     Variadic primitives give ``vjp_any(argnum, g, ans, *args, **params)`` instead of one VJP
-    per argument, and may give ``jvp_all(tangents, ans, *args, **params)``, a JVP taking
-    every argument's tangent at once (``None`` for zero)."""
+    per argument; ``jointly_linear=True`` makes their JVP the primitive applied to all the
+    tangents at once."""
     p = Primitive(name, impl, spec, doc)
-    p.vjp_any, p.jvp_all = vjp_any, jvp_all
+    p.vjp_any = vjp_any
+    if jointly_linear:
+        p.jvp_all = _jointly_linear_jvp(p)
     if name in PRIMITIVES:
         raise ValueError(f"primitive {name} is defined twice")
     PRIMITIVES[name] = p

@@ -360,7 +360,8 @@ def jacrev(f, argnums=0, has_aux=False):
             for e in _basis(val):
                 cts = rec.tape.backward([(node, e)]) if node is not None else {}
                 for j, (n, x) in enumerate(zip(rec.in_nodes, rec.inputs)):
-                    rows[j].append(_zeros_like(x) if cts.get(n) is None else cts[n])
+                    rows[j].append(_zeros_like(x) if cts.get(n) is None
+                                   else _shaped_like(cts[n], x))
             out_shape = _onp.shape(innermost(val))
             blocks.append(tree_unflatten(rec.in_tree, [
                 _assemble(r, out_shape, _onp.shape(innermost(x)), 0)

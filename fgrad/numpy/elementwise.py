@@ -11,7 +11,7 @@ import math
 import numpy as _onp
 
 import fgrad.numpy as fnp
-from ..table import Spec, define, deflinear, defvjp, defjvp
+from ..table import Spec, define
 from ..tracer import innermost, strip
 from .broadcasting import broadcast_like, mask, unbroadcast
 from .wrapping import traced_version_of, unsupported_kwargs

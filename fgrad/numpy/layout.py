@@ -10,7 +10,7 @@ import fgrad.numpy as fnp
 from ..table import Spec, define
 from ..tracer import Tracer, contains_tracer, innermost
 from .broadcasting import dtype_of, shape_of, unbroadcast
-from .wrapping import traced_version_of, unsupported_kwargs
+from .wrapping import as_tuple, traced_version_of, unsupported_kwargs
 
 
 def _ndim(x):
@@ -27,8 +27,7 @@ reshape_p = define("reshape", lambda x, shape, order: _onp.reshape(x, shape, ord
 
 @traced_version_of(_onp.reshape)
 def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
-    shape = newshape if shape is None else shape
-    shape = (shape,) if isinstance(shape, (int, _onp.integer)) else tuple(shape)
+    shape = as_tuple(newshape if shape is None else shape)
     return reshape_p(fnp.asarray(a), shape=shape, order=order)
 
 
@@ -84,8 +83,7 @@ expand_dims_p = define("expand_dims", lambda x, axis: _onp.expand_dims(x, axis),
 
 @traced_version_of(_onp.expand_dims)
 def expand_dims(a, axis):
-    axis = (axis,) if isinstance(axis, (int, _onp.integer)) else tuple(axis)
-    return expand_dims_p(fnp.asarray(a), axis=tuple(int(i) for i in axis))
+    return expand_dims_p(fnp.asarray(a), axis=tuple(int(i) for i in as_tuple(axis)))
 
 
 squeeze_p = define("squeeze", lambda x, axis: _onp.squeeze(x, axis),
@@ -96,9 +94,7 @@ squeeze_p = define("squeeze", lambda x, axis: _onp.squeeze(x, axis),
 
 @traced_version_of(_onp.squeeze)
 def squeeze(a, axis=None):
-    if axis is not None:
-        axis = (axis,) if isinstance(axis, (int, _onp.integer)) else tuple(axis)
-    return squeeze_p(fnp.asarray(a), axis=axis)
+    return squeeze_p(fnp.asarray(a), axis=None if axis is None else as_tuple(axis))
 
 
 broadcast_to_p = define("broadcast_to", lambda x, shape: _onp.broadcast_to(x, shape),
@@ -110,12 +106,7 @@ broadcast_to_p = define("broadcast_to", lambda x, shape: _onp.broadcast_to(x, sh
 
 @traced_version_of(_onp.broadcast_to)
 def broadcast_to(array, shape, subok=False):
-    shape = (shape,) if isinstance(shape, (int, _onp.integer)) else tuple(shape)
-    return broadcast_to_p(fnp.asarray(array), shape=shape)
-
-
-def _zeros_for(x):
-    return _onp.zeros(shape_of(x), dtype_of(x))
+    return broadcast_to_p(fnp.asarray(array), shape=as_tuple(shape))
 
 
 def _concatenate_vjp(i, g, ans, *xs, axis):
@@ -124,15 +115,8 @@ def _concatenate_vjp(i, g, ans, *xs, axis):
     return fnp.getitem(g, idx)
 
 
-def _joint_linear_jvp(ts, ans, *xs, prim, **params):
-    """JVP of a jointly linear n-ary primitive: apply it to the tangents, zeros for None."""
-    return prim(*[_zeros_for(x) if t is None else t for t, x in zip(ts, xs)], **params)
-
-
 concatenate_p = define("concatenate", lambda *xs, axis: _onp.concatenate(xs, axis=axis),
-                       vjp_any=_concatenate_vjp,
-                       jvp_all=lambda ts, ans, *xs, **kw: _joint_linear_jvp(
-                           ts, ans, *xs, prim=concatenate_p, **kw),
+                       vjp_any=_concatenate_vjp, jointly_linear=True,
                        spec=Spec([(((2,), (3,)), {"axis": 0}),
                                   (((2, 3), (1, 3), (2, 3)), {"axis": 0}),
                                   (((2, 1), (2, 3)), {"axis": 1})]))
@@ -152,9 +136,7 @@ def _stack_vjp(i, g, ans, *xs, axis):
 
 
 stack_p = define("stack", lambda *xs, axis: _onp.stack(xs, axis=axis),
-                 vjp_any=_stack_vjp,
-                 jvp_all=lambda ts, ans, *xs, **kw: _joint_linear_jvp(
-                     ts, ans, *xs, prim=stack_p, **kw),
+                 vjp_any=_stack_vjp, jointly_linear=True,
                  spec=Spec([(((3,), (3,)), {"axis": 0}), (((2, 3), (2, 3), (2, 3)), {"axis": 2}),
                             (((), ()), {"axis": 0})]))
 
@@ -226,5 +208,4 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None):
 @traced_version_of(_onp.full)
 def full(shape, fill_value, dtype=None, order="C", **kwargs):
     """numpy.full; a traced ``fill_value`` is broadcast, with its derivative."""
-    shape = (shape,) if isinstance(shape, (int, _onp.integer)) else tuple(shape)
-    return _filled(fill_value, shape, dtype)
+    return _filled(fill_value, as_tuple(shape), dtype)

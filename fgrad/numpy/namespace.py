@@ -13,8 +13,6 @@ Each numpy name falls in one of three groups:
 import functools
 import types
 
-import numpy as _onp
-
 from .. import errors
 from ..tracer import contains_tracer, strip
 
@@ -49,7 +47,7 @@ def no_rule_yet(fn, qualname):
     def wrapper(*args, **kwargs):
         if contains_tracer(args) or (kwargs and contains_tracer(kwargs)):
             argnum = next((i for i, a in enumerate(args) if contains_tracer(a)), 0)
-            raise errors.no_rule(qualname, argnum, "derivative")
+            raise errors.no_rule(qualname, argnum)
         return fn(*args, **kwargs)
 
     wrapper._fgrad_status = "unsupported"

@@ -10,7 +10,7 @@ import numpy as _onp
 import fgrad.numpy as fnp
 from ..table import Spec, define
 from .broadcasting import shape_of, unbroadcast
-from .wrapping import traced_version_of, unsupported_kwargs
+from .wrapping import as_tuple, traced_version_of, unsupported_kwargs
 
 
 def _ndim(x):
@@ -58,9 +58,7 @@ def tensordot(a, b, axes=2):
     if isinstance(axes, (int, _onp.integer)):
         ia, ib = list(range(na - axes, na)), list(range(axes))
     else:
-        ia, ib = axes
-        ia = [ia] if isinstance(ia, (int, _onp.integer)) else list(ia)
-        ib = [ib] if isinstance(ib, (int, _onp.integer)) else list(ib)
+        ia, ib = as_tuple(axes[0]), as_tuple(axes[1])
     axes = (tuple(int(i) % na for i in ia), tuple(int(i) % nb for i in ib))
     return tensordot_p(a, b, axes=axes)
 

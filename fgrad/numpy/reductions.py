@@ -10,7 +10,7 @@ import fgrad.numpy as fnp
 from ..table import Spec, define
 from ..tracer import innermost
 from .broadcasting import mask, shape_of
-from .wrapping import traced_version_of, unsupported_kwargs
+from .wrapping import as_tuple, traced_version_of, unsupported_kwargs
 
 REDUCE = [(((4,),), {"axis": None, "keepdims": False}),
           (((2, 3),), {"axis": None, "keepdims": False}),
@@ -24,8 +24,7 @@ def _axes(axis, ndim):
     """Normalise ``axis`` to a sorted tuple of non-negative ints, or None for all axes."""
     if axis is None:
         return None
-    axes = (axis,) if isinstance(axis, (int, _onp.integer)) else tuple(axis)
-    return tuple(sorted(int(a) % ndim if ndim else int(a) for a in axes))
+    return tuple(sorted(int(a) % ndim if ndim else int(a) for a in as_tuple(axis)))
 
 
 def kept_shape(shape, axis):

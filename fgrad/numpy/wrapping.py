@@ -7,6 +7,8 @@ normalises the arguments and calls primitives.
 """
 import functools
 
+import numpy as _onp
+
 from .. import errors
 from ..tracer import contains_tracer
 
@@ -23,6 +25,11 @@ def traced_version_of(np_fn):
         return wrapper
 
     return decorate
+
+
+def as_tuple(x):
+    """An int-or-sequence argument (a shape, an axis) as a tuple."""
+    return (x,) if isinstance(x, (int, _onp.integer)) else tuple(x)
 
 
 def unsupported_kwargs(name, kwargs):
