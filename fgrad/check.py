@@ -1,6 +1,7 @@
 """``python -m fgrad check``: every rule in the primitive table against finite differences.
 
-For each primitive, each case of its ``Spec`` is run on random arguments inside its domain;
+Checked are the primitives and the public functions composed of them (listed as
+``np.<numpy name>``). For each, each case of its ``Spec`` is run on random arguments inside its domain;
 reverse mode (VJP) and forward mode (JVP) are checked separately, each to the spec's order
 (order 2 checks both modes of the derivative too). Exit code 0 only if every rule passes.
 """
@@ -9,7 +10,8 @@ import sys
 
 import numpy as _onp
 
-from .table import PRIMITIVES
+from . import numpy as _fnp  # noqa: F401  (registers the table)
+from .table import checked
 from .testing import as_function, check_grads, random_case
 
 
@@ -44,18 +46,20 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     rng = _onp.random.default_rng(args.seed)
-    names = args.names or sorted(PRIMITIVES)
-    unknown = [n for n in names if n not in PRIMITIVES]
+    entries = checked()
+    names = args.names or sorted(entries)
+    unknown = [n for n in names if n not in entries]
     if unknown:
         parser.error(f"no such primitive: {', '.join(unknown)}")
-    print(f"{'primitive':<14} {'VJP':<5} {'JVP':<5} {'order':>5} {'worst rel err':>14}  result")
+    width = max(map(len, names)) + 1
+    print(f"{'primitive':<{width}} {'VJP':<5} {'JVP':<5} {'order':>5} {'worst rel err':>14}  result")
     failures = []
     for name in names:
-        prim = PRIMITIVES[name]
+        prim = entries[name]
         vjp_ok, jvp_ok, worst, msg = check_primitive(prim, rng, args.trials)
         passed = vjp_ok and jvp_ok
         order = prim.spec.order if prim.spec else "-"
-        print(f"{name:<14} {'ok' if vjp_ok else 'FAIL':<5} {'ok' if jvp_ok else 'FAIL':<5} "
+        print(f"{name:<{width}} {'ok' if vjp_ok else 'FAIL':<5} {'ok' if jvp_ok else 'FAIL':<5} "
               f"{order:>5} {worst:>14.2e}  {'pass' if passed else 'FAIL'}")
         if not passed:
             failures.append((name, msg))

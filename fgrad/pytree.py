@@ -1,4 +1,5 @@
-"""Pytrees: nested tuples, lists and dicts (and None) whose leaves are arrays or scalars.
+"""Pytrees: nested tuples (namedtuples too), lists and dicts (and None) whose leaves are arrays or
+scalars.
 
 Transforms flatten their arguments and results to a list of leaves plus a ``TreeDef`` that
 knows how to rebuild the containers, so the core only ever sees flat lists.
@@ -32,6 +33,8 @@ class TreeDef:
             inner = ", ".join(f"{k!r}: {c!r}" for k, c in zip(self.keys, self.children))
             return "{" + inner + "}"
         inner = ", ".join(repr(c) for c in self.children)
+        if self.kind == "namedtuple":
+            return f"{self.keys.__name__}({inner})"
         return f"({inner},)" if self.kind == "tuple" else f"[{inner}]"
 
 
@@ -59,6 +62,8 @@ def _flatten(tree, leaves):
         return TreeDef("dict", keys, tuple(_flatten(tree[k], leaves) for k in keys))
     if tree is None:
         return NONE
+    if isinstance(tree, tuple) and hasattr(cls, "_fields"):  # a namedtuple keeps its class
+        return TreeDef("namedtuple", cls, tuple(_flatten(c, leaves) for c in tree))
     leaves.append(tree)
     return LEAF
 
@@ -82,6 +87,8 @@ def _unflatten(td, it):
         return tuple(children)
     if td.kind == "list":
         return children
+    if td.kind == "namedtuple":
+        return td.keys(*children)
     return dict(zip(td.keys, children))
 
 

@@ -25,6 +25,9 @@ from .tracer import Tracer, contains_tracer, dispatch, innermost
 
 PRIMITIVES = {}  # name -> Primitive: the one table
 _BUILTIN = set()  # names defined by fgrad itself, which users may not replace
+# numpy's qualified name ("var", "linalg.norm") -> Function: public fgrad.numpy functions
+# composed of primitives, each checked as a whole from its own Spec
+FUNCTIONS = {}
 
 
 @dataclass
@@ -222,3 +225,88 @@ def define(name, impl, vjps=(), jvps=None, *, linear=False, spec=None, doc=None,
         defvjp(p, *vjps)
         defjvp(p, *(jvps or ()))
     return p
+
+
+class Function:
+    """A public ``fgrad.numpy`` function built from primitives (``var`` from ``mean``, ``hstack``
+    from ``concatenate``), registered with a ``Spec`` so the generated tests and
+    ``python -m fgrad check`` verify it through the same door users call it by.
+
+    ``fn`` is the public function, ``impl`` numpy's own (the reference for forward values)."""
+
+    def __init__(self, name, fn, impl, spec):
+        self.name, self.fn, self.impl, self.spec = name, fn, impl, spec
+        self.__name__ = name
+
+    def __repr__(self):
+        return f"<fgrad function {self.name}>"
+
+    def __call__(self, *args, **params):
+        return self.fn(*args, **params)
+
+
+def checked():
+    """Everything the generated tests and ``python -m fgrad check`` verify, by test name:
+    each primitive under its name, each composed function as ``np.<numpy name>``."""
+    entries = dict(PRIMITIVES)
+    entries.update(("np." + name, f) for name, f in FUNCTIONS.items())
+    return entries
+
+
+def register_function(name, fn, impl, spec):
+    """Add ``fn`` (the public function named ``name`` after numpy) to ``FUNCTIONS``."""
+    if name in FUNCTIONS:
+        raise ValueError(f"function {name} is registered twice")
+    FUNCTIONS[name] = Function(name, fn, impl, spec)
+    fn._fgrad_status = "differentiable"
+    return fn
+
+
+def define_multi(name, impl, out_shapes, vjp, jvp, *, spec=None, doc=None):
+    """A primitive with several outputs (``eigh``'s values and vectors, ``svd``'s factors).
+
+    The table stays single-output: the outputs travel packed, ravelled into one vector, and
+    the returned function splits them again (with ``getitem``/``reshape``, which are
+    differentiable, so nesting works unchanged). The rules see the outputs as tuples:
+
+        impl(*args, **params)                 -> tuple of arrays (all of one dtype)
+        out_shapes(*args, **params)           -> their shapes (from the arguments' shapes)
+        vjp(argnum, gs, outs, *args, **params) -> cotangent of args[argnum]; ``gs`` is a tuple
+                                                 with one cotangent per output
+        jvp(tangents, outs, *args, **params)  -> tuple of output tangents; ``tangents`` has
+                                                 one entry per argument (None for zero)
+
+    Returns ``multi(*args, **params) -> tuple of outputs``; the primitive is ``multi.prim``.
+    """
+    def packed_impl(*args, **params):
+        return _onp.concatenate([_onp.ravel(o) for o in impl(*args, **params)])
+
+    def unpack(v, args, params):
+        outs, start = [], 0
+        for shape in out_shapes(*args, **params):
+            n = int(_onp.prod(shape, dtype=int))
+            outs.append(_tracer.fnp.reshape(_tracer.fnp.getitem(v, slice(start, start + n)),
+                                            shape))
+            start += n
+        return tuple(outs)
+
+    def pack(parts, like):
+        fnp = _tracer.fnp
+        parts = [fnp.zeros_like(innermost(o)) if p is None else p for p, o in zip(parts, like)]
+        return fnp.concatenate([fnp.ravel(p) for p in parts])
+
+    def vjp_any(i, g, ans, *args, **params):
+        return vjp(i, unpack(g, args, params), unpack(ans, args, params), *args, **params)
+
+    def jvp_all(tangents, ans, *args, **params):
+        outs = unpack(ans, args, params)
+        return pack(jvp(tangents, outs, *args, **params), outs)
+
+    p = define(name, packed_impl, spec=spec, doc=doc, vjp_any=vjp_any)
+    p.jvp_all = jvp_all
+
+    def multi(*args, **params):
+        return unpack(p(*args, **params), args, params)
+
+    multi.prim = p
+    return multi

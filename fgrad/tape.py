@@ -13,6 +13,8 @@ Rules are called on the recorded values, which are tracers of outer transforms w
 derivatives are nested; the rule's own operations are then recorded by those transforms,
 which is how higher-order derivatives come about.
 """
+import numpy as _onp
+
 from .tracer import Trace, Tracer
 from . import tracer as _tracer
 
@@ -21,10 +23,13 @@ class Node:
     """One tape entry: ``ans = prim(*args, **params)``; ``parents[i]`` is the node that
     produced ``args[i]`` on this tape, or ``None`` if that input is a constant here."""
 
-    __slots__ = ("prim", "args", "params", "ans", "parents")
+    __slots__ = ("prim", "args", "params", "ans", "parents", "real_inputs")
 
-    def __init__(self, prim, args, params, ans, parents):
+    def __init__(self, prim, args, params, ans, parents, real_inputs=()):
         self.prim, self.args, self.params, self.ans, self.parents = prim, args, params, ans, parents
+        # traced real inputs of a complex output: their cotangents are the real part of what
+        # the rules give (JAX's convention; the imaginary part is no direction of a real input)
+        self.real_inputs = real_inputs
 
 
 class TapeTracer(Tracer):
@@ -55,6 +60,9 @@ class Tape(Trace):
                 parents[i] = a._node
         ans = prim(*vals, **params)
         node = Node(prim, vals, params, ans, parents)
+        if getattr(ans, "dtype", None) in _COMPLEX:
+            node.real_inputs = tuple(i for i, p in enumerate(parents)
+                                     if p is not None and _dtype(vals[i]) not in _COMPLEX)
         self.nodes.append(node)
         return TapeTracer(self, ans, node)
 
@@ -83,6 +91,8 @@ class Tape(Trace):
                     continue
                 c = prim.vjp(i)(g, ans, *args, **params)
                 if c is not None:
+                    if i in node.real_inputs:
+                        c = _tracer.fnp.real(c)
                     old = cts.get(p)
                     cts[p] = c if old is None else add(old, c)
         return cts
@@ -99,6 +109,13 @@ class Tape(Trace):
                 if out is not None:
                     tans[node] = out
         return tans
+
+
+_COMPLEX = (_onp.dtype("complex64"), _onp.dtype("complex128"), _onp.dtype("clongdouble"))
+
+
+def _dtype(x):
+    return getattr(x, "dtype", None) or _onp.result_type(x)
 
 
 def _popping(nodes):

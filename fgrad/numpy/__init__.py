@@ -6,8 +6,9 @@ functions with rules take and return tracers; zero-derivative functions (``floor
 ``argmax``, comparisons, ...) return plain arrays; any other function raises
 ``NoDerivativeRuleError`` naming itself and showing how to add a rule.
 
-The rules live in one module per family: ``elementwise``, ``reductions``, ``layout``,
-``products``, ``indexing``. Beyond numpy's names this module has ``getitem``, ``index_add`` and
+The rules live in one module per family: ``elementwise``, ``reductions``, ``statistics``,
+``layout``, ``joining``, ``products``, ``einsum``, ``indexing``, ``selection``, and the
+``linalg`` and ``fft`` submodules. Beyond numpy's names this module has ``getitem``, ``index_add`` and
 ``index_set``, the primitives behind ``x[idx]`` and ``x.at[idx].add/set``.
 """
 import sys as _sys
@@ -15,16 +16,21 @@ import sys as _sys
 import numpy as _onp
 
 from . import elementwise as _elementwise
+from . import einsum as _einsum
 from . import indexing as _indexing
+from . import joining as _joining
+from . import layout as _layout
 from . import products as _products
 from . import reductions as _reductions
-from . import layout as _layout
+from . import selection as _selection
+from . import statistics as _statistics
 from .namespace import mirror as _mirror
 from .. import tracer as _tracer
 
 _EXTRAS = ("getitem", "index_add", "index_set")
 
-for _family in (_elementwise, _reductions, _layout, _products, _indexing):
+for _family in (_elementwise, _reductions, _statistics, _layout, _joining, _products, _einsum,
+                _indexing, _selection):
     for _name, _obj in vars(_family).items():
         if not _name.startswith("_") and (hasattr(_onp, _name) or _name in _EXTRAS) \
                 and callable(_obj) and not isinstance(_obj, type):

@@ -55,12 +55,19 @@ def no_rule_yet(fn, qualname):
 
 
 def mirror(module, namespace, prefix):
-    """Fill ``namespace`` with ``module``'s public names that it does not define yet."""
+    """Fill ``namespace`` with ``module``'s public names that it does not define yet.
+
+    A numpy name that is another name's object (``acos`` is ``arccos``, ``concat`` is
+    ``concatenate``) gets fgrad's version of that object."""
+    ours = {id(getattr(module, n)): v for n, v in list(namespace.items())
+            if not n.startswith("_") and callable(v) and hasattr(module, n)}
     for name in dir(module):
         if name.startswith("_") or name in namespace:
             continue
         obj = getattr(module, name)
-        if isinstance(obj, (type, types.ModuleType)) or not callable(obj):
+        if id(obj) in ours:
+            namespace[name] = ours[id(obj)]
+        elif isinstance(obj, (type, types.ModuleType)) or not callable(obj):
             namespace[name] = obj
         elif name in ZERO_DERIVATIVE:
             namespace[name] = zero_derivative(obj)

@@ -10,7 +10,8 @@ import functools
 import numpy as _onp
 
 from .. import errors
-from ..tracer import contains_tracer
+from ..table import Primitive, register_function
+from ..tracer import contains_tracer, strip
 
 
 def traced_version_of(np_fn):
@@ -25,6 +26,44 @@ def traced_version_of(np_fn):
         return wrapper
 
     return decorate
+
+
+def differentiable(np_fn, spec, name=None, numpy_values=False):
+    """``traced_version_of(np_fn)``, registered in the table's ``FUNCTIONS`` with ``spec``, so
+    the generated tests check the public function itself, both modes, to ``spec.order``.
+
+    ``name`` is numpy's qualified name (default ``np_fn.__name__``; ``"linalg.norm"`` for
+    submodules). Traced forward values must equal numpy's bit for bit; a composite that
+    computes them in another order (``median`` by sorting) passes ``numpy_values=True`` to have
+    its values replaced by numpy's own, its derivatives kept."""
+    def decorate(traced):
+        if numpy_values:
+            body = traced
+
+            def traced(*args, **kwargs):
+                return with_numpy_values(body(*args, **kwargs), np_fn, args, kwargs)
+
+        public = traced_version_of(np_fn)(traced)
+        return register_function(name or np_fn.__name__, public, np_fn, spec)
+
+    return decorate
+
+
+# The derivative of its first argument with a value given as a parameter. Its rules are exact
+# only because the value differs from the first argument by rounding alone, which no finite
+# difference can check, so it stays outside the checked table; only the wrapper below uses it.
+_numpy_value = Primitive("numpy_value", lambda y, value: value)
+_numpy_value.vjps[0] = lambda g, ans, y, value: g
+_numpy_value.jvps[0] = lambda t, ans, y, value: t
+
+
+def with_numpy_values(result, np_fn, args, kwargs):
+    """``result`` (an array or tuple of arrays) with the values numpy's ``np_fn`` gives."""
+    value = np_fn(*strip(args), **strip(kwargs))
+    if isinstance(result, tuple):
+        return type(result)(r if not contains_tracer(r) else _numpy_value(r, value=v)
+                            for r, v in zip(result, value))
+    return _numpy_value(result, value=value) if contains_tracer(result) else value
 
 
 def as_tuple(x):

@@ -21,8 +21,9 @@ def check_grads(f, args, order=2, modes=("fwd", "rev"), eps=1e-6, rtol=1e-5, ato
                 seed=0):
     """Check ``f``'s derivatives at ``args`` in every mode of ``modes`` up to ``order``.
 
-    ``args`` is a tuple of float64 arrays or pytrees (the positional arguments, all
-    differentiated). Raises ``AssertionError`` naming the mode combination, the worst relative
+    ``args`` is a tuple of float64 or complex128 arrays or pytrees (the positional arguments,
+    all differentiated). Complex values follow JAX's convention: the VJP is the transpose of
+    the JVP under the pairing ``Re sum(x * y)``. Raises ``AssertionError`` naming the mode combination, the worst relative
     error and where it occurred; returns the worst relative error seen.
 
     >>> import fgrad.numpy as np
@@ -42,7 +43,14 @@ def check_grads(f, args, order=2, modes=("fwd", "rev"), eps=1e-6, rtol=1e-5, ato
 
 def _random_like(tree, rng):
     leaves, td = tree_flatten(tree)
-    return tree_unflatten(td, [_as_float(rng.standard_normal(_onp.shape(x))) for x in leaves])
+    return tree_unflatten(td, [_random(x, rng) for x in leaves])
+
+
+def _random(x, rng):
+    a = rng.standard_normal(_onp.shape(x))
+    if _onp.iscomplexobj(x):
+        a = a + 1j * rng.standard_normal(_onp.shape(x))
+    return _as_float(a)
 
 
 def _as_float(a):
@@ -57,7 +65,21 @@ def _axpy(a, x, y):
 
 
 def _leaves(tree):
-    return [_onp.asarray(x, dtype=float) for x in tree_flatten(tree)[0]]
+    """Leaves as float64 or complex128 arrays."""
+    return [_onp.asarray(x, dtype=complex if _onp.iscomplexobj(x) else float)
+            for x in tree_flatten(tree)[0]]
+
+
+def _pairing(xs, ys):
+    """``Re sum(x * y)`` over lists of arrays: the (unconjugated) pairing under which a VJP is
+    the transpose of the JVP, for real and complex values alike (JAX's convention)."""
+    return sum(_onp.sum(_onp.asarray(a) * _onp.asarray(b)).real for a, b in zip(xs, ys))
+
+
+def _as_real(a):
+    """A complex array as real numbers (real and imaginary parts along a last axis)."""
+    a = _onp.asarray(a)
+    return _onp.stack([a.real, a.imag], axis=-1) if _onp.iscomplexobj(a) else a.astype(float)
 
 
 def _numeric_jvp(f, args, tangents, eps):
@@ -69,7 +91,7 @@ def _numeric_jvp(f, args, tangents, eps):
 def _compare(name, got, want, rtol, atol, worst):
     """Elementwise ``|got - want| <= atol + rtol |want|`` over lists of arrays."""
     for k, (g, w) in enumerate(zip(got, want)):
-        g, w = _onp.asarray(g, dtype=float), _onp.asarray(w, dtype=float)
+        g, w = _as_real(g), _as_real(w)
         if g.shape != w.shape:
             raise AssertionError(f"{name}: output {k} has shape {g.shape}, expected {w.shape}")
         if g.size == 0:
@@ -96,8 +118,8 @@ def _check(f, args, order, modes, eps, rtol, atol, rng, name, worst):
         out, f_vjp = vjp(f, *args)
         c = _random_like(out, rng)
         ct = f_vjp(c)
-        got = sum(_onp.vdot(a, b) for a, b in zip(_leaves(ct), _leaves(t)))
-        want = sum(_onp.vdot(a, b) for a, b in zip(numeric, _leaves(c)))
+        got = _pairing(_leaves(ct), _leaves(t))
+        want = _pairing(numeric, _leaves(c))
         _compare(f"vjp of {name} (<t, J^T c> vs <J t, c>)", [got], [want], rtol, atol, worst)
     if order > 1:
         n = len(args)
@@ -124,7 +146,13 @@ def random_case(prim, rng, case=None, dtype=_onp.float64, tries=200):
         args = []
         for i, s in enumerate(shapes):
             d = spec.arg_domain(i)
-            a = rng.random(s) < 0.5 if d == "bool" else rng.uniform(d[0], d[1], s).astype(dtype)
+            if d == "bool":
+                a = rng.random(s) < 0.5
+            elif d == "complex":
+                a = (rng.uniform(-2, 2, s) + 1j * rng.uniform(-2, 2, s)).astype(
+                    _onp.result_type(dtype, _onp.complex64))
+            else:
+                a = rng.uniform(d[0], d[1], s).astype(dtype)
             args.append(a[()] if a.ndim == 0 else a)
         if spec.valid is None or spec.valid(*[a for i, a in enumerate(args)
                                               if spec.arg_domain(i) != "bool"]):

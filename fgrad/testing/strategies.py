@@ -31,8 +31,15 @@ def _inside(lo, hi, dtype):
 def argument(shape, domain, dtype=_onp.float64):
     if domain == "bool":
         return arrays(_onp.bool_, shape)
-    return arrays_in(shape, domain[0], domain[1], dtype).map(
-        lambda a: a[()] if a.ndim == 0 else a)
+    if domain == "complex":  # real and imaginary parts in [-2, 2]
+        part = arrays_in(shape, -2.0, 2.0, dtype)
+        ctype = _onp.result_type(dtype, _onp.complex64)
+        return st.tuples(part, part).map(lambda p: _scalar((p[0] + 1j * p[1]).astype(ctype)))
+    return arrays_in(shape, domain[0], domain[1], dtype).map(_scalar)
+
+
+def _scalar(a):
+    return a[()] if a.ndim == 0 else a
 
 
 @st.composite

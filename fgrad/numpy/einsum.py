@@ -1,0 +1,1 @@
+"""einsum: any subscripts, repeated indices and ellipsis."""

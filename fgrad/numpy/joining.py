@@ -1,0 +1,1 @@
+"""Joining, splitting, repeating and padding arrays: hstack, split, tile, pad, insert, ..."""

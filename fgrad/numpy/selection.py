@@ -1,0 +1,1 @@
+"""Selecting and reordering entries: take, compress, sort, flip, roll, diagonals, triangles."""

@@ -1,0 +1,1 @@
+"""Statistics and running reductions: var, std, cumsum, median, percentile, nan-functions."""
