@@ -43,6 +43,9 @@ class Spec:
     order   -- highest derivative order checked against finite differences.
     eps     -- finite-difference step (larger for outputs of low precision).
     dtypes  -- float dtypes whose forward values are compared with numpy.
+    call    -- optional ``call(fn, *args, **params)``: how a test calls the function with the
+               drawn arguments, for signatures that are not one array per argument
+               (``hstack([a, b])``: ``call=lambda f, *xs: f(list(xs))``).
     """
 
     cases: list
@@ -53,6 +56,13 @@ class Spec:
     atol: float = 1e-6
     eps: float = 1e-6
     dtypes: tuple = ("float64", "float32")
+    call: Optional[Callable] = None
+
+    def invoke(self, fn, args, params):
+        """``fn`` called on one drawn case, the way ``call`` says."""
+        if self.call is None:
+            return fn(*args, **params)
+        return self.call(fn, *args, **params)
 
     def arg_domain(self, i):
         d = self.domain

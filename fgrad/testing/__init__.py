@@ -168,7 +168,7 @@ def as_function(prim, args, params):
         full = list(args)
         for i, x in zip(diff, xs):
             full[i] = x
-        return prim(*full, **params)
+        return prim.spec.invoke(prim, full, params)
 
     f.__name__ = prim.name
     return f, tuple(args[i] for i in diff)
