@@ -11,7 +11,8 @@ import sys
 import numpy as _onp
 
 from . import numpy as _fnp  # noqa: F401  (registers the table)
-from .table import checked
+from .coverage import differentiable_names, render
+from .table import Primitive, checked
 from .testing import as_function, check_grads, random_case
 
 
@@ -43,7 +44,12 @@ def main(argv=None):
     chk.add_argument("--seed", type=int, default=0)
     chk.add_argument("--trials", type=int, default=3, help="random draws per spec case")
     chk.add_argument("names", nargs="*", help="only these primitives")
+    cov = sub.add_parser("coverage", help="print docs/coverage.md: every numpy function's status")
+    cov.add_argument("--write", metavar="PATH", nargs="?", const="docs/coverage.md",
+                     help="write it to PATH (default docs/coverage.md) instead")
     args = parser.parse_args(argv)
+    if args.command == "coverage":
+        return _coverage(args.write)
 
     rng = _onp.random.default_rng(args.seed)
     entries = checked()
@@ -65,9 +71,31 @@ def main(argv=None):
             failures.append((name, msg))
     print(f"\n{len(names) - len(failures)} of {len(names)} primitives pass "
           f"(VJP and JVP checked to their order against central finite differences)")
+    if not args.names:
+        failed = {name for name, _ in failures}
+        numpy_names = differentiable_names()
+        ok = [q for q, e in numpy_names.items()
+              if _test_name(e) not in failed and e.spec.order >= 2]
+        print(f"{len(ok)} of {len(numpy_names)} differentiable numpy functions (numpy, "
+              f"numpy.linalg, numpy.fft) pass, both rules checked to order 2 or more")
     for name, msg in failures:
         print(f"  {name}: {msg}")
     return 1 if failures else 0
+
+
+def _test_name(entry):
+    return entry.name if isinstance(entry, Primitive) else "np." + entry.name
+
+
+def _coverage(path):
+    text = render()
+    if path is None:
+        print(text, end="")
+    else:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        print(f"wrote {path}")
+    return 0
 
 
 if __name__ == "__main__":

@@ -23,10 +23,11 @@ class EscapedTracerError(RuntimeError):
     """A traced value outlived the transform that made it and was used again."""
 
 
-def no_rule(name, argnum):
+def no_rule(name, argnum, why=None):
     short = name.rsplit(".", 1)[-1]  # "linalg.det" -> "det": the snippet must be valid Python
+    why = f" ({why})" if why else ""
     return NoDerivativeRuleError(
-        f"fgrad.numpy.{name} has no derivative rule, so it cannot take a traced value "
+        f"fgrad.numpy.{name} has no derivative rule{why}, so it cannot take a traced value "
         f"(argument {argnum} is being differentiated).\n"
         f"Add a rule to the primitive table, for example:\n"
         f"    import fgrad, numpy\n"

@@ -3,18 +3,21 @@
 Each numpy name falls in one of three groups:
 
 * **zero derivative** (``ZERO_DERIVATIVE``): rounding, sign, comparisons, arg-functions, shape
-  queries, ``*_like``. They accept tracers and return plain numpy results;
+  and dtype queries, ``*_like``, printing, and constructors that take sizes (``zeros``,
+  ``arange``, window functions). They accept tracers and return plain numpy results;
 * **passed through**: types, dtypes, constants and modules (``np.float64``, ``np.pi``,
   ``np.newaxis``, ``np.random``) are numpy's own objects;
-* **no rule yet**: every other function. On plain values it *is* numpy's function; handed a
-  tracer it raises ``NoDerivativeRuleError`` naming itself and showing how to add a rule, so
-  it never returns a silent zero or an object array.
+* **no rule**: every other function. On plain values it *is* numpy's function; handed a
+  tracer it raises ``NoDerivativeRuleError`` naming itself, giving the reason
+  (``unsupported.py``) and showing how to add a rule, so it never returns a silent zero or an
+  object array.
 """
 import functools
 import types
 
 from .. import errors
 from ..tracer import contains_tracer, strip
+from .unsupported import reason
 
 ZERO_DERIVATIVE = """
 floor ceil round around rint trunc fix sign signbit floor_divide
@@ -22,6 +25,14 @@ argmax argmin argsort argpartition argwhere nonzero flatnonzero searchsorted dig
 isnan isinf isfinite isneginf isposinf isclose allclose array_equal array_equiv
 isreal iscomplex isrealobj iscomplexobj isscalar result_type
 shape ndim size zeros_like ones_like empty_like count_nonzero any all
+can_cast common_type min_scalar_type mintypecode promote_types issubdtype isdtype isfortran
+may_share_memory shares_memory iterable broadcast_shapes typename
+array2string array_repr array_str format_float_positional format_float_scientific
+base_repr binary_repr
+arange empty eye identity ones zeros tri indices diag_indices tril_indices triu_indices
+mask_indices bartlett blackman hamming hanning kaiser ravel_multi_index unravel_index
+packbits unpackbits bitwise_count gcd lcm isin digitize histogram_bin_edges einsum_path
+fftfreq rfftfreq matrix_rank
 greater greater_equal less less_equal equal not_equal
 logical_and logical_or logical_not logical_xor
 bitwise_and bitwise_or bitwise_xor bitwise_not bitwise_invert invert left_shift right_shift
@@ -41,13 +52,13 @@ def zero_derivative(fn):
 
 
 def no_rule_yet(fn, qualname):
-    """numpy's ``fn`` for plain values; a clear error when handed a tracer."""
+    """numpy's ``fn`` for plain values; a clear error, with the reason, when handed a tracer."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         if contains_tracer(args) or (kwargs and contains_tracer(kwargs)):
             argnum = next((i for i, a in enumerate(args) if contains_tracer(a)), 0)
-            raise errors.no_rule(qualname, argnum)
+            raise errors.no_rule(qualname, argnum, reason(qualname))
         return fn(*args, **kwargs)
 
     wrapper._fgrad_status = "unsupported"

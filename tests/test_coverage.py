@@ -1,0 +1,49 @@
+"""docs/coverage.md is generated from the table; these tests keep it true and fresh."""
+import pathlib
+
+import numpy as onp
+import pytest
+
+import fgrad
+import fgrad.numpy as fnp
+from fgrad.coverage import classify, render
+from fgrad.table import checked
+
+DOC = pathlib.Path(__file__).resolve().parent.parent / "docs" / "coverage.md"
+ROWS = classify()
+
+
+def test_committed_coverage_file_is_fresh():
+    assert DOC.exists(), "docs/coverage.md is missing: run python -m fgrad coverage --write"
+    assert DOC.read_text(encoding="utf-8") == render(), (
+        "docs/coverage.md is stale: run `python -m fgrad coverage --write` and commit it")
+
+
+def test_every_public_numpy_function_is_listed_once():
+    names = [q for q, *_ in ROWS]
+    assert len(names) == len(set(names))
+    for q in ("sum", "einsum", "linalg.norm", "linalg.svd", "fft.fft", "fft.fftshift"):
+        assert q in names
+    assert "float64" not in names and "linalg" not in names  # types and modules are not
+
+
+def test_every_differentiable_row_is_checked_by_the_generated_tests():
+    entries = set(map(id, checked().values()))
+    for qual, status, entry, _ in ROWS:
+        if status == "differentiable":
+            assert id(entry) in entries, qual
+            assert entry.spec is not None and entry.spec.order >= 2, qual
+
+
+@pytest.mark.parametrize("qual", [q for q, s, *_ in ROWS if s == "unsupported"])
+def test_unsupported_functions_raise_the_clear_error_on_a_tracer(qual):
+    module = fnp
+    for part in qual.split(".")[:-1]:
+        module = getattr(module, part)
+    fn = getattr(module, qual.split(".")[-1])
+
+    def f(x):
+        return fn(x)
+
+    with pytest.raises(fgrad.NoDerivativeRuleError, match=f"fgrad.numpy.{qual} has no"):
+        fgrad.grad(f)(onp.float64(0.5))
