@@ -1,0 +1,74 @@
+"""linspace/logspace/geomspace, apply_along_axis/apply_over_axes/fromfunction and bincount:
+closed-form derivatives and agreement with numpy."""
+import numpy as onp
+import pytest
+
+import fgrad
+import fgrad.numpy as np
+from fgrad.testing import check_grads
+
+
+def test_linspace_weights_are_one_minus_t_and_t():
+    da, db = fgrad.grad(lambda a, b: np.sum(np.linspace(a, b, 5) * onp.arange(5.0)),
+                        argnums=(0, 1))(1.0, 3.0)
+    t = onp.linspace(0, 1, 5)
+    assert da == pytest.approx(onp.sum((1 - t) * onp.arange(5.0)))
+    assert db == pytest.approx(onp.sum(t * onp.arange(5.0)))
+
+
+def test_linspace_retstep_and_values_are_numpys():
+    (y, step), f_vjp = fgrad.vjp(lambda a, b: np.linspace(a, b, 4, endpoint=False,
+                                                          retstep=True), 0.1, 0.7)
+    want_y, want_step = onp.linspace(0.1, 0.7, 4, endpoint=False, retstep=True)
+    onp.testing.assert_array_equal(y, want_y)
+    assert step == want_step
+    # d step / d(a, b) = (-1/4, 1/4)
+    assert f_vjp((onp.zeros(4), 1.0)) == (pytest.approx(-0.25), pytest.approx(0.25))
+
+
+def test_logspace_derivative_in_the_base():
+    got = fgrad.grad(lambda base: np.sum(np.logspace(0.0, 2.0, 3, base=base)))(3.0)
+    assert got == pytest.approx(0 + 1 + 2 * 3.0)  # d/db (1 + b + b^2)
+
+
+def test_geomspace_of_negative_endpoints_and_complex_refused():
+    check_grads(lambda a, b: np.geomspace(a, b, 4), (onp.float64(-1.5), onp.float64(-0.5)))
+    with pytest.raises(NotImplementedError, match="complex endpoints"):
+        fgrad.jvp(lambda a: np.geomspace(a, 2.0 + 0j, 3), (1.0,), (1.0,))
+
+
+def test_bincount_is_linear_in_its_weights():
+    x = onp.array([0, 2, 2, 3, 0])
+    w = onp.array([0.5, 1.0, 2.0, 3.0, 4.0])
+    out, f_vjp = fgrad.vjp(lambda w: np.bincount(x, weights=w, minlength=6), w)
+    onp.testing.assert_array_equal(out, onp.bincount(x, weights=w, minlength=6))
+    g = onp.array([1.0, 10.0, 100.0, 1000.0, 0.0, 0.0])
+    onp.testing.assert_array_equal(f_vjp(g)[0], g[x])
+    assert np.bincount(x).tolist() == [2, 0, 2, 1]
+
+
+def test_apply_along_axis_matches_an_explicit_loop():
+    x = onp.random.default_rng(0).standard_normal((3, 4))
+
+    def by_apply(x):
+        return np.sum(np.apply_along_axis(lambda v: np.sum(np.sin(v) * v), 1, x) ** 2)
+
+    def by_loop(x):
+        return np.sum(np.stack([np.sum(np.sin(x[i]) * x[i]) for i in range(3)]) ** 2)
+
+    onp.testing.assert_allclose(fgrad.grad(by_apply)(x), fgrad.grad(by_loop)(x), rtol=1e-14)
+    onp.testing.assert_allclose(fgrad.hessian(by_apply)(x), fgrad.hessian(by_loop)(x),
+                                rtol=1e-12)
+
+
+def test_apply_over_axes_keeps_reduced_axes():
+    x = onp.arange(24.0).reshape(2, 3, 4)
+    out, f_vjp = fgrad.vjp(lambda x: np.apply_over_axes(np.sum, x, [0, 2]), x)
+    assert out.shape == (1, 3, 1)
+    onp.testing.assert_array_equal(out, onp.apply_over_axes(onp.sum, x, [0, 2]))
+    onp.testing.assert_array_equal(f_vjp(onp.ones((1, 3, 1)))[0], onp.ones((2, 3, 4)))
+
+
+def test_fromfunction_differentiates_what_the_function_closes_over():
+    got = fgrad.grad(lambda s: np.sum(np.fromfunction(lambda i, j: s * i * j, (3, 3))))(2.0)
+    assert got == pytest.approx(9.0)  # sum of i * j over 3x3
