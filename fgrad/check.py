@@ -43,7 +43,7 @@ def main(argv=None):
     chk = sub.add_parser("check", help="check every rule against finite differences")
     chk.add_argument("--seed", type=int, default=0)
     chk.add_argument("--trials", type=int, default=3, help="random draws per spec case")
-    chk.add_argument("names", nargs="*", help="only these primitives")
+    chk.add_argument("names", nargs="*", help="only these entries (primitives, np.<name>)")
     cov = sub.add_parser("coverage", help="print docs/coverage.md: every numpy function's status")
     cov.add_argument("--write", metavar="PATH", nargs="?", const="docs/coverage.md",
                      help="write it to PATH (default docs/coverage.md) instead")
@@ -56,9 +56,9 @@ def main(argv=None):
     names = args.names or sorted(entries)
     unknown = [n for n in names if n not in entries]
     if unknown:
-        parser.error(f"no such primitive: {', '.join(unknown)}")
+        parser.error(f"no such table entry: {', '.join(unknown)}")
     width = max(map(len, names)) + 1
-    print(f"{'primitive':<{width}} {'VJP':<5} {'JVP':<5} {'order':>5} {'worst rel err':>14}  result")
+    print(f"{'entry':<{width}} {'VJP':<5} {'JVP':<5} {'order':>5} {'worst rel err':>14}  result")
     failures = []
     for name in names:
         prim = entries[name]
@@ -69,8 +69,9 @@ def main(argv=None):
               f"{order:>5} {worst:>14.2e}  {'pass' if passed else 'FAIL'}")
         if not passed:
             failures.append((name, msg))
-    print(f"\n{len(names) - len(failures)} of {len(names)} primitives pass "
-          f"(VJP and JVP checked to their order against central finite differences)")
+    print(f"\n{len(names) - len(failures)} of {len(names)} table entries pass (primitives and "
+          f"composed np.* functions; VJP and JVP checked to their order against central "
+          f"finite differences)")
     if not args.names:
         failed = {name for name, _ in failures}
         numpy_names = differentiable_names()
