@@ -3,18 +3,46 @@
 All of these are linear, so each needs only its VJP (the transpose), given in one line; the
 JVP is the function itself applied to the tangent (``linear=True``). Joining several arrays
 (``concatenate``, ``stack``) is linear jointly, so their JVP takes all tangents at once.
+The public functions take numpy's signatures (negative axes, int-or-tuple shapes, lists
+holding tracers) and are registered with Specs exercising them; the rest (``moveaxis``,
+``atleast_2d``, ``meshgrid``, ``asfortranarray``, ...) are composed of these primitives.
 """
 import numpy as _onp
 
 import fgrad.numpy as fnp
-from ..table import Spec, define
-from ..tracer import Tracer, contains_tracer, innermost
+from ..table import Spec, define, register_function
+from ..tracer import Tracer, contains_tracer, innermost, strip
 from .broadcasting import dtype_of, shape_of, unbroadcast
-from .wrapping import as_tuple, traced_version_of, unsupported_kwargs
+from .wrapping import as_tuple, differentiable, traced_version_of, unsupported_kwargs
+
+try:
+    from numpy.lib.array_utils import normalize_axis_index as _normalize_axis_index
+    from numpy.lib.array_utils import normalize_axis_tuple as _normalize_axis_tuple
+except ImportError:  # numpy < 2
+    from numpy.core.multiarray import normalize_axis_index as _normalize_axis_index
+    from numpy.core.numeric import normalize_axis_tuple as _normalize_axis_tuple
+
+_F32 = _onp.dtype("float32")
+_F64 = _onp.dtype("float64")
 
 
 def _ndim(x):
     return len(shape_of(x))
+
+
+def axis_index(axis, ndim):
+    """``axis`` as a non-negative int; out of range raises numpy's AxisError."""
+    return _normalize_axis_index(_onp.asarray(strip(axis)).item(), ndim)
+
+
+def axis_tuple(axis, ndim):
+    """An int-or-sequence ``axis`` as a tuple of non-negative ints (repeats refused)."""
+    return tuple(_normalize_axis_tuple(strip(axis), ndim))
+
+
+def list_call(f, *xs, **params):
+    """``Spec.call`` for functions taking one sequence of arrays (``stack([a, b])``)."""
+    return f(list(xs), **params)
 
 
 reshape_p = define("reshape", lambda x, shape, order: _onp.reshape(x, shape, order=order),
@@ -25,7 +53,10 @@ reshape_p = define("reshape", lambda x, shape, order: _onp.reshape(x, shape, ord
                               (((),), {"shape": (1, 1), "order": "C"})]))
 
 
-@traced_version_of(_onp.reshape)
+@differentiable(_onp.reshape, Spec([(((6,),), {"shape": (2, 3)}),
+                                    (((2, 3),), {"shape": 6, "order": "F"}),
+                                    (((2, 3),), {"shape": (-1, 2), "order": "F"}),
+                                    (((),), {"shape": (1, 1)})]))
 def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     shape = as_tuple(newshape if shape is None else shape)
     return reshape_p(fnp.asarray(a), shape=shape, order=order)
@@ -37,7 +68,8 @@ ravel_p = define("ravel", lambda x, order: _onp.ravel(x, order=order),
                  spec=Spec([(((2, 3),), {"order": "C"}), (((2, 3),), {"order": "F"})]))
 
 
-@traced_version_of(_onp.ravel)
+@differentiable(_onp.ravel, Spec([(((2, 3),), {}), (((2, 3),), {"order": "F"}),
+                                  (((),), {})]))
 def ravel(a, order="C"):
     return ravel_p(fnp.asarray(a), order=order)
 
@@ -54,11 +86,12 @@ transpose_p = define("transpose", lambda x, axes: _onp.transpose(x, axes),
                                 (((3,),), {"axes": None})]))
 
 
-@traced_version_of(_onp.transpose)
+@differentiable(_onp.transpose, Spec([(((2, 3),), {}), (((2, 3, 4),), {"axes": (-1, 0, 1)}),
+                                      (((3,),), {"axes": None})]))
 def transpose(a, axes=None):
     a = fnp.asarray(a)
     if axes is not None:
-        axes = tuple(int(i) % _ndim(a) for i in axes)
+        axes = axis_tuple(axes, _ndim(a))
     return transpose_p(a, axes=axes)
 
 
@@ -69,9 +102,12 @@ swapaxes_p = define("swapaxes", lambda x, axis1, axis2: _onp.swapaxes(x, axis1, 
                                (((2, 3, 4),), {"axis1": -1, "axis2": 0})]))
 
 
-@traced_version_of(_onp.swapaxes)
+@differentiable(_onp.swapaxes, Spec([(((2, 3, 4),), {"axis1": -1, "axis2": 0}),
+                                     (((2, 3),), {"axis1": 1, "axis2": 1})]))
 def swapaxes(a, axis1, axis2):
-    return swapaxes_p(fnp.asarray(a), axis1=int(axis1), axis2=int(axis2))
+    a = fnp.asarray(a)
+    n = _ndim(a)
+    return swapaxes_p(a, axis1=axis_index(axis1, n), axis2=axis_index(axis2, n))
 
 
 expand_dims_p = define("expand_dims", lambda x, axis: _onp.expand_dims(x, axis),
@@ -81,9 +117,10 @@ expand_dims_p = define("expand_dims", lambda x, axis: _onp.expand_dims(x, axis),
                                   (((),), {"axis": (0,)})]))
 
 
-@traced_version_of(_onp.expand_dims)
+@differentiable(_onp.expand_dims, Spec([(((3,),), {"axis": 0}), (((2, 3),), {"axis": (1, -1)}),
+                                        (((),), {"axis": -1})]))
 def expand_dims(a, axis):
-    return expand_dims_p(fnp.asarray(a), axis=tuple(int(i) for i in as_tuple(axis)))
+    return expand_dims_p(fnp.asarray(a), axis=tuple(int(i) for i in as_tuple(strip(axis))))
 
 
 squeeze_p = define("squeeze", lambda x, axis: _onp.squeeze(x, axis),
@@ -92,9 +129,10 @@ squeeze_p = define("squeeze", lambda x, axis: _onp.squeeze(x, axis),
                    spec=Spec([(((1, 3, 1),), {"axis": None}), (((2, 1),), {"axis": (1,)})]))
 
 
-@traced_version_of(_onp.squeeze)
+@differentiable(_onp.squeeze, Spec([(((1, 3, 1),), {}), (((2, 1),), {"axis": -1}),
+                                    (((1, 2, 1),), {"axis": (0, 2)})]))
 def squeeze(a, axis=None):
-    return squeeze_p(fnp.asarray(a), axis=None if axis is None else as_tuple(axis))
+    return squeeze_p(fnp.asarray(a), axis=None if axis is None else as_tuple(strip(axis)))
 
 
 broadcast_to_p = define("broadcast_to", lambda x, shape: _onp.broadcast_to(x, shape),
@@ -104,9 +142,10 @@ broadcast_to_p = define("broadcast_to", lambda x, shape: _onp.broadcast_to(x, sh
                                    (((),), {"shape": (3,)})]))
 
 
-@traced_version_of(_onp.broadcast_to)
+@differentiable(_onp.broadcast_to, Spec([(((3,),), {"shape": (2, 3)}), (((),), {"shape": 3}),
+                                         (((2, 1),), {"shape": (2, 2, 3)})]))
 def broadcast_to(array, shape, subok=False):
-    return broadcast_to_p(fnp.asarray(array), shape=as_tuple(shape))
+    return broadcast_to_p(fnp.asarray(array), shape=as_tuple(strip(shape)))
 
 
 def _concatenate_vjp(i, g, ans, *xs, axis):
@@ -122,13 +161,32 @@ concatenate_p = define("concatenate", lambda *xs, axis: _onp.concatenate(xs, axi
                                   (((2, 1), (2, 3)), {"axis": 1})]))
 
 
-@traced_version_of(_onp.concatenate)
-def concatenate(arrays, axis=0, **kwargs):
-    unsupported_kwargs("concatenate", kwargs)
-    arrays = [fnp.asarray(a) for a in arrays]
+def cast_all(name, arrays, dtype, casting):
+    """numpy's ``dtype=`` and ``casting=`` of the joining functions: every array cast to the
+    result dtype, after checking the cast is allowed (numpy's TypeError if not)."""
+    if dtype is None and casting == "same_kind":
+        return arrays
+    target = _onp.dtype(dtype) if dtype is not None else \
+        _onp.result_type(*[dtype_of(a) for a in arrays])
+    for a in arrays:
+        if not _onp.can_cast(dtype_of(a), target, casting=casting):
+            raise TypeError(f"fgrad.numpy.{name}: cannot cast array data from "
+                            f"{dtype_of(a)!r} to {target!r} according to the rule {casting!r}")
+    return [astype(a, target) for a in arrays]
+
+
+@differentiable(_onp.concatenate, Spec([(((2, 3), (1, 3)), {"axis": 0}),
+                                        (((2, 1), (2, 3)), {"axis": -1}),
+                                        (((2, 2), (3,)), {"axis": None}),
+                                        (((2,), (3,)), {"dtype": _F64})], call=list_call))
+def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind", **kwargs):
+    unsupported_kwargs("concatenate", dict(kwargs, out=out))
+    arrays = cast_all("concatenate", [fnp.asarray(a) for a in arrays], dtype, casting)
     if axis is None:
         arrays, axis = [fnp.ravel(a) for a in arrays], 0
-    return concatenate_p(*arrays, axis=int(axis) % _ndim(arrays[0]))
+    if any(_ndim(a) == 0 for a in arrays):
+        raise ValueError("zero-dimensional arrays cannot be concatenated")
+    return concatenate_p(*arrays, axis=axis_index(axis, _ndim(arrays[0])))
 
 
 def _stack_vjp(i, g, ans, *xs, axis):
@@ -141,30 +199,47 @@ stack_p = define("stack", lambda *xs, axis: _onp.stack(xs, axis=axis),
                             (((), ()), {"axis": 0})]))
 
 
-@traced_version_of(_onp.stack)
-def stack(arrays, axis=0, **kwargs):
-    unsupported_kwargs("stack", kwargs)
-    arrays = [fnp.asarray(a) for a in arrays]
-    return stack_p(*arrays, axis=int(axis) % (_ndim(arrays[0]) + 1))
+@differentiable(_onp.stack, Spec([(((3,), (3,)), {"axis": -1}), (((2, 3), (2, 3)), {"axis": 1}),
+                                  (((), (), ()), {})], call=list_call))
+def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind", **kwargs):
+    unsupported_kwargs("stack", dict(kwargs, out=out))
+    arrays = cast_all("stack", [fnp.asarray(a) for a in arrays], dtype, casting)
+    return stack_p(*arrays, axis=axis_index(axis, _ndim(arrays[0]) + 1))
 
 
-astype_p = define("astype", lambda x, dtype: _onp.asarray(x).astype(dtype),
-                  [lambda g, ans, x, dtype: fnp.astype(g, dtype_of(x))], linear=True,
-                  spec=Spec([(((3,),), {"dtype": _onp.dtype("float32")}),
-                             (((2, 2),), {"dtype": _onp.dtype("float64")})],
+def _astype_vjp(g, ans, x, dtype):
+    if _onp.iscomplexobj(innermost(g)) and not _onp.iscomplexobj(innermost(x)):
+        g = fnp.real(g)  # the real part is the real input's share of a complex cotangent
+    return fnp.astype(g, dtype_of(x))
+
+
+astype_p = define("astype", lambda x, dtype: _onp.asarray(x).astype(dtype), [_astype_vjp],
+                  linear=True,
+                  spec=Spec([(((3,),), {"dtype": _F32}),
+                             (((2, 2),), {"dtype": _F64})],
                             rtol=1e-4, eps=1e-2))  # float32 outputs need a long step
 
 
-def astype(x, dtype, /, *, copy=True):
+def astype(x, dtype, /, *, copy=True, device=None):
     """numpy.astype: to a float or complex dtype the derivative passes through; to an integer
     or boolean dtype the result is a plain array (zero derivative)."""
     dtype = _onp.dtype(dtype)
-    if not isinstance(x, Tracer):
+    if not contains_tracer(x):
         return _onp.astype(x, dtype, copy=copy) if isinstance(x, _onp.ndarray) else \
             _onp.asarray(x).astype(dtype)
+    if device not in (None, "cpu"):
+        unsupported_kwargs("astype", {"device": device})
+    x = asarray(x)
     if not _onp.issubdtype(dtype, _onp.inexact):
         return _onp.asarray(innermost(x)).astype(dtype)
     return x if dtype_of(x) == dtype else astype_p(x, dtype=dtype)
+
+
+# float32 outputs of float64 inputs need a long finite-difference step
+register_function("astype", astype, _onp.astype,
+                  Spec([(((3,),), {"dtype": "float32"}), (((2, 2),), {"dtype": _F64}),
+                        (((),), {"dtype": _onp.complex128})], rtol=1e-4, eps=1e-2,
+                       call=lambda f, x, dtype: f(x, dtype)))
 
 
 def _from_nested(obj, dtype):
@@ -172,20 +247,40 @@ def _from_nested(obj, dtype):
     if isinstance(obj, Tracer):
         return obj if dtype is None else astype(obj, dtype)
     if isinstance(obj, (list, tuple)) and contains_tracer(obj):
-        return stack([_from_nested(o, dtype) for o in obj])
+        return stack_p(*[asarray(_from_nested(o, dtype)) for o in obj], axis=0)
     return _onp.asarray(obj, dtype=dtype)
 
 
-@traced_version_of(_onp.asarray)
-def asarray(a, dtype=None, order=None, **kwargs):
-    return _from_nested(a, dtype)
+def _nested_call(f, *xs, **params):
+    """``Spec.call`` for the array constructors: one array as itself; several scalars as a
+    nested list mixing them with Python floats (``[[x, 1.0], [y, 2.0]]``)."""
+    if len(xs) == 1:
+        return f(xs[0], **params)
+    return f([[x, float(i)] for i, x in enumerate(xs)], **params)
 
 
-@traced_version_of(_onp.array)
-def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, **kwargs):
-    out = _from_nested(object, dtype)
-    while _ndim(out) < ndmin:
-        out = expand_dims(out, 0)
+def _no_like(name, like, device):
+    unsupported_kwargs(name, {"like": like, "device": None if device == "cpu" else device})
+
+
+@differentiable(_onp.asarray, Spec([(((2, 3),), {}), (((3,),), {"dtype": _F64}),
+                                    (((), ()), {})], call=_nested_call))
+def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
+    _no_like("asarray", like, device)
+    return _from_nested(a, None if dtype is None else _onp.dtype(dtype))
+
+
+@differentiable(_onp.array, Spec([(((2, 3),), {}), (((3,),), {"ndmin": 3}),
+                                  (((), ()), {"ndmin": 3}), (((), (), ()), {})],
+                                 call=_nested_call))
+def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, ndmax=0,
+          like=None):
+    """numpy.array; a (nested) list holding tracers is stacked into one traced array.
+    ``ndmax`` (which makes object arrays) and ``like`` are refused on traced values."""
+    unsupported_kwargs("array", {"like": like, "ndmax": ndmax or None})
+    out = _from_nested(object, None if dtype is None else _onp.dtype(dtype))
+    if _ndim(out) < ndmin:
+        out = reshape(out, (1,) * (ndmin - _ndim(out)) + shape_of(out))
     return out
 
 
@@ -195,17 +290,161 @@ def _filled(fill_value, shape, dtype):
     return broadcast_to(fill if dtype is None else astype(fill, dtype), shape)
 
 
-@traced_version_of(_onp.full_like)
-def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None):
+@differentiable(_onp.full_like, Spec([(((2, 3), ()), {}), (((2, 3), (3,)), {"dtype": _F64}),
+                                      (((2,), ()), {"shape": (2, 2)})]))
+def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
     """numpy.full_like: no derivative with respect to ``a`` (only its shape and dtype are
     used); a traced ``fill_value`` is broadcast, with its derivative."""
+    _no_like("full_like", None, device)
     template = _onp.empty_like(innermost(a), dtype=dtype, shape=shape)
     if not contains_tracer(fill_value):
         return _onp.full_like(template, fill_value)
     return _filled(fill_value, template.shape, template.dtype)
 
 
-@traced_version_of(_onp.full)
-def full(shape, fill_value, dtype=None, order="C", **kwargs):
+@differentiable(_onp.full, Spec([(((),), {"shape": (2, 3)}), (((3,),), {"shape": (2, 3)}),
+                                 (((),), {"shape": 2, "dtype": _F64})],
+                                call=lambda f, x, shape, **p: f(shape, x, **p)))
+def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
     """numpy.full; a traced ``fill_value`` is broadcast, with its derivative."""
-    return _filled(fill_value, as_tuple(shape), dtype)
+    _no_like("full", like, device)
+    return _filled(fill_value, as_tuple(strip(shape)), dtype)
+
+
+# --- composed of the primitives above ----------------------------------------------------
+
+@differentiable(_onp.moveaxis, Spec([(((2, 3, 4),), {"source": 0, "destination": -1}),
+                                     (((2, 3, 4),), {"source": (0, -1), "destination": (2, 0)})]))
+def moveaxis(a, source, destination):
+    a = asarray(a)
+    n = _ndim(a)
+    source, destination = axis_tuple(source, n), axis_tuple(destination, n)
+    if len(source) != len(destination):
+        raise ValueError("`source` and `destination` arguments must have the same number of "
+                         "elements")
+    order = [i for i in range(n) if i not in source]
+    for dest, src in sorted(zip(destination, source)):
+        order.insert(dest, src)
+    return transpose(a, order)
+
+
+@differentiable(_onp.rollaxis, Spec([(((2, 3, 4),), {"axis": -1}),
+                                     (((2, 3, 4),), {"axis": 0, "start": 3}),
+                                     (((2, 3),), {"axis": 1, "start": 1})]))
+def rollaxis(a, axis, start=0):
+    a = asarray(a)
+    n = _ndim(a)
+    axis = axis_index(axis, n)
+    start = int(start)
+    if start < 0:
+        start += n
+    if not 0 <= start < n + 1:
+        raise _onp.exceptions.AxisError(
+            f"'start' arg requires {-n} <= start < {n + 1}, but {start} was passed in")
+    if axis < start:
+        start -= 1
+    if axis == start:
+        return a
+    order = list(range(n))
+    order.remove(axis)
+    order.insert(start, axis)
+    return transpose(a, order)
+
+
+@differentiable(_onp.matrix_transpose, Spec([(((2, 3),), {}), (((2, 3, 4),), {})]))
+def matrix_transpose(x, /):
+    x = asarray(x)
+    if _ndim(x) < 2:
+        raise ValueError(f"Input array must be at least 2-dimensional, but it is {_ndim(x)}")
+    return swapaxes(x, -1, -2)
+
+
+@differentiable(_onp.broadcast_arrays, Spec([(((3,), (2, 1)), {}), (((), (2,), (2, 2)), {})]))
+def broadcast_arrays(*args, subok=False):
+    """numpy.broadcast_arrays: a tuple of (traced) arrays, each with its own derivative."""
+    args = [asarray(a) for a in args]
+    shape = _onp.broadcast_shapes(*[shape_of(a) for a in args])
+    return tuple(a if shape_of(a) == shape else broadcast_to(a, shape) for a in args)
+
+
+def _at_least(ndim, place):
+    """``atleast_{ndim}d``: arrays of fewer dimensions get ones where ``place`` says."""
+    def traced(*arys):
+        out = []
+        for a in arys:
+            a = asarray(a)
+            shape = shape_of(a)
+            out.append(a if len(shape) >= ndim else reshape(a, place[len(shape)](shape)))
+        return out[0] if len(out) == 1 else tuple(out)
+    return traced
+
+
+_AT_LEAST = [(((),), {}), (((3,),), {}), (((2, 3),), {}), (((), (3,), (2, 2, 2)), {})]
+atleast_1d = differentiable(_onp.atleast_1d, Spec(_AT_LEAST))(
+    _at_least(1, {0: lambda s: (1,)}))
+atleast_2d = differentiable(_onp.atleast_2d, Spec(_AT_LEAST))(
+    _at_least(2, {0: lambda s: (1, 1), 1: lambda s: (1,) + s}))
+atleast_3d = differentiable(_onp.atleast_3d, Spec(_AT_LEAST))(
+    _at_least(3, {0: lambda s: (1, 1, 1), 1: lambda s: (1,) + s + (1,),
+                  2: lambda s: s + (1,)}))
+
+
+@differentiable(_onp.meshgrid, Spec([(((3,), (2,)), {}), (((2,), (3,), (2,)), {"indexing": "ij"}),
+                                     (((3,), (2,)), {"sparse": True}), (((3,),), {})]))
+def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    """numpy.meshgrid: a tuple of (traced) grids; each input's derivative is spread over the
+    grid it fills (broadcast), so ``grad`` sums over the repeated axes."""
+    if indexing not in ("xy", "ij"):
+        raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
+    n = len(xi)
+    shapes = [(1,) * i + (-1,) + (1,) * (n - i - 1) for i in range(n)]
+    if indexing == "xy" and n > 1:
+        shapes[0], shapes[1] = (1, -1) + (1,) * (n - 2), (-1, 1) + (1,) * (n - 2)
+    out = [reshape(asarray(x), s) for x, s in zip(xi, shapes)]
+    return tuple(out) if sparse else broadcast_arrays(*out)
+
+
+@differentiable(_onp.copy, Spec([(((2, 3),), {}), (((),), {"order": "F"})]))
+def copy(a, order="K", subok=False):
+    """numpy.copy; traced values are immutable, so the copy may share the tracer."""
+    return asarray(a)
+
+
+@differentiable(_onp.asanyarray, Spec([(((2, 3),), {}), (((), ()), {})], call=_nested_call))
+def asanyarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
+    _no_like("asanyarray", like, device)
+    return asarray(a, dtype)
+
+
+def _contiguous(name):
+    def traced(a, dtype=None, *, like=None):
+        _no_like(name, like, None)
+        a = asarray(a, dtype)
+        return reshape(a, (1,)) if _ndim(a) == 0 else a  # numpy gives 0-d input one axis
+    return traced
+
+
+_CONTIGUOUS = Spec([(((2, 3),), {}), (((),), {}), (((3,),), {"dtype": _F64})])
+ascontiguousarray = differentiable(_onp.ascontiguousarray, _CONTIGUOUS)(
+    _contiguous("ascontiguousarray"))
+asfortranarray = differentiable(_onp.asfortranarray, _CONTIGUOUS)(_contiguous("asfortranarray"))
+
+
+@differentiable(_onp.require, Spec([(((2, 3),), {"requirements": "CW"}),
+                                    (((3,),), {"dtype": _F64, "requirements": ["F", "A"]}),
+                                    (((),), {})]))
+def require(a, dtype=None, requirements=None, *, like=None):
+    """numpy.require: the memory-layout requirements are checked, and hold trivially for
+    traced values, which are immutable."""
+    _no_like("require", like, None)
+    _onp.require(_onp.zeros(1), None, requirements)  # numpy's errors for bad requirements
+    return asarray(a, dtype)
+
+
+@differentiable(_onp.asarray_chkfinite, Spec([(((2, 3),), {}), (((3,),), {"dtype": _F64})]))
+def asarray_chkfinite(a, dtype=None, order=None):
+    a = asarray(a, dtype)
+    v = innermost(a)
+    if _onp.issubdtype(_onp.result_type(v), _onp.inexact) and not _onp.isfinite(v).all():
+        raise ValueError("array must not contain infs or NaNs")
+    return a
