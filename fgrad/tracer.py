@@ -306,7 +306,9 @@ def _show_index(idx):
 
 
 class _At:
-    """``x.at[idx]``: JAX-style functional updates, each returning a new array."""
+    """``x.at[idx]``: JAX-style functional updates, each returning a new array (``x`` itself is
+    never modified). On plain ndarrays, which have no ``.at``, call ``fgrad.numpy.index_add``,
+    ``index_set``, ``index_multiply``, ``index_min`` or ``index_max`` with ``(x, v, idx)``."""
 
     __slots__ = ("x",)
 
@@ -318,16 +320,35 @@ class _At:
 
 
 class _AtIndex:
+    """``x.at[idx]`` waiting for its operation. With a repeated index, ``add`` accumulates,
+    ``multiply`` multiplies by every value, ``min``/``max`` take the extreme of all (tied
+    candidates share the derivative evenly), and ``set`` raises ``ValueError``."""
+
     __slots__ = ("x", "idx")
 
     def __init__(self, x, idx):
         self.x, self.idx = x, idx
 
     def get(self):
+        """``x[idx]``."""
         return fnp.getitem(self.x, self.idx)
 
     def set(self, value):
+        """A copy of ``x`` with ``value`` written at ``idx``."""
         return fnp.index_set(self.x, value, self.idx)
 
     def add(self, value):
+        """A copy of ``x`` with ``value`` added at ``idx`` (repeats accumulate)."""
         return fnp.index_add(self.x, value, self.idx)
+
+    def multiply(self, value):
+        """A copy of ``x`` with the entries at ``idx`` multiplied by ``value``."""
+        return fnp.index_multiply(self.x, value, self.idx)
+
+    def min(self, value):
+        """A copy of ``x`` with each entry at ``idx`` the minimum of itself and ``value``."""
+        return fnp.index_min(self.x, value, self.idx)
+
+    def max(self, value):
+        """A copy of ``x`` with each entry at ``idx`` the maximum of itself and ``value``."""
+        return fnp.index_max(self.x, value, self.idx)

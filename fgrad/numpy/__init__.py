@@ -31,7 +31,7 @@ from . import statistics as _statistics
 from .namespace import mirror as _mirror
 from .. import tracer as _tracer
 
-_EXTRAS = ("getitem", "index_add", "index_set")
+_EXTRAS = ("getitem", "index_add", "index_set", "index_multiply", "index_min", "index_max")
 
 for _family in (_elementwise, _reductions, _statistics, _layout, _joining, _products, _einsum,
                 _indexing, _selection, _ranges, _functional, _counting):

@@ -1,17 +1,31 @@
-"""Indexing and functional updates: ``x[idx]``, ``x.at[idx].add(v)``, ``x.at[idx].set(v)``.
+"""Indexing and functional updates: ``x[idx]`` and ``x.at[idx].get/set/add/multiply/min/max``.
 
 ``getitem`` and ``index_add`` are each other's transposes, so the pair is closed under
 differentiation to any order. ``index_add`` accumulates repeated integer indices
 (``numpy.add.at``), which is what makes the VJP of ``x[[0, 0]]`` give 2.
 The index is a static parameter: it may be an int, slice, Ellipsis, None, an integer or boolean
-array, or a tuple of these (tracers in it count as their values, with no derivative).
+array (0-d arrays and lists included), or a tuple of these, with numpy's rules throughout
+(advanced indices separated by a slice put their dimensions first). Tracers in it count as their
+values, with no derivative.
+
+The update functions work on plain arrays too (``fgrad.numpy.index_add(x, v, idx)`` is
+``x.at[idx].add(v)`` for an ndarray, which has no ``.at``). With repeated indices:
+
+* ``index_add`` accumulates (``numpy.add.at``);
+* ``index_multiply`` multiplies by every value in turn, in index order (``numpy.multiply.at``,
+  bit for bit); its derivatives follow the product rule and stay exact when values are zero;
+* ``index_min``/``index_max`` keep the extreme of the old entry and all the values written to
+  it (``numpy.minimum.at``/``maximum.at``); at a tie the candidates that attain it share the
+  derivative evenly, the same convention as ``maximum`` and ``max``;
+* ``index_set`` refuses them (which value would be kept is ambiguous).
 """
 import numpy as _onp
 
 import fgrad.numpy as fnp
 from ..table import Spec, define
-from ..tracer import strip
-from .broadcasting import dtype_of, shape_of, unbroadcast
+from ..tracer import innermost, strip
+from .broadcasting import dtype_of, mask, shape_of, unbroadcast
+from .wrapping import differentiable
 
 
 def _may_repeat(idx):
@@ -22,8 +36,13 @@ def _may_repeat(idx):
     return False
 
 
+def _updated(x, v):
+    """A fresh copy of ``x`` in the dtype that can hold the update ``v`` too."""
+    return _onp.array(x, dtype=_onp.result_type(x, v))
+
+
 def _index_add(x, v, idx):
-    y = _onp.array(x, dtype=_onp.result_type(x, v))
+    y = _updated(x, v)
     if _may_repeat(idx):
         _onp.add.at(y, idx, v)
     else:
@@ -32,7 +51,7 @@ def _index_add(x, v, idx):
 
 
 def _index_set(x, v, idx):
-    y = _onp.array(x, dtype=_onp.result_type(x, v))
+    y = _updated(x, v)
     y[idx] = v
     return y
 
@@ -41,20 +60,29 @@ def _zeros(x, like):
     return _onp.zeros(shape_of(x), dtype_of(like))
 
 
+# One case per index kind: int, negative int, stepped slices, Ellipsis and None, integer arrays
+# with repeats and negative entries, a boolean mask, lists, a 0-d array, and advanced indices
+# separated by a slice (numpy puts their dimensions first).
+GETITEM_CASES = [
+    (((4,),), {"idx": -1}),
+    (((4,),), {"idx": slice(None, None, -2)}),
+    (((2, 3),), {"idx": (Ellipsis, None, slice(2, 0, -1))}),
+    (((4,),), {"idx": _onp.array([0, 0, 2, -1])}),
+    (((2, 3),), {"idx": _onp.array([[True, False, True], [False, True, True]])}),
+    (((2, 3),), {"idx": (_onp.array(1), [2, 0, 2])}),
+    (((2, 3, 2),), {"idx": ([1, 1, 0], slice(None), [0, 0, 1])}),
+    (((2, 3),), {"idx": (-2, slice(0, 3, 2))}),
+]
+
 getitem_p = define(
     "getitem", lambda x, idx: _onp.asarray(x)[idx],
     [lambda g, ans, x, idx: fnp.index_add(_zeros(x, g), g, idx)],
     linear=True,
-    spec=Spec([(((4,),), {"idx": 1}), (((4,),), {"idx": slice(1, 3)}),
-               (((2, 3),), {"idx": (slice(None), 1)}),
-               (((2, 3),), {"idx": (Ellipsis, None, slice(None, None, -1))}),
-               (((4,),), {"idx": _onp.array([0, 0, 2, 3, 3])}),
-               (((2, 3),), {"idx": (_onp.array([1, 0, 1]), _onp.array([2, 2, 0]))}),
-               (((2, 3),), {"idx": _onp.array([[True, False, True], [False, True, True]])})]))
+    spec=Spec(GETITEM_CASES))
 
 
 def getitem(x, idx):
-    """``x[idx]`` for every numpy index kind."""
+    """``x[idx]`` for every numpy index kind (repeated indices accumulate in the VJP)."""
     return getitem_p(x, idx=strip(idx))
 
 
@@ -66,7 +94,8 @@ index_add_p = define(
      lambda t, ans, x, v, idx: fnp.index_add(_zeros(x, t), t, idx)],
     spec=Spec([(((4,), (5,)), {"idx": _onp.array([0, 0, 2, 3, 3])}),
                (((2, 3), ()), {"idx": (slice(None), 1)}),
-               (((2, 3), (3,)), {"idx": (_onp.array([1, 0, 1]), _onp.array([2, 2, 0]))})]))
+               (((2, 3), (3,)), {"idx": (_onp.array([1, 0, 1]), _onp.array([2, 2, 0]))}),
+               (((2, 3, 2), (2, 3)), {"idx": ([1, 1], slice(None), [0, 0])})]))
 
 
 def index_add(x, v, idx):
@@ -92,11 +121,134 @@ index_set_p = define(
      lambda t, ans, x, v, idx: fnp.index_set(_zeros(x, t), t, idx)],
     spec=Spec([(((4,), (2,)), {"idx": _onp.array([1, 3])}),
                (((2, 3), ()), {"idx": (slice(None), 1)}),
-               (((2, 3), (3,)), {"idx": 0})]))
+               (((2, 3), (3,)), {"idx": 0}),
+               (((2, 3), (2,)), {"idx": _onp.array([[True, False, False], [False, True, False]])})]))
 
 
 def index_set(x, v, idx):
-    """``x.at[idx].set(v)``: a new array with ``v`` written at ``idx``."""
+    """``x.at[idx].set(v)``: a new array with ``v`` written at ``idx`` (repeats are an error)."""
     idx = strip(idx)
     _check_unique(x, idx)
     return index_set_p(x, v, idx=idx)
+
+
+# --- multiply: one round per repeat, so the product rule and zeros need no special case -----
+
+def _multiply_at(x, v, idx):
+    """``x.at[idx].multiply(v)``: a new array with the entries at ``idx`` multiplied by ``v``;
+    a repeated index multiplies by each of its values in turn (``numpy.multiply.at``).
+
+    Derivatives follow the product rule and are exact where values are zero."""
+    y = _updated(x, v)
+    _onp.multiply.at(y, idx, v)
+    return y
+
+
+def _rounds(shape, idx):
+    """Split the entries ``idx`` addresses (in numpy's order, the C order of ``x[idx]``) into
+    rounds that name each element of ``x`` at most once: ``[(entries, flat positions)]``, the
+    first occurrence of every element in the first round, the second in the second, ..."""
+    pos = _onp.ravel(_onp.arange(int(_onp.prod(shape, dtype=int))).reshape(shape)[idx])
+    order = _onp.argsort(pos, kind="stable")
+    sorted_pos = pos[order]
+    starts = _onp.r_[True, sorted_pos[1:] != sorted_pos[:-1]] if pos.size else pos.astype(bool)
+    first = _onp.maximum.accumulate(_onp.where(starts, _onp.arange(pos.size), 0))
+    rank = _onp.empty_like(pos)
+    rank[order] = _onp.arange(pos.size) - first
+    rounds = []
+    for r in range(int(rank.max(initial=-1)) + 1):
+        entries = _onp.flatnonzero(rank == r)
+        rounds.append((entries, pos[entries]))
+    return rounds
+
+
+INDEX_UPDATE_CASES = [(((4,), (5,)), {"idx": _onp.array([0, 0, 2, 3, 3])}),
+                      (((2, 3), ()), {"idx": (slice(None), 1)}),
+                      (((2, 3), (3,)), {"idx": (_onp.array([1, 1, 1]), _onp.array([2, 0, 2]))})]
+
+
+@differentiable(_multiply_at, Spec(INDEX_UPDATE_CASES), name="index_multiply")
+def index_multiply(x, v, idx):
+    x, v, idx = fnp.asarray(x), fnp.asarray(v), strip(idx)
+    shape = shape_of(x)
+    dtype = _onp.result_type(dtype_of(x), dtype_of(v))
+    # x's entries and v broadcast over the entries idx addresses, both flat
+    values = fnp.ravel(fnp.broadcast_to(v, shape_of(_onp.empty(shape, bool)[idx])))
+    y = fnp.ravel(fnp.astype(x, dtype) if dtype_of(x) != dtype else x)
+    for entries, positions in _rounds(shape, idx):
+        # multiplying the untouched entries by exactly 1 leaves them unchanged, bit for bit
+        factor = fnp.index_set(_onp.ones(y.shape, dtype), fnp.getitem(values, entries), positions)
+        y = y * factor
+    return fnp.reshape(y, shape)
+
+
+index_multiply.__name__ = index_multiply.__qualname__ = "index_multiply"
+
+
+# --- min and max: piecewise linear, so the rules are fixed weights on the winners -------------
+
+def _winner_weights(ans, x, v, idx):
+    """d ans / d x and d ans / d v as plain weights: 1/count on the candidates (the old entry and
+    the values written to it) that equal the result, 0 on the others. ``wv`` is shaped like
+    ``x[idx]`` (``v`` broadcast)."""
+    a, xv, vv = innermost(ans), innermost(x), innermost(v)
+    picked = a[idx]
+    wins_v = _onp.broadcast_to(vv, _onp.shape(picked)) == picked
+    wins_x = xv == a
+    count = wins_x.astype(int)
+    _onp.add.at(count, idx, wins_v)
+    count = _onp.maximum(count, 1)  # only a NaN result has no winner; it gets no derivative
+    return mask(wins_x, ans) / count, mask(wins_v, ans) / count[idx]
+
+
+def _extreme_at(name, ufunc, doc):
+    def impl(x, v, idx):
+        y = _updated(x, v)
+        ufunc.at(y, idx, v)
+        return y
+
+    def vjp_x(g, ans, x, v, idx):
+        return g * _winner_weights(ans, x, v, idx)[0]
+
+    def vjp_v(g, ans, x, v, idx):
+        return unbroadcast(fnp.getitem(g, idx) * _winner_weights(ans, x, v, idx)[1], shape_of(v))
+
+    def jvp_x(t, ans, x, v, idx):
+        return t * _winner_weights(ans, x, v, idx)[0]
+
+    def jvp_v(t, ans, x, v, idx):
+        wv = _winner_weights(ans, x, v, idx)[1]
+        return fnp.index_add(_zeros(ans, t), t * wv, idx)
+
+    return define(name, impl, [vjp_x, vjp_v], [jvp_x, jvp_v], doc=doc,
+                  spec=Spec(INDEX_UPDATE_CASES, valid=_no_near_ties))
+
+
+def _no_near_ties(x, v):
+    """Keep finite differences away from ties between candidates (the kink)."""
+    allv = _onp.sort(_onp.concatenate([_onp.ravel(x), _onp.ravel(v)]))
+    return allv.size < 2 or _onp.min(_onp.diff(allv)) > 0.05
+
+
+index_min_p = _extreme_at(
+    "index_min", _onp.minimum,
+    "``x.at[idx].min(v)``: each entry at ``idx`` replaced by the minimum of itself and the "
+    "values written to it (``numpy.minimum.at``); tied candidates share the derivative evenly.")
+index_max_p = _extreme_at(
+    "index_max", _onp.maximum,
+    "``x.at[idx].max(v)``: each entry at ``idx`` replaced by the maximum of itself and the "
+    "values written to it (``numpy.maximum.at``); tied candidates share the derivative evenly.")
+
+
+def index_min(x, v, idx):
+    """``x.at[idx].min(v)``: a new array, each entry at ``idx`` the minimum of itself and the
+    values written to it (repeats included). At a tie the candidates that attain the minimum
+    share the derivative evenly (as in ``minimum`` and ``min``)."""
+    return index_min_p(x, v, idx=strip(idx))
+
+
+def index_max(x, v, idx):
+    """``x.at[idx].max(v)``: a new array, each entry at ``idx`` the maximum of itself and the
+    values written to it (repeats included). At a tie the candidates that attain the maximum
+    share the derivative evenly (as in ``maximum`` and ``max``)."""
+    return index_max_p(x, v, idx=strip(idx))
