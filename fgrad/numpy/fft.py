@@ -12,8 +12,9 @@ transposes follow JAX's convention: the unconjugated transpose under the pairing
   transpose is ``fft``/``ifft`` of the cotangent zero-padded to ``n``.
 * ``irfft``/``hfft``: numpy reads the half spectrum, ignoring the imaginary parts of the DC bin
   and (for even ``n``) of the Nyquist bin, and counts every other bin twice (it stands for its
-  mirror image too). The transpose is ``ihfft``/``rfft`` of the cotangent with those bins
-  weighted 2 and DC/Nyquist weighted 1; the ignored imaginary parts get zero derivative.
+  mirror image too). The transpose is the first ``n//2 + 1`` bins of ``ifft``/``fft`` of the
+  cotangent, weighted 2 except DC and Nyquist (weight 1, real: the imaginary parts numpy
+  ignores get zero derivative).
 * The n-dimensional transforms are the 1-d ones applied axis by axis, in numpy's own order,
   so their values are numpy's bit for bit.
 * ``fftshift`` and ``ifftshift`` are permutations, each the other's transpose.
@@ -108,21 +109,20 @@ ihfft_p = define("fft.ihfft", _impl(_onp.fft.ihfft),
                  linear=True, spec=Spec(_R2C))
 
 
-def _irfft_vjp(g, ans, x, n, axis, norm):
-    # ihfft(g) is (scale) sum_j g_j e^{+2 pi i jk/n}: the plain transpose of one term
-    c = _twice_inside(ihfft_p(g, n=n, axis=axis, norm=norm), axis, n)
-    return _real_if_real(_fit(c, axis, shape_of(x)[axis]), x)
+def _half_spectrum_vjp(full):
+    """The transpose of irfft (``full`` = ifft: bin k of the input multiplies
+    e^{+2 pi i jk/n}) or of hfft (``full`` = fft: hfft conjugates its input first). The first
+    n//2 + 1 bins of ``full`` of the cotangent are the plain transposes of one term each;
+    ifft/fft rather than ihfft/rfft keep the rule linear in a complex cotangent too."""
+    def vjp(g, ans, x, n, axis, norm):
+        c = _fit(full(g, n=n, axis=axis, norm=norm), axis, n // 2 + 1)
+        return _real_if_real(_fit(_twice_inside(c, axis, n), axis, shape_of(x)[axis]), x)
+    return vjp
 
 
-def _hfft_vjp(g, ans, x, n, axis, norm):
-    # hfft conjugates its input first, so the kernel is e^{-2 pi i jk/n}: rfft's
-    c = _twice_inside(rfft_p(g, n=n, axis=axis, norm=norm), axis, n)
-    return _real_if_real(_fit(c, axis, shape_of(x)[axis]), x)
-
-
-irfft_p = define("fft.irfft", _impl(_onp.fft.irfft), [_irfft_vjp], linear=True,
+irfft_p = define("fft.irfft", _impl(_onp.fft.irfft), [_half_spectrum_vjp(ifft_p)], linear=True,
                  spec=Spec(_C2R, domain=_COMPLEX))
-hfft_p = define("fft.hfft", _impl(_onp.fft.hfft), [_hfft_vjp], linear=True,
+hfft_p = define("fft.hfft", _impl(_onp.fft.hfft), [_half_spectrum_vjp(fft_p)], linear=True,
                 spec=Spec(_C2R, domain=_COMPLEX))
 
 
@@ -165,6 +165,8 @@ def _check_n(n):
     (((4, 3),), {"n": 2, "axis": 0, "norm": "forward"}), (((2, 4),), {"axis": -1})]),
     name="fft.fft")
 def fft(a, n=None, axis=-1, norm=None, out=None):
+    """Linear; its transpose is ``fft`` of the cotangent, cut or zero-padded back to the
+    input's length."""
     return _one_d(fft_p, "fft.fft", a, n, axis, norm, out)
 
 
@@ -173,6 +175,8 @@ def fft(a, n=None, axis=-1, norm=None, out=None):
     (((4, 2),), {"n": 3, "axis": 0, "norm": "ortho"}), (((2, 3),), {"norm": "backward"})]),
     name="fft.ifft")
 def ifft(a, n=None, axis=-1, norm=None, out=None):
+    """Linear; its transpose is ``ifft`` of the cotangent, cut or zero-padded back to the
+    input's length."""
     return _one_d(ifft_p, "fft.ifft", a, n, axis, norm, out)
 
 
@@ -181,6 +185,8 @@ def ifft(a, n=None, axis=-1, norm=None, out=None):
     (((4, 3),), {"n": 3, "axis": 0})]),
     name="fft.rfft")
 def rfft(a, n=None, axis=-1, norm=None, out=None):
+    """Linear; its transpose is ``fft`` of the cotangent zero-padded to ``n`` points (real
+    part), cut or zero-padded back to the input's length."""
     return _one_d(rfft_p, "fft.rfft", a, n, axis, norm, out)
 
 
@@ -191,8 +197,9 @@ def rfft(a, n=None, axis=-1, norm=None, out=None):
     (((3, 2),), {"n": 5, "axis": 0, "norm": "forward"})]),
     name="fft.irfft")
 def irfft(a, n=None, axis=-1, norm=None, out=None):
-    """numpy.fft.irfft. The imaginary parts of the DC bin and (for even ``n``) of the Nyquist
-    bin do not change numpy's result, so their derivative is zero."""
+    """Real-linear. The imaginary parts of the DC bin and (for even ``n``) of the Nyquist bin
+    do not change numpy's result, so their derivative is zero; an input longer than
+    ``n//2 + 1`` points is cut, so the extra points have zero derivative too."""
     return _one_d(irfft_p, "fft.irfft", a, n, axis, norm, out, inverse_real=True)
 
 
@@ -201,8 +208,9 @@ def irfft(a, n=None, axis=-1, norm=None, out=None):
     (((2, 3),), {"n": 6, "axis": 1, "norm": "forward"})]),
     name="fft.hfft")
 def hfft(a, n=None, axis=-1, norm=None, out=None):
-    """numpy.fft.hfft. The imaginary parts of the DC bin and (for even ``n``) of the Nyquist
-    bin do not change numpy's result, so their derivative is zero."""
+    """Real-linear. The imaginary parts of the DC bin and (for even ``n``) of the Nyquist bin
+    do not change numpy's result, so their derivative is zero; an input longer than
+    ``n//2 + 1`` points is cut, so the extra points have zero derivative too."""
     return _one_d(hfft_p, "fft.hfft", a, n, axis, norm, out, inverse_real=True)
 
 
@@ -211,6 +219,8 @@ def hfft(a, n=None, axis=-1, norm=None, out=None):
     (((4, 2),), {"n": 3, "axis": 0})]),
     name="fft.ihfft")
 def ihfft(a, n=None, axis=-1, norm=None, out=None):
+    """Linear; its transpose is ``ifft`` of the cotangent zero-padded to ``n`` points (real
+    part), cut or zero-padded back to the input's length."""
     return _one_d(ihfft_p, "fft.ihfft", a, n, axis, norm, out)
 
 
@@ -272,31 +282,37 @@ _2D_COMPLEX = [(((3, 4),), {"norm": "forward"}), (((2, 3),), {"s": (2, 4)}),
 
 @differentiable(_onp.fft.fftn, Spec(_ND_COMPLEX, domain=_COMPLEX), name="fft.fftn")
 def fftn(a, s=None, axes=None, norm=None, out=None):
+    """numpy's own sequence of 1-d transforms, each differentiable (values bit for bit)."""
     return _nd("fft", "fft.fftn", a, s, axes, norm, out)
 
 
 @differentiable(_onp.fft.ifftn, Spec(_ND_REAL), name="fft.ifftn")
 def ifftn(a, s=None, axes=None, norm=None, out=None):
+    """numpy's own sequence of 1-d transforms, each differentiable (values bit for bit)."""
     return _nd("ifft", "fft.ifftn", a, s, axes, norm, out)
 
 
 @differentiable(_onp.fft.fft2, Spec(_2D_REAL), name="fft.fft2")
 def fft2(a, s=None, axes=(-2, -1), norm=None, out=None):
+    """numpy's own sequence of 1-d transforms, each differentiable (values bit for bit)."""
     return _nd("fft", "fft.fft2", a, s, axes, norm, out)
 
 
 @differentiable(_onp.fft.ifft2, Spec(_2D_COMPLEX, domain=_COMPLEX), name="fft.ifft2")
 def ifft2(a, s=None, axes=(-2, -1), norm=None, out=None):
+    """numpy's own sequence of 1-d transforms, each differentiable (values bit for bit)."""
     return _nd("ifft", "fft.ifft2", a, s, axes, norm, out)
 
 
 @differentiable(_onp.fft.rfftn, Spec(_ND_REAL), name="fft.rfftn")
 def rfftn(a, s=None, axes=None, norm=None, out=None):
+    """numpy's own sequence of 1-d transforms, each differentiable (values bit for bit)."""
     return _nd("rfft", "fft.rfftn", a, s, axes, norm, out)
 
 
 @differentiable(_onp.fft.rfft2, Spec(_2D_REAL), name="fft.rfft2")
 def rfft2(a, s=None, axes=(-2, -1), norm=None, out=None):
+    """numpy's own sequence of 1-d transforms, each differentiable (values bit for bit)."""
     return _nd("rfft", "fft.rfft2", a, s, axes, norm, out)
 
 
@@ -306,7 +322,7 @@ def rfft2(a, s=None, axes=(-2, -1), norm=None, out=None):
                                        (((3, 2, 2),), {"axes": (2, 0), "norm": "forward"})],
                                       domain=_COMPLEX), name="fft.irfftn")
 def irfftn(a, s=None, axes=None, norm=None, out=None):
-    """numpy.fft.irfftn. Along the last transformed axis the imaginary parts of the DC bin
+    """Real-linear. Along the last transformed axis the imaginary parts of the DC bin
     and (for even lengths) of the Nyquist bin do not change numpy's result: zero derivative."""
     return _nd("irfft", "fft.irfftn", a, s, axes, norm, out)
 
@@ -315,7 +331,7 @@ def irfftn(a, s=None, axes=None, norm=None, out=None):
                                        (((2, 2, 3),), {"axes": (0, 2), "norm": "ortho"})]),
                 name="fft.irfft2")
 def irfft2(a, s=None, axes=(-2, -1), norm=None, out=None):
-    """numpy.fft.irfft2. Along the last transformed axis the imaginary parts of the DC bin
+    """Real-linear. Along the last transformed axis the imaginary parts of the DC bin
     and (for even lengths) of the Nyquist bin do not change numpy's result: zero derivative."""
     return _nd("irfft", "fft.irfft2", a, s, axes, norm, out)
 
@@ -328,11 +344,13 @@ def _shift_axes(axes):
 
 @differentiable(_onp.fft.fftshift, Spec(_SHIFT_CASES), name="fft.fftshift")
 def fftshift(x, axes=None):
+    """A permutation; its transpose is ``ifftshift``."""
     return fftshift_p(fnp.asarray(x), axes=_shift_axes(axes))
 
 
 @differentiable(_onp.fft.ifftshift, Spec(_SHIFT_CASES, domain=_COMPLEX), name="fft.ifftshift")
 def ifftshift(x, axes=None):
+    """A permutation; its transpose is ``fftshift``."""
     return ifftshift_p(fnp.asarray(x), axes=_shift_axes(axes))
 
 
@@ -348,7 +366,8 @@ def _check_size(n):
 
 @differentiable(_onp.fft.fftfreq, _freq_spec(), name="fft.fftfreq")
 def fftfreq(n, d=1.0, device=None):
-    """numpy.fft.fftfreq, differentiable in a traced spacing ``d`` (``n`` is a size)."""
+    """Differentiable in a traced spacing ``d`` (the frequencies are ``k / (n d)``); ``n`` is
+    a size."""
     _check_size(n)
     val = 1.0 / (n * d)  # numpy's operations in numpy's order: the same values
     k = _onp.concatenate([_onp.arange(0, (n - 1) // 2 + 1, dtype=int, device=device),
@@ -358,10 +377,25 @@ def fftfreq(n, d=1.0, device=None):
 
 @differentiable(_onp.fft.rfftfreq, _freq_spec(), name="fft.rfftfreq")
 def rfftfreq(n, d=1.0, device=None):
-    """numpy.fft.rfftfreq, differentiable in a traced spacing ``d`` (``n`` is a size)."""
+    """Differentiable in a traced spacing ``d`` (the frequencies are ``k / (n d)``); ``n`` is
+    a size."""
     _check_size(n)
     val = 1.0 / (n * d)
     return _onp.arange(0, n // 2 + 1, dtype=int, device=device) * val
 
 
+def _add_notes():
+    """Put what fgrad adds in front of numpy's docstring (which the public functions carry):
+    the traced function's own docstring, and the refusal of ``out=`` for the transforms."""
+    out = "On traced values ``out=`` raises TracerMutationError (use the returned array)."
+    for f in (fft, ifft, rfft, irfft, hfft, ihfft, fftn, ifftn, fft2, ifft2, rfftn, rfft2,
+              irfftn, irfft2, fftshift, ifftshift, fftfreq, rfftfreq):
+        notes = [f._fgrad_traced.__doc__]
+        if f not in (fftshift, ifftshift, fftfreq, rfftfreq):
+            notes.append(out)
+        note = " ".join(" ".join(n.split()) for n in notes if n)
+        f.__doc__ = f"fgrad: {note}\n\n{f.__doc__ or ''}"
+
+
+_add_notes()
 mirror(_onp.fft, globals(), "fft.")
