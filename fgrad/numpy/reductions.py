@@ -4,13 +4,15 @@ The backward pass of a reduction spreads the output cotangent back over the redu
 ``spread`` restores the reduced axes (as size 1) and broadcasts. ``max``/``min`` share the
 cotangent evenly among tied maxima, the same convention as ``maximum``.
 """
+import inspect
+
 import numpy as _onp
 
 import fgrad.numpy as fnp
 from ..table import Spec, define
-from ..tracer import innermost
-from .broadcasting import mask, shape_of
-from .wrapping import as_tuple, traced_version_of, unsupported_kwargs
+from ..tracer import contains_tracer, innermost, strip
+from .broadcasting import dtype_of, mask, shape_of
+from .wrapping import as_tuple, differentiable, unsupported_kwargs, with_numpy_values
 
 REDUCE = [(((4,),), {"axis": None, "keepdims": False}),
           (((2, 3),), {"axis": None, "keepdims": False}),
@@ -114,31 +116,170 @@ max_p = _extreme("max", _onp.max)
 min_p = _extreme("min", _onp.min)
 
 
-def _traced(prim, a, axis, dtype, keepdims, kwargs):
-    unsupported_kwargs(prim.name, kwargs)
+# --- the public functions -------------------------------------------------------------------
+# numpy's signatures, registered so the generated tests check them as users call them: axis as
+# int, negative int, tuple or None, keepdims, dtype, a list holding tracers (np.mean([x, x + 2])),
+# and where=/initial=. A masked or initialised reduction adds in another order than the
+# composite below, so its value is numpy's own and only its derivatives come from the composite.
+
+_NoValue = _onp._NoValue
+
+
+def _given(v):
+    return v is not _NoValue and v is not None
+
+
+def _numpy_kwargs(**kwargs):
+    """The keyword arguments a caller gave, as plain values, to hand to numpy itself."""
+    return {k: strip(v) for k, v in kwargs.items() if _given(v)}
+
+
+def numpy_result(result, value):
+    """``result`` (a composite of primitives, giving the derivatives) carrying numpy's ``value``:
+    for composites that compute the same number in another order. ``result`` is cast to
+    ``value``'s dtype first, so cotangents keep numpy's dtype."""
+    if not contains_tracer(result):
+        return value
+    if shape_of(result) != _onp.shape(value):
+        raise AssertionError(f"fgrad: composite of shape {shape_of(result)} for numpy's "
+                             f"{_onp.shape(value)}")
+    if dtype_of(result) != _onp.result_type(value):
+        result = fnp.astype(result, _onp.result_type(value))
+    return with_numpy_values(result, lambda *args, **kwargs: value, (), {})
+
+
+def _with_initial(r, x, axes, keep, initial, better):
+    """``max``/``min`` of ``r`` (the reduction of ``x``) and ``initial``, which counts as one more
+    entry: at a tie between it and m entries each of the m + 1 gets 1/(m + 1) of the cotangent
+    (``better`` is ``numpy.greater`` for max, ``numpy.less`` for min)."""
+    rv, iv, xv = innermost(r), innermost(initial), innermost(x)
+    kept = kept_shape(_onp.shape(xv), axes)
+    ties = _onp.sum(xv == _onp.reshape(rv, kept), axis=axes, keepdims=keep)
+    share = _onp.where(better(rv, iv), 1.0, _onp.where(rv == iv, ties / (ties + 1.0), 0.0))
+    return initial + (r - initial) * mask(share, r)
+
+
+_FILL = {"sum": 0, "prod": 1, "max": -_onp.inf, "min": _onp.inf}
+
+
+def _reduce(prim, np_fn, a, axis, dtype, keepdims, initial=_NoValue, where=_NoValue):
+    kwargs = _numpy_kwargs(axis=axis, dtype=dtype, keepdims=keepdims, initial=initial,
+                           where=where)
     a = fnp.asarray(a)
     if dtype is not None:
         a = fnp.astype(a, dtype)
-    return prim(a, axis=_axes(axis, len(shape_of(a))), keepdims=bool(keepdims))
+    axes = _axes(axis, len(shape_of(a)))
+    keep = _given(keepdims) and bool(keepdims)
+    if not (_given(initial) or _given(where)):
+        return prim(a, axis=axes, keepdims=keep)
+    value = np_fn(strip(a), **kwargs)  # numpy's value, and numpy's errors, first
+    if _given(where):
+        w = _onp.broadcast_to(strip(where), shape_of(a))
+        if prim is mean_p:
+            count = _onp.sum(w, axis=axes, keepdims=True)
+            total = sum_p(fnp.where(w, a, 0), axis=axes, keepdims=True)
+            return numpy_result(fnp.reshape(total / mask(_onp.maximum(count, 1), a),
+                                            _onp.shape(value)), value)
+        a = fnp.where(w, a, _FILL[prim.name])
+    r = prim(a, axis=axes, keepdims=keep)
+    if _given(initial):
+        if prim is sum_p:
+            r = r + initial
+        elif prim is prod_p:
+            r = r * initial
+        else:
+            r = _with_initial(r, a, axes, keep, initial,
+                              _onp.greater if prim is max_p else _onp.less)
+    return numpy_result(r, value)
 
 
-def _reduction(prim, np_fn):
-    @traced_version_of(np_fn)
-    def reduce(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
-        return _traced(prim, a, axis, dtype, keepdims, dict(kwargs, out=out))
-    return reduce
+def noted(public):
+    """Put the traced function's own docstring (what fgrad adds to numpy's function: kinks,
+    conventions, unsupported arguments) in front of numpy's docstring on ``public``."""
+    own = public._fgrad_traced.__doc__
+    if own:
+        public.__doc__ = f"fgrad: {inspect.cleandoc(own)}\n\n{public.__doc__ or ''}"
+    return public
 
 
-def _reduction_nodtype(prim, np_fn):
-    @traced_version_of(np_fn)
-    def reduce(a, axis=None, out=None, keepdims=False, **kwargs):
-        return _traced(prim, a, axis, None, keepdims, dict(kwargs, out=out))
-    return reduce
+def distinct(*xs):
+    """A ``valid`` predicate: no two values (over all arguments) within 0.01 of each other,
+    so finite differences never straddle a tie."""
+    v = _onp.sort(_onp.concatenate([_onp.ravel(x) for x in xs]))
+    return v.size < 2 or _onp.min(_onp.diff(v)) > 0.01
 
 
-sum = _reduction(sum_p, _onp.sum)
-mean = _reduction(mean_p, _onp.mean)
-prod = _reduction(prod_p, _onp.prod)
-max = _reduction_nodtype(max_p, _onp.max)
-min = _reduction_nodtype(min_p, _onp.min)
-amax, amin = max, min
+def _list_call(f, *xs, as_list=False, **params):
+    """Spec.call: the ``as_list`` case hands its drawn arrays over as one list (np.sum([x, y]))."""
+    return f(list(xs) if as_list else xs[0], **params)
+
+
+_MASK = _onp.array([[True, False, True], [False, True, True]])
+PUBLIC = [(((3,),), {}),
+          (((2, 3),), {"axis": -1, "keepdims": True}),
+          (((2, 3, 2),), {"axis": (0, -1)}),
+          (((3,), (3,)), {"as_list": True, "axis": 0})]
+WITH_DTYPE = PUBLIC + [(((2, 2),), {"axis": 0, "dtype": _onp.float64})]
+
+
+def _public_spec(cases, **kwargs):
+    return Spec(cases, call=_list_call, **kwargs)
+
+
+@noted
+@differentiable(_onp.sum, _public_spec(WITH_DTYPE + [
+    (((2, 3),), {"axis": 1, "where": _MASK, "initial": 0.5})]))
+def sum(a, axis=None, dtype=None, out=None, keepdims=_NoValue, initial=_NoValue,
+        where=_NoValue):
+    """``initial`` may be traced; ``where`` masks entries out (they get zero derivative)."""
+    unsupported_kwargs("sum", {"out": out})
+    return _reduce(sum_p, _onp.sum, a, axis, dtype, keepdims, initial, where)
+
+
+@noted
+@differentiable(_onp.mean, _public_spec(WITH_DTYPE + [(((2, 3),), {"axis": 0, "where": _MASK})]))
+def mean(a, axis=None, dtype=None, out=None, keepdims=_NoValue, *, where=_NoValue):
+    """Masked entries (``where``) get zero derivative."""
+    unsupported_kwargs("mean", {"out": out})
+    return _reduce(mean_p, _onp.mean, a, axis, dtype, keepdims, where=where)
+
+
+@noted
+@differentiable(_onp.prod, _public_spec(WITH_DTYPE + [
+    (((2, 3),), {"axis": 1, "where": _MASK, "initial": 1.5})], domain=(0.3, 1.5)))
+def prod(a, axis=None, dtype=None, out=None, keepdims=_NoValue, initial=_NoValue,
+         where=_NoValue):
+    """Exact through zeros: the derivative with respect to an entry is the product of the
+    others, even when some of them are zero (to every order)."""
+    unsupported_kwargs("prod", {"out": out})
+    return _reduce(prod_p, _onp.prod, a, axis, dtype, keepdims, initial, where)
+
+
+def _extreme_public(prim, np_fn, name):
+    @differentiable(np_fn, _public_spec(PUBLIC + [
+        (((2, 3),), {"axis": 1, "where": _MASK, "initial": -3.0 if prim is max_p else 3.0})],
+        valid=distinct), name=name)
+    def reduce(a, axis=None, out=None, keepdims=_NoValue, initial=_NoValue, where=_NoValue):
+        """At a tie the cotangent is shared evenly among the tied entries (the average of the
+        one-sided derivatives, as for ``maximum``); ``initial`` counts as one more entry, so
+        at a tie with m entries each gets 1/(m + 1). Entries masked out by ``where`` get zero
+        derivative."""
+        unsupported_kwargs(name, {"out": out})
+        return _reduce(prim, np_fn, a, axis, None, keepdims, initial, where)
+
+    return noted(reduce)
+
+max = _extreme_public(max_p, _onp.max, "max")
+min = _extreme_public(min_p, _onp.min, "min")
+amax = _extreme_public(max_p, _onp.amax, "amax")
+amin = _extreme_public(min_p, _onp.amin, "amin")
+
+
+@noted
+@differentiable(_onp.ptp, Spec([(((4,),), {}), (((2, 3),), {"axis": -1, "keepdims": True}),
+                                (((2, 3, 2),), {"axis": (0, 2)})], valid=distinct))
+def ptp(a, axis=None, out=None, keepdims=_NoValue):
+    """``max - min``: at ties each side shares its cotangent evenly among its tied entries."""
+    unsupported_kwargs("ptp", {"out": out})
+    return (_reduce(max_p, _onp.max, a, axis, None, keepdims)
+            - _reduce(min_p, _onp.min, a, axis, None, keepdims))
