@@ -188,7 +188,7 @@ def test_values_and_dtypes_are_numpys(name, dtype):
 ND = ["fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn", "rfftn", "irfftn"]
 ND_ARGS = [{}, {"norm": "ortho"}, {"s": (2, 5), "axes": (0, 1)}, {"s": (4, 3), "axes": (1, 0)},
            {"axes": (0,)}, {"axes": (-1, 0), "norm": "forward"}, {"s": (-1, 4), "axes": (0, 1)},
-           {"axes": (1, 1)}]
+           {"s": (2, -1), "axes": (0, 1)}, {"axes": (1, 1)}]
 
 
 @pytest.mark.parametrize("cplx", [False, True])

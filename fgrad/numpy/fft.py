@@ -244,9 +244,12 @@ def _nd_args(shape, s, axes, inverse_real):
     if None in s:
         warnings.warn("Passing an array containing `None` values to `s` is deprecated in "
                       "NumPy 2.0.", DeprecationWarning, stacklevel=4)
-    # numpy's 1-d transforms read n=None as their default length
-    s = [(2 * (shape[a] - 1) if inverse_real and i == len(axes) - 1 else shape[a])
-         if n is None or n == -1 else _check_n(n) for i, (n, a) in enumerate(zip(s, axes))]
+    # -1 is the input's whole length; None is the 1-d transform's default n (2 (m - 1) for the
+    # last axis of an inverse real transform)
+    last = len(axes) - 1
+    s = [shape[a] if n is not None and n == -1 else
+         (2 * (shape[a] - 1) if inverse_real and i == last else shape[a]) if n is None else
+         _check_n(n) for i, (n, a) in enumerate(zip(s, axes))]
     return s, axes
 
 
