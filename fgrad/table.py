@@ -66,6 +66,8 @@ class Spec:
 
     def arg_domain(self, i):
         d = self.domain
+        if isinstance(d, str):  # "bool" or "complex" for every argument
+            return d
         return d[i] if d and isinstance(d[0], (tuple, str)) else d
 
 

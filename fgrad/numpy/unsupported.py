@@ -11,7 +11,7 @@ _GROUPS = {
         "fromstring frombuffer fromiter from_dlpack",
     "configuration or introspection of numpy itself; it takes no array":
         "get_printoptions set_printoptions printoptions getbufsize setbufsize geterr seterr "
-        "geterrcall seterrcall show_config show_runtime get_include test info",
+        "geterrcall seterrcall show_config show_runtime get_include test info linalg.test fft.test",
     "works on dates and times, which have no derivative":
         "busday_count busday_offset is_busday datetime_as_string datetime_data isnat",
     "builds numpy.matrix objects, which fgrad does not trace; use 2-d arrays and `@`":
