@@ -134,6 +134,10 @@ def _check_like(name, given, ref, what):
     gs, rs = _onp.shape(innermost(given)), _onp.shape(innermost(ref))
     if gs != rs:
         raise ValueError(f"{name}: {what} has shape {gs}, but it must match the shape {rs}")
+    # a complex perturbation of a real value is no direction it can move in (JAX refuses too)
+    if _onp.iscomplexobj(innermost(given)) and not _onp.iscomplexobj(innermost(ref)):
+        raise TypeError(f"{name}: {what} is complex, but the value it belongs to is real; "
+                        "pass its real part")
 
 
 # --- the transforms ---------------------------------------------------------------------

@@ -68,24 +68,23 @@ def test_vjp_wrt_int_input_is_type_error():
 
 def test_function_without_rule_names_itself_and_shows_defvjp():
     with pytest.raises(fgrad.NoDerivativeRuleError) as info:
-        fgrad.grad(lambda x: np.i0(x))(1.5)
+        fgrad.grad(lambda x: np.histogramdd(x))(1.5)
     msg = str(info.value)
-    assert "fgrad.numpy.i0 has no" in msg
-    assert "i0 = fgrad.primitive(numpy.i0)" in msg
-    assert "fgrad.defvjp(i0, lambda g, ans, x:" in msg
+    assert "fgrad.numpy.histogramdd has no" in msg
+    assert "histogramdd = fgrad.primitive(numpy.histogramdd)" in msg
+    assert "fgrad.defvjp(histogramdd, lambda g, ans, x:" in msg
     assert "stop_gradient" in msg
     assert isinstance(info.value, TypeError)  # never a bare AttributeError
 
 
 def test_function_without_rule_raises_under_jvp_too():
-    with pytest.raises(fgrad.NoDerivativeRuleError, match=r"fgrad\.numpy\.i0 has no"):
-        fgrad.jvp(np.i0, (1.5,), (1.0,))
+    with pytest.raises(fgrad.NoDerivativeRuleError, match=r"fgrad\.numpy\.histogramdd has no"):
+        fgrad.jvp(np.histogramdd, (1.5,), (1.0,))
 
 
 def test_linalg_function_without_rule_names_linalg_path():
-    with pytest.raises(fgrad.NoDerivativeRuleError) as info:
-        fgrad.grad(lambda a: np.linalg.det(a))(onp.eye(2))
-    msg = str(info.value)
+    # every numpy.linalg function has rules now, so the message is built directly
+    msg = str(fgrad.errors.no_rule("linalg.det", 0))
     assert "fgrad.numpy.linalg.det has no" in msg
     # the suggested snippet is valid Python: it binds a plain name, not "linalg.det = ..."
     assert "det = fgrad.primitive(numpy.linalg.det)" in msg
@@ -95,11 +94,12 @@ def test_linalg_function_without_rule_names_linalg_path():
 
 def test_function_without_rule_names_the_traced_argument():
     with pytest.raises(fgrad.NoDerivativeRuleError, match=r"argument 1 is being differentiated"):
-        fgrad.grad(lambda x: np.sum(np.polyval(onp.array([1.0, 2.0]), x)))(X3)
+        fgrad.grad(lambda x: np.sum(np.histogram2d(onp.ones(3), x)[0]))(X3)
 
 
 def test_function_without_rule_still_works_on_plain_values():
-    onp.testing.assert_array_equal(np.i0(X3), onp.i0(X3))
+    for got, want in zip(np.histogramdd(X3), onp.histogramdd(X3)):
+        onp.testing.assert_array_equal(got, want)
 
 
 # --- conversions that would drop the derivative ------------------------------------------
@@ -251,13 +251,13 @@ def test_plain_numpy_array_of_list_holding_tracer_raises_concretization_error():
 
 
 def test_plain_numpy_function_without_rule_raises_no_rule_error():
-    with pytest.raises(fgrad.NoDerivativeRuleError, match=r"fgrad\.numpy\.i0 has no"):
-        fgrad.grad(lambda x: onp.i0(x))(1.5)
+    with pytest.raises(fgrad.NoDerivativeRuleError, match=r"fgrad\.numpy\.histogramdd has no"):
+        fgrad.grad(lambda x: onp.sum(onp.histogramdd(x)[0]))(X3)
 
 
-def test_plain_numpy_linalg_function_without_rule_raises_no_rule_error():
-    with pytest.raises(fgrad.NoDerivativeRuleError, match=r"fgrad\.numpy\.linalg\.det has no"):
-        fgrad.grad(lambda a: onp.linalg.det(a))(onp.eye(2))
+def test_plain_numpy_linalg_function_is_redirected_to_fgrads():
+    got = fgrad.grad(lambda a: onp.linalg.det(a))(onp.array([[2.0, 1.0], [0.5, 3.0]]))
+    onp.testing.assert_allclose(got, [[3.0, -0.5], [-1.0, 2.0]])  # det(A) inv(A)^T
 
 
 def test_plain_numpy_ufunc_method_on_tracer_raises_instead_of_object_array():
@@ -390,5 +390,14 @@ def test_out_argument_on_a_traced_call_is_refused_by_name(call):
 
 
 def test_other_unsupported_keywords_are_named():
-    with pytest.raises(NotImplementedError, match="where"):
-        fgrad.grad(lambda x: np.sum(x, where=x > 0))(X3)
+    with pytest.raises(NotImplementedError, match="casting"):
+        fgrad.grad(lambda x: np.sum(np.clip(x, 0.0, 1.0, casting="unsafe")))(X3)
+
+
+def test_complex_cotangent_or_tangent_for_a_real_value_is_refused():
+    out, f_vjp = fgrad.vjp(np.sin, onp.array([0.5, 1.0]))
+    with pytest.raises(TypeError, match="vjp_fn: the cotangent is complex, but the value it "
+                                        "belongs to is real"):
+        f_vjp(onp.array([1.0 + 1j, 0.0]))
+    with pytest.raises(TypeError, match="is complex, but the value it belongs to is real"):
+        fgrad.jvp(np.sin, (onp.array([0.5]),), (onp.array([1j]),))
