@@ -1,24 +1,66 @@
 """Elementwise functions: each derivative in one line, beside the function.
 
 ``unary(name, d)`` takes the derivative ``d(ans, x)`` and makes both rules from it
-(VJP ``g * d``, JVP ``t * d``). Binary functions give each partial derivative; broadcasting is
-undone by ``unbroadcast``. Kinks follow one convention, the average of the one-sided
-derivatives: ``abs'(0) = 0``, and ``maximum``/``minimum`` split a tie 0.5/0.5 (so does
-``clip`` at its bounds, which is built from them).
+(VJP ``g * d``, JVP ``t * d``); ``binary(name, dx, dy)`` does the same with the two partial
+derivatives, undoing broadcasting with ``unbroadcast``.
+
+Kinks follow one convention, the average of the one-sided derivatives: ``abs'(0) = 0``
+(also ``fabs``, ``copysign`` in its first argument at 0, ``hypot`` at the origin),
+``maximum``/``minimum``/``fmax``/``fmin`` split a tie 0.5/0.5 (so does ``clip`` at its
+bounds, which is built from them), and ``interp`` takes the mean of the two slopes at a knot.
+Where no average exists the choice is stated in the function's docstring (``sqrt'(0)`` is
+inf, ``arctan2`` has derivative 0 at the origin).
+
+Complex inputs follow JAX: a holomorphic function's JVP is ``t * f'(z)`` and its VJP
+``g * f'(z)`` (unconjugated); ``absolute``, ``real``, ``imag``, ``conjugate`` and ``angle`` are
+transposed under the pairing ``Re sum(x * y)``.
+
+The ufunc primitives take every numpy keyword on plain values; on traced values the ufunc
+keywords (``out=``, ``where=``, ``dtype=``, ``casting=``, ...) are refused by name.
 """
+import builtins as _builtins
 import math
 
 import numpy as _onp
 
 import fgrad.numpy as fnp
-from ..table import Spec, define
-from ..tracer import innermost, strip
-from .broadcasting import broadcast_like, mask, unbroadcast
-from .wrapping import traced_version_of, unsupported_kwargs
+from .. import errors
+from ..table import Primitive, Spec, define
+from ..tracer import Tracer, contains_tracer, innermost, strip
+from .broadcasting import broadcast_like, dtype_of, mask, unbroadcast
+from .namespace import zero_derivative
+from .wrapping import differentiable, traced_version_of, unsupported_kwargs
 
 UNARY = [(((),), {}), (((4,),), {}), (((2, 3),), {})]
 BINARY = [(((), ()), {}), (((3,), (3,)), {}), (((2, 3), (3,)), {}), (((2, 1), (1, 3)), {}),
           (((), (2, 2)), {})]
+
+
+class _Ufunc(Primitive):
+    """A primitive that is a numpy ufunc. Plain calls are numpy's, every keyword included; a
+    traced call refuses the ufunc keywords (and a positional ``out``) by name rather than let
+    them reach the rules."""
+
+    nin = 1
+
+    def __call__(self, *args, **params):
+        if (params or len(args) > self.nin) and contains_tracer((args, params)):
+            if len(args) > self.nin:  # numpy's positional out argument
+                raise errors.out_argument(self.name)
+            unsupported_kwargs(self.name, params)
+            params = {}
+        return Primitive.__call__(self, *args, **params)
+
+
+def _ufunc(p):
+    """``p`` (made by ``define``) as a ``_Ufunc``: its numpy implementation is a ufunc."""
+    p.__class__ = _Ufunc
+    p.nin = p.impl.nin
+    return p
+
+
+def _shape(x):
+    return _onp.shape(innermost(x))
 
 
 def _away_from(points, margin=0.05):
@@ -26,16 +68,65 @@ def _away_from(points, margin=0.05):
     return lambda x, *rest: all(_onp.all(_onp.abs(_onp.asarray(x) - p) > margin) for p in points)
 
 
+def _separated(margin=0.05):
+    """A ``valid`` predicate: the two arguments differ by more than ``margin`` (no ties)."""
+    return lambda x, y: _onp.all(_onp.abs(x - y) > margin)
+
+
 def unary(name, d, domain=(-2.0, 2.0), valid=None, order=2, **spec):
     """Register the numpy ufunc ``name`` with derivative ``d(ans, x)``."""
-    return define(name, getattr(_onp, name),
-                  [lambda g, ans, x: g * d(ans, x)], [lambda t, ans, x: t * d(ans, x)],
-                  spec=Spec(UNARY, domain=domain, valid=valid, order=order, **spec))
+    return _ufunc(define(name, getattr(_onp, name),
+                         [lambda g, ans, x: g * d(ans, x)], [lambda t, ans, x: t * d(ans, x)],
+                         spec=Spec(UNARY, domain=domain, valid=valid, order=order, **spec)))
 
 
-negative = define("negative", _onp.negative, [lambda g, ans, x: -g], linear=True,
-                  spec=Spec(UNARY))
+def binary(name, dx, dy, domain=(-2.0, 2.0), valid=None, cases=BINARY, cast=False, **spec):
+    """Register the numpy ufunc ``name`` with partial derivatives ``dx(ans, x, y)`` and
+    ``dy(ans, x, y)`` (``None`` for a zero derivative). ``cast``: the output's dtype may be
+    wider than the arguments' (``float_power``); cotangents are cast back to theirs."""
+    def vjp(d, arg):
+        if d is None:
+            return None
+        if cast:
+            return lambda g, ans, x, y: _cast_like(
+                unbroadcast(g * d(ans, x, y), _shape((x, y)[arg])), (x, y)[arg])
+        return lambda g, ans, x, y: unbroadcast(g * d(ans, x, y), _shape((x, y)[arg]))
+
+    def jvp(d):
+        if d is None:
+            return None
+        return lambda t, ans, x, y: broadcast_like(t * d(ans, x, y), ans)
+
+    return _ufunc(define(name, getattr(_onp, name), [vjp(dx, 0), vjp(dy, 1)], [jvp(dx), jvp(dy)],
+                         spec=Spec(cases, domain=domain, valid=valid, **spec)))
+
+
+def linear_unary(name, transpose):
+    """Register the numpy ufunc ``name``, linear in its argument, by its transpose."""
+    return _ufunc(define(name, getattr(_onp, name), [lambda g, ans, x: transpose(g)],
+                         linear=True, spec=Spec(UNARY)))
+
+
+def _safe_div(num, den):
+    """``num / den``, and 0 (with zero derivatives of every order) where ``den`` is 0: the
+    derivative at a point where no one-sided limit agrees (``hypot``, ``arctan2`` at 0)."""
+    zero = innermost(den) == 0
+    if not _onp.any(zero):
+        return num / den
+    return where_p(zero, 0, num / where_p(zero, 1, den))
+
+
+def _is_complex(x):
+    return _onp.iscomplexobj(innermost(x))
+
+
+negative = linear_unary("negative", lambda g: -g)
+positive = linear_unary("positive", lambda g: g)
 sqrt = unary("sqrt", lambda ans, x: 0.5 / ans, domain=(0.1, 4.0))
+sqrt.__doc__ = (_onp.sqrt.__doc__ or "") + """
+fgrad: the derivative ``0.5 / sqrt(x)`` is inf at ``x = 0`` (only the one-sided derivative
+exists there, and it is infinite), as numpy's formula gives; a zero cotangent there gives nan.
+"""
 cbrt = unary("cbrt", lambda ans, x: 1 / (3 * ans ** 2), domain=(0.1, 4.0))
 square = unary("square", lambda ans, x: 2 * x)
 reciprocal = unary("reciprocal", lambda ans, x: -ans ** 2, domain=(0.3, 3.0))
@@ -56,60 +147,85 @@ sinh = unary("sinh", lambda ans, x: fnp.cosh(x))
 cosh = unary("cosh", lambda ans, x: fnp.sinh(x))
 tanh = unary("tanh", lambda ans, x: 1 - ans ** 2)
 arcsinh = unary("arcsinh", lambda ans, x: 1 / fnp.sqrt(x ** 2 + 1))
-arccosh = unary("arccosh", lambda ans, x: 1 / fnp.sqrt(x ** 2 - 1), domain=(1.1, 4.0))
+# sqrt(x - 1) * sqrt(x + 1), not sqrt(x**2 - 1): the same for real x > 1, and for complex x
+# the only form whose branch cut is arccosh's (the real axis left of 1)
+arccosh = unary("arccosh", lambda ans, x: 1 / (fnp.sqrt(x - 1) * fnp.sqrt(x + 1)),
+                domain=(1.1, 4.0))
 arctanh = unary("arctanh", lambda ans, x: 1 / (1 - x ** 2), domain=(-0.9, 0.9))
-# abs has a kink at 0; sign is a constant (zero-derivative) array there, giving abs'(0) = 0.
-absolute = unary("absolute", lambda ans, x: _onp.sign(innermost(x)), valid=_away_from([0.0]))
+deg2rad = linear_unary("deg2rad", lambda g: fnp.deg2rad(g))
+radians = linear_unary("radians", lambda g: fnp.radians(g))
+rad2deg = linear_unary("rad2deg", lambda g: fnp.rad2deg(g))
+degrees = linear_unary("degrees", lambda g: fnp.degrees(g))
+
+
+# abs has a kink at 0; for real x the derivative is sign(x), a constant array, giving
+# abs'(0) = 0. For complex z it is the direction conj(z) / |z| (JAX's convention), 0 at z = 0.
+def _abs_vjp(g, ans, x):
+    if _is_complex(x):
+        return g * _safe_div(fnp.conjugate(x), ans)
+    return g * _onp.sign(innermost(x))
+
+
+def _abs_jvp(t, ans, x):
+    if _is_complex(x):
+        return _safe_div(fnp.real(fnp.conjugate(x) * t), ans)
+    return t * _onp.sign(innermost(x))
+
+
+absolute = _ufunc(define("absolute", _onp.absolute, [_abs_vjp], [_abs_jvp],
+                         spec=Spec(UNARY, valid=_away_from([0.0]))))
+absolute.__doc__ = (_onp.absolute.__doc__ or "") + """
+fgrad: the derivative at 0 is 0 (the average of -1 and 1); of a complex z it is the direction
+``conj(z) / |z|`` (JAX's convention), also 0 at z = 0.
+"""
 abs = absolute
+fabs = unary("fabs", lambda ans, x: _onp.sign(innermost(x)), valid=_away_from([0.0]))
+fabs.__doc__ = (_onp.fabs.__doc__ or "") + "\nfgrad: the derivative at 0 is 0, as for abs.\n"
 
 
 # Complex parts are linear over the reals; their transposes follow JAX (real -> g + 0j,
 # imag -> -1j g, conj -> conj g). On real input they pass the derivative through or give zero.
-def _is_complex(x):
-    return _onp.iscomplexobj(innermost(x))
-
-
 real = define("real", _onp.real, [lambda g, ans, x: g + 0j if _is_complex(x) else g],
               linear=True, spec=Spec(UNARY))
 imag = define("imag", _onp.imag, [lambda g, ans, x: -1j * g if _is_complex(x) else None],
               linear=True, spec=Spec(UNARY))
-conjugate = define("conjugate", _onp.conjugate,
-                   [lambda g, ans, x: fnp.conjugate(g) if _is_complex(x) else g],
-                   linear=True, spec=Spec(UNARY))
+conjugate = _ufunc(define("conjugate", _onp.conjugate,
+                          [lambda g, ans, x: fnp.conjugate(g) if _is_complex(x) else g],
+                          linear=True, spec=Spec(UNARY)))
 conj = conjugate
 
 
-add = define("add", _onp.add,
-             [lambda g, ans, x, y: unbroadcast(g, x.shape),
-              lambda g, ans, x, y: unbroadcast(g, y.shape)],
-             [lambda t, ans, x, y: broadcast_like(t, ans),
-              lambda t, ans, x, y: broadcast_like(t, ans)],
-             spec=Spec(BINARY))
-subtract = define("subtract", _onp.subtract,
-                  [lambda g, ans, x, y: unbroadcast(g, x.shape),
-                   lambda g, ans, x, y: unbroadcast(-g, y.shape)],
-                  [lambda t, ans, x, y: broadcast_like(t, ans),
-                   lambda t, ans, x, y: broadcast_like(-t, ans)],
-                  spec=Spec(BINARY))
-multiply = define("multiply", _onp.multiply,
-                  [lambda g, ans, x, y: unbroadcast(g * y, x.shape),
-                   lambda g, ans, x, y: unbroadcast(x * g, y.shape)],
-                  linear=True, spec=Spec(BINARY))
-divide = define("divide", _onp.divide,
-                [lambda g, ans, x, y: unbroadcast(g / y, x.shape),
-                 lambda g, ans, x, y: unbroadcast(-g * ans / y, y.shape)],
-                [lambda t, ans, x, y: broadcast_like(t / y, ans),
-                 lambda t, ans, x, y: -t * ans / y],
-                spec=Spec(BINARY, domain=((-2.0, 2.0), (0.5, 2.0))))
+add = _ufunc(define("add", _onp.add,
+                    [lambda g, ans, x, y: unbroadcast(g, _shape(x)),
+                     lambda g, ans, x, y: unbroadcast(g, _shape(y))],
+                    [lambda t, ans, x, y: broadcast_like(t, ans),
+                     lambda t, ans, x, y: broadcast_like(t, ans)],
+                    spec=Spec(BINARY)))
+subtract = _ufunc(define("subtract", _onp.subtract,
+                         [lambda g, ans, x, y: unbroadcast(g, _shape(x)),
+                          lambda g, ans, x, y: unbroadcast(-g, _shape(y))],
+                         [lambda t, ans, x, y: broadcast_like(t, ans),
+                          lambda t, ans, x, y: broadcast_like(-t, ans)],
+                         spec=Spec(BINARY)))
+multiply = _ufunc(define("multiply", _onp.multiply,
+                         [lambda g, ans, x, y: unbroadcast(g * y, _shape(x)),
+                          lambda g, ans, x, y: unbroadcast(x * g, _shape(y))],
+                         linear=True, spec=Spec(BINARY)))
+divide = _ufunc(define("divide", _onp.divide,
+                       [lambda g, ans, x, y: unbroadcast(g / y, _shape(x)),
+                        lambda g, ans, x, y: unbroadcast(-g * ans / y, _shape(y))],
+                       [lambda t, ans, x, y: broadcast_like(t / y, ans),
+                        lambda t, ans, x, y: -t * ans / y],
+                       spec=Spec(BINARY, domain=((-2.0, 2.0), (0.5, 2.0)))))
 true_divide = divide
 
 
-def _dpow_base(ans, x, y):
+def _dpow_base(ans, x, y, power):
     # y * x**(y-1). At the single point x == 0, y == 0 it is 0 * inf; there the base is
     # replaced by 1 (giving 0). Guarding the exponent instead would change the derivative
     # with respect to y at y == 0.
     singular = (innermost(x) == 0) & (innermost(y) == 0)
-    return y * fnp.where(singular, 1, x) ** (y - 1)
+    return y * power(fnp.where(singular, 1, x), y - 1)
 
 
 def _dpow_exponent(ans, x, y):
@@ -117,27 +233,43 @@ def _dpow_exponent(ans, x, y):
     return ans * fnp.log(fnp.where(innermost(x) == 0, 1, x))
 
 
-power = define("power", _onp.power,
-               [lambda g, ans, x, y: unbroadcast(g * _dpow_base(ans, x, y), x.shape),
-                lambda g, ans, x, y: unbroadcast(g * _dpow_exponent(ans, x, y), y.shape)],
-               [lambda t, ans, x, y: broadcast_like(t * _dpow_base(ans, x, y), ans),
-                lambda t, ans, x, y: t * _dpow_exponent(ans, x, y)],
-               spec=Spec(BINARY, domain=((0.2, 2.0), (-2.0, 2.0))))
+power = binary("power", lambda ans, x, y: _dpow_base(ans, x, y, fnp.power), _dpow_exponent,
+               domain=((0.2, 2.0), (-2.0, 2.0)))
 
-mod = define("mod", _onp.mod,
-             [lambda g, ans, x, y: unbroadcast(g, x.shape),
-              lambda g, ans, x, y: unbroadcast(-g * _onp.floor_divide(innermost(x),
-                                                                       innermost(y)), y.shape)],
-             [lambda t, ans, x, y: broadcast_like(t, ans),
-              lambda t, ans, x, y: -t * _onp.floor_divide(innermost(x), innermost(y))],
-             # keep x / y away from integers, where mod jumps
-             spec=Spec(BINARY, domain=((0.1, 3.0), (0.7, 1.3)),
-                       valid=lambda x, y: _onp.all(_frac_distance(x / y) > 0.05)))
-remainder = mod
+
+def _cast_like(c, x):
+    """A cotangent in ``x``'s real float dtype (``float_power`` computes in float64 even for
+    float32 arguments, and a float32 argument gets a float32 gradient)."""
+    want = dtype_of(x)
+    if want.kind == "f" and dtype_of(c) != want and dtype_of(c).kind == "f":
+        return fnp.astype(c, want)
+    return c
+
+
+float_power = binary("float_power", lambda ans, x, y: _dpow_base(ans, x, y, fnp.float_power),
+                     _dpow_exponent, domain=((0.2, 2.0), (-2.0, 2.0)), cast=True)
 
 
 def _frac_distance(r):
     return _onp.abs(r - _onp.round(r))
+
+
+def _floor_quotient(ans, x, y):
+    return -_onp.floor_divide(innermost(x), innermost(y))
+
+
+def _trunc_quotient(ans, x, y):
+    return -_onp.trunc(innermost(x) / innermost(y))
+
+
+# mod and fmod jump where x / y crosses an integer; keep the tests' draws away from there
+mod = binary("mod", lambda ans, x, y: 1, _floor_quotient,
+             domain=((0.1, 3.0), (0.7, 1.3)),
+             valid=lambda x, y: _onp.all(_frac_distance(x / y) > 0.05))
+remainder = mod
+fmod = binary("fmod", lambda ans, x, y: 1, _trunc_quotient,
+              domain=((-3.0, 3.0), (0.7, 1.3)),
+              valid=lambda x, y: _onp.all(_frac_distance(x / y) > 0.05))
 
 
 def _tie_split(x, y):
@@ -146,18 +278,166 @@ def _tie_split(x, y):
     return mask(xv > yv, x) + 0.5 * mask(xv == yv, x)
 
 
-def _extremum(name, fn, wins):
-    """``maximum``/``minimum``: ``wins(x, y)`` is d fn(x, y)/dx (1, 0.5 at a tie, or 0)."""
-    return define(name, fn,
-                  [lambda g, ans, x, y: unbroadcast(g * wins(x, y), x.shape),
-                   lambda g, ans, x, y: unbroadcast(g * wins(y, x), y.shape)],
-                  [lambda t, ans, x, y: broadcast_like(t * wins(x, y), ans),
-                   lambda t, ans, x, y: broadcast_like(t * wins(y, x), ans)],
-                  spec=Spec(BINARY, valid=lambda x, y: _onp.all(_onp.abs(x - y) > 0.05)))
+def _nan_ignoring(wins):
+    """``wins`` for ``fmax``/``fmin``: also 1 where only the other argument is NaN (then the
+    result is this argument)."""
+    def split(x, y):
+        xv, yv = innermost(x), innermost(y)
+        return wins(x, y) + mask(_onp.isnan(yv) & ~_onp.isnan(xv), x)
+    return split
 
 
-maximum = _extremum("maximum", _onp.maximum, _tie_split)
-minimum = _extremum("minimum", _onp.minimum, lambda x, y: _tie_split(y, x))
+def _extremum(name, wins):
+    """``maximum``/``fmin``...: ``wins(x, y)`` is d fn(x, y)/dx (1, 0.5 at a tie, or 0)."""
+    return binary(name, lambda ans, x, y: wins(x, y), lambda ans, x, y: wins(y, x),
+                  valid=_separated())
+
+
+maximum = _extremum("maximum", _tie_split)
+minimum = _extremum("minimum", lambda x, y: _tie_split(y, x))
+fmax = _extremum("fmax", _nan_ignoring(_tie_split))
+fmin = _extremum("fmin", _nan_ignoring(lambda x, y: _tie_split(y, x)))
+for _f, _what in ((maximum, "the larger"), (minimum, "the smaller"), (fmax, "the larger"),
+                  (fmin, "the smaller")):
+    _f.__doc__ = (_f.impl.__doc__ or "") + f"""
+fgrad: the derivative follows {_what} argument; at a tie ``x == y`` each argument gets half
+(0.5), the average of the one-sided derivatives.""" + ("""
+Where one argument is NaN the other is returned, and the derivative follows it; where both are
+NaN neither gets any derivative.""" if _f.name.startswith("f") else "")
+
+logaddexp = binary("logaddexp", lambda ans, x, y: fnp.exp(x - ans),
+                   lambda ans, x, y: fnp.exp(y - ans))
+logaddexp2 = binary("logaddexp2", lambda ans, x, y: fnp.exp2(x - ans),
+                    lambda ans, x, y: fnp.exp2(y - ans))
+# arctan2(y, x): the argument order is numpy's (y first)
+arctan2 = binary("arctan2", lambda ans, y, x: _safe_div(x, x * x + y * y),
+                 lambda ans, y, x: _safe_div(-y, x * x + y * y),
+                 # away from the origin and from the branch cut (x < 0, y = 0)
+                 valid=lambda y, x: _onp.all(_onp.abs(y) > 0.05))
+arctan2.__doc__ = (_onp.arctan2.__doc__ or "") + """
+fgrad: at the origin, where arctan2 has no limit, every derivative is 0 (the average of its
+gradient around the origin).
+"""
+hypot = binary("hypot", lambda ans, x, y: _safe_div(x, ans), lambda ans, x, y: _safe_div(y, ans),
+               valid=lambda x, y: _onp.all(_onp.abs(x) + _onp.abs(y) > 0.1))
+hypot.__doc__ = (_onp.hypot.__doc__ or "") + """
+fgrad: at the origin (a cone, like abs at 0) every derivative is 0.
+"""
+
+
+def _sign_agreement(ans, x, y):
+    # d copysign(x, y)/dx: +1 where x already has y's sign, -1 where it is flipped, and 0 at
+    # x == 0, the kink of |x| * sign(y)
+    xv, yv = innermost(x), innermost(y)
+    return _onp.sign(xv) * _onp.where(_onp.signbit(yv), -1, 1).astype(dtype_of(x))
+
+
+copysign = binary("copysign", _sign_agreement, None,
+                  valid=lambda x, y: _onp.all(_onp.abs(x) > 0.05) and _onp.all(_onp.abs(y) > 0.05))
+copysign.__doc__ = (_onp.copysign.__doc__ or "") + """
+fgrad: the derivative with respect to x1 is 1 where x1 already has x2's sign and -1 where it is
+flipped; at x1 == 0 (the kink of |x1| * sign(x2)) it is 0. There is no derivative with respect
+to x2, whose sign only is used.
+"""
+# nextafter(x, y) is x moved by one unit in the last place: its derivative follows x
+nextafter = binary("nextafter", lambda ans, x, y: 1, None, valid=_separated())
+nextafter.__doc__ = (_onp.nextafter.__doc__ or "") + """
+fgrad: the result is x1 moved by one unit in the last place, so its derivative is 1 with
+respect to x1 and 0 with respect to x2 (whose sign relative to x1 only is used).
+"""
+spacing = zero_derivative(_onp.spacing)
+
+
+def _at_zero(ans, x1, x2):
+    return mask(innermost(x1) == 0, ans)
+
+
+# heaviside(x1, x2) is a step in x1 (zero derivative), and equals x2 exactly where x1 == 0;
+# the tests put zeros into x1, or that derivative would never be exercised
+_ZEROS = _onp.array([0.0, 1.0, 0.0, 1.0, 1.0, 0.0])
+heaviside = binary("heaviside", None, _at_zero,
+                   call=lambda f, x1, x2: f(x1 * _ZEROS[:_onp.size(innermost(x1))].reshape(
+                       _shape(x1)).astype(dtype_of(x1)), x2),
+                   cases=[(((3,), (3,)), {}), (((2, 3), (3,)), {}), (((2, 1), (1, 3)), {})],
+                   valid=_away_from([0.0]))
+heaviside.__doc__ = (_onp.heaviside.__doc__ or "") + """
+fgrad: the step has zero derivative with respect to x1; the result is x2 exactly where
+x1 == 0, so the derivative with respect to x2 is 1 there and 0 elsewhere.
+"""
+
+
+def _ldexp_vjp(g, ans, x, i):
+    return unbroadcast(fnp.ldexp(g, i), _shape(x))
+
+
+ldexp = _ufunc(define(
+    "ldexp", _onp.ldexp, [_ldexp_vjp, None],
+    [lambda t, ans, x, i: broadcast_like(fnp.ldexp(t, i), ans), None],
+    spec=Spec([(((3,),), {"i": _onp.array([-1, 0, 3])}), (((2, 3),), {"i": _onp.array([2, -3, 1])}),
+               (((2, 1),), {"i": _onp.array([[1, -1, 0]])}), (((),), {"i": 2})],
+              call=lambda f, x, i: f(x, i))))
+ldexp.__doc__ = (_onp.ldexp.__doc__ or "") + """
+fgrad: differentiable in the mantissa x1 (derivative 2**x2); the integer exponent x2 has none.
+"""
+
+
+def _dsinc(ans, x):
+    """sinc'(x) = (cos(pi x) - sinc(x)) / x, by its Taylor series near 0 where that formula
+    cancels (so every order is exact at 0, where sinc'' = -pi**2 / 3)."""
+    near = _onp.abs(innermost(x)) < 0.1
+    far = (fnp.cos(math.pi * x) - ans) / (where_p(near, 1, x) if near.any() else x)
+    if not near.any():
+        return far
+    x2 = x * x
+    series = _SINC_SERIES[-1]
+    for c in _SINC_SERIES[-2::-1]:
+        series = c + x2 * series
+    return where_p(near, x * series, far)
+
+
+# coefficients of x**(2k-1) in sinc'(x), k = 1..8 (the 9th term is below 1e-23 for |x| < 0.1)
+_SINC_SERIES = [(-1) ** k * 2 * k * math.pi ** (2 * k) / math.factorial(2 * k + 1)
+                for k in range(1, 9)]
+sinc = define("sinc", _onp.sinc, [lambda g, ans, x: g * _dsinc(ans, x)],
+              [lambda t, ans, x: t * _dsinc(ans, x)], spec=Spec(UNARY, domain=(-3.0, 3.0)))
+
+
+def _bessel_i_impl(x, n):
+    """The modified Bessel function I_n(x), integer n >= 0, by its power series
+    sum_k (x/2)**(2k+n) / (k! (k+n)!): every term has the sign of x**n, so nothing cancels and
+    the sum is accurate to rounding wherever it does not overflow (like numpy.i0 itself)."""
+    x = _onp.asarray(x)
+    h = x.astype(_onp.float64) / 2
+    q = h * h
+    term = h ** n / math.factorial(n)
+    total = term
+    k = 0
+    with _onp.errstate(over="ignore", invalid="ignore"):
+        while True:
+            k += 1
+            term = term * q / (k * (k + n))
+            total = total + term
+            if not _onp.any(_onp.abs(term) > 1e-17 * _onp.abs(total)):
+                break
+    return total.astype(x.dtype if x.dtype.kind == "f" else _onp.float64)
+
+
+def _dbessel_i(x, n):
+    # I_n' = (I_{n-1} + I_{n+1}) / 2, with I_{-1} = I_1
+    return 0.5 * (_bessel_i(x, n=_builtins.abs(n - 1)) + _bessel_i(x, n=n + 1))
+
+
+# Not a numpy function: the derivatives of i0 (I1 = i0', and so on to any order).
+_bessel_i = define("bessel_i", _bessel_i_impl,
+                   [lambda g, ans, x, n: g * _dbessel_i(x, n)],
+                   [lambda t, ans, x, n: t * _dbessel_i(x, n)],
+                   spec=Spec([(((),), {"n": 1}), (((4,),), {"n": 2}), (((2, 2),), {"n": 1})],
+                             domain=(-3.0, 3.0)))
+i0 = define("i0", _onp.i0, [lambda g, ans, x: g * _bessel_i(x, n=1)],
+            [lambda t, ans, x: t * _bessel_i(x, n=1)], spec=Spec(UNARY, domain=(-3.0, 3.0)))
+i0.__doc__ = (_onp.i0.__doc__ or "") + """
+fgrad: the derivative is the modified Bessel function I1, computed by its power series.
+"""
 
 
 def _where_impl(c, x, y):
@@ -176,10 +456,11 @@ where_p = define("where", _where_impl,
                            domain=("bool", (-2.0, 2.0), (-2.0, 2.0))))
 
 
-def _shape(x):
-    return _onp.shape(innermost(x))
-
-
+@differentiable(_onp.where, Spec(
+    [(((3,), (3,), (3,)), {}), (((2, 3), (3,), (2, 3)), {}), (((2, 1), (), (1, 3)), {}),
+     (((2, 2), (2, 2), ()), {"scalar_y": True})],
+    domain=("bool", (-2.0, 2.0), (-2.0, 2.0)),
+    call=lambda f, c, x, y, scalar_y=False: f(c, x, 0.5 if scalar_y else y)))
 def where(condition, x=None, y=None):
     """numpy.where; the condition has no derivative, ``x`` and ``y`` are selected from."""
     condition = strip(condition)  # tracers anywhere in it, lists included, count as values
@@ -188,7 +469,18 @@ def where(condition, x=None, y=None):
     return where_p(condition, x, y)
 
 
-@traced_version_of(_onp.clip)
+def _clip_valid(*xs):
+    """No ties between the clipped values and the bounds (drawn or the cases' constants)."""
+    vals = [_onp.asarray(x) for x in xs] + [_onp.asarray(-0.5), _onp.asarray(0.5)]
+    return all(_onp.all(_onp.abs(a - b) > 0.05)
+               for i, a in enumerate(vals) for b in vals[i + 1:])
+
+
+@differentiable(_onp.clip, Spec(
+    [(((3,), (3,), (3,)), {}), (((2, 3), (), ()), {}), (((2, 3), (3,), ()), {}),
+     (((4,),), {"a_min": -0.5, "a_max": 0.5}), (((4,),), {"a_min": None, "a_max": 0.5}),
+     (((2, 2), ()), {"a_max": None})],
+    valid=_clip_valid))
 def clip(a, a_min=None, a_max=None, out=None, **kwargs):
     """numpy.clip, built from ``maximum``/``minimum``: derivative 1 inside, 0 outside and 0.5
     exactly at a bound (ties split evenly, as in ``maximum``). Bounds may be traced too."""
@@ -199,3 +491,307 @@ def clip(a, a_min=None, a_max=None, out=None, **kwargs):
     if a_max is not None:
         a = minimum(a, a_max)
     return a
+
+
+_COMPLEX = ("complex",)
+
+
+@differentiable(_onp.angle, Spec(
+    [(((3,),), {}), (((2, 2),), {"deg": True}), (((),), {}), (((4,),), {"real_input": True}),
+     (((2, 1),), {"real_input": True, "deg": True})],
+    domain=_COMPLEX,
+    # away from the origin and the branch cut (the negative real axis); for real input away
+    # from 0, where angle jumps from pi to 0
+    valid=lambda z: _onp.all(_onp.abs(z.real) > 0.05) and _onp.all(_onp.abs(z.imag) > 0.05),
+    call=lambda f, z, real_input=False, **p: f(fnp.real(z) if real_input else z, **p)))
+def angle(z, deg=False):
+    """numpy.angle: ``arctan2(imag(z), real(z))``, differentiable in complex and real ``z``
+    (for real input it is 0 or pi, with zero derivative). At ``z = 0`` the derivative is 0,
+    as for ``arctan2`` at the origin."""
+    z = fnp.asarray(z)
+    if _is_complex(z):
+        a = arctan2(fnp.imag(z), fnp.real(z))
+    else:
+        a = arctan2(0, z)
+    if deg:
+        a = a * (180 / math.pi)
+    return a
+
+
+# entries the nan_to_num tests add to their draws, so every case has values to replace
+_NONFINITE = _onp.array([0.0, _onp.inf, 0.0, _onp.nan, -_onp.inf, 0.0])
+
+
+def _with_nonfinite(x):
+    extra = _NONFINITE[:_onp.size(innermost(x))].reshape(_shape(x)).astype(dtype_of(x))
+    return x + extra
+
+
+@differentiable(_onp.nan_to_num, Spec(
+    [(((4,),), {}), (((2, 3),), {"nan": 1.5, "posinf": 10.0, "neginf": -10.0}),
+     (((3,),), {"copy": True, "posinf": 2.0})],
+    call=lambda f, x, **p: f(_with_nonfinite(x), **p)), numpy_values=True)
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """numpy.nan_to_num: derivative 1 on finite entries and 0 on the replaced ones (NaN and
+    infinities, whose replacements are constants); for complex input the real and imaginary
+    parts are treated separately. The replacement values may not be traced, and
+    ``copy=False`` (which writes into x) is refused on traced values."""
+    if not copy:
+        raise errors.mutation("nan_to_num(x, copy=False)", "y = np.nan_to_num(x)")
+    if contains_tracer((nan, posinf, neginf)):
+        raise NotImplementedError(
+            "fgrad.numpy.nan_to_num: traced replacement values (nan=, posinf=, neginf=) are "
+            "not supported; pass constants.")
+    x = fnp.asarray(x)
+    if _is_complex(x):
+        parts = [nan_to_num(p, nan=nan, posinf=posinf, neginf=neginf)
+                 for p in (fnp.real(x), fnp.imag(x))]
+        return parts[0] + 1j * parts[1]
+    xv = innermost(x)
+    if xv.dtype.kind != "f":
+        return x
+    return where_p(_onp.isfinite(xv), x,
+                   _onp.nan_to_num(xv, nan=nan, posinf=posinf, neginf=neginf))
+
+
+def _no_out(name, outs, kwargs):
+    """Ufuncs with two outputs take ``out1, out2`` positionally or ``out=(o1, o2)``."""
+    if any(o is not None for o in outs) or any(o is not None for o in _as_tuple_or_none(
+            kwargs.pop("out", None))):
+        raise errors.out_argument(name)
+    unsupported_kwargs(name, kwargs)
+
+
+def _as_tuple_or_none(out):
+    return () if out is None else out if isinstance(out, tuple) else (out,)
+
+
+@differentiable(_onp.divmod, Spec(
+    [(((), ()), {}), (((3,), (3,)), {}), (((2, 3), (3,)), {})],
+    domain=((-3.0, 3.0), (0.7, 1.3)),
+    valid=lambda x, y: _onp.all(_frac_distance(x / y) > 0.05)))
+def divmod(x1, x2, *outs, **kwargs):
+    """numpy.divmod: ``(floor_divide(x1, x2), mod(x1, x2))``; the quotient has zero
+    derivative, the remainder that of ``mod``."""
+    _no_out("divmod", outs, kwargs)
+    return fnp.floor_divide(x1, x2), mod(x1, x2)
+
+
+@differentiable(_onp.modf, Spec(UNARY, domain=(-3.0, 3.0),
+                                valid=lambda x: _onp.all(_frac_distance(x) > 0.05)),
+                numpy_values=True)
+def modf(x, *outs, **kwargs):
+    """numpy.modf: ``(fractional part, integral part)``; the fractional part has derivative
+    1, the integral part (a step) zero derivative."""
+    _no_out("modf", outs, kwargs)
+    whole = fnp.trunc(x)
+    return subtract(x, whole), whole
+
+
+def _off_powers_of_two(x):
+    """Away from 0 and from +-2**k, where the mantissa jumps."""
+    a = _onp.abs(x)
+    return bool(_onp.all(a > 0.05) and _onp.all(_frac_distance(_onp.log2(a)) > 0.02))
+
+
+@differentiable(_onp.frexp, Spec(UNARY, domain=(-3.0, 3.0), valid=_off_powers_of_two))
+def frexp(x, *outs, **kwargs):
+    """numpy.frexp: ``(mantissa, exponent)``; the mantissa ``x * 2**-exponent`` has derivative
+    ``2**-exponent`` (1 at x = 0, where the exponent is 0), the integer exponent none."""
+    _no_out("frexp", outs, kwargs)
+    exponent = _onp.frexp(innermost(x))[1]
+    return ldexp(x, -exponent), exponent
+
+
+@differentiable(_onp.real_if_close, Spec(
+    [(((3,),), {"squash": False}), (((2, 2),), {"squash": True}), (((),), {"squash": True})],
+    domain=_COMPLEX, valid=lambda z: _onp.all(_onp.abs(z.imag) > 0.05),
+    # squash: the imaginary parts made tiny, so that the real part is returned
+    call=lambda f, z, squash: f(fnp.real(z) + 1e-20j * fnp.imag(z) if squash else z)))
+def real_if_close(a, tol=100):
+    """numpy.real_if_close: the real part (with its derivative) when every imaginary part is
+    within ``tol`` of zero, else ``a`` itself."""
+    a = fnp.asarray(a)
+    av = innermost(a)
+    if not _onp.iscomplexobj(av):
+        return a
+    tol = strip(tol)
+    if tol > 1:
+        tol = _onp.finfo(av.dtype).eps * tol
+    return fnp.real(a) if _onp.all(_onp.abs(av.imag) < tol) else a
+
+
+def _interp_piece(x, xp, fp, i, left, right):
+    """The value of the piece with index ``i`` (a plain int array shaped like x): the line
+    through (xp[i], fp[i]) and (xp[i+1], fp[i+1]); i = -1 is the constant left of xp[0], and
+    i = len(xp) - 1 the constant right of xp[-1]."""
+    n = _shape(xp)[0]
+    below, above = i < 0, i >= n - 1
+    if n == 1:
+        line = fp[_onp.zeros_like(i)]
+    else:
+        j = _onp.clip(i, 0, n - 2)
+        x0, f0 = xp[j], fp[j]
+        line = f0 + (x - x0) * ((fp[j + 1] - f0) / (xp[j + 1] - x0))
+    out = line
+    if above.any():
+        out = where_p(above, fp[n - 1] if right is None else right, out)
+    if below.any():
+        out = where_p(below, fp[0] if left is None else left, out)
+    return out
+
+
+def _interp_valid(x, xp, fp):
+    knots = xp + _KNOT_OFFSETS[:_onp.size(xp)]
+    pts = _onp.concatenate([_onp.ravel(x), knots])
+    circle = _onp.mod(pts, 2.5)
+    gaps = _onp.abs(pts[:, None] - pts[None, :])
+    wrapped = _onp.abs(circle[:, None] - circle[None, :])
+    wrapped = _onp.minimum(wrapped, 2.5 - wrapped)
+    off = ~_onp.eye(len(pts), dtype=bool)
+    return bool(_onp.all(gaps[off] > 0.05) and _onp.all(wrapped[off] > 0.05))
+
+
+# the tests draw xp in [0, 0.9] and add these, which makes it increasing
+_KNOT_OFFSETS = _onp.arange(6.0)
+
+
+@differentiable(_onp.interp, Spec(
+    [(((3,), (4,), (4,)), {}), (((), (3,), (3,)), {}),
+     (((2, 3), (4,), (4,)), {"left": -1.0, "right": 3.0}),
+     (((4,), (4,), (4,)), {"period": 2.5})],
+    domain=((-0.5, 4.5), (0.0, 0.9), (-2.0, 2.0)), valid=_interp_valid,
+    call=lambda f, x, xp, fp, **p: f(x, xp + _KNOT_OFFSETS[:_shape(xp)[0]].astype(dtype_of(xp)),
+                                     fp, **p)),
+    numpy_values=True)
+def interp(x, xp, fp, left=None, right=None, period=None):
+    """numpy.interp, differentiable in ``x``, ``xp``, ``fp`` and traced ``left``/``right``.
+
+    The derivative with respect to x is the slope of the piece x falls in, and 0 outside
+    [xp[0], xp[-1]]; exactly at a knot it is the mean of the slopes on either side. ``period``
+    may not be traced."""
+    if contains_tracer(period):
+        raise NotImplementedError("fgrad.numpy.interp: a traced period is not supported")
+    x, xp = fnp.astype(fnp.asarray(x), _onp.float64), fnp.astype(fnp.asarray(xp), _onp.float64)
+    fp = fnp.asarray(fp)
+    fp = fnp.astype(fp, _onp.complex128 if _is_complex(fp) else _onp.float64)
+    if period is not None:
+        if period == 0:
+            raise ValueError("period must be a non-zero value")
+        period = _builtins.abs(period)
+        left = right = None
+        x, xp = fnp.mod(x, period), fnp.mod(xp, period)
+        order = _onp.argsort(innermost(xp))
+        xp, fp = xp[order], fp[order]
+        xp = fnp.concatenate([xp[-1:] - period, xp, xp[0:1] + period])
+        fp = fnp.concatenate([fp[-1:], fp, fp[0:1]])
+    xv, xpv = innermost(x), innermost(xp)
+    right_piece = _onp.searchsorted(xpv, xv, side="right") - 1
+    left_piece = _onp.searchsorted(xpv, xv, side="left") - 1
+    y = _interp_piece(x, xp, fp, right_piece, left, right)
+    at_knot = right_piece != left_piece
+    if _onp.any(at_knot):
+        other = _interp_piece(x, xp, fp, left_piece, left, right)
+        y = where_p(at_knot, 0.5 * (y + other), y)
+    return y
+
+
+def _unwrap_valid(p):
+    """Consecutive differences (along any axis) away from the jumps of the correction,
+    at odd multiples of pi (the default period) and of 2 (period 4)."""
+    p = _onp.asarray(p)
+    for axis in range(p.ndim):
+        d = _onp.abs(_onp.diff(p, axis=axis))
+        for jump in (math.pi, 3 * math.pi, 2.0, 6.0):
+            if _onp.any(_onp.abs(d - jump) < 0.05):
+                return False
+    return True
+
+
+@differentiable(_onp.unwrap, Spec(
+    [(((5,),), {}), (((2, 4),), {"axis": 0}), (((3, 3),), {"period": 4.0}),
+     (((4,),), {"discont": 4.0})],
+    domain=(-4.0, 4.0), valid=_unwrap_valid), numpy_values=True)
+def unwrap(p, discont=None, axis=-1, *, period=2 * math.pi):
+    """numpy.unwrap: ``p`` plus multiples of ``period``, which are constant between the
+    jumps, so the derivative is the identity. ``discont`` and ``period`` may not be traced."""
+    if contains_tracer((discont, period)):
+        raise NotImplementedError("fgrad.numpy.unwrap: traced discont or period is not supported")
+    p = fnp.asarray(p)
+    pv = innermost(p)
+    return p + (_onp.unwrap(pv, discont=discont, axis=axis, period=period) - pv)
+
+
+@differentiable(_onp.select, Spec(
+    [(((3,), (3,), (3,), (3,), (3,)), {}), (((2, 3), (2, 3), (3,), (), ()), {}),
+     (((3,), (3,)), {}), (((2, 2), (2, 2), (2, 2), (2, 2)), {})],
+    domain=("bool", (-2.0, 2.0), "bool", (-2.0, 2.0), (-2.0, 2.0)),
+    # arguments interleaved (cond, choice, cond, choice, [default]) so that the domains of
+    # every case line up
+    call=lambda f, *xs: f(list(xs[0:len(xs) // 2 * 2:2]), list(xs[1:len(xs) // 2 * 2:2]),
+                          *xs[len(xs) // 2 * 2:])))
+def select(condlist, choicelist, default=0):
+    """numpy.select: the conditions have no derivative; each entry has the derivative of the
+    choice (or the default) it is taken from."""
+    condlist = [strip(c) for c in condlist]
+    # numpy's own call on the values checks the arguments and gives the result's dtype
+    dtype = _onp.select(condlist, [innermost(c) for c in choicelist], innermost(default)).dtype
+    out = fnp.astype(fnp.asarray(default), dtype)
+    for cond, choice in zip(condlist[::-1], choicelist[::-1]):
+        out = where_p(cond, fnp.astype(fnp.asarray(choice), dtype), out)
+    shape = _onp.broadcast_shapes(*[_onp.shape(c) for c in condlist], _shape(out))
+    return out if _shape(out) == shape else fnp.broadcast_to(out, shape)
+
+
+_PIECES = {
+    "functions": lambda x: ([x < -1.0, x > 1.0],
+                            [lambda v: v ** 2, lambda v: fnp.exp(v), lambda v: fnp.sin(v) * v]),
+    "constants": lambda x: ([x < 0.0, x > 1.0], [1.5, lambda v: v ** 3]),
+    "extra args": lambda x: ([x < 0.5], [lambda v, a, b=0.0: a * v + b, lambda v, a, b=0.0: v],
+                             (2.0,), {"b": 0.5}),
+}
+
+
+def _piecewise_call(f, x, pieces):
+    conds, funcs, *extra = _PIECES[pieces](x)
+    args, kw = extra if extra else ((), {})
+    return f(x, conds, funcs, *args, **kw)
+
+
+@differentiable(_onp.piecewise, Spec(
+    [(((4,),), {"pieces": "functions"}), (((2, 3),), {"pieces": "constants"}),
+     (((),), {"pieces": "functions"}), (((3,),), {"pieces": "extra args"})],
+    domain=(-2.5, 2.5), valid=_away_from([-1.0, 0.0, 0.5, 1.0]), call=_piecewise_call))
+def piecewise(x, condlist, funclist, *args, **kw):
+    """numpy.piecewise: each function is called only on its entries (as numpy does), and its
+    derivative flows back to them; a constant in ``funclist`` has zero derivative (or its own,
+    if traced). The conditions have no derivative."""
+    x = fnp.asarray(x)
+    xv = innermost(x)
+    n2 = len(funclist)
+    condlist = strip(condlist)
+    if _onp.isscalar(condlist) or (not isinstance(condlist[0], (list, _onp.ndarray))
+                                   and xv.ndim != 0):
+        condlist = [condlist]
+    condlist = _onp.asarray(condlist, dtype=bool)
+    n = len(condlist)
+    if n == n2 - 1:  # the last function covers what no condition does
+        otherwise = ~_onp.any(condlist, axis=0, keepdims=True)
+        condlist = _onp.concatenate([condlist, otherwise], axis=0)
+        n += 1
+    elif n != n2:
+        raise ValueError(f"with {n} condition(s), either {n} or {n + 1} functions are expected")
+    y = _onp.zeros_like(xv)
+    for cond, func in zip(condlist, funclist):
+        if callable(func):
+            vals = x[cond]
+            if _onp.size(innermost(vals)) == 0:
+                continue
+            value = func(vals, *args, **kw)
+        else:
+            value = func
+        if isinstance(y, Tracer) or contains_tracer(value):
+            y = fnp.index_set(y, fnp.astype(fnp.asarray(value), xv.dtype), cond)
+        else:
+            y[cond] = value  # y is still the plain array made above
+    return y
