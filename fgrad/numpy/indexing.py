@@ -220,14 +220,18 @@ def _extreme_at(name, ufunc, doc):
         wv = _winner_weights(ans, x, v, idx)[1]
         return fnp.index_add(_zeros(ans, t), t * wv, idx)
 
+    # few values per case: hypothesis draws ties often, and those draws are rejected
     return define(name, impl, [vjp_x, vjp_v], [jvp_x, jvp_v], doc=doc,
-                  spec=Spec(INDEX_UPDATE_CASES, valid=_no_near_ties))
+                  spec=Spec([(((3,), (3,)), {"idx": _onp.array([0, 0, 2])}),
+                             (((2, 2), ()), {"idx": (slice(None), 1)}),
+                             (((2, 2), (2,)), {"idx": (_onp.array([1, 1]), _onp.array([0, 0]))})],
+                            valid=_no_near_ties))
 
 
 def _no_near_ties(x, v):
     """Keep finite differences away from ties between candidates (the kink)."""
     allv = _onp.sort(_onp.concatenate([_onp.ravel(x), _onp.ravel(v)]))
-    return allv.size < 2 or _onp.min(_onp.diff(allv)) > 0.05
+    return allv.size < 2 or _onp.min(_onp.diff(allv)) > 0.01
 
 
 index_min_p = _extreme_at(
