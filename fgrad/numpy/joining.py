@@ -19,8 +19,9 @@ import fgrad.numpy as fnp
 from ..table import Spec
 from ..tracer import contains_tracer, innermost, strip
 from .broadcasting import dtype_of, shape_of
-from .layout import (array, asarray, astype, atleast_1d, atleast_2d, atleast_3d, axis_index,
-                     axis_tuple, broadcast_to, concatenate, list_call, ravel, reshape)
+from .layout import (add_notes, array, asarray, astype, atleast_1d, atleast_2d, atleast_3d,
+                     axis_index, axis_tuple, broadcast_to, concatenate, list_call, ravel,
+                     reshape)
 from .wrapping import differentiable, with_numpy_values
 
 _F64 = _onp.dtype("float64")
@@ -171,7 +172,7 @@ def _pieces(ary, indices_or_sections, axis):
                                         (((2, 4),), {"indices_or_sections": (1, -1, 9),
                                                      "axis": 1})]))
 def array_split(ary, indices_or_sections, axis=0):
-    """numpy.array_split: a list of (traced) pieces, each with its own derivative."""
+    """A list of (traced) pieces, each with its own derivative."""
     ary = asarray(ary)
     return _pieces(ary, indices_or_sections, axis_index(axis, _ndim(ary)))
 
@@ -179,7 +180,7 @@ def array_split(ary, indices_or_sections, axis=0):
 @differentiable(_onp.split, Spec([(((4,),), {"indices_or_sections": 2}),
                                   (((2, 3),), {"indices_or_sections": [1, 2], "axis": -1})]))
 def split(ary, indices_or_sections, axis=0):
-    """numpy.split: a list of (traced) pieces, each with its own derivative."""
+    """A list of (traced) pieces, each with its own derivative."""
     ary = asarray(ary)
     axis = axis_index(axis, _ndim(ary))
     ios = strip(indices_or_sections)
@@ -209,7 +210,7 @@ dsplit = differentiable(_onp.dsplit, Spec([(((1, 2, 4),), {"indices_or_sections"
 
 @differentiable(_onp.unstack, Spec([(((2, 3),), {}), (((2, 3),), {"axis": -1})]))
 def unstack(x, /, *, axis=0):
-    """numpy.unstack: a tuple of (traced) slices, each with its own derivative."""
+    """A tuple of (traced) slices, each with its own derivative."""
     x = asarray(x)
     if _ndim(x) == 0:
         raise ValueError("Input array must be at least 1-d.")
@@ -222,7 +223,7 @@ def unstack(x, /, *, axis=0):
 @differentiable(_onp.tile, Spec([(((3,),), {"reps": 2}), (((2, 3),), {"reps": (2, 1, 2)}),
                                  (((),), {"reps": (2, 2)})]))
 def tile(A, reps):
-    """numpy.tile, as a broadcast: the derivative of each element sums over its copies."""
+    """Computed as a broadcast: the derivative of each element sums over its copies."""
     try:
         reps = tuple(int(r) for r in strip(reps))
     except TypeError:
@@ -242,7 +243,7 @@ def tile(A, reps):
                                    (((2, 2),), {"repeats": (2, 1, 1, 3)}),
                                    (((2, 3),), {"repeats": 2, "axis": 0})]))
 def repeat(a, repeats, axis=None):
-    """numpy.repeat; the derivative of each element sums over its copies."""
+    """The derivative of each element sums over its copies."""
     a = asarray(a)
     if axis is None:
         a, axis = ravel(a), 0
@@ -262,7 +263,7 @@ def repeat(a, repeats, axis=None):
 @differentiable(_onp.resize, Spec([(((3,),), {"new_shape": (2, 4)}),
                                    (((2, 2),), {"new_shape": 3})]))
 def resize(a, new_shape):
-    """numpy.resize: the elements repeated cyclically; each derivative sums over copies."""
+    """The elements repeated cyclically; each derivative sums over copies."""
     a = asarray(a)
     if _size(shape_of(a)) == 0:
         return _onp.resize(innermost(a), strip(new_shape))  # zeros: nothing to differentiate
@@ -288,7 +289,7 @@ def append(arr, values, axis=None):
                                    (((2, 3), (2,)), {"obj": 5})],
                                   call=lambda f, x, v, obj, **p: f(x, obj, v, **p)))
 def insert(arr, obj, values, axis=None):
-    """numpy.insert; both ``arr`` and the inserted ``values`` may be traced."""
+    """Both ``arr`` and the inserted ``values`` may be traced."""
     arr, values = asarray(arr), asarray(values)
     if not _onp.issubdtype(dtype_of(arr), _onp.inexact):
         return _onp.insert(innermost(arr), strip(obj), strip(values), axis)
@@ -317,7 +318,7 @@ def _trim_call(f, x, **params):
                                        (((2, 3),), {"axis": 0})], call=_trim_call,
                                       valid=lambda x: bool((_onp.abs(x) > 0.05).all())))
 def trim_zeros(filt, trim="fb", axis=None):
-    """numpy.trim_zeros: the derivative is that of the kept elements. Which elements are kept
+    """The derivative is that of the kept elements. Which elements are kept
     is decided by the values (an element exactly zero at an end is dropped), so the result's
     shape, not its derivative, changes where an end element crosses zero."""
     trim = trim.lower()
@@ -465,7 +466,7 @@ def _distinct(*args):
      (((2, 3),), {"pad_width": (1, 2), "mode": "maximum"})],
     call=_pad_call, valid=_distinct))
 def pad(array, pad_width, mode="constant", **kwargs):
-    """numpy.pad. Every mode but a function is supported on traced values; a traced
+    """Every mode but a function is supported on traced values; a traced
     ``constant_values`` (mode 'constant') or ``end_values`` ('linear_ramp') has its derivative
     too. The derivative of an element copied several times (reflections, 'wrap', 'edge')
     sums over its copies; 'maximum'/'minimum'/'median' take that of the chosen elements, ties
@@ -507,3 +508,6 @@ def pad(array, pad_width, mode="constant", **kwargs):
         out = _pad_by_axis(x, pairs, _stat_blocks(
             stat, _int_pairs(plain_kwargs.get("stat_length"), ndim)))
     return with_numpy_values(out, lambda *a, **k: value, (), {})
+
+
+add_notes(globals())

@@ -180,6 +180,8 @@ def cast_all(name, arrays, dtype, casting):
                                         (((2, 2), (3,)), {"axis": None}),
                                         (((2,), (3,)), {"dtype": _F64})], call=list_call))
 def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind", **kwargs):
+    """Lists holding tracers and floats may be joined; ``dtype=`` and ``casting=`` work on
+    traced values, ``out=`` raises TracerMutationError (use the returned array)."""
     unsupported_kwargs("concatenate", dict(kwargs, out=out))
     arrays = cast_all("concatenate", [fnp.asarray(a) for a in arrays], dtype, casting)
     if axis is None:
@@ -202,6 +204,8 @@ stack_p = define("stack", lambda *xs, axis: _onp.stack(xs, axis=axis),
 @differentiable(_onp.stack, Spec([(((3,), (3,)), {"axis": -1}), (((2, 3), (2, 3)), {"axis": 1}),
                                   (((), (), ()), {})], call=list_call))
 def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind", **kwargs):
+    """Lists holding tracers and floats may be stacked; ``dtype=`` and ``casting=`` work on
+    traced values, ``out=`` raises TracerMutationError (use the returned array)."""
     unsupported_kwargs("stack", dict(kwargs, out=out))
     arrays = cast_all("stack", [fnp.asarray(a) for a in arrays], dtype, casting)
     return stack_p(*arrays, axis=axis_index(axis, _ndim(arrays[0]) + 1))
@@ -266,6 +270,9 @@ def _no_like(name, like, device):
 @differentiable(_onp.asarray, Spec([(((2, 3),), {}), (((3,),), {"dtype": _F64}),
                                     (((), ()), {})], call=_nested_call))
 def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
+    """A (nested) list or tuple holding tracers (and plain numbers) gives one traced array,
+    with numpy's dtype. ``like=`` (and a device other than 'cpu') is refused on traced
+    values."""
     _no_like("asarray", like, device)
     return _from_nested(a, None if dtype is None else _onp.dtype(dtype))
 
@@ -275,8 +282,9 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
                                  call=_nested_call))
 def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, ndmax=0,
           like=None):
-    """numpy.array; a (nested) list holding tracers is stacked into one traced array.
-    ``ndmax`` (which makes object arrays) and ``like`` are refused on traced values."""
+    """A (nested) list or tuple holding tracers (and plain numbers) gives one traced array,
+    with numpy's dtype; ``ndmin`` works. ``ndmax`` (which makes object arrays) and ``like``
+    are refused on traced values."""
     unsupported_kwargs("array", {"like": like, "ndmax": ndmax or None})
     out = _from_nested(object, None if dtype is None else _onp.dtype(dtype))
     if _ndim(out) < ndmin:
@@ -293,7 +301,7 @@ def _filled(fill_value, shape, dtype):
 @differentiable(_onp.full_like, Spec([(((2, 3), ()), {}), (((2, 3), (3,)), {"dtype": _F64}),
                                       (((2,), ()), {"shape": (2, 2)})]))
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
-    """numpy.full_like: no derivative with respect to ``a`` (only its shape and dtype are
+    """No derivative with respect to ``a`` (only its shape and dtype are
     used); a traced ``fill_value`` is broadcast, with its derivative."""
     _no_like("full_like", None, device)
     template = _onp.empty_like(innermost(a), dtype=dtype, shape=shape)
@@ -306,7 +314,7 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, d
                                  (((),), {"shape": 2, "dtype": _F64})],
                                 call=lambda f, x, shape, **p: f(shape, x, **p)))
 def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
-    """numpy.full; a traced ``fill_value`` is broadcast, with its derivative."""
+    """A traced ``fill_value`` is broadcast, with its derivative."""
     _no_like("full", like, device)
     return _filled(fill_value, as_tuple(strip(shape)), dtype)
 
@@ -361,7 +369,7 @@ def matrix_transpose(x, /):
 
 @differentiable(_onp.broadcast_arrays, Spec([(((3,), (2, 1)), {}), (((), (2,), (2, 2)), {})]))
 def broadcast_arrays(*args, subok=False):
-    """numpy.broadcast_arrays: a tuple of (traced) arrays, each with its own derivative."""
+    """A tuple of (traced) arrays, each with its own derivative."""
     args = [asarray(a) for a in args]
     shape = _onp.broadcast_shapes(*[shape_of(a) for a in args])
     return tuple(a if shape_of(a) == shape else broadcast_to(a, shape) for a in args)
@@ -392,7 +400,7 @@ atleast_3d = differentiable(_onp.atleast_3d, Spec(_AT_LEAST))(
 @differentiable(_onp.meshgrid, Spec([(((3,), (2,)), {}), (((2,), (3,), (2,)), {"indexing": "ij"}),
                                      (((3,), (2,)), {"sparse": True}), (((3,),), {})]))
 def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
-    """numpy.meshgrid: a tuple of (traced) grids; each input's derivative is spread over the
+    """A tuple of (traced) grids; each input's derivative is spread over the
     grid it fills (broadcast), so ``grad`` sums over the repeated axes."""
     if indexing not in ("xy", "ij"):
         raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
@@ -406,7 +414,7 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
 
 @differentiable(_onp.copy, Spec([(((2, 3),), {}), (((),), {"order": "F"})]))
 def copy(a, order="K", subok=False):
-    """numpy.copy; traced values are immutable, so the copy may share the tracer."""
+    """Traced values are immutable, so the copy may share the tracer."""
     return asarray(a)
 
 
@@ -434,7 +442,7 @@ asfortranarray = differentiable(_onp.asfortranarray, _CONTIGUOUS)(_contiguous("a
                                     (((3,),), {"dtype": _F64, "requirements": ["F", "A"]}),
                                     (((),), {})]))
 def require(a, dtype=None, requirements=None, *, like=None):
-    """numpy.require: the memory-layout requirements are checked, and hold trivially for
+    """The memory-layout requirements are checked, and hold trivially for
     traced values, which are immutable."""
     _no_like("require", like, None)
     _onp.require(_onp.zeros(1), None, requirements)  # numpy's errors for bad requirements
@@ -448,3 +456,15 @@ def asarray_chkfinite(a, dtype=None, order=None):
     if _onp.issubdtype(_onp.result_type(v), _onp.inexact) and not _onp.isfinite(v).all():
         raise ValueError("array must not contain infs or NaNs")
     return a
+
+
+def add_notes(namespace):
+    """Put what fgrad adds (the traced function's own docstring: conventions, refused
+    arguments) in front of numpy's docstring, which the public functions carry."""
+    for f in list(namespace.values()):
+        traced = getattr(f, "_fgrad_traced", None)
+        if traced is not None and traced.__doc__ and not (f.__doc__ or "").startswith("fgrad:"):
+            f.__doc__ = f"fgrad: {' '.join(traced.__doc__.split())}\n\n{f.__doc__ or ''}"
+
+
+add_notes(globals())
