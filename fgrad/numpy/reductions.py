@@ -156,6 +156,8 @@ def _with_initial(r, x, axes, keep, initial, better):
     kept = kept_shape(_onp.shape(xv), axes)
     ties = _onp.sum(xv == _onp.reshape(rv, kept), axis=axes, keepdims=keep)
     share = _onp.where(better(rv, iv), 1.0, _onp.where(rv == iv, ties / (ties + 1.0), 0.0))
+    # where initial wins outright, r (perhaps -inf, all entries masked out) is left out
+    r = fnp.where(share > 0, r, initial)
     return initial + (r - initial) * mask(share, r)
 
 
