@@ -22,6 +22,7 @@ except ImportError:  # numpy < 2
     from numpy.core.multiarray import normalize_axis_index as _normalize_axis_index
     from numpy.core.numeric import normalize_axis_tuple as _normalize_axis_tuple
 
+_AxisError = getattr(_onp, "exceptions", _onp).AxisError  # numpy.exceptions is numpy >= 1.25
 _F32 = _onp.dtype("float32")
 _F64 = _onp.dtype("float64")
 
@@ -347,7 +348,7 @@ def rollaxis(a, axis, start=0):
     if start < 0:
         start += n
     if not 0 <= start < n + 1:
-        raise _onp.exceptions.AxisError(
+        raise _AxisError(
             f"'start' arg requires {-n} <= start < {n + 1}, but {start} was passed in")
     if axis < start:
         start -= 1
