@@ -106,12 +106,18 @@ def test_pad_linear_ramp_mean_and_odd_reflection():
     onp.testing.assert_array_equal(g, [5.0, 0.0, 0.0])
 
 
-def test_pad_maximum_at_a_tie_shares_evenly():
+def test_pad_statistics_at_a_tie_share_evenly():
     x = onp.array([1.0, 1.0, 0.0])  # the maximum is tied: its copy's cotangent is split
     onp.testing.assert_array_equal(grad_of_sum(lambda x: np.pad(x, (1, 0), "maximum"), x),
                                    [1.5, 1.5, 1.0])
     onp.testing.assert_array_equal(
         grad_of_sum(lambda x: np.pad(x, (0, 2), "minimum", stat_length=2), x), [1.0, 1.0, 3.0])
+    # median of an even count: the two middle elements share; of [1, 1, 0] the tie shares
+    onp.testing.assert_array_equal(
+        grad_of_sum(lambda x: np.pad(x, (2, 0), "median", stat_length=2),
+                    onp.array([3.0, 1.0, 0.0])), [2.0, 2.0, 1.0])
+    onp.testing.assert_array_equal(grad_of_sum(lambda x: np.pad(x, (1, 0), "median"), x),
+                                   [1.5, 1.5, 1.0])
 
 
 def test_pad_empty_is_zero_filled_with_no_derivative():
@@ -254,6 +260,7 @@ CALLS = {
     "repeat": (lambda m, x: m.repeat(x, [1, 0, 2], axis=0), (A,)),
     "pad reflect 2d": (lambda m, x: m.pad(x, ((1, 5), (6, 0)), "reflect"), (A,)),
     "pad wrap": (lambda m, x: m.pad(x, {1: 9}, "wrap"), (A,)),
+    "pad median": (lambda m, x: m.pad(x, ((1, 2), (3, 1)), "median", stat_length=3), (A,)),
     "pad ramp float32": (lambda m, x: m.pad(x, 3, "linear_ramp", end_values=(1, 2)),
                          (A.astype(onp.float32),)),
     "pad symmetric odd": (lambda m, x: m.pad(x, (4, 5), "symmetric", reflect_type="odd"),

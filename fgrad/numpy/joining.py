@@ -463,7 +463,8 @@ def _distinct(*args):
      (((3,),), {"pad_width": (3, 4), "mode": "reflect", "reflect_type": "odd"}),
      (((2, 3), ()), {"pad_width": (2, 1), "mode": "linear_ramp"}),
      (((2, 3),), {"pad_width": 1, "mode": "mean", "stat_length": 2}),
-     (((2, 3),), {"pad_width": (1, 2), "mode": "maximum"})],
+     (((2, 3),), {"pad_width": (1, 2), "mode": "maximum"}),
+     (((4,),), {"pad_width": 2, "mode": "median", "stat_length": (2, 3)})],
     call=_pad_call, valid=_distinct))
 def pad(array, pad_width, mode="constant", **kwargs):
     """Every mode but a function is supported on traced values; a traced
