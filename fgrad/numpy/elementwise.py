@@ -624,8 +624,10 @@ def real_if_close(a, tol=100):
 def _interp_piece(x, xp, fp, i, left, right):
     """The value of the piece with index ``i`` (a plain int array shaped like x): the line
     through (xp[i], fp[i]) and (xp[i+1], fp[i+1]); i = -1 is the constant left of xp[0], and
-    i = len(xp) - 1 the constant right of xp[-1]."""
+    i = len(xp) - 1 the constant right of xp[-1]. Exactly at xp[0] and xp[-1] those constants
+    are fp[0] and fp[-1], the values there, whatever ``left`` and ``right`` are."""
     n = _shape(xp)[0]
+    xv, xpv = innermost(x), innermost(xp)
     below, above = i < 0, i >= n - 1
     if n == 1:
         line = fp[_onp.zeros_like(i)]
@@ -635,9 +637,11 @@ def _interp_piece(x, xp, fp, i, left, right):
         line = f0 + (x - x0) * ((fp[j + 1] - f0) / (xp[j + 1] - x0))
     out = line
     if above.any():
-        out = where_p(above, fp[n - 1] if right is None else right, out)
+        last = fp[n - 1]
+        out = where_p(above, last if right is None else where_p(xv > xpv[-1], right, last), out)
     if below.any():
-        out = where_p(below, fp[0] if left is None else left, out)
+        first = fp[0]
+        out = where_p(below, first if left is None else where_p(xv < xpv[0], left, first), out)
     return out
 
 
@@ -668,8 +672,8 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     """numpy.interp, differentiable in ``x``, ``xp``, ``fp`` and traced ``left``/``right``.
 
     The derivative with respect to x is the slope of the piece x falls in, and 0 outside
-    [xp[0], xp[-1]]; exactly at a knot it is the mean of the slopes on either side. ``period``
-    may not be traced."""
+    [xp[0], xp[-1]]; exactly at a knot it is the mean of the slopes on either side (at xp[0]
+    and xp[-1] half the inner slope). ``period`` may not be traced."""
     if contains_tracer(period):
         raise NotImplementedError("fgrad.numpy.interp: a traced period is not supported")
     x, xp = fnp.astype(fnp.asarray(x), _onp.float64), fnp.astype(fnp.asarray(xp), _onp.float64)
