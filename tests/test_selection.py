@@ -248,6 +248,12 @@ def test_compress_and_extract():
     assert_array_equal(fgrad.grad(lambda m: np.sum(np.extract(cond, m)))(M), cond)
 
 
+def test_compress_method_on_a_tracer_is_refused_not_swapped():
+    # x.compress(cond) reaches np.compress(x, cond): the arguments arrive swapped
+    with pytest.raises(TypeError, match=r"write np\.compress\(condition, x\) instead"):
+        fgrad.grad(lambda v: np.sum(v.compress([True, False, True, True])))(V)
+
+
 def test_choose_picks_from_the_chosen_array():
     a = onp.array([[0, 2, 1, 0]])
     f = lambda x, y: np.choose(a, [x, y, 2 * x])

@@ -127,6 +127,14 @@ def take_along_axis(arr, indices, axis=-1):
     call=lambda f, a, condition, **p: f(condition, a, **p)))
 def compress(condition, a, axis=None, out=None):
     unsupported_kwargs("compress", {"out": out})
+    if contains_tracer(condition) and not contains_tracer(a):
+        # a condition has no derivative, so a traced one almost surely comes from the method
+        # x.compress(condition), which reaches here with its arguments swapped
+        raise TypeError(
+            "fgrad.numpy.compress: the condition is a traced value and the array is not. If this "
+            "is x.compress(condition) on a traced x, write np.compress(condition, x) instead "
+            "(the method form is not supported on traced values); a traced condition has no "
+            "derivative, so pass fgrad.stop_gradient(condition) if it is meant.")
     condition = _onp.asarray(strip(condition))
     if condition.ndim != 1:
         raise ValueError("condition must be a 1-d array")
@@ -526,7 +534,8 @@ def _in_place(np_fn, call, instead):
             raise errors.mutation(call, instead)
         return np_fn(*args, **kwargs)
 
-    wrapper._fgrad_status = "unsupported"
+    # not differentiable, and refused with TracerMutationError rather than NoDerivativeRuleError
+    wrapper._fgrad_status = "in place"
     return wrapper
 
 
