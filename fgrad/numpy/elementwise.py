@@ -29,7 +29,7 @@ from ..table import Primitive, Spec, define
 from ..tracer import Tracer, contains_tracer, innermost, strip
 from .broadcasting import broadcast_like, dtype_of, mask, unbroadcast
 from .namespace import zero_derivative
-from .wrapping import differentiable, traced_version_of, unsupported_kwargs
+from .wrapping import differentiable, unsupported_kwargs
 
 UNARY = [(((),), {}), (((4,),), {}), (((2, 3),), {})]
 BINARY = [(((), ()), {}), (((3,), (3,)), {}), (((2, 3), (3,)), {}), (((2, 1), (1, 3)), {}),
