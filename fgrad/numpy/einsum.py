@@ -23,6 +23,7 @@ import numpy as _onp
 import fgrad.numpy as fnp
 from ..table import Spec, define
 from .broadcasting import dtype_of, shape_of
+from .layout import add_notes
 from .namespace import zero_derivative
 from .wrapping import differentiable, unsupported_kwargs
 
@@ -180,7 +181,7 @@ def _call_spec(f, *xs, subscripts, **params):
      (((2, 3), (3, 2)), {"subscripts": ([[Ellipsis, 1], [1, Ellipsis]], None)})],
     call=_call_spec))
 def einsum(*operands, out=None, optimize=False, **kwargs):
-    """numpy.einsum, with derivatives for every operand: both call forms (subscripts string,
+    """Derivatives for every operand: both call forms (subscripts string,
     or interleaved operands and sublists), implicit and explicit output, repeated labels,
     ellipsis broadcasting. ``optimize`` is passed to numpy for the values (and asks for
     optimized contractions in the derivatives). ``out``, ``dtype``, ``casting`` and
@@ -199,3 +200,5 @@ def einsum(*operands, out=None, optimize=False, **kwargs):
 
 
 einsum_path = zero_derivative(_onp.einsum_path)
+
+add_notes(globals())

@@ -20,6 +20,7 @@ import fgrad.numpy as fnp
 from ..table import Spec, define
 from ..tracer import innermost
 from .broadcasting import dtype_of, shape_of, unbroadcast
+from .layout import add_notes
 from .wrapping import as_tuple, differentiable, unsupported_kwargs
 
 COMPLEX2 = ("complex", "complex")
@@ -117,7 +118,7 @@ dot_p = define("dot", _onp.dot,
 @differentiable(_onp.dot, Spec([(((3,), (3,)), {}), (((2, 3), (3, 2)), {}),
                                 (((2, 2, 3), (2, 3, 2)), {}), (((), (3,)), {})]))
 def dot(a, b, out=None):
-    """numpy.dot; ``out=`` is refused on traced values."""
+    """``out=`` is refused on traced values."""
     unsupported_kwargs("dot", {"out": out})
     return dot_p(fnp.asarray(a), fnp.asarray(b))
 
@@ -251,7 +252,7 @@ cross_p = define(
                                   (((3, 2), (2, 3)), {"axisa": 0, "axisc": 0}),
                                   (((3, 2), (3, 1)), {"axis": 0})]))
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
-    """numpy.cross for 3-vectors and (deprecated by numpy, still supported) 2-vectors, with
+    """For 3-vectors and (deprecated by numpy, still supported) 2-vectors, with
     ``axisa``, ``axisb``, ``axisc`` or ``axis``."""
     a, b = fnp.asarray(a), fnp.asarray(b)
     if axis is not None:
@@ -273,14 +274,13 @@ def _without(shape, axis):
 # convolve, correlate
 
 def _mode(mode):
-    """numpy's mode names (by first letter, any case) and numbers, as a full name."""
-    names = {"v": "valid", "s": "same", "f": "full", 0: "valid", 1: "same", 2: "full"}
-    key = mode[:1].lower() if isinstance(mode, str) else mode
-    try:
-        return names[key]
-    except (KeyError, TypeError):
-        raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})") \
-            from None
+    """The window numpy's ``mode`` names. Which spellings numpy accepts (names, numbers)
+    differs between versions, so numpy itself decides, on a tiny example (raising its own
+    error for a mode it refuses)."""
+    if isinstance(mode, str) and mode in ("full", "same", "valid"):
+        return mode
+    length = len(_onp.convolve(_onp.ones(3), _onp.ones(2), mode))
+    return {4: "full", 3: "same", 2: "valid"}[length]
 
 
 def _window(na, nv, mode, swapped):
@@ -409,7 +409,7 @@ def _gufunc_kwargs(name, kwargs):
 
 @differentiable(_onp.vecdot, Spec([(((2, 3), (3,)), {}), (((3, 2), (3, 2)), {"axis": 0})]))
 def vecdot(x1, x2, /, out=None, *, axis=None, **kwargs):
-    """numpy.vecdot (conjugating ``x1``), with ``axis``; ``out``, ``axes`` and the other
+    """Conjugates ``x1`` as numpy does; ``axis`` is supported; ``out``, ``axes`` and the other
     ufunc arguments are refused on traced values."""
     _gufunc_kwargs("vecdot", dict(kwargs, out=out))
     x1, x2 = fnp.asarray(x1), fnp.asarray(x2)
@@ -420,7 +420,7 @@ def vecdot(x1, x2, /, out=None, *, axis=None, **kwargs):
 
 @differentiable(_onp.matvec, Spec([(((2, 3), (3,)), {}), (((2, 2, 3), (2, 1, 3)), {})]))
 def matvec(x1, x2, /, out=None, **kwargs):
-    """numpy.matvec; ``out``, ``axes`` and the other ufunc arguments are refused on traced
+    """``out``, ``axes`` and the other ufunc arguments are refused on traced
     values."""
     _gufunc_kwargs("matvec", dict(kwargs, out=out))
     return matvec_p(fnp.asarray(x1), fnp.asarray(x2))
@@ -428,7 +428,7 @@ def matvec(x1, x2, /, out=None, **kwargs):
 
 @differentiable(_onp.vecmat, Spec([(((3,), (3, 2)), {}), (((2, 1, 3), (2, 3, 2)), {})]))
 def vecmat(x1, x2, /, out=None, **kwargs):
-    """numpy.vecmat (conjugating ``x1``); ``out``, ``axes`` and the other ufunc arguments are
+    """Conjugates ``x1`` as numpy does; ``out``, ``axes`` and the other ufunc arguments are
     refused on traced values."""
     _gufunc_kwargs("vecmat", dict(kwargs, out=out))
     return vecmat_p(fnp.asarray(x1), fnp.asarray(x2))
@@ -439,6 +439,16 @@ def vecmat(x1, x2, /, out=None, **kwargs):
 # numpy's own sequence of operations with fgrad.numpy, so values are numpy's bit for bit;
 # where numpy promotes (float32 coefficients times integer powers give float64), the cast is
 # made explicit so that a float32 input still gets a float32 gradient.
+
+def _numpy_valued(np_fn, spec):
+    """``differentiable(np_fn, spec, numpy_values=True)``, keeping the traced function's
+    docstring for ``add_notes``."""
+    def decorate(traced):
+        public = differentiable(np_fn, spec, numpy_values=True)(traced)
+        public._fgrad_traced.__doc__ = traced.__doc__
+        return public
+    return decorate
+
 
 def _no_poly1d(name, *args):
     if any(isinstance(a, _onp.poly1d) for a in args):
@@ -466,7 +476,7 @@ def _separated(*xs):
 @differentiable(_onp.polyval, Spec([(((3,), ()), {}), (((4,), (2, 3)), {}), (((1,), (3,)), {}),
                                     (((2, 2), (2,)), {})]))
 def polyval(p, x):
-    """numpy.polyval (Horner's scheme, as numpy evaluates it); poly1d is refused on traced
+    """Horner's scheme, as numpy evaluates it; poly1d is refused on traced
     values."""
     _no_poly1d("polyval", p, x)
     p, x = fnp.asarray(p), fnp.asarray(x)
@@ -515,7 +525,7 @@ def _trim_leading_zeros(p):
 @differentiable(_onp.polymul, Spec([(((3,), (2,)), {}), (((2,), (4,)), {}), (((), (3,)), {})],
                                    valid=lambda a1, a2: _leading_away_from_zero(a1, a2)))
 def polymul(a1, a2):
-    """numpy.polymul. Like numpy, it drops exactly-zero leading coefficients (the result is
+    """Like numpy, it drops exactly-zero leading coefficients (the result is
     shorter): their derivative is taken as zero."""
     _no_poly1d("polymul", a1, a2)
     return convolve(_trim_leading_zeros(a1), _trim_leading_zeros(a2))
@@ -542,7 +552,7 @@ def _polyint_call(f, p, *k, **params):
 @differentiable(_onp.polyint, Spec([(((3,),), {}), (((3,),), {"m": 2}), (((3,), ()), {}),
                                     (((2,), (2,)), {"m": 2})], call=_polyint_call))
 def polyint(p, m=1, k=None):
-    """numpy.polyint; the integration constants ``k`` may be traced too."""
+    """The integration constants ``k`` may be traced too."""
     m = int(m)
     if m < 0:
         raise ValueError("Order of integral must be positive (see polyder)")
@@ -573,12 +583,12 @@ def _full_remainder(u, v):
     return r.size == want and abs(r[0]) > 0.1
 
 
-@differentiable(_onp.polydiv, Spec([(((4,), (2,)), {}), (((3,), (3,)), {}), (((2,), (3,)), {}),
+# numpy divides and multiplies complex scalars by other formulas than arrays: its values
+@_numpy_valued(_onp.polydiv, Spec([(((4,), (2,)), {}), (((3,), (3,)), {}), (((2,), (3,)), {}),
                                     (((), ()), {})],
-                                   valid=lambda u, v: _full_remainder(u, v)),
-                numpy_values=True)  # numpy divides complex scalars by other formulas than arrays
+                                   valid=lambda u, v: _full_remainder(u, v)))
 def polydiv(u, v):
-    """numpy.polydiv: quotient and remainder, by numpy's long division. Like numpy, the
+    """Quotient and remainder by numpy's long division. Like numpy, the
     remainder loses its leading coefficients that are zero to within ``allclose`` (the ones
     the division eliminates, and any true remainder coefficient below 1e-8): the derivative
     of those is dropped with them."""
@@ -602,7 +612,7 @@ def polydiv(u, v):
 @differentiable(_onp.vander, Spec([(((3,),), {}), (((3,),), {"N": 4, "increasing": True}),
                                    (((2,),), {"N": 3})]))
 def vander(x, N=None, increasing=False):
-    """numpy.vander: the powers by repeated multiplication, as numpy computes them."""
+    """The powers by repeated multiplication, as numpy computes them."""
     x = fnp.asarray(x)
     if _ndim(x) != 1:
         raise ValueError("x must be a one-dimensional array or sequence.")
@@ -621,14 +631,14 @@ def _polyfit_call(f, x, y, *w, **params):
     return f(x, y, w=w[0], **params) if w else f(x, y, **params)
 
 
-@differentiable(_onp.polyfit, Spec([(((4,), (4,)), {"deg": 1}), (((4,), (4,)), {"deg": 2}),
+# numpy's values come from an SVD-based lstsq
+@_numpy_valued(_onp.polyfit, Spec([(((4,), (4,)), {"deg": 1}), (((4,), (4,)), {"deg": 2}),
                                     (((3,), (3, 2)), {"deg": 1}),
                                     (((4,), (4,), (4,)), {"deg": 2})],
                                    domain=((-2.0, 2.0), (-2.0, 2.0), (0.5, 2.0)),
-                                   valid=_separated, call=_polyfit_call),
-                numpy_values=True)  # numpy's values come from an SVD-based lstsq
+                                   valid=_separated, call=_polyfit_call))
 def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
-    """numpy.polyfit, differentiable in ``x``, ``y`` and ``w``. The derivatives are those of
+    """Differentiable in ``x``, ``y`` and ``w``. The derivatives are those of
     the least-squares solution, through the normal equations of numpy's scaled Vandermonde
     matrix (``fgrad.numpy.linalg.solve``); the values are numpy's own. A fit whose
     Vandermonde matrix is rank-deficient (numpy's RankWarning) has no derivative and is
@@ -708,18 +718,18 @@ def _sorted(f, p):
 roots = define(
     "roots", _onp.roots, [_roots_vjp], [_roots_jvp],
     spec=Spec([(((2,),), {}), (((3,),), {}), (((4,),), {})], valid=_simple_roots, call=_sorted),
-    doc=_onp.roots.__doc__ + """
-    fgrad: each root's derivative is that of a simple root, ``dr = -dp(r) / p'(r)``, real or
-    complex (JAX's convention for a real ``p``: the cotangent's real part). At a multiple
-    root p'(r) = 0 and the derivative is infinite (inf/nan), as it truly is unbounded. A
-    leading zero coefficient keeps its derivative (the finite roots' sensitivity to it);
-    trailing zeros give roots at 0, simple ones with their true derivative.
-    """)
+    doc="fgrad: each root's derivative is that of a simple root, dr = -dp(r) / p'(r), real or "
+        "complex (for a real p, JAX's convention: the cotangent's real part). At a multiple "
+        "root p'(r) = 0 and the derivative is infinite (inf/nan): it is truly unbounded there. "
+        "A leading zero coefficient keeps its derivative (the finite roots' sensitivity to "
+        "it); trailing zeros give roots at 0, a simple one with its true derivative.\n\n"
+        + _onp.roots.__doc__)
+
 
 
 @differentiable(_onp.poly, Spec([(((3,),), {}), (((1,),), {}), (((2,),), {})]))
 def poly(seq_of_zeros):
-    """numpy.poly: coefficients from the roots by repeated convolution, as numpy does. Complex
+    """Coefficients from the roots by repeated convolution, as numpy does. Complex
     roots closed under conjugation give real coefficients (numpy's real part). A square
     matrix argument goes through ``fgrad.numpy.linalg.eigvals``."""
     z = fnp.atleast_1d(seq_of_zeros)
@@ -742,3 +752,6 @@ def poly(seq_of_zeros):
         if _onp.all(_onp.sort(zeros) == _onp.sort(zeros.conjugate())):
             a = fnp.real(a)
     return a
+
+
+add_notes(globals())
