@@ -246,6 +246,10 @@ class Tracer:
             fn = getattr(fnp, name, None)
             if callable(fn):
                 return lambda *args, **kwargs: fn(self, *args, **kwargs)
+            # the rest give bytes, views or files of the value (x.tobytes(), x.view())
+            def concrete(*args, **kwargs):
+                raise errors.concretization(f"x.{name}()")
+            return concrete
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # --- conversions that would lose the derivative -----------------------------------
@@ -276,7 +280,7 @@ class Tracer:
 # ndarray methods that modify the array in place, and what to write instead
 _IN_PLACE = {"sort": "x = np.sort(x)", "partition": "x = np.partition(x, kth)",
              "fill": "x = np.zeros_like(x) + value", "put": "y = x.at[idx].set(value)",
-             "resize": "x = np.reshape(x, shape), or np.pad to grow it"}
+             "resize": "x = np.resize(x, shape)"}
 
 
 def _redirect(name, ns, args, kwargs, original=None):

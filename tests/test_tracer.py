@@ -10,6 +10,7 @@ import fgrad.numpy as np
 from fgrad.tracer import Tracer
 
 X = onp.array([0.7, 1.5, 2.25])
+X4 = onp.array([0.7, 1.5, 2.25, -0.5])
 Y = onp.array([2.0, 0.4, 3.0])     # x / y and y / x stay away from integers (mod, floor)
 W = onp.array([1.0, -2.0, 3.0])    # weights, so that a wrong permutation shows
 M = onp.array([[0.5, -1.0, 2.0], [1.5, 3.0, -0.25]])
@@ -386,11 +387,19 @@ def test_argmax_method_for_control_flow():
     assert_array_equal(fgrad.grad(lambda x: np.sum(x.round() * x))(X), X.round())
 
 
-def test_method_without_rule_raises_no_rule_error_not_attribute_error():
-    for method in ("cumsum", "std", "var", "take"):
-        args = ([0],) if method == "take" else ()
-        with pytest.raises(fgrad.NoDerivativeRuleError, match=rf"fgrad\.numpy\.{method} has no"):
-            fgrad.grad(lambda x: np.sum(getattr(x, method)(*args)))(X)
+def test_array_methods_are_fgrad_numpy_functions():
+    for method, args in (("cumsum", ()), ("std", ()), ("var", ()), ("take", ([0, 0],)),
+                         ("trace", ()), ("repeat", (2,))):
+        by_method = fgrad.grad(lambda x: np.sum(getattr(x.reshape(2, -1), method)(*args)))(X4)
+        by_function = fgrad.grad(lambda x: np.sum(getattr(np, method)(x.reshape(2, -1),
+                                                                       *args)))(X4)
+        onp.testing.assert_array_equal(by_method, by_function)
+
+
+def test_methods_that_expose_raw_memory_raise_concretization_error():
+    for method in ("tobytes", "view", "tofile"):
+        with pytest.raises(fgrad.ConcretizationError, match=rf"x\.{method}\(\) of a traced"):
+            fgrad.grad(lambda x: getattr(x, method)())(X)
 
 
 def test_unknown_attribute_is_still_attribute_error():
