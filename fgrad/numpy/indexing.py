@@ -122,7 +122,8 @@ index_set_p = define(
     spec=Spec([(((4,), (2,)), {"idx": _onp.array([1, 3])}),
                (((2, 3), ()), {"idx": (slice(None), 1)}),
                (((2, 3), (3,)), {"idx": 0}),
-               (((2, 3), (2,)), {"idx": _onp.array([[True, False, False], [False, True, False]])})]))
+               (((2, 3), (2,)), {"idx": _onp.array([[True, False, False],
+                                                     [False, True, False]])})]))
 
 
 def index_set(x, v, idx):
