@@ -9,7 +9,8 @@ A name is
 * **zero derivative** when it accepts tracers and returns plain values (rounding,
   comparisons, index-valued functions, sizes and constructors);
 * **unsupported** otherwise, with the reason; handed a tracer it raises
-  ``NoDerivativeRuleError`` (never a silent zero or an object array).
+  ``NoDerivativeRuleError`` (never a silent zero or an object array), or, for functions that
+  write into their argument, ``TracerMutationError``.
 
 ``python -m fgrad coverage`` prints the file; ``--write`` regenerates ``docs/coverage.md``. A
 test fails when the committed file differs from a fresh generation.
@@ -35,6 +36,8 @@ KINKS = {
     "power": "`d/dx x**y` at `x = 0, y = 0` is 0; `d/dy` at `x = 0` is 0",
 }
 
+IN_PLACE = ("modifies its argument in place; on a traced value it raises TracerMutationError "
+            "naming the functional form (`x.at[idx].set(v)`, `np.where`)")
 NO_RULE_YET = "no derivative rule yet; add one with fgrad.primitive and fgrad.defvjp/defjvp"
 
 MODULES = (("", _onp, fnp), ("linalg.", _onp.linalg, fnp.linalg), ("fft.", _onp.fft, fnp.fft))
@@ -67,6 +70,8 @@ def classify():
                 rows.append((qual, "differentiable", entry, kind))
             elif getattr(ours, "_fgrad_status", None) == "zero":
                 rows.append((qual, "zero derivative", None, ""))
+            elif getattr(ours, "_fgrad_status", None) == "in place":
+                rows.append((qual, "unsupported", None, IN_PLACE))
             else:
                 rows.append((qual, "unsupported", None, reason(qual) or NO_RULE_YET))
     return rows

@@ -205,6 +205,9 @@ class Tracer:
     def dot(self, other):
         return fnp.dot(self, other)
 
+    def compress(self, condition, axis=None, out=None):  # numpy.compress takes them swapped
+        return fnp.compress(condition, self, axis=axis, out=out)
+
     def transpose(self, *axes):
         if len(axes) == 1 and not isinstance(axes[0], int):
             axes = axes[0]

@@ -6,7 +6,7 @@ import pytest
 
 import fgrad
 import fgrad.numpy as fnp
-from fgrad.coverage import classify, render
+from fgrad.coverage import IN_PLACE, classify, render
 from fgrad.table import checked
 
 DOC = pathlib.Path(__file__).resolve().parent.parent / "docs" / "coverage.md"
@@ -35,8 +35,8 @@ def test_every_differentiable_row_is_checked_by_the_generated_tests():
             assert entry.spec is not None and entry.spec.order >= 2, qual
 
 
-@pytest.mark.parametrize("qual", [q for q, s, *_ in ROWS if s == "unsupported"])
-def test_unsupported_functions_raise_the_clear_error_on_a_tracer(qual):
+@pytest.mark.parametrize("qual, why", [(q, w) for q, s, _, w in ROWS if s == "unsupported"])
+def test_unsupported_functions_raise_the_clear_error_on_a_tracer(qual, why):
     module = fnp
     for part in qual.split(".")[:-1]:
         module = getattr(module, part)
@@ -45,5 +45,9 @@ def test_unsupported_functions_raise_the_clear_error_on_a_tracer(qual):
     def f(x):
         return fn(x)
 
-    with pytest.raises(fgrad.NoDerivativeRuleError, match=f"fgrad.numpy.{qual} has no"):
-        fgrad.grad(f)(onp.float64(0.5))
+    if why == IN_PLACE:
+        with pytest.raises(fgrad.TracerMutationError, match="in place"):
+            fgrad.grad(f)(onp.array([0.5, 1.0]))
+    else:
+        with pytest.raises(fgrad.NoDerivativeRuleError, match=f"fgrad.numpy.{qual} has no"):
+            fgrad.grad(f)(onp.float64(0.5))

@@ -553,3 +553,8 @@ def test_python_round_gives_a_plain_value():
     seen = []
     g = fgrad.grad(lambda x: seen.append(round(x * 10.0)) or x * 3.0)(0.26)
     assert g == 3.0 and seen == [3.0] and not isinstance(seen[0], fgrad.tracer.Tracer)
+
+
+def test_compress_method_takes_the_condition_first_like_ndarray():
+    got = fgrad.grad(lambda x: np.sum(x.compress([True, False, True]) ** 2))(X)
+    onp.testing.assert_array_equal(got, 2 * X * onp.array([1.0, 0.0, 1.0]))
