@@ -7,12 +7,13 @@ cotangent evenly among tied maxima, the same convention as ``maximum``.
 import inspect
 
 import numpy as _onp
+from numpy.lib.array_utils import normalize_axis_tuple
 
 import fgrad.numpy as fnp
 from ..table import Spec, define
 from ..tracer import contains_tracer, innermost, strip
 from .broadcasting import dtype_of, mask, shape_of
-from .wrapping import as_tuple, differentiable, unsupported_kwargs, with_numpy_values
+from .wrapping import differentiable, unsupported_kwargs, with_numpy_values
 
 REDUCE = [(((4,),), {"axis": None, "keepdims": False}),
           (((2, 3),), {"axis": None, "keepdims": False}),
@@ -26,7 +27,7 @@ def _axes(axis, ndim):
     """Normalise ``axis`` to a sorted tuple of non-negative ints, or None for all axes."""
     if axis is None:
         return None
-    return tuple(sorted(int(a) % ndim if ndim else int(a) for a in as_tuple(axis)))
+    return tuple(sorted(normalize_axis_tuple(axis, ndim)))  # numpy's errors for bad axes
 
 
 def kept_shape(shape, axis):

@@ -407,3 +407,600 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NoValue, *, whe
     unsupported_kwargs("nanstd", {"out": out})
     return _var_or_std(_onp.nanstd, a, axis, dtype, ddof, keepdims, where, mean, correction,
                        skip_nan=True, root=True)
+
+
+# --- weighted average ---------------------------------------------------------------------------
+
+def _weights_call(f, a, *rest, **params):
+    """Spec.call for ``average``: a second drawn array is the (traced) ``weights``."""
+    return f(a, weights=rest[0] if rest else None, **params)
+
+
+@noted
+@differentiable(_onp.average, Spec(
+    [(((4,),), {}), (((2, 3),), {"axis": -1, "keepdims": True}),
+     (((2, 3), (2, 3)), {"axis": None}), (((2, 3), (3,)), {"axis": 1, "returned": True}),
+     (((2, 3, 2), (2, 2)), {"axis": (0, 2)})],
+    domain=((-2.0, 2.0), (0.5, 2.0)), call=_weights_call))
+def average(a, axis=None, weights=None, returned=False, *, keepdims=_NoValue):
+    """``weights`` may be traced: the derivative with respect to them is
+    ``(a - avg) / sum(weights)``. With ``returned=True`` the sum of the weights is returned
+    too (traced when the weights are, a constant otherwise)."""
+    a = fnp.asarray(a)
+    nd = _ndim(a)
+    if axis is not None:
+        axis = normalize_axis_tuple(axis, nd, argname="axis")
+    kw = {} if keepdims is _NoValue else {"keepdims": keepdims}
+    if weights is None:
+        avg = fnp.mean(a, axis, **kw)
+        scl = _onp.dtype(dtype_of(avg)).type(_size(shape_of(a)) / _size(shape_of(avg)))
+    else:
+        wgt = fnp.asarray(weights)
+        shape = shape_of(a)
+        if shape != shape_of(wgt):
+            if axis is None:
+                raise TypeError("Axis must be specified when shapes of a and weights differ.")
+            if shape_of(wgt) != tuple(shape[ax] for ax in axis):
+                raise ValueError("Shape of weights must be consistent with shape of a along "
+                                 "specified axis.")
+            wgt = fnp.transpose(wgt, tuple(int(i) for i in _onp.argsort(axis)))
+            wgt = fnp.reshape(wgt, tuple(s if ax in axis else 1 for ax, s in enumerate(shape)))
+        if _onp.issubdtype(dtype_of(a), _onp.inexact):
+            result_dtype = _onp.result_type(dtype_of(a), dtype_of(wgt))
+        else:
+            result_dtype = _onp.result_type(dtype_of(a), dtype_of(wgt), "f8")
+        scl = fnp.sum(wgt, axis=axis, dtype=result_dtype, **kw)
+        if _onp.any(innermost(scl) == 0.0):
+            raise ZeroDivisionError("Weights sum to zero, can't be normalized")
+        weighted = fnp.astype(a, result_dtype) * fnp.astype(wgt, result_dtype)
+        avg = fnp.sum(weighted, axis, **kw) / scl
+    if returned:
+        if shape_of(scl) != shape_of(avg):
+            scl = fnp.broadcast_to(scl, shape_of(avg))
+            if not contains_tracer(scl):
+                scl = scl.copy()
+        return avg, scl
+    return avg
+
+
+# --- order statistics: median, percentile, quantile and their nan-versions --------------------
+#
+# A quantile is a combination of order statistics with coefficients fixed by the method and q:
+# sum_k c_k S_k. S_k, the k-th smallest entry, is the weighted sum of x with weight 1/m on the m
+# entries equal to it (ties share, as in max), so the composite is sum(x * W) with a constant W.
+# For the continuous methods the coefficients are linear in q between samples; a traced q adds
+# (q - q0) * sum(x * WQ), zero in value, whose derivatives are the slope in q.
+
+_ALPHA_BETA = {"weibull": (0.0, 0.0), "hazen": (0.5, 0.5), "median_unbiased": (1 / 3.0, 1 / 3.0),
+               "normal_unbiased": (3 / 8.0, 3 / 8.0), "interpolated_inverted_cdf": (0.0, 1.0)}
+
+
+def _plan(method, n, q):
+    """The order statistics of one quantile method, as numpy picks them.
+
+    ``n``: sample counts (shape L, at least 1); ``q``: quantiles in [0, 1] (shape Q). Returns
+    ``(terms, slope)``, lists of ``(index, coefficient)`` arrays of shape Q + L: the quantile is
+    ``sum c S_index`` and its derivative in q ``sum c' S_index'`` (empty for the methods that
+    are piecewise constant in q)."""
+    q = _onp.asarray(q, dtype=float).reshape(_onp.shape(q) + (1,) * _onp.ndim(n))
+    n = _onp.broadcast_to(_onp.asarray(n, dtype=float), _onp.broadcast_shapes(q.shape,
+                                                                                _onp.shape(n)))
+    q = _onp.broadcast_to(q, n.shape)
+    last = n - 1
+
+    def at(i):
+        return _onp.clip(i, 0, last).astype(_onp.intp)
+
+    if method in ("lower", "higher", "nearest"):
+        round_ = {"lower": _onp.floor, "higher": _onp.ceil, "nearest": _onp.around}[method]
+        return [(at(round_(last * q)), _onp.ones_like(q))], []
+    if method in ("inverted_cdf", "closest_observation"):
+        v = n * q - (1.0 if method == "inverted_cdf" else 1.5)
+        lo = _onp.floor(v)
+        keep_lo = (v - lo) == 0
+        if method == "closest_observation":
+            keep_lo &= lo % 2 == 1
+        return [(at(_onp.where(keep_lo, lo, lo + 1)), _onp.ones_like(q))], []
+    if method == "midpoint":
+        v = 0.5 * (_onp.floor(last * q) + _onp.ceil(last * q))
+    elif method == "averaged_inverted_cdf":
+        v = n * q - 1
+    elif method == "linear":
+        v = last * q
+    elif method in _ALPHA_BETA:
+        alpha, beta = _ALPHA_BETA[method]
+        v = n * q + (alpha + q * (1 - alpha - beta)) - 1
+    else:
+        raise ValueError(f"{method!r} is not a valid method.")
+    clamped = (v >= last) | (v < 0)
+    lo = _onp.floor(v)
+    frac = v - lo
+    if method == "midpoint":
+        gamma = _onp.where(v % 1 == 0, 0.0, 0.5)
+    elif method == "averaged_inverted_cdf":
+        gamma = _onp.where(frac == 0, 0.5, 1.0)
+    else:
+        gamma = frac
+    gamma = _onp.where(clamped, 0.0, gamma)
+    terms = [(at(lo), 1 - gamma), (at(_onp.where(clamped, lo, lo + 1)), gamma)]
+    if method in ("midpoint", "averaged_inverted_cdf"):
+        return terms, []
+    # dv/dq, and the slope between samples; on a sample (v an integer) the slope is a kink,
+    # where the average of the one-sided slopes is taken (one side only at q = 0 or 1)
+    c = last if method == "linear" else n + 1 - sum(_ALPHA_BETA[method])
+    on_sample = (frac == 0) & (v >= 0) & (v <= last)
+    between = ~clamped & ~on_sample
+    k = at(v)
+    both = (q > 0) & (q < 1)
+    left = _onp.where(both, 0.5, q > 0) * (k >= 1) * on_sample * c
+    right = _onp.where(both, 0.5, q < 1) * (k <= last - 1) * on_sample * c
+    slope = [(at(lo), -c * between), (at(lo + 1), c * between),
+             (k, left - right), (at(k - 1), -left), (at(k + 1), right)]
+    return terms, slope
+
+
+def _rows(x, axis):
+    """``x`` with the reduced axes moved last and merged into one, and the keepdims shape."""
+    shape = shape_of(x)
+    nd = len(shape)
+    axes = tuple(range(nd)) if axis is None else normalize_axis_tuple(axis, nd)
+    lead = [i for i in range(nd) if i not in axes]
+    rows = fnp.reshape(fnp.transpose(x, tuple(lead) + axes),
+                       tuple(shape[i] for i in lead) + (_size([shape[i] for i in axes]),))
+    return rows, kept_shape(shape, None if axis is None else axes)
+
+
+def _weights(xv, sv, terms, dtype):
+    """``sum c w_k`` where ``w_k`` is 1/m on the m entries equal to the k-th smallest."""
+    total = 0
+    for k, c in terms:
+        s = _onp.take_along_axis(_onp.broadcast_to(sv, k.shape + sv.shape[-1:]), k[..., None],
+                                 axis=-1)
+        hit = xv == s
+        total = total + c[..., None] * (hit / _onp.maximum(hit.sum(-1, keepdims=True), 1))
+    return _onp.asarray(total, dtype=dtype)
+
+
+def _quantiles(a, q, axis, method, keepdims, skip_nan):
+    """The quantiles (q in [0, 1], shape Q) of ``a`` over ``axis``, shaped like numpy's."""
+    rows, kept = _rows(fnp.asarray(a), axis)
+    xv = _onp.asarray(innermost(rows))
+    nan = _onp.isnan(xv)
+    sv = _onp.sort(xv, axis=-1)  # NaN sorts last
+    if skip_nan:
+        n = (~nan).sum(-1)
+        if nan.any():
+            rows = fnp.where(nan, 0, rows)  # so no NaN reaches the derivatives
+    else:
+        n = _onp.full(xv.shape[:-1], xv.shape[-1])
+    qv = _onp.asarray(innermost(q))
+    terms, slope = _plan(method, _onp.maximum(n, 1), qv)
+    dt = dtype_of(rows)
+    void = (n == 0) if skip_nan else nan.any(-1)  # all NaN / any NaN: numpy's value is NaN
+    fill = 0.0 if skip_nan else _onp.nan
+
+    def weights(terms):
+        return _onp.where(void[..., None], fill, _weights(xv, sv, terms, dt)).astype(dt)
+
+    r = fnp.sum(rows * weights(terms), axis=-1)
+    if slope and contains_tracer(q):
+        dq = fnp.reshape(q - qv, _onp.shape(qv) + (1,) * (_onp.ndim(n)))
+        r = r + dq * fnp.sum(rows * weights(slope), axis=-1)
+    return fnp.reshape(r, _onp.shape(qv) + (kept if keepdims else _onp.shape(n)))
+
+
+_ORDER_NOTE = """Ties: the cotangent of an order statistic is shared evenly among the entries
+equal to it (as for ``max``), so an even count averages the two middle entries' shares and a
+tie splits them. With a traced ``q``, the derivative in ``q`` of a continuous method
+(``linear``, ``weibull``, ``hazen``, ...) jumps where ``q`` lands exactly on a sample: there it
+is the average of the one-sided slopes (one-sided at q = 0 and 1); the discrete methods
+(``lower``, ``higher``, ``nearest``, ``midpoint``, ...) have zero derivative in ``q``.
+``weights`` is not supported on traced values; ``overwrite_input`` is accepted and has no
+effect (traced arrays are never modified)."""
+
+
+def _valid_quantile(scale):
+    """``valid`` for (a, q) cases reducing all of ``a``: distinct entries, and q not within
+    0.05 of a sample, where the slope in q jumps."""
+    def valid(a, q=None):
+        if not distinct(a):
+            return False
+        if q is None:
+            return True
+        v = _onp.asarray(q) / scale * (_onp.size(a) - 1)
+        return bool(_onp.all(_onp.abs(v - _onp.round(v)) > 0.05))
+    return valid
+
+
+def _q_call(f, a, *rest, q=None, nans=None, **params):
+    """Spec.call for quantiles: q is a second drawn (traced) array, or a parameter."""
+    return _nans_at(f, a, rest[0] if rest else q, nans=nans, **params)
+
+
+def _quantile_spec(scale, nan=False):
+    cases = [(((4,), ()), {}),
+             (((2, 3), (2,)), {"axis": None, "keepdims": True}),
+             (((2, 3),), {"q": 0.3 * scale, "axis": -1, "method": "lower"}),
+             (((2, 3, 2),), {"q": _onp.array([0.3, 0.7]) * scale, "axis": (0, 2),
+                             "method": "midpoint"}),
+             (((5,),), {"q": 0.6 * scale, "method": "nearest"}),
+             (((4,),), {"q": 0.2 * scale, "method": "higher"})]
+    if nan:
+        cases[2][1]["nans"] = _NANS
+    return Spec(cases, domain=((-2.0, 2.0), (0.0, scale)), call=_q_call,
+                valid=_valid_quantile(scale))
+
+
+def _order_statistic(np_fn, name, a, q, scale, axis, method, keepdims, kwargs, skip_nan):
+    unsupported_kwargs(name, kwargs)
+    value = np_fn(strip(a), strip(q), axis=axis, method=method,
+                  **_numpy_kwargs(keepdims=keepdims))
+    qf = fnp.asarray(q) if scale == 1 else fnp.asarray(q) / scale
+    keep = _given(keepdims) and bool(keepdims)
+    return numpy_result(_quantiles(a, qf, axis, method, keep, skip_nan), value)
+
+
+@noted
+@differentiable(_onp.quantile, _quantile_spec(1.0))
+def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
+             *, weights=None):
+    return _order_statistic(_onp.quantile, "quantile", a, q, 1, axis, method, keepdims,
+                            {"out": out, "weights": weights}, skip_nan=False)
+
+
+@noted
+@differentiable(_onp.percentile, _quantile_spec(100.0))
+def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+               keepdims=False, *, weights=None):
+    return _order_statistic(_onp.percentile, "percentile", a, q, 100, axis, method, keepdims,
+                            {"out": out, "weights": weights}, skip_nan=False)
+
+
+@noted
+@differentiable(_onp.nanquantile, _quantile_spec(1.0, nan=True))
+def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                keepdims=_NoValue, *, weights=None):
+    """NaN entries are skipped and get zero derivative."""
+    return _order_statistic(_onp.nanquantile, "nanquantile", a, q, 1, axis, method, keepdims,
+                            {"out": out, "weights": weights}, skip_nan=True)
+
+
+@noted
+@differentiable(_onp.nanpercentile, _quantile_spec(100.0, nan=True))
+def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                  keepdims=_NoValue, *, weights=None):
+    """NaN entries are skipped and get zero derivative."""
+    return _order_statistic(_onp.nanpercentile, "nanpercentile", a, q, 100, axis, method,
+                            keepdims, {"out": out, "weights": weights}, skip_nan=True)
+
+
+for _f in (quantile, percentile, nanquantile, nanpercentile):
+    _f.__doc__ = _f.__doc__.replace("\n\n", "\n" + _ORDER_NOTE + "\n\n", 1) \
+        if _f.__doc__.startswith("fgrad:") else f"fgrad: {_ORDER_NOTE}\n\n{_f.__doc__}"
+
+MEDIAN = [(((3,),), {}), (((4,),), {}), (((2, 3),), {"axis": -1, "keepdims": True}),
+          (((2, 2, 2),), {"axis": (0, 2)})]
+
+
+@noted
+@differentiable(_onp.median, Spec(MEDIAN, valid=distinct))
+def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """An odd count picks the middle entry (derivative 1 there, 0 elsewhere); an even count
+    averages the two middle ones (1/2 each). Ties: the cotangent of each middle order
+    statistic is shared evenly among the entries equal to it, the average of the one-sided
+    derivatives for two tied entries, so [1, 2, 2] gives (0, 1/2, 1/2). ``overwrite_input``
+    is accepted and has no effect."""
+    unsupported_kwargs("median", {"out": out})
+    value = _onp.median(strip(a), axis=axis, keepdims=keepdims)
+    return numpy_result(_quantiles(a, 0.5, axis, "linear", bool(keepdims), False), value)
+
+
+@noted
+@differentiable(_onp.nanmedian, Spec(
+    [(((2, 3),), {"nans": _NANS}), (((2, 3),), {"axis": -1, "nans": _NANS}),
+     (((2, 2, 2),), {"axis": (0, 2), "keepdims": True})], call=_nans_at, valid=distinct))
+def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=_NoValue):
+    """NaN entries are skipped and get zero derivative; ties share as in ``median``."""
+    unsupported_kwargs("nanmedian", {"out": out})
+    value = _onp.nanmedian(strip(a), axis=axis, **_numpy_kwargs(keepdims=keepdims))
+    keep = _given(keepdims) and bool(keepdims)
+    return numpy_result(_quantiles(a, 0.5, axis, "linear", keep, True), value)
+
+
+# --- differences, integrals and slopes ---------------------------------------------------------
+
+def _extras_call(f, a, *rest, **params):
+    """Spec.call for ``diff``: further drawn arrays are ``prepend`` and ``append``."""
+    return f(a, **dict(zip(("prepend", "append"), rest)), **params)
+
+
+@noted
+@differentiable(_onp.diff, Spec(
+    [(((4,),), {}), (((2, 4),), {"n": 2, "axis": 0}), (((3, 2),), {"axis": 0, "n": 2}),
+     (((2, 3), (2, 1), (2, 2)), {"axis": -1}), (((3,), ()), {})], call=_extras_call))
+def diff(a, n=1, axis=-1, prepend=_NoValue, append=_NoValue):
+    """``prepend`` and ``append`` may be traced."""
+    if n == 0:
+        return a
+    if n < 0:
+        raise ValueError("order must be non-negative but got " + repr(n))
+    a = fnp.asarray(a)
+    nd = _ndim(a)
+    if nd == 0:
+        raise ValueError("diff requires input that is at least one dimensional")
+    axis = normalize_axis_index(axis, nd)
+    combined = []
+    for extra in (prepend, a, append):
+        if extra is _NoValue:
+            continue
+        if extra is not a:
+            extra = fnp.asarray(extra)
+            if _ndim(extra) == 0:
+                shape = list(shape_of(a))
+                shape[axis] = 1
+                extra = fnp.broadcast_to(extra, tuple(shape))
+        combined.append(extra)
+    if len(combined) > 1:
+        a = fnp.concatenate(combined, axis)
+    later, earlier = _along(axis, nd, slice(1, None)), _along(axis, nd, slice(None, -1))
+    for _ in range(n):
+        a = fnp.getitem(a, later) - fnp.getitem(a, earlier)
+    return a
+
+
+def _ends_call(f, a, *rest, **params):
+    """Spec.call for ``ediff1d``: further drawn arrays are ``to_end`` and ``to_begin``."""
+    return f(a, **dict(zip(("to_end", "to_begin"), rest)), **params)
+
+
+@noted
+@differentiable(_onp.ediff1d, Spec([(((4,),), {}), (((2, 3), (2,), ()), {})],
+                                   call=_ends_call))
+def ediff1d(ary, to_end=None, to_begin=None):
+    """``to_end`` and ``to_begin`` may be traced."""
+    ary = fnp.ravel(fnp.asarray(ary))
+    dtype = dtype_of(ary)
+    ends = {}
+    for name, extra in (("to_begin", to_begin), ("to_end", to_end)):
+        if extra is None:
+            continue
+        if not _onp.can_cast(_onp.asarray(strip(extra)), dtype, casting="same_kind"):
+            raise TypeError(f"dtype of `{name}` must be compatible with input `ary` under the "
+                            "`same_kind` rule.")
+        ends[name] = fnp.astype(fnp.ravel(fnp.asarray(extra)), dtype)
+    d = fnp.getitem(ary, slice(1, None)) - fnp.getitem(ary, slice(None, -1))
+    if not ends:
+        return d
+    return fnp.concatenate([ends["to_begin"]] * ("to_begin" in ends) + [d]
+                           + [ends["to_end"]] * ("to_end" in ends))
+
+
+def _x_call(f, y, *rest, **params):
+    """Spec.call for ``trapezoid``: a second drawn array is the (traced) sample points ``x``."""
+    return f(y, *rest, **params)
+
+
+@noted
+@differentiable(_onp.trapezoid, Spec(
+    [(((4,),), {}), (((2, 3),), {"dx": 0.5, "axis": 0}), (((2, 3), (3,)), {}),
+     (((2, 3), (2, 3)), {"axis": 0})], call=_x_call))
+def trapezoid(y, x=None, dx=1.0, axis=-1):
+    """``x`` (sample points) and ``dx`` may be traced."""
+    y = fnp.asarray(y)
+    nd = _ndim(y)
+    if x is None:
+        d = dx
+    else:
+        x = fnp.asarray(x)
+        if _ndim(x) == 1:
+            d = diff(x)
+            shape = [1] * nd
+            shape[axis] = shape_of(d)[0]
+            d = fnp.reshape(d, shape)
+        else:
+            d = diff(x, axis=axis)
+    later, earlier = _along(axis, nd, slice(1, None)), _along(axis, nd, slice(None, -1))
+    return fnp.sum(d * (fnp.getitem(y, later) + fnp.getitem(y, earlier)) / 2.0, axis=axis)
+
+
+def _spacing_call(f, y, *spacing, **params):
+    """Spec.call for ``gradient``: drawn spacings in (0.5, 1) are scalar steps, or for 1-d ones
+    the steps between increasing sample coordinates."""
+    return f(y, *[cumsum(s) if _ndim(s) == 1 else s for s in spacing], **params)
+
+
+@noted
+@differentiable(_onp.gradient, Spec(
+    [(((4,),), {}), (((3, 4),), {"edge_order": 2}), (((2, 3),), {"axis": -1}),
+     (((4,), ()), {"edge_order": 2}), (((3,), (3,)), {})],
+    domain=((-2.0, 2.0), (0.5, 1.0)), call=_spacing_call))
+def gradient(f, *varargs, axis=None, edge_order=1):
+    """The spacing may be traced: scalars (one for all axes or one per axis) or 1-d sample
+    coordinates. Several axes give a tuple, as numpy 2 does."""
+    f = fnp.asarray(f)
+    N = _ndim(f)
+    axes = tuple(range(N)) if axis is None else normalize_axis_tuple(axis, N)
+    n = len(varargs)
+    traced_coordinates = False
+    if n == 0:
+        dx = [1.0] * len(axes)
+    elif n == 1 and _ndim(varargs[0]) == 0:
+        dx = list(varargs) * len(axes)
+    elif n == len(axes):
+        dx = list(varargs)
+        for i, distances in enumerate(dx):
+            if _ndim(distances) == 0:
+                continue
+            if _ndim(distances) != 1:
+                raise ValueError("distances must be either scalars or 1d")
+            if shape_of(distances)[0] != shape_of(f)[axes[i]]:
+                raise ValueError("when 1d, distances must match the length of the "
+                                 "corresponding dimension")
+            distances = fnp.asarray(distances)
+            if _onp.issubdtype(dtype_of(distances), _onp.integer):
+                distances = fnp.astype(distances, _onp.float64)
+            diffx = diff(distances)
+            if contains_tracer(diffx):
+                traced_coordinates = True  # keep the general formula: its derivative is right
+            elif (diffx == diffx[0]).all():
+                diffx = diffx[0]
+            dx[i] = diffx
+    else:
+        raise TypeError("invalid number of arguments")
+    if edge_order > 2:
+        raise ValueError("'edge_order' greater than 2 not supported")
+    otype = dtype_of(f)
+    if not _onp.issubdtype(otype, _onp.inexact):
+        f, otype = fnp.astype(f, _onp.float64), _onp.dtype(_onp.float64)
+    outvals = []
+    for ax, ax_dx in zip(axes, dx):
+        if shape_of(f)[ax] < edge_order + 1:
+            raise ValueError("Shape of array too small to calculate a numerical gradient, at "
+                             "least (edge_order + 1) elements are required.")
+        outvals.append(_slopes(f, ax, ax_dx, edge_order, otype))
+    out = outvals[0] if len(axes) == 1 else tuple(outvals)
+    if traced_coordinates:
+        value = _onp.gradient(strip(f), *strip(varargs), axis=axis, edge_order=edge_order)
+        return numpy_result(out, value)
+    return out
+
+
+def _slopes(f, ax, ax_dx, edge_order, otype):
+    """numpy.gradient along one axis: central differences inside, one-sided at the ends, each
+    piece computed as numpy computes it and stored in ``otype``."""
+    N = _ndim(f)
+
+    def at(s):
+        return fnp.getitem(f, _along(ax, N, s))
+
+    uniform = _ndim(ax_dx) == 0
+    if uniform:
+        inner = (at(slice(2, None)) - at(slice(None, -2))) / (2. * ax_dx)
+    else:
+        dx1, dx2 = ax_dx[0:-1], ax_dx[1:]
+        shape = [1] * N
+        shape[ax] = -1
+        a = fnp.reshape(-(dx2) / (dx1 * (dx1 + dx2)), shape)
+        b = fnp.reshape((dx2 - dx1) / (dx1 * dx2), shape)
+        c = fnp.reshape(dx1 / (dx2 * (dx1 + dx2)), shape)
+        inner = a * at(slice(None, -2)) + b * at(slice(1, -1)) + c * at(slice(2, None))
+    if edge_order == 1:
+        first = (at(slice(1, 2)) - at(slice(0, 1))) / (ax_dx if uniform else ax_dx[0])
+        last = (at(slice(-1, None)) - at(slice(-2, -1))) / (ax_dx if uniform else ax_dx[-1])
+    else:
+        if uniform:
+            a, b, c = -1.5 / ax_dx, 2. / ax_dx, -0.5 / ax_dx
+        else:
+            dx1, dx2 = ax_dx[0], ax_dx[1]
+            a = -(2. * dx1 + dx2) / (dx1 * (dx1 + dx2))
+            b = (dx1 + dx2) / (dx1 * dx2)
+            c = - dx1 / (dx2 * (dx1 + dx2))
+        first = a * at(slice(0, 1)) + b * at(slice(1, 2)) + c * at(slice(2, 3))
+        if uniform:
+            a, b, c = 0.5 / ax_dx, -2. / ax_dx, 1.5 / ax_dx
+        else:
+            dx1, dx2 = ax_dx[-2], ax_dx[-1]
+            a = (dx2) / (dx1 * (dx1 + dx2))
+            b = - (dx2 + dx1) / (dx1 * dx2)
+            c = (2. * dx2 + dx1) / (dx2 * (dx1 + dx2))
+        last = a * at(slice(-3, -2)) + b * at(slice(-2, -1)) + c * at(slice(-1, None))
+    return fnp.concatenate([fnp.astype(p, otype) for p in (first, inner, last)], axis=ax)
+
+
+# --- covariance and correlation -----------------------------------------------------------------
+
+def _y_call(f, m, *rest, **params):
+    """Spec.call for ``cov``/``corrcoef``: a second drawn array is ``y``."""
+    return f(m, rest[0] if rest else None, **params)
+
+
+def _as_rows(v, dtype):
+    """numpy.array(v, ndmin=2, dtype=dtype)."""
+    x = fnp.astype(fnp.asarray(v), dtype)
+    nd = _ndim(x)
+    return fnp.reshape(x, (1,) * (2 - nd) + shape_of(x)) if nd < 2 else x
+
+
+COV = [(((3, 4),), {}), (((4, 2),), {"rowvar": False, "ddof": 0}), (((4,), (4,)), {}),
+       (((2, 3), (3,)), {"bias": True})]
+
+
+@noted
+@differentiable(_onp.cov, Spec(COV, call=_y_call))
+def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *,
+        dtype=None):
+    """``m``, ``y`` and ``aweights`` may be traced; ``fweights`` (integer counts) are
+    constants."""
+    weighted = fweights is not None or aweights is not None
+    value = _onp.cov(strip(m), strip(y), rowvar, bias, ddof, strip(fweights), strip(aweights),
+                     dtype=dtype)  # numpy's checks and, when weighted, numpy's value
+    m = fnp.asarray(m)
+    if _ndim(m) > 2:
+        raise ValueError("m has more than 2 dimensions")
+    if dtype is None:
+        dtype = _onp.result_type(*[innermost(v) for v in (m, y) if v is not None], _onp.float64)
+    X = _as_rows(m, dtype)
+    if not rowvar and _ndim(m) != 1:
+        X = fnp.transpose(X)
+    if shape_of(X)[0] == 0:
+        return value
+    if y is not None:
+        Y = _as_rows(y, dtype)
+        if not rowvar and shape_of(Y)[0] != 1:
+            Y = fnp.transpose(Y)
+        X = fnp.concatenate((X, Y), axis=0)
+    if ddof is None:
+        ddof = 1 if bias == 0 else 0
+    w = None
+    if fweights is not None:
+        w = _onp.asarray(strip(fweights), dtype=float)
+    if aweights is not None:
+        aweights = fnp.astype(fnp.asarray(aweights), float)
+        w = aweights if w is None else w * aweights
+    avg, w_sum = average(X, axis=1, weights=w, returned=True)
+    w_sum = fnp.getitem(w_sum, 0)
+    if w is None:
+        fact = shape_of(X)[1] - ddof
+    elif ddof == 0:
+        fact = w_sum
+    elif aweights is None:
+        fact = w_sum - ddof
+    else:
+        fact = w_sum - ddof * fnp.sum(w * aweights) / w_sum
+    if innermost(fact) <= 0:
+        fact = 0.0
+    X = X - fnp.getitem(avg, (slice(None), None))
+    X_T = fnp.transpose(X if w is None else X * w)
+    if _onp.iscomplexobj(innermost(X_T)):  # (numpy's conj of a real array is the array itself)
+        X_T = fnp.conjugate(X_T)
+    c = fnp.dot(X, X_T)
+    c = c * (_onp.true_divide(1, fact) if not contains_tracer(fact) else 1 / fact)
+    c = fnp.squeeze(c)
+    return numpy_result(c, value) if weighted else c
+
+
+def _spread(*xs):
+    """``valid`` for ``corrcoef``: every variable varies (no zero spread), whichever axis
+    holds the variables."""
+    return all(_onp.ptp(x, axis=ax).min() > 0.2 for x in xs for ax in range(_onp.ndim(x)))
+
+
+@noted
+@differentiable(_onp.corrcoef, Spec(COV[:1] + [(((4, 2),), {"rowvar": False}),
+                                               (((4,), (4,)), {})], call=_y_call,
+                                     valid=_spread))
+def corrcoef(x, y=None, rowvar=True, *, dtype=None):
+    """Built from ``cov``; the final clip to [-1, 1] follows ``clip``'s convention (derivative
+    1/2 exactly at a bound, 0 beyond: the diagonal, 1 up to rounding, has derivative 0 up to
+    rounding either way)."""
+    c = cov(x, y, rowvar, dtype=dtype)
+    if _ndim(c) == 0:
+        return c / c
+    n = shape_of(c)[0]
+    d = fnp.getitem(c, (_onp.arange(n), _onp.arange(n)))
+    stddev = fnp.sqrt(fnp.real(d))
+    c = c / fnp.getitem(stddev, (slice(None), None))
+    c = c / fnp.getitem(stddev, (None, slice(None)))
+    if _onp.iscomplexobj(innermost(c)):
+        return fnp.clip(fnp.real(c), -1, 1) + 1j * fnp.clip(fnp.imag(c), -1, 1)
+    return fnp.clip(c, -1, 1)
