@@ -979,16 +979,23 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     return numpy_result(c, value) if weighted else c
 
 
-def _spread(*xs):
-    """``valid`` for ``corrcoef``: every variable varies (no zero spread), whichever axis
-    holds the variables."""
-    return all(_onp.ptp(x, axis=ax).min() > 0.2 for x in xs for ax in range(_onp.ndim(x)))
+def _uncorrelated(m, *y):
+    """``valid`` for ``corrcoef``: every variable varies, and no two are within 0.05 of perfect
+    correlation, where the clip to [-1, 1] is a kink. (The spec's ``rowvar=False`` case is
+    its one tall matrix.)"""
+    X = _onp.atleast_2d(m)
+    X = X.T if X.shape[0] > X.shape[1] else X
+    X = _onp.concatenate([X] + [_onp.atleast_2d(v) for v in y])
+    if _onp.ptp(X, axis=1).min() < 0.2:
+        return False
+    r = _onp.corrcoef(X)
+    return bool(_onp.all(_onp.abs(r[~_onp.eye(len(r), dtype=bool)]) < 0.95))
 
 
 @noted
 @differentiable(_onp.corrcoef, Spec(COV[:1] + [(((4, 2),), {"rowvar": False}),
                                                (((4,), (4,)), {})], call=_y_call,
-                                     valid=_spread))
+                                     valid=_uncorrelated))
 def corrcoef(x, y=None, rowvar=True, *, dtype=None):
     """Built from ``cov``; the final clip to [-1, 1] follows ``clip``'s convention (derivative
     1/2 exactly at a bound, 0 beyond: the diagonal, 1 up to rounding, has derivative 0 up to
