@@ -72,3 +72,46 @@ def test_apply_over_axes_keeps_reduced_axes():
 def test_fromfunction_differentiates_what_the_function_closes_over():
     got = fgrad.grad(lambda s: np.sum(np.fromfunction(lambda i, j: s * i * j, (3, 3))))(2.0)
     assert got == pytest.approx(9.0)  # sum of i * j over 3x3
+
+
+def test_histogram_is_linear_in_weights_and_its_edges_follow_the_data_range():
+    a = onp.array([0.1, 0.5, 0.35, 0.9, 0.75])
+    w = onp.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    (hist, edges), f_vjp = fgrad.vjp(lambda a, w: np.histogram(a, bins=4, weights=w), a, w)
+    want_hist, want_edges = onp.histogram(a, bins=4, weights=w)
+    onp.testing.assert_array_equal(hist, want_hist)
+    onp.testing.assert_array_equal(edges, want_edges)
+    g_hist = onp.array([1.0, 10.0, 100.0, 1000.0])
+    ga, gw = f_vjp((g_hist, onp.zeros(5)))
+    onp.testing.assert_array_equal(gw, g_hist[[0, 2, 1, 3, 3]])  # each weight's bin
+    onp.testing.assert_array_equal(ga, onp.zeros(5))  # counts do not move with the data
+    # sum of the 5 edges = 5 (min + max) / 2: derivative 2.5 at the min and the max entries
+    ga, _ = f_vjp((onp.zeros(4), onp.ones(5)))
+    onp.testing.assert_allclose(ga, [2.5, 0, 0, 2.5, 0])
+
+
+def test_histogram_without_weights_gives_plain_counts():
+    a = onp.array([0.1, 0.5, 0.35, 0.9])
+    (hist, _), _ = fgrad.vjp(lambda a: np.histogram(a, bins=2), a)
+    assert hist.tolist() == [2, 2] and hist.dtype == onp.histogram(a, bins=2)[0].dtype
+    check_grads(lambda a: np.histogram(a, bins=3, density=True)[0], (a,))
+
+
+def test_union1d_and_setdiff1d_share_derivatives_like_unique():
+    a = onp.array([3.0, 1.0, 3.0, 2.0])
+    b = onp.array([2.0, 5.0])
+    out, f_vjp = fgrad.vjp(np.union1d, a, b)
+    onp.testing.assert_array_equal(out, [1.0, 2.0, 3.0, 5.0])
+    ga, gb = f_vjp(onp.array([1.0, 10.0, 100.0, 1000.0]))
+    onp.testing.assert_array_equal(ga, [50.0, 1.0, 50.0, 5.0])  # 3 twice, 2 shared with b
+    onp.testing.assert_array_equal(gb, [5.0, 1000.0])
+    out, f_vjp = fgrad.vjp(np.setdiff1d, a, b)
+    onp.testing.assert_array_equal(out, [1.0, 3.0])
+    ga, gb = f_vjp(onp.array([1.0, 10.0]))
+    onp.testing.assert_array_equal(ga, [5.0, 1.0, 5.0, 0.0])
+    onp.testing.assert_array_equal(gb, [0.0, 0.0])
+
+
+def test_intersect1d_is_refused_with_its_reason():
+    with pytest.raises(fgrad.NoDerivativeRuleError, match="exact equality between them"):
+        fgrad.grad(lambda a: np.sum(np.intersect1d(a, onp.array([1.0]))))(onp.array([1.0, 2.0]))

@@ -552,3 +552,30 @@ fill_diagonal = _in_place(_onp.fill_diagonal, "np.fill_diagonal(x, val)",
 put_along_axis = _in_place(_onp.put_along_axis, "np.put_along_axis(x, indices, values, axis)",
                            "y = x.at[idx].set(values), with idx the index that "
                            "np.take_along_axis(x, indices, axis) reads")
+
+
+# Set operations that keep values of one array: built on unique, so duplicates share the
+# derivative as there. intersect1d and setxor1d keep values by exact equality *between* the
+# arrays, so moving either side alone changes which values survive: they have no derivative
+# (see unsupported.py).
+_SET_CASES = [(((4,), (3,)), {}), (((2, 2), (3,)), {})]
+
+
+@differentiable(_onp.union1d, Spec(_SET_CASES, valid=lambda a, b: _distinct(
+    _onp.concatenate([_onp.ravel(a), _onp.ravel(b)]))))
+def union1d(ar1, ar2):
+    """The sorted unique values of both arrays; a value present several times (in either
+    array) takes the mean of their derivatives, as in ``unique``."""
+    return unique(fnp.concatenate((ar1, ar2), axis=None))
+
+
+@differentiable(_onp.setdiff1d, Spec(_SET_CASES + [(((4,), (3,)), {"assume_unique": True})],
+                                     valid=lambda a, b: _distinct(_onp.concatenate(
+                                         [_onp.ravel(a), _onp.ravel(b)]))))
+def setdiff1d(ar1, ar2, assume_unique=False):
+    """The values of ``ar1`` not in ``ar2``: differentiable in ``ar1`` (as ``unique``); which
+    values are dropped depends on ``ar2`` only through exact equality, so ``ar2`` has zero
+    derivative."""
+    ar1 = fnp.ravel(ar1) if assume_unique else unique(ar1)
+    keep = _onp.isin(innermost(ar1), _onp.unique(innermost(ar2)), invert=True)
+    return ar1[keep]
