@@ -304,8 +304,13 @@ def _eig_key(w):
 
 
 def _eig_valid(a):
-    w, v = _la.eig(_onp.asarray(a, float))
-    return _min_gap(w) > 0.2 and _min_gap(_eig_key(w)) > 0.05 and _clear_top(v, 0.05)
+    a = _onp.asarray(a, float)
+    w, v = _la.eig(a)
+    # badly scaled draws (entries like 1e-38 beside 1) get inaccurate vectors from LAPACK:
+    # keep draws whose decomposition is accurate and whose eigenvalues are well-conditioned
+    accurate = _onp.max(_onp.abs(a @ v - v * w[..., None, :])) < 1e-9
+    return bool(accurate and _onp.all(_la.cond(v) < 20) and _min_gap(w) > 0.2
+                and _min_gap(_eig_key(w)) > 0.05 and _clear_top(v, 0.05))
 
 
 def _sorting(w):
