@@ -156,10 +156,12 @@ def _with_initial(r, x, axes, keep, initial, better):
     rv, iv, xv = innermost(r), innermost(initial), innermost(x)
     kept = kept_shape(_onp.shape(xv), axes)
     ties = _onp.sum(xv == _onp.reshape(rv, kept), axis=axes, keepdims=keep)
-    share = _onp.where(better(rv, iv), 1.0, _onp.where(rv == iv, ties / (ties + 1.0), 0.0))
+    wins, tie = better(rv, iv), rv == iv
+    share = _onp.where(wins, 1.0, _onp.where(tie, ties / (ties + 1.0), 0.0))
+    rest = _onp.where(wins, 0.0, _onp.where(tie, 1.0 / (ties + 1.0), 1.0))
     # where initial wins outright, r (perhaps -inf, all entries masked out) is left out
-    r = fnp.where(share > 0, r, initial)
-    return initial + (r - initial) * mask(share, r)
+    r = fnp.where(share > 0, r, 0)
+    return r * mask(share, r) + initial * mask(rest, r)
 
 
 _FILL = {"sum": 0, "prod": 1, "max": -_onp.inf, "min": _onp.inf}

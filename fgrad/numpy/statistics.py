@@ -771,8 +771,11 @@ def ediff1d(ary, to_end=None, to_begin=None):
     d = fnp.getitem(ary, slice(1, None)) - fnp.getitem(ary, slice(None, -1))
     if not ends:
         return d
-    return fnp.concatenate([ends["to_begin"]] * ("to_begin" in ends) + [d]
-                           + [ends["to_end"]] * ("to_end" in ends))
+    parts = [ends["to_begin"]] if "to_begin" in ends else []
+    parts.append(d)
+    if "to_end" in ends:
+        parts.append(ends["to_end"])
+    return fnp.concatenate(parts)
 
 
 def _x_call(f, y, *rest, **params):
