@@ -218,6 +218,16 @@ def test_poly_and_polyfit_closed_forms():
                                 fgrad.jacrev(lambda x: np.polyfit(x, y, 2))(x), rtol=1e-10)
 
 
+def test_poly_of_a_matrix_is_its_characteristic_polynomial():
+    m = onp.array([[2.0, 1.0], [0.5, -1.0]])
+    assert_same(traced_value(np.poly, m), onp.poly(m))
+    # [1, -trace, det]: gradients -I and det * inv^T
+    onp.testing.assert_allclose(fgrad.grad(lambda m: np.poly(m)[1])(m), -onp.eye(2),
+                                atol=1e-15)
+    onp.testing.assert_allclose(fgrad.grad(lambda m: np.poly(m)[2])(m),
+                                onp.linalg.det(m) * onp.linalg.inv(m).T, rtol=1e-12)
+
+
 def test_polydiv_quotient_and_remainder():
     u, v = onp.array([1.0, 0.0, -1.0]), onp.array([1.0, -1.0])  # x^2 - 1 = (x - 1)(x + 1)
     q, r = traced_value(np.polydiv, u, v)
