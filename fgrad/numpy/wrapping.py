@@ -40,6 +40,7 @@ def differentiable(np_fn, spec, name=None, numpy_values=False):
         if numpy_values:
             body = traced
 
+            @functools.wraps(body)  # keeps the docstring fgrad's notes are taken from
             def traced(*args, **kwargs):
                 return with_numpy_values(body(*args, **kwargs), np_fn, args, kwargs)
 
