@@ -3,6 +3,11 @@
 The backward pass of a reduction spreads the output cotangent back over the reduced axes:
 ``spread`` restores the reduced axes (as size 1) and broadcasts. ``max``/``min`` share the
 cotangent evenly among tied maxima, the same convention as ``maximum``.
+
+The primitives (``sum``, ``mean``, ``prod``, ``max``, ``min``) take a normalised axis tuple;
+the public functions of the same names (and ``amax``, ``amin``, ``ptp``) take numpy's
+arguments, ``where=`` and ``initial=`` included, and are registered so the generated tests
+check them through numpy's signatures.
 """
 import inspect
 
@@ -89,6 +94,13 @@ prod_p = define("prod", lambda x, axis, keepdims: _onp.prod(x, axis=axis, keepdi
                 spec=Spec(REDUCE, domain=(0.3, 1.5)))
 
 
+def distinct(*xs):
+    """A ``valid`` predicate: no two values (over all arguments) within 0.01 of each other,
+    so finite differences never straddle a tie."""
+    v = _onp.sort(_onp.concatenate([_onp.ravel(x) for x in xs]))
+    return v.size < 2 or _onp.min(_onp.diff(v)) > 0.01
+
+
 def _extreme_weights(ans, x, axis, keepdims):
     """1/count on the entries that attain the extreme value along ``axis``, else 0."""
     xv, av = innermost(x), innermost(ans)
@@ -105,12 +117,7 @@ def _extreme(name, fn):
          * _extreme_weights(ans, x, axis, keepdims)],
         [lambda t, ans, x, axis, keepdims: fnp.sum(t * _extreme_weights(ans, x, axis, keepdims),
                                                    axis=axis, keepdims=keepdims)],
-        spec=Spec(REDUCE, valid=_distinct))
-
-
-def _distinct(x):
-    v = _onp.sort(_onp.ravel(x))
-    return v.size < 2 or _onp.min(_onp.diff(v)) > 0.05
+        spec=Spec(REDUCE, valid=distinct))
 
 
 max_p = _extreme("max", _onp.max)
@@ -205,13 +212,6 @@ def noted(public):
     if own:
         public.__doc__ = f"fgrad: {inspect.cleandoc(own)}\n\n{public.__doc__ or ''}"
     return public
-
-
-def distinct(*xs):
-    """A ``valid`` predicate: no two values (over all arguments) within 0.01 of each other,
-    so finite differences never straddle a tie."""
-    v = _onp.sort(_onp.concatenate([_onp.ravel(x) for x in xs]))
-    return v.size < 2 or _onp.min(_onp.diff(v)) > 0.01
 
 
 def _list_call(f, *xs, as_list=False, **params):
