@@ -249,10 +249,15 @@ def test_compress_and_extract():
     assert_array_equal(fgrad.grad(lambda m: np.sum(np.extract(cond, m)))(M), cond)
 
 
-def test_compress_method_on_a_tracer_is_refused_not_swapped():
-    # x.compress(cond) reaches np.compress(x, cond): the arguments arrive swapped
+def test_compress_method_on_a_tracer_takes_the_condition_first():
+    got = fgrad.grad(lambda v: np.sum(v.compress([True, False, True, True])))(V)
+    assert_array_equal(got, [1.0, 0.0, 1.0, 1.0])
+
+
+def test_compress_with_a_traced_condition_and_plain_array_is_refused():
+    # np.compress(x, cond) with the array and condition swapped would answer wrongly
     with pytest.raises(TypeError, match=r"write np\.compress\(condition, x\) instead"):
-        fgrad.grad(lambda v: np.sum(v.compress([True, False, True, True])))(V)
+        fgrad.grad(lambda v: np.sum(np.compress(v, onp.array([1.0, 2.0, 3.0, 4.0]))))(V)
 
 
 def test_choose_picks_from_the_chosen_array():
