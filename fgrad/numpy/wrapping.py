@@ -11,7 +11,8 @@ import numpy as _onp
 
 from .. import errors
 from ..table import Primitive, register_function
-from ..tracer import contains_tracer, strip
+from .. import tracer as _tracer
+from ..tracer import contains_tracer, innermost, strip
 
 
 def traced_version_of(np_fn):
@@ -54,8 +55,15 @@ def differentiable(np_fn, spec, name=None, numpy_values=False):
 # only because the value differs from the first argument by rounding alone, which no finite
 # difference can check, so it stays outside the checked table; only the wrapper below uses it.
 _numpy_value = Primitive("numpy_value", lambda y, value: value)
-_numpy_value.vjps[0] = lambda g, ans, y, value: g
-_numpy_value.jvps[0] = lambda t, ans, y, value: t
+# derivatives pass through, in the dtype of the side they go to (numpy's value may be float32
+# where the composite computed in float64)
+_numpy_value.vjps[0] = lambda g, ans, y, value: _as_dtype_of(g, y)
+_numpy_value.jvps[0] = lambda t, ans, y, value: _as_dtype_of(t, value)
+
+
+def _as_dtype_of(x, like):
+    want = _onp.result_type(innermost(like))
+    return x if _onp.result_type(innermost(x)) == want else _tracer.fnp.astype(x, want)
 
 
 def with_numpy_values(result, np_fn, args, kwargs):
