@@ -800,4 +800,439 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=_NO_VALUE):
     return _pinv(a, kw=kw)
 
 
+
+# --- least squares, powers ---------------------------------------------------------------
+
+def _lstsq_valid(a, b):
+    return _well_conditioned(a)
+
+
+@differentiable(_la.lstsq, Spec([(((3, 2), (3,)), {}), (((4, 2), (4, 2)), {}),
+                                 (((2, 3), (2,)), {}), (((3, 3), (3, 1)), {"rcond": 1e-3}),
+                                 (((4, 3), (4,)), {"rcond": None})],
+                                domain=((-1.0, 1.0), (-2.0, 2.0)), valid=_lstsq_valid),
+                name="linalg.lstsq", numpy_values=True)
+def lstsq(a, b, rcond=None):
+    """numpy.linalg.lstsq, real input. The solution is ``pinv(a, rcond) @ b``, differentiated
+    as such: exact for full column rank (and for full row rank, the least-norm solution); for
+    rank-deficient ``a`` see ``pinv``. The residuals are differentiated too (they are given,
+    as in numpy, when the rank is N < M); the rank has no derivative; the singular values are
+    ``svdvals(a)``'s."""
+    a, b = fnp.asarray(a), fnp.asarray(b)
+    _real_only("lstsq", a, b)
+    ref = _la.lstsq(strip(a), strip(b), rcond)  # numpy's errors, and its rank
+    m, n = shape_of(a)[-2:]
+    if rcond is None:  # numpy's default, for its double-precision computation
+        rcond = _onp.finfo(_onp.float64).eps * max(m, n)
+    x = fnp.matmul(_pinv(a, kw=(("rcond", rcond),)), b)
+    rank = ref[2]
+    resid = ref[1]
+    if rank == n and m > n:
+        r = fnp.matmul(a, x) - b
+        resid = fnp.reshape(fnp.sum(r * r, axis=0), shape_of(ref[1]))
+    return x, resid, rank, _svdvals(a)
+
+
+def _square(a):
+    shape = shape_of(a)
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        raise _la.LinAlgError("Last 2 dimensions of the array must be square")
+
+
+@differentiable(_la.matrix_power, Spec([(((2, 2),), {"n": 3}), (((3, 3),), {"n": 2}),
+                                        (((2, 2, 2),), {"n": 5}), (((2, 2),), {"n": -1}),
+                                        (((3, 3),), {"n": -3}), (((2, 2),), {"n": 1})],
+                                       domain=(-1.0, 1.0), call=_shifted),
+                name="linalg.matrix_power", numpy_values=True)
+def matrix_power(a, n):
+    """numpy.linalg.matrix_power, by numpy's own sequence of products (and ``inv`` for
+    negative ``n``); ``n = 0`` gives the identity, with zero derivative."""
+    a = fnp.asarray(a)
+    try:
+        n = operator.index(n)
+    except TypeError as e:
+        raise TypeError("exponent must be an integer") from e
+    _square(a)
+    if n == 0:
+        return _la.matrix_power(strip(a), 0)
+    if n < 0:
+        a, n = inv(a), -n
+    result, z = None, None
+    while n > 0:
+        z = a if z is None else fnp.matmul(z, z)
+        n, bit = divmod(n, 2)
+        if bit:
+            result = z if result is None else fnp.matmul(result, z)
+    return result
+
+
+# --- norms -------------------------------------------------------------------------------
+# Every norm has gradient 0 at x = 0 (the subgradient of least norm): the square root and the
+# p-th root are taken as 0, with zero derivative, where their argument is exactly 0. Kinks
+# inside (|x_i| = 0, ties in max/min) follow fgrad's conventions for abs, max and min.
+
+def _root0(s, p=2):
+    """``s ** (1/p)``, with value and derivative 0 where ``s`` is exactly 0."""
+    zero = mask(innermost(s) == 0, s)
+    r = fnp.sqrt(s + zero) if p == 2 else (s + zero) ** (1.0 / p)
+    return r * (1 - zero)
+
+
+def _sum_squares(x, axis, keepdims):
+    sq = fnp.real(fnp.conjugate(x) * x) if _onp.iscomplexobj(innermost(x)) else x * x
+    return fnp.sum(sq, axis=axis, keepdims=keepdims)
+
+
+def _real_norm(name, x, ord):
+    if ord not in (None, 2, "fro", "f"):
+        _real_only(f"{name} (ord={ord!r})", x)
+
+
+def _vector_norm(x, ord, axis, keepdims, value):
+    """The vector norm of ``x`` over the axes ``axis`` (a tuple); ``value`` is numpy's."""
+    if ord is None or ord == 2:
+        return _root0(_sum_squares(x, axis, keepdims))
+    _real_norm("norm", x, ord)
+    if ord == _onp.inf:
+        return fnp.max(fnp.abs(x), axis=axis, keepdims=keepdims)
+    if ord == -_onp.inf:
+        return fnp.min(fnp.abs(x), axis=axis, keepdims=keepdims)
+    if ord == 0:  # the number of nonzero entries: zero derivative
+        return value
+    if ord == 1:
+        return fnp.sum(fnp.abs(x), axis=axis, keepdims=keepdims)
+    p = float(ord)
+    ax = fnp.abs(x)
+    zero = mask(innermost(ax) == 0, ax)  # |0|^p is left out (it is 0 or, for p < 0, inf)
+    r = _root0(fnp.sum((ax + zero) ** p * (1 - zero), axis=axis, keepdims=keepdims), p)
+    if p < 0:  # a zero entry makes the norm 0 around it (it is about |x_i|): derivative 0
+        hit = _onp.any(innermost(zero) != 0, axis=axis, keepdims=keepdims)
+        r = r * (1 - mask(hit, r))
+    return r
+
+
+def _matrix_norm(x, ord, row, col, keepdims):
+    nd = _ndim(x)
+    if ord in (None, "fro", "f"):
+        r = _root0(_sum_squares(x, (row, col), False))
+    else:
+        _real_norm("norm", x, ord)
+        if ord in (2, -2, "nuc"):
+            rest = [i for i in range(nd) if i not in (row, col)]
+            s = _svdvals(fnp.transpose(x, rest + [row, col]))
+            reduce = {2: fnp.max, -2: fnp.min, "nuc": fnp.sum}[ord]
+            r = reduce(s, axis=-1)
+        elif ord in (1, -1):
+            reduce = fnp.max if ord == 1 else fnp.min
+            r = reduce(fnp.sum(fnp.abs(x), axis=row), axis=col - 1 if col > row else col)
+        else:  # inf, -inf
+            reduce = fnp.max if ord == _onp.inf else fnp.min
+            r = reduce(fnp.sum(fnp.abs(x), axis=col), axis=row - 1 if row > col else row)
+    if keepdims:
+        shape = list(shape_of(x))
+        shape[row] = shape[col] = 1
+        r = fnp.reshape(r, tuple(shape))
+    return r
+
+
+def _norm(x, ord, axis, keepdims, value):
+    nd = _ndim(x)
+    if axis is None:
+        if ord is None or (ord in ("f", "fro") and nd == 2) or (ord == 2 and nd == 1):
+            r = _root0(_sum_squares(fnp.ravel(x), None, False))
+            return fnp.reshape(r, (1,) * nd) if keepdims else r
+        axis = tuple(range(nd))
+    elif not isinstance(axis, tuple):
+        axis = (operator.index(axis),)
+    if len(axis) == 1:
+        return _vector_norm(x, ord, (axis[0] % nd,), keepdims, value)
+    return _matrix_norm(x, ord, axis[0] % nd, axis[1] % nd, keepdims)
+
+
+def _no_kinks(x, margin=0.02):
+    """Whether ``x`` is ``margin`` away from every norm's kinks: entries away from 0 and from
+    each other in absolute value, sums of |x| along any axis distinct, singular values of
+    every pair of axes distinct and away from 0."""
+    x = _onp.asarray(x, float)
+    ax = _onp.abs(x)
+    if x.ndim == 0:
+        return bool(ax > margin)
+    if _onp.min(ax) < margin or _min_gap(ax.ravel()) < margin:
+        return False
+    for k in range(x.ndim):
+        if _min_gap(_onp.sum(ax, axis=k).ravel()) < margin:
+            return False
+    for i in range(x.ndim):
+        for j in range(i + 1, x.ndim):
+            rest = [k for k in range(x.ndim) if k not in (i, j)]
+            sv = _la.svd(_onp.transpose(x, rest + [i, j]), compute_uv=False)
+            if _onp.min(sv) < margin or _all_gaps(sv.reshape(-1, sv.shape[-1])) < margin:
+                return False
+    return True
+
+
+_GENERIC = {}
+
+
+def _generic(shape):
+    """A fixed array of ``shape`` 0.3 away from every norm's kink (its entries' moduli
+    0.5, 0.9, 1.3, ... in a scrambled order, with scrambled signs)."""
+    if shape not in _GENERIC:
+        n = int(_onp.prod(shape, dtype=int))
+        for seed in range(1000):
+            rng = _onp.random.default_rng(seed)
+            c = (0.5 + 0.4 * rng.permutation(n)).reshape(shape)
+            c = c * _onp.where(rng.random(shape) < 0.5, -1, 1)
+            if _no_kinks(c, 0.3):
+                break
+        _GENERIC[shape] = c
+    return _GENERIC[shape]
+
+
+# The norm specs draw small offsets from a generic point: draws from the whole range would
+# mostly land near some kink (hypothesis favours zeros and repeated values).
+def _norm_call(f, x, **params):
+    return f(x + _generic(shape_of(x)).astype(dtype_of(x)), **params)
+
+
+def _norm_valid(x):
+    return _no_kinks(x + _generic(_onp.shape(x)))
+
+
+def _norm_spec(cases):
+    return Spec(cases, domain=(-0.02, 0.02), valid=_norm_valid, call=_norm_call)
+
+
+def _all_gaps(sv):
+    return min(_min_gap(row) for row in sv)
+
+
+@differentiable(_la.norm, _norm_spec([(((2, 3),), {}), (((4,),), {"ord": 3}),
+                                (((2, 3),), {"ord": 1, "axis": 1, "keepdims": True}),
+                                (((3, 2),), {"ord": "nuc"}),
+                                (((2, 3, 2),), {"ord": 2, "axis": (0, 2)}),
+                                (((2, 2),), {"ord": -_onp.inf, "axis": (1, 0),
+                                             "keepdims": True}),
+                                (((3,),), {"ord": -1}), (((2, 3),), {"ord": _onp.inf})]),
+                name="linalg.norm", numpy_values=True)
+def norm(x, ord=None, axis=None, keepdims=False):
+    """numpy.linalg.norm, every ``ord``. At ``x = 0`` every norm has gradient 0 (the
+    subgradient of least norm; for the 2-norm the derivative does not exist there);
+    ``ord=0`` counts nonzeros and has zero derivative; kinks where an entry is 0, where a
+    max/min ties or where a singular value is 0 follow fgrad's conventions for ``abs``,
+    ``max``/``min`` (ties share evenly) and ``svdvals``. For 0 < p < 1 or p < 0 an entry
+    exactly 0 gets derivative 0 (the average of infinite one-sided slopes). Complex input is
+    differentiated for the 2-norm and Frobenius norm only."""
+    x = fnp.asarray(x)
+    value = _la.norm(strip(x), ord, axis, keepdims)  # numpy's errors
+    return _norm(x, ord, axis, keepdims, value)
+
+
+def _axis_tuple(axis, nd):
+    if axis is None:
+        return tuple(range(nd))
+    return tuple(a % nd for a in (axis if isinstance(axis, tuple) else (operator.index(axis),)))
+
+
+@differentiable(_la.vector_norm, _norm_spec([(((2, 3),), {}), (((4,),), {"ord": 1}),
+                                       (((2, 3, 2),), {"axis": (0, 2), "ord": _onp.inf}),
+                                       (((2, 3),), {"axis": 0, "ord": -_onp.inf,
+                                                    "keepdims": True}),
+                                       (((3,),), {"ord": -2}), (((2, 2),), {"ord": 0.5}),
+                                       (((3, 2),), {"axis": -1, "ord": 0})]),
+                name="linalg.vector_norm", numpy_values=True)
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+    """numpy.linalg.vector_norm; the conventions of ``norm`` (gradient 0 at 0, ``ord=0`` has
+    zero derivative)."""
+    x = fnp.asarray(x)
+    value = _la.vector_norm(strip(x), axis=axis, keepdims=keepdims, ord=ord)
+    nd = _ndim(x)
+    if nd == 0:
+        return _vector_norm(fnp.reshape(x, (1,)), ord, (0,), False, value)
+    return _vector_norm(x, ord, _axis_tuple(axis, nd), bool(keepdims), value)
+
+
+@differentiable(_la.matrix_norm, _norm_spec([(((2, 3),), {}), (((3, 2),), {"ord": "nuc"}),
+                                       (((2, 2),), {"ord": 1}), (((2, 3),), {"ord": -1}),
+                                       (((2, 2, 3),), {"ord": 2}), (((3, 2),), {"ord": -2}),
+                                       (((2, 3),), {"ord": _onp.inf, "keepdims": True}),
+                                       (((2, 2),), {"ord": -_onp.inf})]),
+                name="linalg.matrix_norm", numpy_values=True)
+def matrix_norm(x, /, *, keepdims=False, ord="fro"):
+    """numpy.linalg.matrix_norm; the conventions of ``norm`` (gradient 0 at 0)."""
+    x = fnp.asarray(x)
+    value = _la.matrix_norm(strip(x), keepdims=keepdims, ord=ord)
+    return _norm(x, ord, (-2, -1), bool(keepdims), value)
+
+
+def _cond_valid(a):
+    a = _onp.asarray(a, float) + 4 * _onp.eye(a.shape[-1])
+    s = _la.svd(a, compute_uv=False)
+    return _all_gaps(s.reshape(-1, s.shape[-1])) > 0.05
+
+
+@differentiable(_la.cond, Spec([(((2, 2),), {}), (((3, 3),), {"p": 2}),
+                                (((2, 3, 3),), {"p": -2}), (((3, 3),), {"p": "fro"}),
+                                (((2, 2),), {"p": "nuc"})],
+                               domain=(-1.0, 1.0), valid=_cond_valid, call=_shifted),
+                name="linalg.cond", numpy_values=True)
+def cond(x, p=None):
+    """numpy.linalg.cond, real input: ``s_max / s_min`` for p None/2 (its inverse for -2),
+    else ``norm(x, p) * norm(inv(x), p)`` (the kinks of those norms apply). Singular input
+    (an infinite condition number) has no derivative."""
+    x = fnp.asarray(x)
+    _real_only("cond", x)
+    _la.cond(strip(x), p)  # numpy's errors
+    if p is None or p == 2 or p == -2:
+        s = _svdvals(x)
+        first, last = fnp.getitem(s, (Ellipsis, 0)), fnp.getitem(s, (Ellipsis, -1))
+        return last / first if p == -2 else first / last
+    return _norm(x, p, (-2, -1), False, None) * _norm(inv(x), p, (-2, -1), False, None)
+
+
+matrix_rank = zero_derivative(_la.matrix_rank)
+
+
+# --- tensor equations, chains of products ---------------------------------------------------
+
+def _tensor_call(f, a, *rest, shape, **params):
+    """Spec.call: a well-conditioned square draw, as the tensor of ``shape`` that
+    ``tensorsolve``/``tensorinv`` turn back into it (after moving ``axes`` to the end)."""
+    order = list(range(len(shape)))
+    for k in params.get("axes") or ():
+        order.remove(k)
+        order.insert(len(shape), k)
+    t = fnp.reshape(a + 4 * _eye(shape_of(a)[-1], a), tuple(shape[i] for i in order))
+    return f(fnp.transpose(t, tuple(int(i) for i in _onp.argsort(order))), *rest, **params)
+
+
+@differentiable(_la.tensorsolve, Spec([(((6, 6), (2, 3)), {"shape": (2, 3, 6)}),
+                                       (((4, 4), (4,)), {"shape": (4, 2, 2)}),
+                                       (((4, 4), (2, 2)), {"shape": (2, 2, 2, 2),
+                                                           "axes": (0, 2)})],
+                                      domain=(-1.0, 1.0), call=_tensor_call),
+                name="linalg.tensorsolve", numpy_values=True)
+def tensorsolve(a, b, axes=None):
+    """numpy.linalg.tensorsolve, by numpy's reshapes around ``solve``."""
+    a, b = fnp.asarray(a), fnp.asarray(b)
+    an = _ndim(a)
+    if axes is not None:
+        order = list(range(an))
+        for k in axes:
+            order.remove(k)
+            order.insert(an, k)
+        a = fnp.transpose(a, order)
+    oldshape = shape_of(a)[-(an - _ndim(b)):]
+    n = int(_onp.prod(oldshape, dtype=int))
+    if int(_onp.prod(shape_of(a), dtype=int)) != n ** 2:
+        raise _la.LinAlgError("Input arrays must satisfy the requirement "
+                              "prod(a.shape[b.ndim:]) == prod(a.shape[:b.ndim])")
+    x = solve(fnp.reshape(a, (n, n)), fnp.ravel(b))
+    return fnp.reshape(x, oldshape)
+
+
+@differentiable(_la.tensorinv, Spec([(((6, 6),), {"shape": (2, 3, 6)}),
+                                     (((4, 4),), {"shape": (4, 2, 2), "ind": 1}),
+                                     (((4, 4),), {"shape": (2, 2, 2, 2)})],
+                                    domain=(-1.0, 1.0), call=_tensor_call),
+                name="linalg.tensorinv", numpy_values=True)
+def tensorinv(a, ind=2):
+    """numpy.linalg.tensorinv, by numpy's reshapes around ``inv``."""
+    a = fnp.asarray(a)
+    shape = shape_of(a)
+    if ind <= 0:
+        raise ValueError("Invalid ind argument.")
+    invshape = shape[ind:] + shape[:ind]
+    n = int(_onp.prod(shape[ind:], dtype=int))
+    return fnp.reshape(inv(fnp.reshape(a, (n, -1))), invshape)
+
+
+@differentiable(_la.multi_dot, Spec([(((2, 3), (3, 4), (4, 2)), {}),
+                                     (((3,), (3, 2), (2,)), {}), (((2, 2), (2, 3)), {}),
+                                     (((3,), (3, 4), (4, 2), (2, 3)), {})],
+                                    call=lambda f, *xs: f(list(xs))),
+                name="linalg.multi_dot", numpy_values=True)
+def multi_dot(arrays, *, out=None):
+    """numpy.linalg.multi_dot (numpy's values, from its cheapest order of products)."""
+    unsupported_kwargs("linalg.multi_dot", {"out": out})
+    arrays = [fnp.asarray(a) for a in arrays]
+    _la.multi_dot([strip(a) for a in arrays])  # numpy's errors
+    result = arrays[0]
+    for a in arrays[1:]:
+        result = fnp.dot(result, a)
+    return result
+
+
+# --- numpy.linalg's array-API functions over the last axes ---------------------------------
+
+@differentiable(_la.trace, Spec([(((3, 3),), {}), (((2, 3, 4),), {"offset": 1}),
+                                 (((2, 3),), {"offset": -1})]),
+                name="linalg.trace", numpy_values=True)
+def trace(x, /, *, offset=0, dtype=None):
+    """numpy.linalg.trace: the trace of the last two axes."""
+    x = fnp.asarray(x)
+    _la.trace(strip(x), offset=offset, dtype=dtype)  # numpy's errors
+    d = fnp.diagonal(x, offset, -2, -1)
+    return fnp.sum(d if dtype is None else fnp.astype(d, dtype), axis=-1)
+
+
+@differentiable(_la.diagonal, Spec([(((3, 3),), {}), (((2, 3, 4),), {"offset": 1}),
+                                    (((2, 3),), {"offset": -1})]),
+                name="linalg.diagonal")
+def diagonal(x, /, *, offset=0):
+    """numpy.linalg.diagonal: the diagonal of the last two axes."""
+    x = fnp.asarray(x)
+    _la.diagonal(strip(x), offset=offset)  # numpy's errors
+    return fnp.diagonal(x, offset, -2, -1)
+
+
+@differentiable(_la.matrix_transpose, Spec([(((2, 3),), {}), (((2, 3, 4),), {})]),
+                name="linalg.matrix_transpose")
+def matrix_transpose(x, /):
+    x = fnp.asarray(x)
+    _la.matrix_transpose(strip(x))  # numpy's error for fewer than 2 dimensions
+    return _mT(x)
+
+
+@differentiable(_la.outer, Spec([(((3,), (2,)), {}), (((2,), (2,)), {})]),
+                name="linalg.outer")
+def outer(x1, x2, /):
+    x1, x2 = fnp.asarray(x1), fnp.asarray(x2)
+    _la.outer(strip(x1), strip(x2))  # numpy's error for arrays that are not 1-d
+    return fnp.outer(x1, x2)
+
+
+@differentiable(_la.cross, Spec([(((3,), (3,)), {}), (((2, 3), (3,)), {}),
+                                 (((3, 2), (3, 1)), {"axis": 0})]),
+                name="linalg.cross", numpy_values=True)
+def cross(x1, x2, /, *, axis=-1):
+    x1, x2 = fnp.asarray(x1), fnp.asarray(x2)
+    _la.cross(strip(x1), strip(x2), axis=axis)  # numpy's error for vectors not of size 3
+    return fnp.cross(x1, x2, axis=axis)
+
+
+@differentiable(_la.vecdot, Spec([(((3,), (3,)), {}), (((2, 3), (3,)), {}),
+                                  (((3, 2), (3, 1)), {"axis": 0})]),
+                name="linalg.vecdot", numpy_values=True)
+def vecdot(x1, x2, /, *, axis=-1):
+    x1, x2 = fnp.asarray(x1), fnp.asarray(x2)
+    _la.vecdot(strip(x1), strip(x2), axis=axis)  # numpy's errors
+    return fnp.vecdot(x1, x2, axis=axis)
+
+
+@differentiable(_la.matmul, Spec([(((3,), (3,)), {}), (((2, 3), (3, 2)), {}),
+                                  (((2, 2, 3), (3,)), {})]),
+                name="linalg.matmul")
+def matmul(x1, x2, /):
+    return fnp.matmul(x1, x2)
+
+
+@differentiable(_la.tensordot, Spec([(((2, 3), (3, 2)), {"axes": 1}),
+                                     (((2, 3), (2, 3)), {}),
+                                     (((2, 3, 2), (3, 2)), {"axes": ((1, 2), (0, 1))})]),
+                name="linalg.tensordot")
+def tensordot(x1, x2, /, *, axes=2):
+    return fnp.tensordot(x1, x2, axes=axes)
+
+
 mirror(_la, globals(), "linalg.")
