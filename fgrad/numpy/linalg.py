@@ -106,10 +106,16 @@ def _real_only(name, *xs):
                 "and imaginary parts separately, or call it on fgrad.stop_gradient(x).")
 
 
+def _shift(a):
+    """``c I`` such that ``a + c I``, with ``a``'s entries in [-1, 1], is far from singular
+    (Gershgorin: each eigenvalue is at least ``c - n >= 1`` away from 0)."""
+    n = shape_of(a)[-1]
+    return max(4, n + 1) * _eye(n, a)
+
+
 def _shifted(f, a, *rest, **params):
-    """Spec.call: ``a + 4 I`` with ``a``'s entries in [-1, 1] is far from singular (Gershgorin:
-    every eigenvalue is at least 4 - (n - 1) away from 0 for n <= 3)."""
-    return f(a + 4 * _eye(shape_of(a)[-1], a), *rest, **params)
+    """Spec.call: a well-conditioned square matrix from a draw in [-1, 1]."""
+    return f(a + _shift(a), *rest, **params)
 
 
 def _spd(a):
@@ -1066,7 +1072,7 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
 
 
 def _cond_valid(a):
-    a = _onp.asarray(a, float) + 4 * _onp.eye(a.shape[-1])
+    a = _onp.asarray(a, float) + _shift(_onp.asarray(a, float))
     s = _la.svd(a, compute_uv=False)
     return _all_gaps(s.reshape(-1, s.shape[-1])) > 0.05
 
@@ -1102,7 +1108,7 @@ def _tensor_call(f, a, *rest, shape, **params):
     for k in params.get("axes") or ():
         order.remove(k)
         order.insert(len(shape), k)
-    t = fnp.reshape(a + 4 * _eye(shape_of(a)[-1], a), tuple(shape[i] for i in order))
+    t = fnp.reshape(a + _shift(a), tuple(shape[i] for i in order))
     return f(fnp.transpose(t, tuple(int(i) for i in _onp.argsort(order))), *rest, **params)
 
 
