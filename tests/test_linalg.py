@@ -1,0 +1,466 @@
+"""numpy.linalg with derivatives: closed forms, modes against each other, batches, edge cases.
+
+The generated tests (tests/test_rules.py) check every entry's rules against finite differences
+on random draws; here are the known answers, the documented conventions at kinks and repeated
+values, and the arguments that are refused.
+"""
+import numpy as onp
+import pytest
+
+import fgrad
+import fgrad.numpy as np
+from fgrad.errors import TracerMutationError
+from fgrad.testing import check_grads
+
+RNG = onp.random.default_rng(1234)
+
+
+def well_conditioned(*shape):
+    n = shape[-1]
+    return RNG.uniform(-1, 1, shape) + (n + 1) * onp.eye(n)
+
+
+def spd(*shape):
+    a = RNG.uniform(-1, 1, shape)
+    return a @ onp.swapaxes(a, -1, -2) + onp.eye(shape[-1])
+
+
+def symmetric(*shape):
+    a = RNG.uniform(-1, 1, shape)
+    return a + onp.swapaxes(a, -1, -2)
+
+
+# --- closed forms ----------------------------------------------------------------------------
+
+def test_det_gradient_is_det_times_inverse_transpose():
+    a = well_conditioned(3, 3)
+    want = onp.linalg.det(a) * onp.linalg.inv(a).T
+    onp.testing.assert_allclose(fgrad.grad(np.linalg.det)(a), want, rtol=1e-12)
+
+
+def test_logabsdet_gradient_is_inverse_transpose_with_negative_determinant():
+    a = -well_conditioned(3, 3)
+    assert onp.linalg.det(a) < 0
+    g = fgrad.grad(lambda a: np.linalg.slogdet(a).logabsdet)(a)
+    onp.testing.assert_allclose(g, onp.linalg.inv(a).T, rtol=1e-12)
+    # the sign has zero derivative
+    onp.testing.assert_array_equal(fgrad.grad(lambda a: np.linalg.slogdet(a)[0])(a), 0.0)
+
+
+def test_gradient_of_trace_of_inverse():
+    a = well_conditioned(3, 3)
+    ainv = onp.linalg.inv(a)
+    g = fgrad.grad(lambda a: np.trace(np.linalg.inv(a)))(a)
+    onp.testing.assert_allclose(g, -(ainv @ ainv).T, rtol=1e-12)
+
+
+def test_largest_singular_value_gradient_is_u1_v1():
+    a = RNG.uniform(-1, 1, (3, 2))
+    u, s, vh = onp.linalg.svd(a)
+    want = onp.outer(u[:, 0], vh[0])
+    onp.testing.assert_allclose(fgrad.grad(lambda a: np.linalg.norm(a, 2))(a), want, rtol=1e-10)
+    onp.testing.assert_allclose(fgrad.grad(lambda a: np.linalg.svdvals(a)[0])(a), want,
+                                rtol=1e-10)
+    onp.testing.assert_allclose(
+        fgrad.grad(lambda a: np.linalg.svd(a, full_matrices=False).S[0])(a), want, rtol=1e-10)
+
+
+def test_hessian_of_log_det():
+    a = well_conditioned(3, 3)
+    ainv = onp.linalg.inv(a)
+    h = fgrad.hessian(lambda a: np.linalg.slogdet(a)[1])(a)
+    # d/dA_kl (A^-T)_ij = -(A^-1)_jk (A^-1)_li
+    want = -onp.einsum("jk,li->ijkl", ainv, ainv)
+    onp.testing.assert_allclose(h, want, rtol=1e-10, atol=1e-14)
+
+
+def test_solve_gradients():
+    a, b, c = well_conditioned(3, 3), RNG.standard_normal(3), RNG.standard_normal(3)
+    ga, gb = fgrad.grad(lambda a, b: np.sum(np.linalg.solve(a, b) * c), argnums=(0, 1))(a, b)
+    lam = onp.linalg.solve(a.T, c)
+    onp.testing.assert_allclose(gb, lam, rtol=1e-12)
+    onp.testing.assert_allclose(ga, -onp.outer(lam, onp.linalg.solve(a, b)), rtol=1e-12)
+
+
+def test_cholesky_log_det_gradient_is_inverse():
+    a = spd(3, 3)
+    g = fgrad.grad(lambda a: 2 * np.sum(np.log(np.diagonal(np.linalg.cholesky(a)))))(a)
+    onp.testing.assert_allclose(g, onp.linalg.inv(a), rtol=1e-10)
+
+
+def test_condition_number_gradient():
+    a = well_conditioned(3, 3)
+    u, s, vh = onp.linalg.svd(a)
+    want = (onp.outer(u[:, 0], vh[0]) * s[-1] - s[0] * onp.outer(u[:, -1], vh[-1])) / s[-1] ** 2
+    onp.testing.assert_allclose(fgrad.grad(np.linalg.cond)(a), want, rtol=1e-10)
+
+
+def test_eigenvalue_derivative_from_left_and_right_eigenvectors():
+    a = onp.array([[0.0, -2.0, 0.3], [1.0, 0.5, 0.2], [0.1, 0.4, 1.5]])  # a complex pair
+    w, v = onp.linalg.eig(a)
+    assert onp.iscomplexobj(w)
+    left = onp.linalg.inv(v)  # rows: left eigenvectors scaled so that left @ v = I
+    t = RNG.standard_normal((3, 3))
+    _, dw = fgrad.jvp(np.linalg.eigvals, (a,), (t,))
+    onp.testing.assert_allclose(dw, onp.einsum("ij,jk,ki->i", left, t, v), rtol=1e-10)
+    # reverse mode: the real part of the cotangent's pairing (JAX's convention)
+    c = RNG.standard_normal(3) + 1j * RNG.standard_normal(3)
+    (ga,) = fgrad.vjp(np.linalg.eigvals, a)[1](c)
+    assert ga.dtype == onp.float64
+    onp.testing.assert_allclose(onp.sum(ga * t), onp.sum(c * dw).real, rtol=1e-10)
+
+
+# --- modes, batches, orders ------------------------------------------------------------------
+
+CASES = {
+    "inv": (np.linalg.inv, lambda: (well_conditioned(2, 3, 3),)),
+    "det": (np.linalg.det, lambda: (well_conditioned(2, 3, 3),)),
+    "slogdet": (lambda a: np.linalg.slogdet(a).logabsdet, lambda: (well_conditioned(2, 3, 3),)),
+    "solve-vector": (np.linalg.solve, lambda: (well_conditioned(2, 3, 3),
+                                               RNG.standard_normal(3))),
+    "solve-matrix": (np.linalg.solve, lambda: (well_conditioned(2, 3, 3),
+                                               RNG.standard_normal((2, 3, 2)))),
+    "solve-broadcast": (np.linalg.solve, lambda: (well_conditioned(3, 3),
+                                                  RNG.standard_normal((2, 3, 1)))),
+    "pinv-tall": (np.linalg.pinv, lambda: (RNG.uniform(-1, 1, (2, 4, 3)),)),
+    "pinv-wide": (np.linalg.pinv, lambda: (RNG.uniform(-1, 1, (2, 4)),)),
+    "cholesky": (lambda a: np.linalg.cholesky(a @ np.swapaxes(a, -1, -2) + np.eye(3)),
+                 lambda: (RNG.uniform(-1, 1, (2, 3, 3)),)),
+    "cholesky-upper": (lambda a: np.linalg.cholesky(a @ a.T + np.eye(3), upper=True),
+                       lambda: (RNG.uniform(-1, 1, (3, 3)),)),
+    "eigh": (lambda a: np.linalg.eigh(a + np.swapaxes(a, -1, -2)),
+             lambda: (RNG.uniform(-1, 1, (2, 3, 3)),)),
+    "eigh-U": (lambda a: np.linalg.eigh(a + a.T, UPLO="U"), lambda: (RNG.uniform(-1, 1, (3, 3)),)),
+    "eigvalsh": (lambda a: np.linalg.eigvalsh(a + np.swapaxes(a, -1, -2)),
+                 lambda: (RNG.uniform(-1, 1, (2, 3, 3)),)),
+    "svd-tall": (lambda a: np.linalg.svd(a, full_matrices=False),
+                 lambda: (RNG.uniform(-1, 1, (2, 4, 3)),)),
+    "svd-wide": (lambda a: np.linalg.svd(a, full_matrices=False),
+                 lambda: (RNG.uniform(-1, 1, (2, 3)),)),
+    "svd-square-full": (np.linalg.svd, lambda: (RNG.uniform(-1, 1, (3, 3)),)),
+    "svd-values": (lambda a: np.linalg.svd(a, compute_uv=False),
+                   lambda: (RNG.uniform(-1, 1, (2, 3, 2)),)),
+    "svdvals": (np.linalg.svdvals, lambda: (RNG.uniform(-1, 1, (3, 4)),)),
+    "qr-tall": (np.linalg.qr, lambda: (RNG.uniform(-1, 1, (2, 4, 3)),)),
+    "qr-square": (np.linalg.qr, lambda: (RNG.uniform(-1, 1, (3, 3)),)),
+    "qr-wide": (np.linalg.qr, lambda: (RNG.uniform(-1, 1, (2, 4)),)),
+    "qr-complete-wide": (lambda a: np.linalg.qr(a, mode="complete"),
+                         lambda: (RNG.uniform(-1, 1, (2, 3)),)),
+    "qr-r": (lambda a: np.linalg.qr(a, mode="r"), lambda: (RNG.uniform(-1, 1, (2, 4, 3)),)),
+    "eig": (np.linalg.eig, lambda: (RNG.uniform(-1, 1, (2, 3, 3)),)),
+    "eigvals": (np.linalg.eigvals, lambda: (RNG.uniform(-1, 1, (2, 3, 3)),)),
+    "matrix_power-5": (lambda a: np.linalg.matrix_power(a, 5),
+                       lambda: (RNG.uniform(-1, 1, (2, 3, 3)),)),
+    "matrix_power--2": (lambda a: np.linalg.matrix_power(a, -2), lambda: (well_conditioned(3, 3),)),
+    "lstsq": (lambda a, b: np.linalg.lstsq(a, b)[:2],
+              lambda: (RNG.uniform(-1, 1, (4, 2)), RNG.standard_normal((4, 3)))),
+    "lstsq-vector": (lambda a, b: np.linalg.lstsq(a, b)[:2],
+                     lambda: (RNG.uniform(-1, 1, (4, 3)), RNG.standard_normal(4))),
+    "lstsq-underdetermined": (lambda a, b: np.linalg.lstsq(a, b, rcond=None)[0],
+                              lambda: (RNG.uniform(-1, 1, (2, 4)), RNG.standard_normal(2))),
+    "lstsq-singular-values": (lambda a, b: np.linalg.lstsq(a, b)[3],
+                              lambda: (RNG.uniform(-1, 1, (4, 2)), RNG.standard_normal(4))),
+    "cond": (np.linalg.cond, lambda: (well_conditioned(2, 3, 3),)),
+    "cond-fro": (lambda a: np.linalg.cond(a, "fro"), lambda: (well_conditioned(3, 3),)),
+    "tensorsolve": (lambda a, b: np.linalg.tensorsolve(a, b),
+                    lambda: (well_conditioned(6, 6).reshape(2, 3, 6), RNG.standard_normal((2, 3)))),
+    "tensorinv": (lambda a: np.linalg.tensorinv(a, ind=1),
+                  lambda: (well_conditioned(4, 4).reshape(4, 2, 2),)),
+    "multi_dot": (lambda a, b, c, d: np.linalg.multi_dot([a, b, c, d]),
+                  lambda: (RNG.standard_normal(3), RNG.standard_normal((3, 4)),
+                           RNG.standard_normal((4, 2)), RNG.standard_normal(2))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_batched_inputs_both_modes_to_order_two(name):
+    f, args = CASES[name]
+    check_grads(f, args(), order=2, modes=("fwd", "rev"), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["inv", "eigh", "svd-tall", "qr-wide", "eig", "pinv-tall",
+                                  "lstsq", "cholesky"])
+def test_jacfwd_equals_jacrev(name):
+    f, args = CASES[name]
+    args = args()
+
+    def g(*xs):
+        out = f(*xs)
+        leaves = tuple(out) if isinstance(out, tuple) else (out,)
+        return tuple(np.real(o) for o in leaves) + tuple(np.imag(o) for o in leaves)
+
+    for fwd, rev in zip(fgrad.jacfwd(g)(*args), fgrad.jacrev(g)(*args)):
+        onp.testing.assert_allclose(fwd, rev, rtol=1e-9, atol=1e-12)
+
+
+def test_forward_values_are_numpys_bit_for_bit():
+    a = RNG.uniform(-1, 1, (2, 3, 3))
+    s = a + onp.swapaxes(a, -1, -2)
+    pairs = [(np.linalg.eigh, onp.linalg.eigh, s), (np.linalg.svd, onp.linalg.svd, a),
+             (np.linalg.qr, onp.linalg.qr, a), (np.linalg.eig, onp.linalg.eig, a),
+             (np.linalg.slogdet, onp.linalg.slogdet, a)]
+    for ours, theirs, x in pairs:
+        got, _ = fgrad.vjp(ours, x)
+        want = theirs(x)
+        assert type(got) is type(want)
+        for g, w in zip(got, want):
+            onp.testing.assert_array_equal(g, w)
+            assert g.dtype == w.dtype
+    x = RNG.uniform(-1, 1, (4, 2))
+    b = RNG.standard_normal(4)
+    got, _ = fgrad.vjp(lambda x: np.linalg.lstsq(x, b), x)
+    for g, w in zip(got, onp.linalg.lstsq(x, b)):
+        onp.testing.assert_array_equal(g, w)
+
+
+def test_float32_stays_float32():
+    a = well_conditioned(3, 3).astype(onp.float32)
+    for f in [np.linalg.det, lambda a: np.sum(np.linalg.inv(a)),
+              lambda a: np.sum(np.linalg.svd(a)[1]), lambda a: np.linalg.norm(a, "nuc")]:
+        g = fgrad.grad(f)(a)
+        assert g.dtype == onp.float32
+
+
+def test_plain_calls_are_numpys():
+    a = well_conditioned(3, 3)
+    assert np.linalg.LinAlgError is onp.linalg.LinAlgError
+    onp.testing.assert_array_equal(np.linalg.inv(a), onp.linalg.inv(a))
+    assert type(np.linalg.eigh(a)) is type(onp.linalg.eigh(a))
+    assert np.linalg.matrix_rank(a) == onp.linalg.matrix_rank(a)
+
+
+# --- repeated eigenvalues and singular values --------------------------------------------------
+
+def test_eigvalsh_gradient_is_exact_at_a_repeated_eigenvalue():
+    q, _ = onp.linalg.qr(RNG.standard_normal((3, 3)))
+    for a in [onp.diag([1.0, 1.0, 2.0]), q @ onp.diag([1.0, 1.0, 2.0]) @ q.T]:
+        onp.testing.assert_allclose(fgrad.grad(lambda a: np.sum(np.linalg.eigvalsh(a)))(a),
+                                    onp.eye(3), atol=1e-14)
+        onp.testing.assert_allclose(
+            fgrad.grad(lambda a: np.sum(np.linalg.eigvalsh(a) ** 2))(a), 2 * a, atol=1e-13)
+        # the simple eigenvalue: v v^T
+        v = onp.linalg.eigh(a)[1][:, 2]
+        onp.testing.assert_allclose(fgrad.grad(lambda a: np.linalg.eigvalsh(a)[2])(a),
+                                    onp.outer(v, v), atol=1e-13)
+
+
+def test_eigh_at_an_exactly_repeated_eigenvalue_has_no_nan():
+    a = onp.diag([1.0, 1.0, 2.0])
+    # through eigh's eigenvalues: exact, the equal pair's 1/0 is left out
+    g = fgrad.grad(lambda a: np.sum(np.linalg.eigh(a)[0] ** 2))(a)
+    onp.testing.assert_array_equal(g, 2 * a)
+    # through the eigenvectors the derivative does not exist; the result is finite all the same
+    g = fgrad.grad(lambda a: np.sum(np.linalg.eigh(a)[1] ** 3))(a)
+    assert onp.all(onp.isfinite(g))
+
+
+def test_svdvals_gradient_is_exact_at_repeated_singular_values():
+    a = onp.array([[2.0, 0.0], [0.0, 2.0], [0.0, 0.0]])
+    onp.testing.assert_array_equal(fgrad.grad(lambda a: np.sum(np.linalg.svdvals(a)))(a),
+                                   [[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+    onp.testing.assert_allclose(fgrad.grad(lambda a: np.sum(np.linalg.svdvals(a) ** 2))(a),
+                                2 * a, atol=1e-14)
+
+
+# --- norms -----------------------------------------------------------------------------------
+
+VECTOR_ORDS = [None, 2, 1, onp.inf, -onp.inf, 0, -1, -2, 3, 0.5]
+MATRIX_ORDS = [None, "fro", "nuc", 1, -1, 2, -2, onp.inf, -onp.inf]
+
+
+@pytest.mark.parametrize("ord", VECTOR_ORDS)
+def test_vector_norm_every_ord(ord):
+    x = onp.array([[0.7, -1.3, 2.1], [-0.4, 1.8, -2.6]])
+    for axis, keepdims in [(1, False), (0, True), (-1, True)]:
+        f = lambda x: np.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)  # noqa: E731
+        onp.testing.assert_array_equal(fgrad.vjp(f, x)[0],
+                                       onp.linalg.norm(x, ord, axis, keepdims))
+        check_grads(f, (x,), order=2)
+    check_grads(lambda x: np.linalg.vector_norm(x, ord=2 if ord is None else ord), (x,))
+    check_grads(lambda x: np.linalg.vector_norm(x, axis=(0, 1), keepdims=True,
+                                                ord=2 if ord is None else ord), (x,))
+
+
+@pytest.mark.parametrize("ord", MATRIX_ORDS)
+def test_matrix_norm_every_ord(ord):
+    x = onp.array([[[0.7, -1.3, 2.1], [-0.4, 1.8, -2.6]], [[1.1, 0.3, -0.9], [2.2, -1.6, 0.5]]])
+    for axis, keepdims in [((1, 2), False), ((2, 0), True), ((-1, -2), False)]:
+        f = lambda x: np.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)  # noqa: E731
+        onp.testing.assert_array_equal(fgrad.vjp(f, x)[0],
+                                       onp.linalg.norm(x, ord, axis, keepdims))
+        check_grads(f, (x,), order=2)
+    check_grads(lambda x: np.linalg.matrix_norm(x, ord="fro" if ord is None else ord), (x,))
+    check_grads(lambda x: np.linalg.norm(x[0], ord=ord), (x,))
+
+
+def test_matrix_norm_closed_forms():
+    x = RNG.uniform(-1, 1, (3, 3))
+    u, s, vh = onp.linalg.svd(x)
+    onp.testing.assert_allclose(fgrad.grad(lambda x: np.linalg.norm(x, "nuc"))(x), u @ vh,
+                                rtol=1e-10)
+    onp.testing.assert_allclose(fgrad.grad(lambda x: np.linalg.norm(x))(x),
+                                x / onp.linalg.norm(x), rtol=1e-12)
+    col = onp.argmax(onp.abs(x).sum(axis=0))
+    want = onp.zeros_like(x)
+    want[:, col] = onp.sign(x[:, col])
+    onp.testing.assert_array_equal(fgrad.grad(lambda x: np.linalg.norm(x, 1))(x), want)
+
+
+@pytest.mark.parametrize("ord", VECTOR_ORDS)
+@pytest.mark.filterwarnings("ignore:divide by zero")  # numpy's own value for ord < 0
+def test_vector_norm_at_zero_has_zero_gradient(ord):
+    z = onp.zeros(3)
+    f = lambda x: np.linalg.norm(x, ord)  # noqa: E731
+    onp.testing.assert_array_equal(fgrad.grad(f)(z), onp.zeros(3))
+    _, t = fgrad.jvp(f, (z,), (onp.ones(3),))
+    assert t == 0.0
+
+
+@pytest.mark.parametrize("ord", MATRIX_ORDS)
+def test_matrix_norm_at_zero_has_zero_gradient(ord):
+    z = onp.zeros((2, 3))
+    onp.testing.assert_array_equal(fgrad.grad(lambda x: np.linalg.norm(x, ord))(z), 0 * z)
+
+
+def test_two_norm_at_zero_second_order():
+    z = onp.zeros(3)
+    h = fgrad.hessian(np.linalg.norm)(z)
+    onp.testing.assert_array_equal(h, onp.zeros((3, 3)))
+    # away from 0 the Hessian is (I - x x^T / |x|^2) / |x|
+    x = onp.array([3.0, 0.0, 4.0])
+    want = (onp.eye(3) - onp.outer(x, x) / 25) / 5
+    onp.testing.assert_allclose(fgrad.hessian(np.linalg.norm)(x), want, rtol=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero")
+def test_norm_kinks_inside():
+    # an entry at 0 in the 1-norm: abs'(0) = 0; a tie in the inf-norm: shared evenly
+    onp.testing.assert_array_equal(fgrad.grad(lambda x: np.linalg.norm(x, 1))(
+        onp.array([0.0, -2.0, 3.0])), [0.0, -1.0, 1.0])
+    onp.testing.assert_array_equal(fgrad.grad(lambda x: np.linalg.norm(x, onp.inf))(
+        onp.array([3.0, -3.0, 1.0])), [0.5, -0.5, 0.0])
+    # ord=0 counts nonzeros: zero derivative everywhere
+    onp.testing.assert_array_equal(fgrad.grad(lambda x: np.linalg.norm(x, 0))(
+        onp.array([1.0, 0.0, 2.0])), [0.0, 0.0, 0.0])
+    # p < 0 with an entry at 0: the norm is 0 around it, derivative 0
+    g = fgrad.grad(lambda x: np.linalg.norm(x, -1))(onp.array([0.0, 2.0, 3.0]))
+    onp.testing.assert_array_equal(g, [0.0, 0.0, 0.0])
+
+
+def test_complex_two_norm():
+    z = onp.array([1.0 + 2.0j, -0.5 + 0.3j])
+    check_grads(lambda z: np.linalg.norm(z), (z,))
+    with pytest.raises(NotImplementedError, match="complex"):
+        fgrad.grad(lambda z: np.linalg.norm(z, 1))(z)
+
+
+# --- the rest --------------------------------------------------------------------------------
+
+def test_pinv_full_rank_equals_inverse_derivative():
+    a = well_conditioned(3, 3)
+    t = RNG.standard_normal((3, 3))
+    _, dp = fgrad.jvp(np.linalg.pinv, (a,), (t,))
+    _, di = fgrad.jvp(np.linalg.inv, (a,), (t,))
+    onp.testing.assert_allclose(dp, di, rtol=1e-10, atol=1e-13)
+
+
+def test_pinv_rank_deficient_is_the_truncated_pinvs_derivative():
+    # rank 1, with rcond cutting off the exactly-zero singular value: the derivative (along
+    # every direction) is the truncated pinv's, to first order
+    u, v = RNG.standard_normal(3), RNG.standard_normal(2)
+    a = onp.outer(u, v)
+    check_grads(lambda a: np.linalg.pinv(a, rcond=1e-3), (a,), order=1)
+
+
+def test_lstsq_residuals_and_rank():
+    a, b = RNG.uniform(-1, 1, (5, 2)), RNG.standard_normal(5)
+    x, res, rank, s = fgrad.vjp(lambda b: np.linalg.lstsq(a, b), b)[0]
+    assert rank == 2 and res.shape == (1,)
+    # d residual / db = 2 (b - a x)
+    g = fgrad.grad(lambda b: np.linalg.lstsq(a, b)[1][0])(b)
+    onp.testing.assert_allclose(g, 2 * (b - a @ x), rtol=1e-10)
+
+
+def test_matrix_power_zero_and_one():
+    a = RNG.uniform(-1, 1, (3, 3))
+    out, tangent = fgrad.jvp(lambda a: np.linalg.matrix_power(a, 0), (a,), (onp.ones((3, 3)),))
+    onp.testing.assert_array_equal(out, onp.eye(3))
+    onp.testing.assert_array_equal(tangent, 0.0)
+    onp.testing.assert_array_equal(fgrad.jacfwd(lambda a: np.linalg.matrix_power(a, 1))(a),
+                                   onp.eye(9).reshape(3, 3, 3, 3))
+    g = fgrad.grad(lambda a: np.trace(np.linalg.matrix_power(a, 3)))(a)
+    onp.testing.assert_allclose(g, 3 * (a @ a).T, rtol=1e-12)
+
+
+def test_cholesky_gradient_is_symmetric():
+    a = spd(3, 3)
+    c = RNG.standard_normal((3, 3))
+    g = fgrad.grad(lambda a: np.sum(np.linalg.cholesky(a) * c))(a)
+    onp.testing.assert_allclose(g, g.T, rtol=1e-12)
+
+
+def test_array_api_functions():
+    x = RNG.standard_normal((2, 3, 3))
+    y = RNG.standard_normal((2, 3, 3))
+    for f, args in [(lambda x: np.linalg.trace(x, offset=1), (x,)),
+                    (lambda x: np.linalg.diagonal(x, offset=-1), (x,)),
+                    (np.linalg.matrix_transpose, (x,)),
+                    (np.linalg.outer, (x[0, 0], y[0, 0])),
+                    (np.linalg.cross, (x, y)),
+                    (lambda a, b: np.linalg.vecdot(a, b, axis=0), (x, y)),
+                    (np.linalg.matmul, (x, y)),
+                    (lambda a, b: np.linalg.tensordot(a, b, axes=((1, 2), (2, 1))), (x, y))]:
+        check_grads(f, args)
+    onp.testing.assert_array_equal(fgrad.grad(lambda x: np.linalg.trace(x).sum())(x),
+                                   onp.broadcast_to(onp.eye(3), x.shape))
+
+
+# --- refused arguments -----------------------------------------------------------------------
+
+def test_refused_arguments():
+    a = RNG.uniform(-1, 1, (3, 2))
+    s = symmetric(3, 3)
+    with pytest.raises(NotImplementedError, match="hermitian"):
+        fgrad.grad(lambda s: np.sum(np.linalg.svd(s, hermitian=True)[1]))(s)
+    with pytest.raises(NotImplementedError, match="hermitian"):
+        fgrad.grad(lambda s: np.sum(np.linalg.pinv(s, hermitian=True)))(s)
+    with pytest.raises(NotImplementedError, match="full_matrices"):
+        fgrad.grad(lambda a: np.sum(np.linalg.svd(a)[0]))(a)
+    with pytest.raises(NotImplementedError, match="complete"):
+        fgrad.grad(lambda a: np.sum(np.linalg.qr(a, mode="complete")[0]))(a)
+    with pytest.raises(NotImplementedError, match="raw"):
+        fgrad.grad(lambda a: np.sum(np.linalg.qr(a, mode="raw")[0]))(a)
+    with pytest.raises(NotImplementedError, match="complex"):
+        fgrad.grad(lambda s: np.sum(np.linalg.eigh(s * (1 + 1j))[0]).real)(s)
+    with pytest.raises(TracerMutationError):
+        fgrad.grad(lambda s: np.sum(np.linalg.multi_dot([s, s], out=onp.empty((3, 3)))))(s)
+    with pytest.raises(ValueError, match="UPLO"):
+        fgrad.grad(lambda s: np.sum(np.linalg.eigh(s, UPLO="X")[0]))(s)
+    with pytest.raises(ValueError, match="Invalid norm order"):
+        fgrad.grad(lambda a: np.linalg.norm(a[0], "nuc"))(a)
+    with pytest.raises(TypeError, match="integer"):
+        fgrad.grad(lambda s: np.sum(np.linalg.matrix_power(s, 1.5)))(s)
+    with pytest.raises(onp.linalg.LinAlgError):
+        fgrad.grad(lambda a: np.sum(np.linalg.matrix_power(a, 2)))(a)
+    with pytest.raises(ValueError, match="one-dimensional"):
+        fgrad.grad(lambda a: np.sum(np.linalg.outer(a, a)))(a)
+
+
+def test_singular_input_raises_rather_than_returning_a_number():
+    a = onp.array([[1.0, 2.0], [2.0, 4.0]])
+    with pytest.raises(onp.linalg.LinAlgError):
+        fgrad.grad(np.linalg.det)(a)
+
+
+def test_complex_inverse_determinant_solve_and_powers():
+    a = well_conditioned(2, 3, 3) + 1j * RNG.uniform(-1, 1, (2, 3, 3))
+    b = RNG.standard_normal(3) + 1j * RNG.standard_normal(3)
+    for f, args in [(np.linalg.inv, (a,)), (np.linalg.det, (a,)), (np.linalg.solve, (a, b)),
+                    (lambda a: np.linalg.matrix_power(a, -3), (a,)),
+                    (lambda a: np.linalg.multi_dot([a[0], a[1], a[0]]), (a,))]:
+        check_grads(f, args, order=2)
+    # holomorphic: d det = det tr(a^-1 da), with complex tangents
+    t = RNG.standard_normal((2, 3, 3)) + 1j * RNG.standard_normal((2, 3, 3))
+    _, dd = fgrad.jvp(np.linalg.det, (a,), (t,))
+    want = onp.linalg.det(a) * onp.einsum("bij,bji->b", onp.linalg.inv(a), t)
+    onp.testing.assert_allclose(dd, want, rtol=1e-10)
