@@ -162,6 +162,9 @@ CASES = {
                               lambda: (RNG.uniform(-1, 1, (4, 2)), RNG.standard_normal(4))),
     "cond": (np.linalg.cond, lambda: (well_conditioned(2, 3, 3),)),
     "cond-fro": (lambda a: np.linalg.cond(a, "fro"), lambda: (well_conditioned(3, 3),)),
+    "cond-1": (lambda a: np.linalg.cond(a, 1), lambda: (well_conditioned(3, 3),)),
+    "cond-inf": (lambda a: np.linalg.cond(a, -onp.inf), lambda: (well_conditioned(2, 3, 3),)),
+    "cond-tall": (np.linalg.cond, lambda: (RNG.uniform(-1, 1, (4, 3)),)),
     "tensorsolve": (lambda a, b: np.linalg.tensorsolve(a, b),
                     lambda: (well_conditioned(6, 6).reshape(2, 3, 6), RNG.standard_normal((2, 3)))),
     "tensorinv": (lambda a: np.linalg.tensorinv(a, ind=1),
@@ -208,9 +211,11 @@ def test_forward_values_are_numpys_bit_for_bit():
             assert g.dtype == w.dtype
     x = RNG.uniform(-1, 1, (4, 2))
     b = RNG.standard_normal(4)
-    got, _ = fgrad.vjp(lambda x: np.linalg.lstsq(x, b), x)
-    for g, w in zip(got, onp.linalg.lstsq(x, b)):
-        onp.testing.assert_array_equal(g, w)
+    for f, arg in [(lambda x: np.linalg.lstsq(x, b), x), (lambda b: np.linalg.lstsq(x, b), b)]:
+        got, _ = fgrad.vjp(f, arg)
+        for g, w in zip(got, onp.linalg.lstsq(x, b), strict=True):
+            onp.testing.assert_array_equal(g, w)
+            assert onp.result_type(g) == onp.result_type(w)
 
 
 def test_float32_stays_float32():

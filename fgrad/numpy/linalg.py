@@ -30,7 +30,7 @@ import numpy as _onp
 
 import fgrad.numpy as fnp
 from ..table import Spec, define, define_multi
-from ..tracer import innermost, strip
+from ..tracer import contains_tracer, innermost, strip
 from .broadcasting import dtype_of, mask, shape_of, unbroadcast
 from .namespace import mirror, zero_derivative
 from .wrapping import differentiable, unsupported_kwargs, with_numpy_values
@@ -560,8 +560,9 @@ def _refuse_hermitian(name, hermitian):
                 name="linalg.svd")
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     """numpy.linalg.svd, real input. ``compute_uv=False`` gives the singular values, whose
-    derivative ``u_i v_i^T`` needs no gaps (exact at repeated singular values; an exactly zero
-    singular value, a kink, has derivative 0). The singular vectors' derivatives divide by
+    derivative ``u_i v_i^T`` needs no gaps (at repeated singular values it is exact for
+    functions symmetric in them, such as sums and norms; an exactly zero singular value, a
+    kink, has derivative 0). The singular vectors' derivatives divide by
     ``s_j^2 - s_i^2`` (pairs of exactly equal singular values contribute nothing, as in
     ``eigh``: not meaningful there) and, for non-square input, by the singular values.
     ``full_matrices=True`` is refused for non-square input on traced values (the completed
@@ -583,8 +584,9 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
 @_differentiable(_la.svdvals, Spec(_SVD_CASES, domain=(-1.0, 1.0), valid=_svd_valid),
                 name="linalg.svdvals")
 def svdvals(x, /):
-    """numpy.linalg.svdvals, real input: derivative ``u_i v_i^T`` of each singular value
-    (exact at repeated singular values; an exactly zero one, a kink, has derivative 0)."""
+    """numpy.linalg.svdvals, real input: derivative ``u_i v_i^T`` of each singular value (at
+    repeated singular values exact for functions symmetric in them, such as sums and norms;
+    an exactly zero one, a kink, has derivative 0)."""
     x = fnp.asarray(x)
     _real_only("svdvals", x)
     return _svdvals(x)
@@ -830,7 +832,9 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=_NO_VALUE):
 # --- least squares, powers ---------------------------------------------------------------
 
 def _lstsq_valid(a, b):
-    return _well_conditioned(a)
+    # distinct singular values: at a repeated one the returned singular values have a kink
+    s = _la.svd(_onp.asarray(a, float), compute_uv=False)
+    return _well_conditioned(a) and _min_gap(s) > 0.1
 
 
 @_differentiable(_la.lstsq, Spec([(((3, 2), (3,)), {}), (((4, 2), (4, 2)), {}),
@@ -856,7 +860,9 @@ def lstsq(a, b, rcond=None):
     if rank == n and m > n:
         r = fnp.matmul(a, x) - b
         resid = fnp.reshape(fnp.sum(r * r, axis=0), shape_of(ref[1]))
-    return x, resid, rank, _svdvals(a)
+    # numpy's singular values come from another LAPACK routine than svdvals': the traced ones
+    # get numpy's values from ``numpy_values``, plain ones are taken from numpy directly
+    return x, resid, rank, _svdvals(a) if contains_tracer(a) else ref[3]
 
 
 def _square(a):
