@@ -21,8 +21,8 @@ Conventions (each is also stated on the function it concerns):
 * Norms at zero: every norm has gradient 0 at ``x = 0`` (the subgradient of least norm), and
   ``ord=0`` (a count) has zero derivative everywhere.
 * Only real inputs are differentiated by the decompositions; complex traced input is refused
-  by name (``inv``, ``det``, ``solve``, ``matrix_power``, ``multi_dot`` and the products take
-  complex values).
+  by name. ``inv``, ``det``, ``solve``, ``matrix_power``, ``multi_dot``, the products and the
+  2-norm/Frobenius norm take complex values (JAX's convention).
 """
 import operator
 
@@ -80,10 +80,6 @@ def _lift(x):
     return fnp.expand_dims(x, (-2, -1))
 
 
-def _tr(x):
-    return fnp.sum(_diag(x), axis=-1)
-
-
 def _strictly_lower(like):
     n = shape_of(like)[-1]
     return mask(_onp.tri(n, k=-1, dtype=bool), like)
@@ -134,7 +130,8 @@ def _shifted(f, a, *rest, **params):
 
 
 def _spd(a):
-    """A symmetric positive definite matrix (eigenvalues in [1, 1 + n]) from ``a`` in [-1, 1]."""
+    """A symmetric positive definite matrix (eigenvalues in [1, 1 + n^2]) from ``a`` in
+    [-1, 1]."""
     return fnp.matmul(a, _mT(a)) + _eye(shape_of(a)[-1], a)
 
 
@@ -175,10 +172,10 @@ _slogdet = define_multi(
 
 
 @_differentiable(_la.slogdet, Spec(SQUARE + [(((3, 3),), {"negative": True})],
-                                  domain=(-1.0, 1.0),
-                                  call=lambda f, a, negative=False:
-                                  _shifted(f, -a if negative else a)),
-                name="linalg.slogdet")
+                                   domain=(-1.0, 1.0),
+                                   call=lambda f, a, negative=False:
+                                   _shifted(f, -a if negative else a)),
+                 name="linalg.slogdet")
 def slogdet(a):
     """numpy.linalg.slogdet: the sign has zero derivative, ``logabsdet`` has gradient
     ``inv(a)^T`` (real input)."""
@@ -226,7 +223,6 @@ solve = define(
     doc=_noted(_la.solve, "derivatives in a (-inv(a) da x) and b, for b a vector (1-d) or "
                           "a stack of matrices, batch dimensions broadcast; a must be "
                           "invertible; complex input is supported."))
-
 
 
 # --- Spec helpers for the decompositions -------------------------------------------------
@@ -343,7 +339,7 @@ def _sorting(w):
     """A plain permutation matrix ``p`` (``(..., n, n)``): ``w @ p`` is sorted by the key."""
     order = _onp.argsort(_eig_key(innermost(w)), axis=-1)
     n = shape_of(w)[-1]
-    return mask(_onp.arange(n)[:, None] == order[..., None, :], fnp.real(w))
+    return mask(_onp.arange(n)[:, None] == order[..., None, :], _onp.real(innermost(w)))
 
 
 def _eig_call(f, a):
@@ -553,11 +549,11 @@ def _refuse_hermitian(name, hermitian):
 
 
 @_differentiable(_la.svd, Spec([(((3, 2),), {"full_matrices": False}),
-                               (((2, 3),), {"full_matrices": False}),
-                               (((2, 3, 2),), {"full_matrices": False}), (((2, 2),), {}),
-                               (((3, 2),), {"compute_uv": False})],
-                              domain=(-1.0, 1.0), valid=_svd_valid, call=_svd_call),
-                name="linalg.svd")
+                                (((2, 3),), {"full_matrices": False}),
+                                (((2, 3, 2),), {"full_matrices": False}), (((2, 2),), {}),
+                                (((3, 2),), {"compute_uv": False})],
+                               domain=(-1.0, 1.0), valid=_svd_valid, call=_svd_call),
+                 name="linalg.svd")
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     """numpy.linalg.svd, real input. ``compute_uv=False`` gives the singular values, whose
     derivative ``u_i v_i^T`` needs no gaps (at repeated singular values it is exact for
@@ -582,7 +578,7 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
 
 
 @_differentiable(_la.svdvals, Spec(_SVD_CASES, domain=(-1.0, 1.0), valid=_svd_valid),
-                name="linalg.svdvals")
+                 name="linalg.svdvals")
 def svdvals(x, /):
     """numpy.linalg.svdvals, real input: derivative ``u_i v_i^T`` of each singular value (at
     repeated singular values exact for functions symmetric in them, such as sums and norms;
@@ -660,9 +656,9 @@ _qr = define_multi("linalg.qr", lambda a, mode="reduced": tuple(_la.qr(a, mode=m
 
 
 @_differentiable(_la.qr, Spec([(((3, 3),), {}), (((3, 2),), {}), (((2, 4, 3),), {}),
-                              (((2, 3),), {"mode": "complete"}), (((3, 2),), {"mode": "r"})],
-                             domain=(-1.0, 1.0), valid=_qr_valid, call=_qr_call),
-                name="linalg.qr")
+                               (((2, 3),), {"mode": "complete"}), (((3, 2),), {"mode": "r"})],
+                              domain=(-1.0, 1.0), valid=_qr_valid, call=_qr_call),
+                 name="linalg.qr")
 def qr(a, mode="reduced"):
     """numpy.linalg.qr, real input, modes 'reduced', 'r' and 'complete' (for m <= n, where it
     equals 'reduced'). R's diagonal must be nonzero (full rank): the rules divide by it.
@@ -678,7 +674,7 @@ def qr(a, mode="reduced"):
                "no derivative)" if mode == "complete" else " (Householder reflectors)")
             + "; use mode='reduced'.")
     if mode == "r":
-        q, r = _qr(a, mode="reduced")
+        _, r = _qr(a, mode="reduced")
         return with_numpy_values(r, _la.qr, (a,), {"mode": "r"})
     if mode not in ("reduced", "complete"):
         _la.qr(strip(a), mode=mode)  # numpy's own error for an unknown mode
@@ -693,8 +689,7 @@ def _largest(v):
     """A plain 0/1 mask of each column's largest entry (by modulus)."""
     vv = innermost(v)
     k = _onp.argmax(_onp.abs(vv), axis=-2)
-    return mask(_onp.arange(vv.shape[-2])[:, None] == k[..., None, :], fnp.real(v)
-                if _onp.iscomplexobj(vv) else v)
+    return mask(_onp.arange(vv.shape[-2])[:, None] == k[..., None, :], _onp.real(vv))
 
 
 def _eig_jvp(ts, outs, a):
@@ -733,12 +728,15 @@ _eig = define_multi("linalg.eig", lambda a: tuple(_la.eig(a)),
 
 
 @_differentiable(_la.eig, Spec(_EIG_CASES, domain=(-1.0, 1.0), valid=_eig_valid,
-                              call=_eig_call), name="linalg.eig")
+                               call=_eig_call), name="linalg.eig")
 def eig(a):
     """numpy.linalg.eig, real input (complex results where numpy gives them). Eigenvalue
     derivatives use the left and right eigenvectors (``dw = diag(V^-1 dA V)``); eigenvector
     derivatives follow numpy's normalisation (unit 2-norm, largest entry real) and divide by
-    eigenvalue gaps (exactly equal eigenvalues contribute nothing: not meaningful there)."""
+    eigenvalue gaps (exactly equal eigenvalues contribute nothing: not meaningful there).
+    The order of the eigenvalues is LAPACK's, which can jump under a tiny perturbation at
+    special matrices (triangular ones, say); the derivative is that of each eigenvalue as
+    returned at the point."""
     a = fnp.asarray(a)
     _real_only("eig", a)
     return EigResult(*_eig(a))
@@ -751,7 +749,7 @@ def _eig_matching(a, ans):
     if not _onp.array_equal(wv, av):
         order = _onp.argmin(_onp.abs(av[..., :, None] - wv[..., None, :]), axis=-1)
         v = fnp.matmul(v, mask(_onp.arange(wv.shape[-1])[:, None] == order[..., None, :],
-                               fnp.real(v)))
+                               _onp.real(wv)))
     return v
 
 
@@ -773,7 +771,8 @@ _eigvals = define("linalg.eigvals", _la.eigvals, [_eigvals_vjp], [_eigvals_jvp],
 @_differentiable(_la.eigvals, _EIGVALS, name="linalg.eigvals")
 def eigvals(a):
     """numpy.linalg.eigvals, real input: ``dw_i = (V^-1 dA V)_ii``, from the left and right
-    eigenvectors. Needs distinct eigenvalues (a defective matrix has none of this)."""
+    eigenvectors. Needs distinct eigenvalues (a defective matrix has none of this). As for
+    ``eig``, the order is LAPACK's, which can jump at special (e.g. triangular) matrices."""
     a = fnp.asarray(a)
     _real_only("eigvals", a)
     return _eigvals(a)
@@ -811,9 +810,9 @@ _NO_VALUE = object()
 
 
 @_differentiable(_la.pinv, Spec(_PINV_CASES + [(((3, 2),), {"rcond": 1e-3}),
-                                              (((2, 3),), {"rtol": None})],
-                               domain=(-1.0, 1.0), valid=_well_conditioned),
-                name="linalg.pinv")
+                                               (((2, 3),), {"rtol": None})],
+                                domain=(-1.0, 1.0), valid=_well_conditioned),
+                 name="linalg.pinv")
 def pinv(a, rcond=None, hermitian=False, *, rtol=_NO_VALUE):
     """numpy.linalg.pinv, real input. The derivative is that of full-rank input (Golub and
     Pereyra's formula). When ``rcond``/``rtol`` cut off singular values (rank-deficient
@@ -838,10 +837,10 @@ def _lstsq_valid(a, b):
 
 
 @_differentiable(_la.lstsq, Spec([(((3, 2), (3,)), {}), (((4, 2), (4, 2)), {}),
-                                 (((2, 3), (2,)), {}), (((3, 3), (3, 1)), {"rcond": 1e-3}),
-                                 (((4, 3), (4,)), {"rcond": None})],
-                                domain=((-1.0, 1.0), (-2.0, 2.0)), valid=_lstsq_valid),
-                name="linalg.lstsq", numpy_values=True)
+                                  (((2, 3), (2,)), {}), (((3, 3), (3, 1)), {"rcond": 1e-3}),
+                                  (((4, 3), (4,)), {"rcond": None})],
+                                 domain=((-1.0, 1.0), (-2.0, 2.0)), valid=_lstsq_valid),
+                 name="linalg.lstsq", numpy_values=True)
 def lstsq(a, b, rcond=None):
     """numpy.linalg.lstsq, real input. The solution is ``pinv(a, rcond) @ b``, differentiated
     as such: exact for full column rank (and for full row rank, the least-norm solution); for
@@ -872,10 +871,10 @@ def _square(a):
 
 
 @_differentiable(_la.matrix_power, Spec([(((2, 2),), {"n": 3}), (((3, 3),), {"n": 2}),
-                                        (((2, 2, 2),), {"n": 5}), (((2, 2),), {"n": -1}),
-                                        (((3, 3),), {"n": -3}), (((2, 2),), {"n": 1})],
-                                       domain=(-1.0, 1.0), call=_shifted),
-                name="linalg.matrix_power", numpy_values=True)
+                                         (((2, 2, 2),), {"n": 5}), (((2, 2),), {"n": -1}),
+                                         (((3, 3),), {"n": -3}), (((2, 2),), {"n": 1})],
+                                        domain=(-1.0, 1.0), call=_shifted),
+                 name="linalg.matrix_power", numpy_values=True)
 def matrix_power(a, n):
     """numpy.linalg.matrix_power, by numpy's own sequence of products (and ``inv`` for
     negative ``n``); ``n = 0`` gives the identity, with zero derivative."""
@@ -1040,13 +1039,13 @@ def _all_gaps(sv):
 
 
 @_differentiable(_la.norm, _norm_spec([(((2, 3),), {}), (((4,),), {"ord": 3}),
-                                (((2, 3),), {"ord": 1, "axis": 1, "keepdims": True}),
-                                (((3, 2),), {"ord": "nuc"}),
-                                (((2, 3, 2),), {"ord": 2, "axis": (0, 2)}),
-                                (((2, 2),), {"ord": -_onp.inf, "axis": (1, 0),
-                                             "keepdims": True}),
-                                (((3,),), {"ord": -1}), (((2, 3),), {"ord": _onp.inf})]),
-                name="linalg.norm", numpy_values=True)
+                                 (((2, 3),), {"ord": 1, "axis": 1, "keepdims": True}),
+                                 (((3, 2),), {"ord": "nuc"}),
+                                 (((2, 3, 2),), {"ord": 2, "axis": (0, 2)}),
+                                 (((2, 2),), {"ord": -_onp.inf, "axis": (1, 0),
+                                              "keepdims": True}),
+                                 (((3,),), {"ord": -1}), (((2, 3),), {"ord": _onp.inf})]),
+                 name="linalg.norm", numpy_values=True)
 def norm(x, ord=None, axis=None, keepdims=False):
     """numpy.linalg.norm, every ``ord``. At ``x = 0`` every norm has gradient 0 (the
     subgradient of least norm; for the 2-norm the derivative does not exist there);
@@ -1067,12 +1066,12 @@ def _axis_tuple(axis, nd):
 
 
 @_differentiable(_la.vector_norm, _norm_spec([(((2, 3),), {}), (((4,),), {"ord": 1}),
-                                       (((2, 3, 2),), {"axis": (0, 2), "ord": _onp.inf}),
-                                       (((2, 3),), {"axis": 0, "ord": -_onp.inf,
-                                                    "keepdims": True}),
-                                       (((3,),), {"ord": -2}), (((2, 2),), {"ord": 0.5}),
-                                       (((3, 2),), {"axis": -1, "ord": 0})]),
-                name="linalg.vector_norm", numpy_values=True)
+                                        (((2, 3, 2),), {"axis": (0, 2), "ord": _onp.inf}),
+                                        (((2, 3),), {"axis": 0, "ord": -_onp.inf,
+                                                     "keepdims": True}),
+                                        (((3,),), {"ord": -2}), (((2, 2),), {"ord": 0.5}),
+                                        (((3, 2),), {"axis": -1, "ord": 0})]),
+                 name="linalg.vector_norm", numpy_values=True)
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     """numpy.linalg.vector_norm; the conventions of ``norm`` (gradient 0 at 0, ``ord=0`` has
     zero derivative)."""
@@ -1085,11 +1084,11 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
 
 
 @_differentiable(_la.matrix_norm, _norm_spec([(((2, 3),), {}), (((3, 2),), {"ord": "nuc"}),
-                                       (((2, 2),), {"ord": 1}), (((2, 3),), {"ord": -1}),
-                                       (((2, 2, 3),), {"ord": 2}), (((3, 2),), {"ord": -2}),
-                                       (((2, 3),), {"ord": _onp.inf, "keepdims": True}),
-                                       (((2, 2),), {"ord": -_onp.inf})]),
-                name="linalg.matrix_norm", numpy_values=True)
+                                        (((2, 2),), {"ord": 1}), (((2, 3),), {"ord": -1}),
+                                        (((2, 2, 3),), {"ord": 2}), (((3, 2),), {"ord": -2}),
+                                        (((2, 3),), {"ord": _onp.inf, "keepdims": True}),
+                                        (((2, 2),), {"ord": -_onp.inf})]),
+                 name="linalg.matrix_norm", numpy_values=True)
 def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     """numpy.linalg.matrix_norm; the conventions of ``norm`` (gradient 0 at 0)."""
     x = fnp.asarray(x)
@@ -1104,10 +1103,10 @@ def _cond_valid(a):
 
 
 @_differentiable(_la.cond, Spec([(((2, 2),), {}), (((3, 3),), {"p": 2}),
-                                (((2, 3, 3),), {"p": -2}), (((3, 3),), {"p": "fro"}),
-                                (((2, 2),), {"p": "nuc"})],
-                               domain=(-1.0, 1.0), valid=_cond_valid, call=_shifted),
-                name="linalg.cond", numpy_values=True)
+                                 (((2, 3, 3),), {"p": -2}), (((3, 3),), {"p": "fro"}),
+                                 (((2, 2),), {"p": "nuc"})],
+                                domain=(-1.0, 1.0), valid=_cond_valid, call=_shifted),
+                 name="linalg.cond", numpy_values=True)
 def cond(x, p=None):
     """numpy.linalg.cond, real input: ``s_max / s_min`` for p None/2 (its inverse for -2),
     else ``norm(x, p) * norm(inv(x), p)`` (the kinks of those norms apply). Singular input
@@ -1139,11 +1138,11 @@ def _tensor_call(f, a, *rest, shape, **params):
 
 
 @_differentiable(_la.tensorsolve, Spec([(((6, 6), (2, 3)), {"shape": (2, 3, 6)}),
-                                       (((4, 4), (4,)), {"shape": (4, 2, 2)}),
-                                       (((4, 4), (2, 2)), {"shape": (2, 2, 2, 2),
-                                                           "axes": (0, 2)})],
-                                      domain=(-1.0, 1.0), call=_tensor_call),
-                name="linalg.tensorsolve", numpy_values=True)
+                                        (((4, 4), (4,)), {"shape": (4, 2, 2)}),
+                                        (((4, 4), (2, 2)), {"shape": (2, 2, 2, 2),
+                                                            "axes": (0, 2)})],
+                                       domain=(-1.0, 1.0), call=_tensor_call),
+                 name="linalg.tensorsolve", numpy_values=True)
 def tensorsolve(a, b, axes=None):
     """numpy.linalg.tensorsolve, by numpy's reshapes around ``solve``."""
     a, b = fnp.asarray(a), fnp.asarray(b)
@@ -1164,10 +1163,10 @@ def tensorsolve(a, b, axes=None):
 
 
 @_differentiable(_la.tensorinv, Spec([(((6, 6),), {"shape": (2, 3, 6)}),
-                                     (((4, 4),), {"shape": (4, 2, 2), "ind": 1}),
-                                     (((4, 4),), {"shape": (2, 2, 2, 2)})],
-                                    domain=(-1.0, 1.0), call=_tensor_call),
-                name="linalg.tensorinv", numpy_values=True)
+                                      (((4, 4),), {"shape": (4, 2, 2), "ind": 1}),
+                                      (((4, 4),), {"shape": (2, 2, 2, 2)})],
+                                     domain=(-1.0, 1.0), call=_tensor_call),
+                 name="linalg.tensorinv", numpy_values=True)
 def tensorinv(a, ind=2):
     """numpy.linalg.tensorinv, by numpy's reshapes around ``inv``."""
     a = fnp.asarray(a)
@@ -1180,10 +1179,10 @@ def tensorinv(a, ind=2):
 
 
 @_differentiable(_la.multi_dot, Spec([(((2, 3), (3, 4), (4, 2)), {}),
-                                     (((3,), (3, 2), (2,)), {}), (((2, 2), (2, 3)), {}),
-                                     (((3,), (3, 4), (4, 2), (2, 3)), {})],
-                                    call=lambda f, *xs: f(list(xs))),
-                name="linalg.multi_dot", numpy_values=True)
+                                      (((3,), (3, 2), (2,)), {}), (((2, 2), (2, 3)), {}),
+                                      (((3,), (3, 4), (4, 2), (2, 3)), {})],
+                                     call=lambda f, *xs: f(list(xs))),
+                 name="linalg.multi_dot", numpy_values=True)
 def multi_dot(arrays, *, out=None):
     """numpy.linalg.multi_dot (numpy's values, from its cheapest order of products)."""
     unsupported_kwargs("linalg.multi_dot", {"out": out})
@@ -1198,8 +1197,8 @@ def multi_dot(arrays, *, out=None):
 # --- numpy.linalg's array-API functions over the last axes ---------------------------------
 
 @_differentiable(_la.trace, Spec([(((3, 3),), {}), (((2, 3, 4),), {"offset": 1}),
-                                 (((2, 3),), {"offset": -1})]),
-                name="linalg.trace", numpy_values=True)
+                                  (((2, 3),), {"offset": -1})]),
+                 name="linalg.trace", numpy_values=True)
 def trace(x, /, *, offset=0, dtype=None):
     """numpy.linalg.trace: the trace of the last two axes."""
     x = fnp.asarray(x)
@@ -1209,8 +1208,8 @@ def trace(x, /, *, offset=0, dtype=None):
 
 
 @_differentiable(_la.diagonal, Spec([(((3, 3),), {}), (((2, 3, 4),), {"offset": 1}),
-                                    (((2, 3),), {"offset": -1})]),
-                name="linalg.diagonal")
+                                     (((2, 3),), {"offset": -1})]),
+                 name="linalg.diagonal")
 def diagonal(x, /, *, offset=0):
     """numpy.linalg.diagonal: the diagonal of the last two axes."""
     x = fnp.asarray(x)
@@ -1219,7 +1218,7 @@ def diagonal(x, /, *, offset=0):
 
 
 @_differentiable(_la.matrix_transpose, Spec([(((2, 3),), {}), (((2, 3, 4),), {})]),
-                name="linalg.matrix_transpose")
+                 name="linalg.matrix_transpose")
 def matrix_transpose(x, /):
     x = fnp.asarray(x)
     _la.matrix_transpose(strip(x))  # numpy's error for fewer than 2 dimensions
@@ -1227,7 +1226,7 @@ def matrix_transpose(x, /):
 
 
 @_differentiable(_la.outer, Spec([(((3,), (2,)), {}), (((2,), (2,)), {})]),
-                name="linalg.outer")
+                 name="linalg.outer")
 def outer(x1, x2, /):
     x1, x2 = fnp.asarray(x1), fnp.asarray(x2)
     _la.outer(strip(x1), strip(x2))  # numpy's error for arrays that are not 1-d
@@ -1235,8 +1234,8 @@ def outer(x1, x2, /):
 
 
 @_differentiable(_la.cross, Spec([(((3,), (3,)), {}), (((2, 3), (3,)), {}),
-                                 (((3, 2), (3, 1)), {"axis": 0})]),
-                name="linalg.cross", numpy_values=True)
+                                  (((3, 2), (3, 1)), {"axis": 0})]),
+                 name="linalg.cross", numpy_values=True)
 def cross(x1, x2, /, *, axis=-1):
     x1, x2 = fnp.asarray(x1), fnp.asarray(x2)
     _la.cross(strip(x1), strip(x2), axis=axis)  # numpy's error for vectors not of size 3
@@ -1244,8 +1243,8 @@ def cross(x1, x2, /, *, axis=-1):
 
 
 @_differentiable(_la.vecdot, Spec([(((3,), (3,)), {}), (((2, 3), (3,)), {}),
-                                  (((3, 2), (3, 1)), {"axis": 0})]),
-                name="linalg.vecdot", numpy_values=True)
+                                   (((3, 2), (3, 1)), {"axis": 0})]),
+                 name="linalg.vecdot", numpy_values=True)
 def vecdot(x1, x2, /, *, axis=-1):
     x1, x2 = fnp.asarray(x1), fnp.asarray(x2)
     _la.vecdot(strip(x1), strip(x2), axis=axis)  # numpy's errors
@@ -1253,16 +1252,16 @@ def vecdot(x1, x2, /, *, axis=-1):
 
 
 @_differentiable(_la.matmul, Spec([(((3,), (3,)), {}), (((2, 3), (3, 2)), {}),
-                                  (((2, 2, 3), (3,)), {})]),
-                name="linalg.matmul")
+                                   (((2, 2, 3), (3,)), {})]),
+                 name="linalg.matmul")
 def matmul(x1, x2, /):
     return fnp.matmul(x1, x2)
 
 
 @_differentiable(_la.tensordot, Spec([(((2, 3), (3, 2)), {"axes": 1}),
-                                     (((2, 3), (2, 3)), {}),
-                                     (((2, 3, 2), (3, 2)), {"axes": ((1, 2), (0, 1))})]),
-                name="linalg.tensordot")
+                                      (((2, 3), (2, 3)), {}),
+                                      (((2, 3, 2), (3, 2)), {"axes": ((1, 2), (0, 1))})]),
+                 name="linalg.tensordot")
 def tensordot(x1, x2, /, *, axes=2):
     return fnp.tensordot(x1, x2, axes=axes)
 
