@@ -469,3 +469,14 @@ def test_complex_inverse_determinant_solve_and_powers():
     _, dd = fgrad.jvp(np.linalg.det, (a,), (t,))
     want = onp.linalg.det(a) * onp.einsum("bij,bji->b", onp.linalg.inv(a), t)
     onp.testing.assert_allclose(dd, want, rtol=1e-10)
+
+
+def test_matrix_rank_has_zero_derivative():
+    a = RNG.uniform(-1, 1, (3, 3))
+
+    def f(a):
+        r = np.linalg.matrix_rank(a)
+        assert isinstance(r, onp.integer)  # a plain value, not a tracer
+        return np.sum(a) * r
+
+    onp.testing.assert_array_equal(fgrad.grad(f)(a), onp.full((3, 3), 3.0))
