@@ -26,14 +26,90 @@ from .numpy.unsupported import reason
 # The derivative each function takes at its kinks and edges (the conventions are stated in the
 # docstrings too, and tested at the kink).
 KINKS = {
-    "absolute": "`abs'(0) = 0` (the average of -1 and 1)",
+    # elementwise
+    "absolute": "`abs'(0) = 0` (the average of -1 and 1); complex `z`: `conj(z)/|z|`, 0 at 0",
+    "fabs": "`fabs'(0) = 0`",
+    "sqrt": "`sqrt'(0) = inf`, as the formula gives (a zero cotangent there gives nan)",
     "maximum": "a tie `x == y` gives each argument half: `d/dx = d/dy = 0.5`",
     "minimum": "a tie `x == y` gives each argument half",
-    "clip": "derivative 1 inside the bounds, 0 outside, 0.5 exactly at a bound",
-    "max": "tied maxima share the cotangent evenly (each of k ties gets 1/k)",
-    "min": "tied minima share the cotangent evenly",
-    "prod": "exact at zeros (the product of the other entries), to every order",
+    "fmax": "ties split 0.5/0.5; with one NaN the derivative goes to the other argument, "
+            "with both NaN it is 0",
+    "fmin": "as `fmax`",
+    "clip": "derivative 1 inside the bounds, 0 outside, 0.5 to the value and 0.5 to a traced "
+            "bound exactly at a bound",
+    "hypot": "0 at the origin, at every order",
+    "arctan2": "0 at the origin, at every order",
+    "angle": "`angle(0)` has derivative 0",
+    "copysign": "0 at `x1 == 0`; nothing flows to `x2` (the sign is piecewise constant)",
+    "heaviside": "0 in `x1`; 1 in `x2` where `x1 == 0` (the output is `x2` there)",
+    "nan_to_num": "1 on finite entries, 0 on replaced ones",
+    "interp": "at an inner knot the mean of the two slopes; at `xp[0]`/`xp[-1]` half the "
+              "inner slope; 0 outside",
+    "sinc": "exact at 0 (`f' = 0`, `f'' = -pi^2/3`) from a Taylor series near 0",
+    "frexp": "the mantissa has derivative `2**-exponent`; 1 at 0",
     "power": "`d/dx x**y` at `x = 0, y = 0` is 0; `d/dy` at `x = 0` is 0",
+    # reductions and statistics
+    "max": "tied maxima share the cotangent evenly (each of k ties gets 1/k); `initial` counts "
+           "as one more entry",
+    "min": "tied minima share the cotangent evenly",
+    "ptp": "ties at the max or the min share evenly",
+    "nanmax": "ties share evenly; NaN entries get 0",
+    "prod": "exact at zeros (the product of the other entries), to every order; likewise "
+            "`cumprod`, `cumulative_prod`, `nancumprod`",
+    "median": "an odd count picks one entry, an even count gives 1/2 to each middle entry; "
+              "entries equal to an order statistic share it evenly ([1, 2, 2] gives 0, 1/2, "
+              "1/2)",
+    "percentile": "in `x` as `median`; in `q`, exactly on a sample, the average of the "
+                  "one-sided slopes; the discrete methods have zero derivative in `q`",
+    "std": "at zero spread (variance exactly 0) the derivative is 0 at every order "
+           "(the formula would give 0/0); likewise `nanstd`",
+    "corrcoef": "the final clip to [-1, 1] follows `clip` (1/2 exactly at a bound)",
+    "nanmean": "NaN entries get zero derivative in every nan-function; an all-NaN slice gives "
+               "NaN with zero derivative",
+    # layout, joining and selection
+    "pad": "copies (edge, reflect, symmetric, wrap) add their cotangents; maximum/minimum/"
+           "median statistics split ties evenly; `empty` pads with zeros that have no "
+           "derivative",
+    "trim_zeros": "only the kept part has a derivative; an end entry exactly 0 is dropped",
+    "sort": "each sorted entry takes the derivative of the input entry numpy's stable sort "
+            "puts there (so at a tie `sort(x)[-1]` and `max(x)` differ: `max` shares)",
+    "partition": "each output entry takes the derivative of the input numpy placed there; "
+                 "ties are matched in order",
+    "unique": "equal entries share the derivative evenly (each unique value gets the mean of "
+              "the equal inputs); likewise `union1d`, `setdiff1d`",
+    "index_max": "`x.at[idx].max(v)` / `.min(v)`: all tied candidates (old entry and written "
+                 "values) share evenly",
+    "index_multiply": "`x.at[idx].multiply(v)` with repeats multiplies in index order, exact "
+                      "at zeros",
+    # products and polynomials
+    "roots": "a simple root has derivative `-dp(r)/p'(r)`; a repeated root gives inf/nan",
+    "polyfit": "a rank-deficient fit raises NotImplementedError (no derivative exists)",
+    "polydiv": "remainder coefficients numpy trims as zero take no derivative",
+    "polymul": "leading zeros numpy drops take no derivative",
+    # fft
+    "fft.irfft": "the imaginary parts of the DC bin (and the Nyquist bin for even n) do not "
+                 "change the result: derivative 0; bins cropped by `n` get 0; likewise "
+                 "`hfft`, `irfft2`, `irfftn`",
+    # linalg
+    "linalg.cholesky": "differentiated with respect to the symmetric part of the input (a "
+                       "symmetric gradient); likewise `eigh`, `eigvalsh`",
+    "linalg.eigh": "eigenvector derivatives divide by eigenvalue gaps; at an exactly repeated "
+                   "eigenvalue that term is left out (no inf/nan), and the vectors' derivative "
+                   "has no meaning there; eigenvalues alone (`eigvalsh`) stay exact; likewise "
+                   "`svd` with repeated singular values",
+    "linalg.svdvals": "exact at repeated singular values for functions symmetric in them; a "
+                      "singular value exactly 0 has derivative 0",
+    "linalg.norm": "every `ord` has gradient 0 at `x = 0` (the 2-norm's Hessian there is 0 "
+                   "too); `ord=0` has zero derivative; inner kinks follow `abs` and `max`; "
+                   "likewise `vector_norm`, `matrix_norm`",
+    "linalg.det": "singular input raises LinAlgError in the derivative (no adjugate "
+                  "gradient); likewise `inv`, `slogdet`, `solve`",
+    "linalg.pinv": "rank-deficient input: the derivative along perturbations that keep the "
+                   "rank; likewise `lstsq`",
+    "linalg.eig": "eigenvectors follow numpy's normalisation (unit norm, largest entry real)",
+    # counting
+    "histogram": "counts are piecewise constant in the data (zero derivative); edges from the "
+                 "data range follow its min and max",
 }
 
 IN_PLACE = ("modifies its argument in place; on a traced value it raises TracerMutationError "

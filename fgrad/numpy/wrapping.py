@@ -70,8 +70,10 @@ def with_numpy_values(result, np_fn, args, kwargs):
     """``result`` (an array or tuple of arrays) with the values numpy's ``np_fn`` gives."""
     value = np_fn(*strip(args), **strip(kwargs))
     if isinstance(result, tuple):
-        return type(result)(r if not contains_tracer(r) else _numpy_value(r, value=v)
-                            for r, v in zip(result, value))
+        parts = [r if not contains_tracer(r) else _numpy_value(r, value=v)
+                 for r, v in zip(result, value)]
+        # a namedtuple (numpy's QRResult, ...) is built from fields, a tuple from an iterable
+        return type(result)(*parts) if hasattr(result, "_fields") else tuple(parts)
     return _numpy_value(result, value=value) if contains_tracer(result) else value
 
 
