@@ -217,13 +217,14 @@ def _zeros_like(x):
 
 
 def define(name, impl, vjps=(), jvps=None, *, linear=False, spec=None, doc=None,
-           vjp_any=None, jointly_linear=False):
+           vjp_any=None, jointly_linear=False, cls=None):
     """Make a built-in primitive and its rules in one statement (used by the rule families).
 
     Variadic primitives give ``vjp_any(argnum, g, ans, *args, **params)`` instead of one VJP
     per argument; ``jointly_linear=True`` makes their JVP the primitive applied to all the
-    tangents at once."""
-    p = Primitive(name, impl, spec, doc)
+    tangents at once. ``cls`` is a subclass of ``Primitive`` for families whose calls need
+    more checking (the ufuncs' keyword arguments)."""
+    p = (cls or Primitive)(name, impl, spec, doc)
     p.vjp_any = vjp_any
     if jointly_linear:
         p.jvp_all = _jointly_linear_jvp(p)

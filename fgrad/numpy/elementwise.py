@@ -41,7 +41,7 @@ class _Ufunc(Primitive):
     traced call refuses the ufunc keywords (and a positional ``out``) by name rather than let
     them reach the rules."""
 
-    nin = 1
+    nin = property(lambda self: self.impl.nin)
 
     def __call__(self, *args, **params):
         if (params or len(args) > self.nin) and contains_tracer((args, params)):
@@ -50,13 +50,6 @@ class _Ufunc(Primitive):
             unsupported_kwargs(self.name, params)
             params = {}
         return Primitive.__call__(self, *args, **params)
-
-
-def _ufunc(p):
-    """``p`` (made by ``define``) as a ``_Ufunc``: its numpy implementation is a ufunc."""
-    p.__class__ = _Ufunc
-    p.nin = p.impl.nin
-    return p
 
 
 def _shape(x):
@@ -75,9 +68,9 @@ def _separated(margin=0.05):
 
 def unary(name, d, domain=(-2.0, 2.0), valid=None, order=2, **spec):
     """Register the numpy ufunc ``name`` with derivative ``d(ans, x)``."""
-    return _ufunc(define(name, getattr(_onp, name),
-                         [lambda g, ans, x: g * d(ans, x)], [lambda t, ans, x: t * d(ans, x)],
-                         spec=Spec(UNARY, domain=domain, valid=valid, order=order, **spec)))
+    return define(name, getattr(_onp, name),
+                  [lambda g, ans, x: g * d(ans, x)], [lambda t, ans, x: t * d(ans, x)],
+                  spec=Spec(UNARY, domain=domain, valid=valid, order=order, **spec), cls=_Ufunc)
 
 
 def binary(name, dx, dy, domain=(-2.0, 2.0), valid=None, cases=BINARY, cast=False, **spec):
@@ -97,14 +90,14 @@ def binary(name, dx, dy, domain=(-2.0, 2.0), valid=None, cases=BINARY, cast=Fals
             return None
         return lambda t, ans, x, y: broadcast_like(t * d(ans, x, y), ans)
 
-    return _ufunc(define(name, getattr(_onp, name), [vjp(dx, 0), vjp(dy, 1)], [jvp(dx), jvp(dy)],
-                         spec=Spec(cases, domain=domain, valid=valid, **spec)))
+    return define(name, getattr(_onp, name), [vjp(dx, 0), vjp(dy, 1)], [jvp(dx), jvp(dy)],
+                  spec=Spec(cases, domain=domain, valid=valid, **spec), cls=_Ufunc)
 
 
 def linear_unary(name, transpose):
     """Register the numpy ufunc ``name``, linear in its argument, by its transpose."""
-    return _ufunc(define(name, getattr(_onp, name), [lambda g, ans, x: transpose(g)],
-                         linear=True, spec=Spec(UNARY)))
+    return define(name, getattr(_onp, name), [lambda g, ans, x: transpose(g)],
+                  linear=True, spec=Spec(UNARY), cls=_Ufunc)
 
 
 def _safe_div(num, den):
@@ -172,8 +165,8 @@ def _abs_jvp(t, ans, x):
     return t * _onp.sign(innermost(x))
 
 
-absolute = _ufunc(define("absolute", _onp.absolute, [_abs_vjp], [_abs_jvp],
-                         spec=Spec(UNARY, valid=_away_from([0.0]))))
+absolute = define("absolute", _onp.absolute, [_abs_vjp], [_abs_jvp],
+                  spec=Spec(UNARY, valid=_away_from([0.0])), cls=_Ufunc)
 absolute.__doc__ = (_onp.absolute.__doc__ or "") + """
 fgrad: the derivative at 0 is 0 (the average of -1 and 1); of a complex z it is the direction
 ``conj(z) / |z|`` (JAX's convention), also 0 at z = 0.
@@ -189,34 +182,34 @@ real = define("real", _onp.real, [lambda g, ans, x: g + 0j if _is_complex(x) els
               linear=True, spec=Spec(UNARY))
 imag = define("imag", _onp.imag, [lambda g, ans, x: -1j * g if _is_complex(x) else None],
               linear=True, spec=Spec(UNARY))
-conjugate = _ufunc(define("conjugate", _onp.conjugate,
-                          [lambda g, ans, x: fnp.conjugate(g) if _is_complex(x) else g],
-                          linear=True, spec=Spec(UNARY)))
+conjugate = define("conjugate", _onp.conjugate,
+                   [lambda g, ans, x: fnp.conjugate(g) if _is_complex(x) else g],
+                   linear=True, spec=Spec(UNARY), cls=_Ufunc)
 conj = conjugate
 
 
-add = _ufunc(define("add", _onp.add,
-                    [lambda g, ans, x, y: unbroadcast(g, _shape(x)),
-                     lambda g, ans, x, y: unbroadcast(g, _shape(y))],
-                    [lambda t, ans, x, y: broadcast_like(t, ans),
-                     lambda t, ans, x, y: broadcast_like(t, ans)],
-                    spec=Spec(BINARY)))
-subtract = _ufunc(define("subtract", _onp.subtract,
-                         [lambda g, ans, x, y: unbroadcast(g, _shape(x)),
-                          lambda g, ans, x, y: unbroadcast(-g, _shape(y))],
-                         [lambda t, ans, x, y: broadcast_like(t, ans),
-                          lambda t, ans, x, y: broadcast_like(-t, ans)],
-                         spec=Spec(BINARY)))
-multiply = _ufunc(define("multiply", _onp.multiply,
-                         [lambda g, ans, x, y: unbroadcast(g * y, _shape(x)),
-                          lambda g, ans, x, y: unbroadcast(x * g, _shape(y))],
-                         linear=True, spec=Spec(BINARY)))
-divide = _ufunc(define("divide", _onp.divide,
-                       [lambda g, ans, x, y: unbroadcast(g / y, _shape(x)),
-                        lambda g, ans, x, y: unbroadcast(-g * ans / y, _shape(y))],
-                       [lambda t, ans, x, y: broadcast_like(t / y, ans),
-                        lambda t, ans, x, y: -t * ans / y],
-                       spec=Spec(BINARY, domain=((-2.0, 2.0), (0.5, 2.0)))))
+add = define("add", _onp.add,
+             [lambda g, ans, x, y: unbroadcast(g, _shape(x)),
+              lambda g, ans, x, y: unbroadcast(g, _shape(y))],
+             [lambda t, ans, x, y: broadcast_like(t, ans),
+              lambda t, ans, x, y: broadcast_like(t, ans)],
+             spec=Spec(BINARY), cls=_Ufunc)
+subtract = define("subtract", _onp.subtract,
+                  [lambda g, ans, x, y: unbroadcast(g, _shape(x)),
+                   lambda g, ans, x, y: unbroadcast(-g, _shape(y))],
+                  [lambda t, ans, x, y: broadcast_like(t, ans),
+                   lambda t, ans, x, y: broadcast_like(-t, ans)],
+                  spec=Spec(BINARY), cls=_Ufunc)
+multiply = define("multiply", _onp.multiply,
+                  [lambda g, ans, x, y: unbroadcast(g * y, _shape(x)),
+                   lambda g, ans, x, y: unbroadcast(x * g, _shape(y))],
+                  linear=True, spec=Spec(BINARY), cls=_Ufunc)
+divide = define("divide", _onp.divide,
+                [lambda g, ans, x, y: unbroadcast(g / y, _shape(x)),
+                 lambda g, ans, x, y: unbroadcast(-g * ans / y, _shape(y))],
+                [lambda t, ans, x, y: broadcast_like(t / y, ans),
+                 lambda t, ans, x, y: -t * ans / y],
+                spec=Spec(BINARY, domain=((-2.0, 2.0), (0.5, 2.0))), cls=_Ufunc)
 true_divide = divide
 
 
@@ -370,12 +363,12 @@ def _ldexp_vjp(g, ans, x, i):
     return unbroadcast(fnp.ldexp(g, i), _shape(x))
 
 
-ldexp = _ufunc(define(
+ldexp = define(
     "ldexp", _onp.ldexp, [_ldexp_vjp, None],
     [lambda t, ans, x, i: broadcast_like(fnp.ldexp(t, i), ans), None],
     spec=Spec([(((3,),), {"i": _onp.array([-1, 0, 3])}), (((2, 3),), {"i": _onp.array([2, -3, 1])}),
                (((2, 1),), {"i": _onp.array([[1, -1, 0]])}), (((),), {"i": 2})],
-              call=lambda f, x, i: f(x, i))))
+              call=lambda f, x, i: f(x, i)), cls=_Ufunc)
 ldexp.__doc__ = (_onp.ldexp.__doc__ or "") + """
 fgrad: differentiable in the mantissa x1 (derivative 2**x2); the integer exponent x2 has none.
 """

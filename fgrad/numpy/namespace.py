@@ -21,7 +21,7 @@ from .unsupported import reason
 
 ZERO_DERIVATIVE = """
 floor ceil round around rint trunc fix sign signbit floor_divide
-argmax argmin nanargmax nanargmin ix_ argsort argpartition argwhere nonzero flatnonzero searchsorted digitize
+argmax argmin nanargmax nanargmin ix_ argsort argpartition lexsort argwhere nonzero flatnonzero searchsorted digitize
 isnan isinf isfinite isneginf isposinf isclose allclose array_equal array_equiv
 isreal iscomplex isrealobj iscomplexobj isscalar result_type
 shape ndim size zeros_like ones_like empty_like count_nonzero any all
@@ -30,6 +30,7 @@ may_share_memory shares_memory iterable broadcast_shapes typename
 array2string array_repr array_str format_float_positional format_float_scientific
 base_repr binary_repr
 arange empty eye identity ones zeros tri indices diag_indices tril_indices triu_indices
+diag_indices_from tril_indices_from triu_indices_from
 mask_indices bartlett blackman hamming hanning kaiser ravel_multi_index unravel_index
 packbits unpackbits bitwise_count gcd lcm isin digitize histogram_bin_edges einsum_path
 fftfreq rfftfreq matrix_rank

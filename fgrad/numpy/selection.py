@@ -26,7 +26,6 @@ from .. import errors
 from ..table import Spec, define
 from ..tracer import contains_tracer, innermost, strip
 from .broadcasting import dtype_of, shape_of
-from .namespace import zero_derivative
 from .wrapping import differentiable, unsupported_kwargs, with_numpy_values
 
 
@@ -504,22 +503,6 @@ def triu(m, k=0):
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     unsupported_kwargs("trace", {"out": out})
     return fnp.sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
-
-
-# --- index helpers: plain results -------------------------------------------------------------
-
-argpartition = zero_derivative(_onp.argpartition)
-lexsort = zero_derivative(_onp.lexsort)
-diag_indices = zero_derivative(_onp.diag_indices)
-diag_indices_from = zero_derivative(_onp.diag_indices_from)
-tril_indices = zero_derivative(_onp.tril_indices)
-tril_indices_from = zero_derivative(_onp.tril_indices_from)
-triu_indices = zero_derivative(_onp.triu_indices)
-triu_indices_from = zero_derivative(_onp.triu_indices_from)
-mask_indices = zero_derivative(_onp.mask_indices)
-indices = zero_derivative(_onp.indices)
-unravel_index = zero_derivative(_onp.unravel_index)
-ravel_multi_index = zero_derivative(_onp.ravel_multi_index)
 
 
 # --- in-place functions: refused on traced values ---------------------------------------------
