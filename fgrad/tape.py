@@ -66,10 +66,12 @@ class Tape(Trace):
         self.nodes.append(node)
         return TapeTracer(self, ans, node)
 
-    def backward(self, seeds, consume=False):
+    def backward(self, seeds, consume=False, keep=None):
         """Propagate ``seeds`` (pairs of node and output cotangent) to every node that needs
-        one; returns ``{node: cotangent}``. With ``consume`` the tape is emptied as it goes,
-        so each residual is freed as soon as its rules have used it (``grad`` uses this)."""
+        one; returns ``{node: cotangent}`` for the nodes no entry consumed (the inputs). With
+        ``consume`` the tape is emptied as it goes, so each residual is freed as soon as its
+        rules have used it (``grad`` uses this). ``keep``, a dict, receives every node's
+        cotangent (``make_tape``'s adjoint trace)."""
         add = _tracer.fnp.add
         cts = {}
         for node, ct in seeds:
@@ -85,6 +87,8 @@ class Tape(Trace):
             g = cts.pop(node, None)
             if g is None:
                 continue
+            if keep is not None:
+                keep[node] = g
             prim, args, params, ans = node.prim, node.args, node.params, node.ans
             for i, p in enumerate(node.parents):
                 if p is None:
