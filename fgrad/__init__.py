@@ -12,6 +12,7 @@ from . import numpy  # noqa: F401  (builds the primitive table and links the tra
 from .errors import (ConcretizationError, EscapedTracerError, NoDerivativeRuleError,
                      TracerMutationError)
 from .pytree import tree_flatten, tree_map, tree_unflatten
+from .recorded import make_tape
 from .table import PRIMITIVES, Spec, defjvp, deflinear, defvjp, primitive
 from .numpy.broadcasting import unbroadcast
 from .transforms import (grad, hessian, jacfwd, jacobian, jacrev, jvp, linearize,
@@ -20,7 +21,7 @@ from .transforms import (grad, hessian, jacfwd, jacobian, jacrev, jvp, linearize
 __version__ = "0.1.0"
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev",
-           "jacobian", "hessian", "stop_gradient", "primitive", "defvjp", "defjvp",
+           "jacobian", "hessian", "stop_gradient", "make_tape", "primitive", "defvjp", "defjvp",
            "deflinear", "unbroadcast", "Spec", "PRIMITIVES", "tree_flatten", "tree_unflatten", "tree_map",
            "NoDerivativeRuleError", "ConcretizationError", "TracerMutationError",
            "EscapedTracerError"]

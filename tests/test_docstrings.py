@@ -9,7 +9,7 @@ import importlib
 import pytest
 
 MODULES = ["fgrad.transforms", "fgrad.table", "fgrad.pytree", "fgrad.testing",
-           "fgrad.numpy.broadcasting"]
+           "fgrad.numpy.broadcasting", "fgrad.recorded"]
 
 
 @pytest.mark.parametrize("name", MODULES)
