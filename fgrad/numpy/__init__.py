@@ -7,7 +7,7 @@ functions with rules take and return tracers; zero-derivative functions (``floor
 ``NoDerivativeRuleError`` naming itself and showing how to add a rule.
 
 The rules live in one module per family: ``elementwise``, ``reductions``, ``statistics``,
-``layout``, ``joining``, ``products``, ``einsum``, ``indexing``, ``selection``, ``ranges``,
+``layout``, ``joining``, ``products``, ``polynomials``, ``einsum``, ``indexing``, ``selection``, ``ranges``,
 ``functional`` (apply_along_axis and friends), ``counting``, and the ``linalg`` and ``fft``
 submodules. Beyond numpy's names this module has ``getitem``, ``index_add`` and
 ``index_set``, the primitives behind ``x[idx]`` and ``x.at[idx].add/set``.
@@ -23,6 +23,7 @@ from . import einsum as _einsum
 from . import indexing as _indexing
 from . import joining as _joining
 from . import layout as _layout
+from . import polynomials as _polynomials
 from . import products as _products
 from . import ranges as _ranges
 from . import reductions as _reductions
@@ -34,7 +35,7 @@ from .. import tracer as _tracer
 _EXTRAS = ("getitem", "index_add", "index_set", "index_multiply", "index_min", "index_max")
 
 for _family in (_elementwise, _reductions, _statistics, _layout, _joining, _products, _einsum,
-                _indexing, _selection, _ranges, _functional, _counting):
+                _indexing, _selection, _ranges, _functional, _counting, _polynomials):
     for _name, _obj in vars(_family).items():
         if not _name.startswith("_") and (hasattr(_onp, _name) or _name in _EXTRAS) \
                 and callable(_obj) and not isinstance(_obj, type):
