@@ -1,9 +1,10 @@
 """``python -m fgrad check``: every rule in the primitive table against finite differences.
 
 Checked are the primitives and the public functions composed of them (listed as
-``np.<numpy name>``). For each, each case of its ``Spec`` is run on random arguments inside its domain;
-reverse mode (VJP) and forward mode (JVP) are checked separately, each to the spec's order
-(order 2 checks both modes of the derivative too). Exit code 0 only if every rule passes.
+``np.<numpy name>``). For each, each case of its ``Spec`` is run on random arguments inside
+its domain; reverse mode (VJP) and forward mode (JVP) are checked separately, each to the
+spec's order (order 2 checks both modes of the derivative too). Exit code 0 only if every
+rule passes. ``python -m fgrad coverage`` prints docs/coverage.md (``--write`` updates it).
 """
 import argparse
 import sys

@@ -16,7 +16,7 @@ Entries are data (primitive, inputs, parameters, value), the same nodes the tran
 """
 import numpy as _onp
 
-from .pytree import tree_flatten, tree_unflatten
+from .pytree import tree_flatten
 from .tracer import innermost
 from .transforms import _finish, _Recording
 

@@ -7,10 +7,11 @@ functions with rules take and return tracers; zero-derivative functions (``floor
 ``NoDerivativeRuleError`` naming itself and showing how to add a rule.
 
 The rules live in one module per family: ``elementwise``, ``reductions``, ``statistics``,
-``layout``, ``joining``, ``products``, ``polynomials``, ``einsum``, ``indexing``, ``selection``, ``ranges``,
-``functional`` (apply_along_axis and friends), ``counting``, and the ``linalg`` and ``fft``
-submodules. Beyond numpy's names this module has ``getitem``, ``index_add`` and
-``index_set``, the primitives behind ``x[idx]`` and ``x.at[idx].add/set``.
+``layout``, ``joining``, ``products``, ``polynomials``, ``einsum``, ``indexing``, ``selection``,
+``ranges``, ``functional`` (apply_along_axis and friends), ``counting``, and the ``linalg``
+and ``fft`` submodules. Beyond numpy's names this module has ``getitem`` and the
+``index_add/set/multiply/min/max`` functions, the primitives behind ``x[idx]`` and
+``x.at[idx].add(v)`` and its siblings.
 """
 import sys as _sys
 

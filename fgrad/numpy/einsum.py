@@ -23,7 +23,6 @@ import numpy as _onp
 import fgrad.numpy as fnp
 from ..table import Spec, define
 from .broadcasting import dtype_of, shape_of
-from .layout import add_notes
 from .namespace import zero_derivative
 from .wrapping import differentiable, unsupported_kwargs
 
@@ -201,4 +200,3 @@ def einsum(*operands, out=None, optimize=False, **kwargs):
 
 einsum_path = zero_derivative(_onp.einsum_path)
 
-add_notes(globals())

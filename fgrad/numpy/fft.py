@@ -393,11 +393,8 @@ def _add_notes():
     out = "On traced values ``out=`` raises TracerMutationError (use the returned array)."
     for f in (fft, ifft, rfft, irfft, hfft, ihfft, fftn, ifftn, fft2, ifft2, rfftn, rfft2,
               irfftn, irfft2, fftshift, ifftshift, fftfreq, rfftfreq):
-        notes = [f._fgrad_traced.__doc__]
         if f not in (fftshift, ifftshift, fftfreq, rfftfreq):
-            notes.append(out)
-        note = " ".join(" ".join(n.split()) for n in notes if n)
-        f.__doc__ = f"fgrad: {note}\n\n{f.__doc__ or ''}"
+            f.__doc__ = f.__doc__.replace("\n\n", f" {out}\n\n", 1)
 
 
 _add_notes()

@@ -17,9 +17,9 @@ import numpy as _onp
 
 import fgrad.numpy as fnp
 from ..table import Spec
-from ..tracer import contains_tracer, innermost, strip
+from ..tracer import innermost, strip
 from .broadcasting import dtype_of, shape_of
-from .layout import (add_notes, array, asarray, astype, atleast_1d, atleast_2d, atleast_3d,
+from .layout import (array, asarray, astype, atleast_1d, atleast_2d, atleast_3d,
                      axis_index, axis_tuple, broadcast_to, concatenate, list_call, ravel,
                      reshape)
 from .wrapping import differentiable, with_numpy_values
@@ -511,4 +511,3 @@ def pad(array, pad_width, mode="constant", **kwargs):
     return with_numpy_values(out, lambda *a, **k: value, (), {})
 
 
-add_notes(globals())

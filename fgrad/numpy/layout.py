@@ -13,7 +13,7 @@ import fgrad.numpy as fnp
 from ..table import Spec, define, register_function
 from ..tracer import Tracer, contains_tracer, innermost, strip
 from .broadcasting import dtype_of, shape_of, unbroadcast
-from .wrapping import as_tuple, differentiable, traced_version_of, unsupported_kwargs
+from .wrapping import as_tuple, differentiable, unsupported_kwargs
 
 try:
     from numpy.lib.array_utils import normalize_axis_index as _normalize_axis_index
@@ -457,15 +457,3 @@ def asarray_chkfinite(a, dtype=None, order=None):
     if _onp.issubdtype(_onp.result_type(v), _onp.inexact) and not _onp.isfinite(v).all():
         raise ValueError("array must not contain infs or NaNs")
     return a
-
-
-def add_notes(namespace):
-    """Put what fgrad adds (the traced function's own docstring: conventions, refused
-    arguments) in front of numpy's docstring, which the public functions carry."""
-    for f in list(namespace.values()):
-        traced = getattr(f, "_fgrad_traced", None)
-        if traced is not None and traced.__doc__ and not (f.__doc__ or "").startswith("fgrad:"):
-            f.__doc__ = f"fgrad: {' '.join(traced.__doc__.split())}\n\n{f.__doc__ or ''}"
-
-
-add_notes(globals())

@@ -93,17 +93,6 @@ def _gap_inverse(v):
     return (1 - tie) / (d + tie)
 
 
-def _differentiable(np_fn, spec, name, numpy_values=False):
-    """``differentiable``, with what fgrad adds (the traced function's docstring: conventions,
-    refused arguments) put in front of numpy's docstring, which the public function carries."""
-    def decorate(traced):
-        public = differentiable(np_fn, spec, name=name, numpy_values=numpy_values)(traced)
-        if traced.__doc__:
-            public.__doc__ = f"fgrad: {' '.join(traced.__doc__.split())}\n\n{public.__doc__ or ''}"
-        return public
-    return decorate
-
-
 def _noted(np_fn, note):
     return f"fgrad: {note}\n\n{np_fn.__doc__ or ''}"
 
@@ -171,7 +160,7 @@ _slogdet = define_multi(
     spec=Spec([(((2, 2),), {}), (((2, 3, 3),), {})], domain=(-1.0, 1.0), call=_shifted))
 
 
-@_differentiable(_la.slogdet, Spec(SQUARE + [(((3, 3),), {"negative": True})],
+@differentiable(_la.slogdet, Spec(SQUARE + [(((3, 3),), {"negative": True})],
                                    domain=(-1.0, 1.0),
                                    call=lambda f, a, negative=False:
                                    _shifted(f, -a if negative else a)),
@@ -389,7 +378,7 @@ _cholesky = define("linalg.cholesky", lambda a, upper=False: _la.cholesky(a, upp
                    [_cholesky_vjp], [_cholesky_jvp], spec=_SPD)
 
 
-@_differentiable(_la.cholesky, _SPD, name="linalg.cholesky")
+@differentiable(_la.cholesky, _SPD, name="linalg.cholesky")
 def cholesky(a, /, *, upper=False):
     """numpy.linalg.cholesky. numpy reads one triangle of ``a``; fgrad differentiates it as a
     function of the symmetric part ``(a + a^T) / 2``, so the gradient is symmetric (for a
@@ -421,7 +410,7 @@ _eigh = define_multi("linalg.eigh", lambda a, UPLO="L": tuple(_la.eigh(a, UPLO=U
                      _eigh_vjp, _eigh_jvp, spec=_EIGH)
 
 
-@_differentiable(_la.eigh, _EIGH, name="linalg.eigh")
+@differentiable(_la.eigh, _EIGH, name="linalg.eigh")
 def eigh(a, UPLO="L"):
     """numpy.linalg.eigh. Differentiated as a function of the symmetric part of ``a`` (numpy
     reads one triangle). Eigenvector derivatives divide by eigenvalue gaps ``w_j - w_i``; a
@@ -458,7 +447,7 @@ _eigvalsh = define("linalg.eigvalsh", lambda a, UPLO="L": _la.eigvalsh(a, UPLO=U
                    [_eigvalsh_vjp], [_eigvalsh_jvp], spec=_EIGVALSH)
 
 
-@_differentiable(_la.eigvalsh, _EIGVALSH, name="linalg.eigvalsh")
+@differentiable(_la.eigvalsh, _EIGVALSH, name="linalg.eigvalsh")
 def eigvalsh(a, UPLO="L"):
     """numpy.linalg.eigvalsh, differentiated as a function of the symmetric part of ``a``.
     The gradient ``V diag(g) V^T`` needs no eigenvalue gaps, so it is exact at repeated
@@ -548,7 +537,7 @@ def _refuse_hermitian(name, hermitian):
             "which gives the same result for a hermitian matrix.")
 
 
-@_differentiable(_la.svd, Spec([(((3, 2),), {"full_matrices": False}),
+@differentiable(_la.svd, Spec([(((3, 2),), {"full_matrices": False}),
                                 (((2, 3),), {"full_matrices": False}),
                                 (((2, 3, 2),), {"full_matrices": False}), (((2, 2),), {}),
                                 (((3, 2),), {"compute_uv": False})],
@@ -577,7 +566,7 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     return SVDResult(*_svd(a, full_matrices=bool(full_matrices)))
 
 
-@_differentiable(_la.svdvals, Spec(_SVD_CASES, domain=(-1.0, 1.0), valid=_svd_valid),
+@differentiable(_la.svdvals, Spec(_SVD_CASES, domain=(-1.0, 1.0), valid=_svd_valid),
                  name="linalg.svdvals")
 def svdvals(x, /):
     """numpy.linalg.svdvals, real input: derivative ``u_i v_i^T`` of each singular value (at
@@ -626,7 +615,7 @@ def _qr_jvp(ts, outs, a, mode="reduced"):
     m, n = shape_of(a)[-2:]
     if m >= n:
         return _qr_square_jvp(q, r, t)
-    (r1, _), (a1, a2), (t1, t2) = _qr_split(r), _qr_split(a), _qr_split(t)
+    (r1, _), (_, a2), (t1, t2) = _qr_split(r), _qr_split(a), _qr_split(t)
     dq, dr1 = _qr_square_jvp(q, r1, t1)
     dr2 = fnp.matmul(_mT(dq), a2) + fnp.matmul(_mT(q), t2)  # R2 = Q^T A2
     return dq, fnp.concatenate([dr1, dr2], axis=-1)
@@ -655,7 +644,7 @@ _qr = define_multi("linalg.qr", lambda a, mode="reduced": tuple(_la.qr(a, mode=m
                              domain=(-1.0, 1.0), valid=_qr_valid, call=_qr_call))
 
 
-@_differentiable(_la.qr, Spec([(((3, 3),), {}), (((3, 2),), {}), (((2, 4, 3),), {}),
+@differentiable(_la.qr, Spec([(((3, 3),), {}), (((3, 2),), {}), (((2, 4, 3),), {}),
                                (((2, 3),), {"mode": "complete"}), (((3, 2),), {"mode": "r"})],
                               domain=(-1.0, 1.0), valid=_qr_valid, call=_qr_call),
                  name="linalg.qr")
@@ -727,7 +716,7 @@ _eig = define_multi("linalg.eig", lambda a: tuple(_la.eig(a)),
                               call=_eig_call))
 
 
-@_differentiable(_la.eig, Spec(_EIG_CASES, domain=(-1.0, 1.0), valid=_eig_valid,
+@differentiable(_la.eig, Spec(_EIG_CASES, domain=(-1.0, 1.0), valid=_eig_valid,
                                call=_eig_call), name="linalg.eig")
 def eig(a):
     """numpy.linalg.eig, real input (complex results where numpy gives them). Eigenvalue
@@ -768,7 +757,7 @@ _eigvals = define("linalg.eigvals", _la.eigvals, [_eigvals_vjp], [_eigvals_jvp],
                   spec=_EIGVALS)
 
 
-@_differentiable(_la.eigvals, _EIGVALS, name="linalg.eigvals")
+@differentiable(_la.eigvals, _EIGVALS, name="linalg.eigvals")
 def eigvals(a):
     """numpy.linalg.eigvals, real input: ``dw_i = (V^-1 dA V)_ii``, from the left and right
     eigenvectors. Needs distinct eigenvalues (a defective matrix has none of this). As for
@@ -809,7 +798,7 @@ _pinv = define("linalg.pinv", lambda a, kw=(): _la.pinv(a, **dict(kw)),
 _NO_VALUE = object()
 
 
-@_differentiable(_la.pinv, Spec(_PINV_CASES + [(((3, 2),), {"rcond": 1e-3}),
+@differentiable(_la.pinv, Spec(_PINV_CASES + [(((3, 2),), {"rcond": 1e-3}),
                                                (((2, 3),), {"rtol": None})],
                                 domain=(-1.0, 1.0), valid=_well_conditioned),
                  name="linalg.pinv")
@@ -836,7 +825,7 @@ def _lstsq_valid(a, b):
     return _well_conditioned(a) and _min_gap(s) > 0.1
 
 
-@_differentiable(_la.lstsq, Spec([(((3, 2), (3,)), {}), (((4, 2), (4, 2)), {}),
+@differentiable(_la.lstsq, Spec([(((3, 2), (3,)), {}), (((4, 2), (4, 2)), {}),
                                   (((2, 3), (2,)), {}), (((3, 3), (3, 1)), {"rcond": 1e-3}),
                                   (((4, 3), (4,)), {"rcond": None})],
                                  domain=((-1.0, 1.0), (-2.0, 2.0)), valid=_lstsq_valid),
@@ -870,7 +859,7 @@ def _square(a):
         raise _la.LinAlgError("Last 2 dimensions of the array must be square")
 
 
-@_differentiable(_la.matrix_power, Spec([(((2, 2),), {"n": 3}), (((3, 3),), {"n": 2}),
+@differentiable(_la.matrix_power, Spec([(((2, 2),), {"n": 3}), (((3, 3),), {"n": 2}),
                                          (((2, 2, 2),), {"n": 5}), (((2, 2),), {"n": -1}),
                                          (((3, 3),), {"n": -3}), (((2, 2),), {"n": 1})],
                                         domain=(-1.0, 1.0), call=_shifted),
@@ -1038,7 +1027,7 @@ def _all_gaps(sv):
     return min(_min_gap(row) for row in sv)
 
 
-@_differentiable(_la.norm, _norm_spec([(((2, 3),), {}), (((4,),), {"ord": 3}),
+@differentiable(_la.norm, _norm_spec([(((2, 3),), {}), (((4,),), {"ord": 3}),
                                  (((2, 3),), {"ord": 1, "axis": 1, "keepdims": True}),
                                  (((3, 2),), {"ord": "nuc"}),
                                  (((2, 3, 2),), {"ord": 2, "axis": (0, 2)}),
@@ -1065,7 +1054,7 @@ def _axis_tuple(axis, nd):
     return tuple(a % nd for a in (axis if isinstance(axis, tuple) else (operator.index(axis),)))
 
 
-@_differentiable(_la.vector_norm, _norm_spec([(((2, 3),), {}), (((4,),), {"ord": 1}),
+@differentiable(_la.vector_norm, _norm_spec([(((2, 3),), {}), (((4,),), {"ord": 1}),
                                         (((2, 3, 2),), {"axis": (0, 2), "ord": _onp.inf}),
                                         (((2, 3),), {"axis": 0, "ord": -_onp.inf,
                                                      "keepdims": True}),
@@ -1083,7 +1072,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     return _vector_norm(x, ord, _axis_tuple(axis, nd), bool(keepdims), value)
 
 
-@_differentiable(_la.matrix_norm, _norm_spec([(((2, 3),), {}), (((3, 2),), {"ord": "nuc"}),
+@differentiable(_la.matrix_norm, _norm_spec([(((2, 3),), {}), (((3, 2),), {"ord": "nuc"}),
                                         (((2, 2),), {"ord": 1}), (((2, 3),), {"ord": -1}),
                                         (((2, 2, 3),), {"ord": 2}), (((3, 2),), {"ord": -2}),
                                         (((2, 3),), {"ord": _onp.inf, "keepdims": True}),
@@ -1102,7 +1091,7 @@ def _cond_valid(a):
     return _all_gaps(s.reshape(-1, s.shape[-1])) > 0.05
 
 
-@_differentiable(_la.cond, Spec([(((2, 2),), {}), (((3, 3),), {"p": 2}),
+@differentiable(_la.cond, Spec([(((2, 2),), {}), (((3, 3),), {"p": 2}),
                                  (((2, 3, 3),), {"p": -2}), (((3, 3),), {"p": "fro"}),
                                  (((2, 2),), {"p": "nuc"})],
                                 domain=(-1.0, 1.0), valid=_cond_valid, call=_shifted),
@@ -1137,7 +1126,7 @@ def _tensor_call(f, a, *rest, shape, **params):
     return f(fnp.transpose(t, tuple(int(i) for i in _onp.argsort(order))), *rest, **params)
 
 
-@_differentiable(_la.tensorsolve, Spec([(((6, 6), (2, 3)), {"shape": (2, 3, 6)}),
+@differentiable(_la.tensorsolve, Spec([(((6, 6), (2, 3)), {"shape": (2, 3, 6)}),
                                         (((4, 4), (4,)), {"shape": (4, 2, 2)}),
                                         (((4, 4), (2, 2)), {"shape": (2, 2, 2, 2),
                                                             "axes": (0, 2)})],
@@ -1162,7 +1151,7 @@ def tensorsolve(a, b, axes=None):
     return fnp.reshape(x, oldshape)
 
 
-@_differentiable(_la.tensorinv, Spec([(((6, 6),), {"shape": (2, 3, 6)}),
+@differentiable(_la.tensorinv, Spec([(((6, 6),), {"shape": (2, 3, 6)}),
                                       (((4, 4),), {"shape": (4, 2, 2), "ind": 1}),
                                       (((4, 4),), {"shape": (2, 2, 2, 2)})],
                                      domain=(-1.0, 1.0), call=_tensor_call),
@@ -1178,7 +1167,7 @@ def tensorinv(a, ind=2):
     return fnp.reshape(inv(fnp.reshape(a, (n, -1))), invshape)
 
 
-@_differentiable(_la.multi_dot, Spec([(((2, 3), (3, 4), (4, 2)), {}),
+@differentiable(_la.multi_dot, Spec([(((2, 3), (3, 4), (4, 2)), {}),
                                       (((3,), (3, 2), (2,)), {}), (((2, 2), (2, 3)), {}),
                                       (((3,), (3, 4), (4, 2), (2, 3)), {})],
                                      call=lambda f, *xs: f(list(xs))),
@@ -1196,7 +1185,7 @@ def multi_dot(arrays, *, out=None):
 
 # --- numpy.linalg's array-API functions over the last axes ---------------------------------
 
-@_differentiable(_la.trace, Spec([(((3, 3),), {}), (((2, 3, 4),), {"offset": 1}),
+@differentiable(_la.trace, Spec([(((3, 3),), {}), (((2, 3, 4),), {"offset": 1}),
                                   (((2, 3),), {"offset": -1})]),
                  name="linalg.trace", numpy_values=True)
 def trace(x, /, *, offset=0, dtype=None):
@@ -1207,7 +1196,7 @@ def trace(x, /, *, offset=0, dtype=None):
     return fnp.sum(d if dtype is None else fnp.astype(d, dtype), axis=-1)
 
 
-@_differentiable(_la.diagonal, Spec([(((3, 3),), {}), (((2, 3, 4),), {"offset": 1}),
+@differentiable(_la.diagonal, Spec([(((3, 3),), {}), (((2, 3, 4),), {"offset": 1}),
                                      (((2, 3),), {"offset": -1})]),
                  name="linalg.diagonal")
 def diagonal(x, /, *, offset=0):
@@ -1217,7 +1206,7 @@ def diagonal(x, /, *, offset=0):
     return fnp.diagonal(x, offset, -2, -1)
 
 
-@_differentiable(_la.matrix_transpose, Spec([(((2, 3),), {}), (((2, 3, 4),), {})]),
+@differentiable(_la.matrix_transpose, Spec([(((2, 3),), {}), (((2, 3, 4),), {})]),
                  name="linalg.matrix_transpose")
 def matrix_transpose(x, /):
     x = fnp.asarray(x)
@@ -1225,7 +1214,7 @@ def matrix_transpose(x, /):
     return _mT(x)
 
 
-@_differentiable(_la.outer, Spec([(((3,), (2,)), {}), (((2,), (2,)), {})]),
+@differentiable(_la.outer, Spec([(((3,), (2,)), {}), (((2,), (2,)), {})]),
                  name="linalg.outer")
 def outer(x1, x2, /):
     x1, x2 = fnp.asarray(x1), fnp.asarray(x2)
@@ -1233,7 +1222,7 @@ def outer(x1, x2, /):
     return fnp.outer(x1, x2)
 
 
-@_differentiable(_la.cross, Spec([(((3,), (3,)), {}), (((2, 3), (3,)), {}),
+@differentiable(_la.cross, Spec([(((3,), (3,)), {}), (((2, 3), (3,)), {}),
                                   (((3, 2), (3, 1)), {"axis": 0})]),
                  name="linalg.cross", numpy_values=True)
 def cross(x1, x2, /, *, axis=-1):
@@ -1242,7 +1231,7 @@ def cross(x1, x2, /, *, axis=-1):
     return fnp.cross(x1, x2, axis=axis)
 
 
-@_differentiable(_la.vecdot, Spec([(((3,), (3,)), {}), (((2, 3), (3,)), {}),
+@differentiable(_la.vecdot, Spec([(((3,), (3,)), {}), (((2, 3), (3,)), {}),
                                    (((3, 2), (3, 1)), {"axis": 0})]),
                  name="linalg.vecdot", numpy_values=True)
 def vecdot(x1, x2, /, *, axis=-1):
@@ -1251,14 +1240,14 @@ def vecdot(x1, x2, /, *, axis=-1):
     return fnp.vecdot(x1, x2, axis=axis)
 
 
-@_differentiable(_la.matmul, Spec([(((3,), (3,)), {}), (((2, 3), (3, 2)), {}),
+@differentiable(_la.matmul, Spec([(((3,), (3,)), {}), (((2, 3), (3, 2)), {}),
                                    (((2, 2, 3), (3,)), {})]),
                  name="linalg.matmul")
 def matmul(x1, x2, /):
     return fnp.matmul(x1, x2)
 
 
-@_differentiable(_la.tensordot, Spec([(((2, 3), (3, 2)), {"axes": 1}),
+@differentiable(_la.tensordot, Spec([(((2, 3), (3, 2)), {"axes": 1}),
                                       (((2, 3), (2, 3)), {}),
                                       (((2, 3, 2), (3, 2)), {"axes": ((1, 2), (0, 1))})]),
                  name="linalg.tensordot")

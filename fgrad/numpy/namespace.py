@@ -21,7 +21,8 @@ from .unsupported import reason
 
 ZERO_DERIVATIVE = """
 floor ceil round around rint trunc fix sign signbit floor_divide
-argmax argmin nanargmax nanargmin ix_ argsort argpartition lexsort argwhere nonzero flatnonzero searchsorted digitize
+argmax argmin nanargmax nanargmin ix_ argsort argpartition lexsort argwhere nonzero
+flatnonzero searchsorted digitize
 isnan isinf isfinite isneginf isposinf isclose allclose array_equal array_equiv
 isreal iscomplex isrealobj iscomplexobj isscalar result_type
 shape ndim size zeros_like ones_like empty_like count_nonzero any all

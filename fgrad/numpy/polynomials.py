@@ -12,7 +12,6 @@ import fgrad.numpy as fnp
 from ..table import Spec, define
 from ..tracer import innermost
 from .broadcasting import dtype_of, shape_of
-from .layout import add_notes
 from .products import convolve
 from .wrapping import differentiable, unsupported_kwargs
 
@@ -327,4 +326,3 @@ def poly(seq_of_zeros):
     return a
 
 
-add_notes(globals())

@@ -9,7 +9,6 @@ the public functions of the same names (and ``amax``, ``amin``, ``ptp``) take nu
 arguments, ``where=`` and ``initial=`` included, and are registered so the generated tests
 check them through numpy's signatures.
 """
-import inspect
 
 import numpy as _onp
 from numpy.lib.array_utils import normalize_axis_tuple
@@ -205,15 +204,6 @@ def _reduce(prim, np_fn, a, axis, dtype, keepdims, initial=_NoValue, where=_NoVa
     return numpy_result(r, value)
 
 
-def noted(public):
-    """Put the traced function's own docstring (what fgrad adds to numpy's function: kinks,
-    conventions, unsupported arguments) in front of numpy's docstring on ``public``."""
-    own = public._fgrad_traced.__doc__
-    if own:
-        public.__doc__ = f"fgrad: {inspect.cleandoc(own)}\n\n{public.__doc__ or ''}"
-    return public
-
-
 def _list_call(f, *xs, as_list=False, **params):
     """Spec.call: the ``as_list`` case hands its drawn arrays over as one list (np.sum([x, y]))."""
     return f(list(xs) if as_list else xs[0], **params)
@@ -231,7 +221,6 @@ def _public_spec(cases, **kwargs):
     return Spec(cases, call=_list_call, **kwargs)
 
 
-@noted
 @differentiable(_onp.sum, _public_spec(WITH_DTYPE + [
     (((2, 3),), {"axis": 1, "where": _MASK, "initial": 0.5})]))
 def sum(a, axis=None, dtype=None, out=None, keepdims=_NoValue, initial=_NoValue,
@@ -241,7 +230,6 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=_NoValue, initial=_NoValue,
     return _reduce(sum_p, _onp.sum, a, axis, dtype, keepdims, initial, where)
 
 
-@noted
 @differentiable(_onp.mean, _public_spec(WITH_DTYPE + [(((2, 3),), {"axis": 0, "where": _MASK})]))
 def mean(a, axis=None, dtype=None, out=None, keepdims=_NoValue, *, where=_NoValue):
     """Masked entries (``where``) get zero derivative."""
@@ -249,7 +237,6 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=_NoValue, *, where=_NoValu
     return _reduce(mean_p, _onp.mean, a, axis, dtype, keepdims, where=where)
 
 
-@noted
 @differentiable(_onp.prod, _public_spec(WITH_DTYPE + [
     (((2, 3),), {"axis": 1, "where": _MASK, "initial": 1.5})], domain=(0.3, 1.5)))
 def prod(a, axis=None, dtype=None, out=None, keepdims=_NoValue, initial=_NoValue,
@@ -272,7 +259,7 @@ def _extreme_public(prim, np_fn, name):
         unsupported_kwargs(name, {"out": out})
         return _reduce(prim, np_fn, a, axis, None, keepdims, initial, where)
 
-    return noted(reduce)
+    return reduce
 
 max = _extreme_public(max_p, _onp.max, "max")
 min = _extreme_public(min_p, _onp.min, "min")
@@ -280,7 +267,6 @@ amax = _extreme_public(max_p, _onp.amax, "amax")
 amin = _extreme_public(min_p, _onp.amin, "amin")
 
 
-@noted
 @differentiable(_onp.ptp, Spec([(((4,),), {}), (((2, 3),), {"axis": -1, "keepdims": True}),
                                 (((2, 3, 2),), {"axis": (0, 2)})], valid=distinct))
 def ptp(a, axis=None, out=None, keepdims=_NoValue):

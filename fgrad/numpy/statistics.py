@@ -26,7 +26,7 @@ from ..table import Spec, define
 from ..tracer import contains_tracer, innermost, strip
 from .broadcasting import dtype_of, mask, shape_of
 from .reductions import (_NoValue, _axes, _given, _numpy_kwargs, _reduce, distinct, kept_shape,
-                         max_p, mean_p, min_p, noted, numpy_result, prod_p, sum_p)
+                         max_p, mean_p, min_p, numpy_result, prod_p, sum_p)
 from .wrapping import differentiable, unsupported_kwargs
 
 
@@ -110,14 +110,12 @@ RUNNING_PUBLIC = [(((2, 3),), {}), (((2, 3),), {"axis": -1}), (((4,),), {"axis":
                   (((3, 2),), {"axis": 0, "dtype": _onp.float64})]
 
 
-@noted
 @differentiable(_onp.cumsum, Spec(RUNNING_PUBLIC))
 def cumsum(a, axis=None, dtype=None, out=None):
     unsupported_kwargs("cumsum", {"out": out})
     return _running(cumsum_p, a, axis, dtype)
 
 
-@noted
 @differentiable(_onp.cumprod, Spec(RUNNING_PUBLIC, domain=(0.3, 1.5)))
 def cumprod(a, axis=None, dtype=None, out=None):
     """Exact through zeros: the derivative with respect to an entry is the product of the
@@ -148,14 +146,12 @@ CUMULATIVE = [(((4,),), {}), (((2, 3),), {"axis": -1, "include_initial": True}),
               (((3, 2),), {"axis": 0})]
 
 
-@noted
 @differentiable(_onp.cumulative_sum, Spec(CUMULATIVE))
 def cumulative_sum(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
     unsupported_kwargs("cumulative_sum", {"out": out})
     return _cumulative(cumsum_p, 0, x, axis, dtype, include_initial)
 
 
-@noted
 @differentiable(_onp.cumulative_prod, Spec(CUMULATIVE, domain=(0.3, 1.5)))
 def cumulative_prod(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
     """Exact through zeros, as ``cumprod``."""
@@ -193,7 +189,6 @@ def _replaced(a, fill):
     return a if nan is None else fnp.where(nan, fill, a)
 
 
-@noted
 @differentiable(_onp.nansum, Spec(NAN_REDUCE, call=_nans_at))
 def nansum(a, axis=None, dtype=None, out=None, keepdims=_NoValue, initial=_NoValue,
            where=_NoValue):
@@ -202,7 +197,6 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=_NoValue, initial=_NoVal
     return _reduce(sum_p, _onp.sum, _replaced(a, 0), axis, dtype, keepdims, initial, where)
 
 
-@noted
 @differentiable(_onp.nanprod, Spec(NAN_REDUCE, call=_nans_at, domain=(0.3, 1.5)))
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=_NoValue, initial=_NoValue,
             where=_NoValue):
@@ -230,7 +224,7 @@ def _nan_extreme(prim, np_fn, nan_fn, name):
         return numpy_result(_reduce(prim, np_fn, filled, axis, None, keepdims, initial, where),
                             value)
 
-    return noted(reduce)
+    return reduce
 
 
 nanmax = _nan_extreme(max_p, _onp.max, _onp.nanmax, "nanmax")
@@ -240,7 +234,6 @@ NAN_RUNNING = [(((2, 3),), {"nans": _NANS}), (((2, 3),), {"axis": -1, "nans": _N
                (((4,),), {"axis": 0})]
 
 
-@noted
 @differentiable(_onp.nancumsum, Spec(NAN_RUNNING, call=_nans_at))
 def nancumsum(a, axis=None, dtype=None, out=None):
     """NaN entries count as 0 and get zero derivative."""
@@ -248,7 +241,6 @@ def nancumsum(a, axis=None, dtype=None, out=None):
     return _running(cumsum_p, _replaced(a, 0), axis, dtype)
 
 
-@noted
 @differentiable(_onp.nancumprod, Spec(NAN_RUNNING, call=_nans_at, domain=(0.3, 1.5)))
 def nancumprod(a, axis=None, dtype=None, out=None):
     """NaN entries count as 1 and get zero derivative; exact through zeros, as ``cumprod``."""
@@ -346,7 +338,6 @@ NAN_VAR = [(((2, 3),), {"nans": _NANS}),
            (((2, 2, 2),), {"axis": (0, 2), "keepdims": True})]
 
 
-@noted
 @differentiable(_onp.var, Spec(VAR))
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NoValue, *, where=_NoValue,
         mean=_NoValue, correction=_NoValue):
@@ -357,7 +348,6 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NoValue, *, where=
                        skip_nan=False, root=False)
 
 
-@noted
 @differentiable(_onp.std, Spec(VAR, valid=distinct))  # zero spread is a kink
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NoValue, *, where=_NoValue,
         mean=_NoValue, correction=_NoValue):
@@ -371,7 +361,6 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NoValue, *, where=
                        skip_nan=False, root=True)
 
 
-@noted
 @differentiable(_onp.nanmean, Spec(NAN_REDUCE, call=_nans_at))
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=_NoValue, *, where=_NoValue):
     """NaN entries (and entries masked out by ``where``) get zero derivative."""
@@ -389,7 +378,6 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=_NoValue, *, where=_NoV
     return numpy_result(fnp.reshape(r, _onp.shape(value)), value)
 
 
-@noted
 @differentiable(_onp.nanvar, Spec(NAN_VAR, call=_nans_at))
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NoValue, *, where=_NoValue,
            mean=_NoValue, correction=_NoValue):
@@ -399,7 +387,6 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NoValue, *, whe
                        skip_nan=True, root=False)
 
 
-@noted
 @differentiable(_onp.nanstd, Spec(NAN_VAR, call=_nans_at, valid=distinct))
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NoValue, *, where=_NoValue,
            mean=_NoValue, correction=_NoValue):
@@ -416,7 +403,6 @@ def _weights_call(f, a, *rest, **params):
     return f(a, weights=rest[0] if rest else None, **params)
 
 
-@noted
 @differentiable(_onp.average, Spec(
     [(((4,),), {}), (((2, 3),), {"axis": -1, "keepdims": True}),
      (((2, 3), (2, 3)), {"axis": None}), (((2, 3), (3,)), {"axis": 1, "returned": True}),
@@ -640,7 +626,6 @@ def _order_statistic(np_fn, name, a, q, scale, axis, method, keepdims, kwargs, s
     return numpy_result(_quantiles(a, qf, axis, method, keep, skip_nan), value)
 
 
-@noted
 @differentiable(_onp.quantile, _quantile_spec(1.0))
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
              *, weights=None):
@@ -648,7 +633,6 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
                             {"out": out, "weights": weights}, skip_nan=False)
 
 
-@noted
 @differentiable(_onp.percentile, _quantile_spec(100.0))
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                keepdims=False, *, weights=None):
@@ -656,7 +640,6 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
                             {"out": out, "weights": weights}, skip_nan=False)
 
 
-@noted
 @differentiable(_onp.nanquantile, _quantile_spec(1.0, nan=True))
 def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                 keepdims=_NoValue, *, weights=None):
@@ -665,7 +648,6 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear
                             {"out": out, "weights": weights}, skip_nan=True)
 
 
-@noted
 @differentiable(_onp.nanpercentile, _quantile_spec(100.0, nan=True))
 def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                   keepdims=_NoValue, *, weights=None):
@@ -682,7 +664,6 @@ MEDIAN = [(((3,),), {}), (((4,),), {}), (((2, 3),), {"axis": -1, "keepdims": Tru
           (((2, 2, 2),), {"axis": (0, 2)})]
 
 
-@noted
 @differentiable(_onp.median, Spec(MEDIAN, valid=distinct))
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """An odd count picks the middle entry (derivative 1 there, 0 elsewhere); an even count
@@ -695,7 +676,6 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     return numpy_result(_quantiles(a, 0.5, axis, "linear", bool(keepdims), False), value)
 
 
-@noted
 @differentiable(_onp.nanmedian, Spec(
     [(((2, 3),), {"nans": _NANS}), (((2, 3),), {"axis": -1, "nans": _NANS}),
      (((2, 2, 2),), {"axis": (0, 2), "keepdims": True})], call=_nans_at, valid=distinct))
@@ -714,7 +694,6 @@ def _extras_call(f, a, *rest, **params):
     return f(a, **dict(zip(("prepend", "append"), rest)), **params)
 
 
-@noted
 @differentiable(_onp.diff, Spec(
     [(((4,),), {}), (((2, 4),), {"n": 2, "axis": 0}), (((3, 2),), {"axis": 0, "n": 2}),
      (((2, 3), (2, 1), (2, 2)), {"axis": -1}), (((3,), ()), {})], call=_extras_call))
@@ -753,7 +732,6 @@ def _ends_call(f, a, *rest, **params):
     return f(a, **dict(zip(("to_end", "to_begin"), rest)), **params)
 
 
-@noted
 @differentiable(_onp.ediff1d, Spec([(((4,),), {}), (((2, 3), (2,), ()), {})],
                                    call=_ends_call))
 def ediff1d(ary, to_end=None, to_begin=None):
@@ -783,7 +761,6 @@ def _x_call(f, y, *rest, **params):
     return f(y, *rest, **params)
 
 
-@noted
 @differentiable(_onp.trapezoid, Spec(
     [(((4,),), {}), (((2, 3),), {"dx": 0.5, "axis": 0}), (((2, 3), (3,)), {}),
      (((2, 3), (2, 3)), {"axis": 0})], call=_x_call))
@@ -812,7 +789,6 @@ def _spacing_call(f, y, *spacing, **params):
     return f(y, *[cumsum(s) if _ndim(s) == 1 else s for s in spacing], **params)
 
 
-@noted
 @differentiable(_onp.gradient, Spec(
     [(((4,),), {}), (((3, 4),), {"edge_order": 2}), (((2, 3),), {"axis": -1}),
      (((4,), ()), {"edge_order": 2}), (((3,), (3,)), {})],
@@ -928,7 +904,6 @@ COV = [(((3, 4),), {}), (((4, 2),), {"rowvar": False, "ddof": 0}), (((4,), (4,))
        (((2, 3), (3,)), {"bias": True})]
 
 
-@noted
 @differentiable(_onp.cov, Spec(COV, call=_y_call))
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *,
         dtype=None):
@@ -995,7 +970,6 @@ def _uncorrelated(m, *y):
     return bool(_onp.all(_onp.abs(r[~_onp.eye(len(r), dtype=bool)]) < 0.95))
 
 
-@noted
 @differentiable(_onp.corrcoef, Spec(COV[:1] + [(((4, 2),), {"rowvar": False}),
                                                (((4,), (4,)), {})], call=_y_call,
                                      valid=_uncorrelated))

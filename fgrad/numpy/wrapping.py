@@ -3,9 +3,11 @@
 ``traced_version_of(np_fn)`` decorates the traced path of a function: a call holding no tracer
 (anywhere in its arguments, lists included) goes to numpy itself, untouched, so values, dtypes
 and errors are numpy's exactly; a call holding one runs the decorated function, which
-normalises the arguments and calls primitives.
+normalises the arguments and calls primitives. The public function carries numpy's docstring,
+with the traced function's own (what fgrad adds: kinks, refused arguments) in front of it.
 """
 import functools
+import inspect
 
 import numpy as _onp
 
@@ -24,6 +26,8 @@ def traced_version_of(np_fn):
             return np_fn(*args, **kwargs)
 
         wrapper._fgrad_traced = traced
+        if traced.__doc__:  # what fgrad adds (kinks, refused arguments) before numpy's text
+            wrapper.__doc__ = f"fgrad: {inspect.cleandoc(traced.__doc__)}\n\n{np_fn.__doc__ or ''}"
         return wrapper
 
     return decorate
