@@ -37,7 +37,8 @@ def main():
     width = max(len(e.expression()) for e in entries)
 
     print("f(x1, x2) = ln(x1) + x1*x2 - sin(x2) at (x1, x2) = (2, 5)")
-    print("fgrad numbers the arguments from 0: its x0 is the article's x1, its x1 the article's x2.")
+    print("fgrad numbers the arguments from 0: its x0 is the article's x1, "
+          "its x1 the article's x2.")
 
     print("\n1. Forward primal trace: print(fgrad.make_tape(f)(2.0, 5.0))")
     print(tape)
@@ -48,7 +49,8 @@ def main():
     print("\n2. Forward tangent trace, dv/dx1 for every entry: tape.tangents(1.0, 0.0)")
     print(f"   {'entry':<{width + 7}}  {'value':>8}  {'dv/dx1':>7}")
     for e in entries:
-        print(f"   {e.name:>3} = {e.expression():<{width}}  {num(e.value):>8}  {num(dots[e.name]):>7}")
+        print(f"   {e.name:>3} = {e.expression():<{width}}  {num(e.value):>8}"
+              f"  {num(dots[e.name]):>7}")
     print(f"   dy/dx1 = {num(dots[tape.outputs[0]])}")
     dy_dx2 = tape.tangents(0.0, 1.0)[tape.outputs[0]]
     print(f"   A second sweep, tape.tangents(0.0, 1.0), gives dy/dx2 = {num(dy_dx2)}:"

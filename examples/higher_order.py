@@ -86,7 +86,8 @@ def main():
     for i, x in enumerate(grid):
         print(f"   {x:4.1f} " + "".join(f"{col[i]:11.5f}" for col in table))
 
-    print("\n   check against the closed forms, P_k(tanh x) with P_0 = t, P_{k+1} = P_k'(t)(1 - t^2);")
+    print("\n   check against the closed forms, P_k(tanh x) with P_0 = t, "
+          "P_{k+1} = P_k'(t)(1 - t^2);")
     print("   and the number of entries on the tape of one evaluation of each derivative:")
     fine = onp.linspace(-3.0, 3.0, 201)
     worst, sizes = 0.0, []
@@ -104,7 +105,8 @@ def main():
     if path:
         print(f"   saved the curves to {path}")
     else:
-        print("   (matplotlib is not installed, so no plot: pip install -e \".[examples]\" for one)")
+        print("   (matplotlib is not installed, so no plot: "
+              "pip install -e \".[examples]\" for one)")
 
     rng = onp.random.default_rng(0)
     x, v = rng.normal(size=10), rng.normal(size=10)

@@ -112,7 +112,8 @@ def main():
           f"{traj.shape[0]} saved states at once, shape {Jt.shape}):")
     print("      t      prey" + "".join(f"{'d/d' + n:>12}" for n in NAMES))
     for k in range(traj.shape[0]):
-        print(f"   {k * every * STEP:4.1f}  {traj[k, 0]:8.4f}" + "".join(f"{v:12.4f}" for v in Jt[k, 0]))
+        print(f"   {k * every * STEP:4.1f}  {traj[k, 0]:8.4f}"
+              + "".join(f"{v:12.4f}" for v in Jt[k, 0]))
     return J
 
 

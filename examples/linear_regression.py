@@ -69,8 +69,9 @@ def train_micrograd(epochs=40, lr=0.1, n=10, noise=0.01, seed=0, report=print):
 
 
 def main():
-    print("1. tinynn: x ~ N(0, 1) of shape (100, 3), y = x * coef - 3; model x @ w + b with w (3, 3),")
-    print("   b (3,); loss = sum of squared errors; full-batch gradient descent, lr 3e-4, 101 epochs")
+    print("1. tinynn: x ~ N(0, 1) of shape (100, 3), y = x * coef - 3; model x @ w + b with")
+    print("   w (3, 3), b (3,); loss = sum of squared errors; full-batch gradient descent,")
+    print("   lr 3e-4, 101 epochs")
     params, coef, losses = train_tinynn()
     print(f"   loss {losses[0]:.1f} -> {losses[-1]:.4f}")
     print(f"   coef = {coef}; the fitted w is close to diag(coef), b to -3:")

@@ -49,7 +49,8 @@ def main(steps=8):
     A, y, theta_star = make_problem()
     iterates = newton(negative_log_likelihood, onp.zeros(DIM), steps, A, y)
     gradient = fgrad.grad(negative_log_likelihood)
-    print(f"Poisson regression, {N_OBS} observations, {DIM} parameters; Newton's method from theta = 0")
+    print(f"Poisson regression, {N_OBS} observations, {DIM} parameters; "
+          "Newton's method from theta = 0")
     print(" step   |theta - theta*|    |gradient|     error / previous error^2")
     errors = []
     for k, theta in enumerate(iterates):

@@ -42,9 +42,11 @@ def branch(x, x3, x4):
 
 
 def main():
-    print("1. The graph h1 = x1*x2, h2 = h1 + x1, out = h2 / x2, recorded by running it at (0.6, 0.2):")
+    print("1. The graph h1 = x1*x2, h2 = h1 + x1, out = h2 / x2, "
+          "recorded by running it at (0.6, 0.2):")
     print(fgrad.make_tape(graph)(0.6, 0.2))
-    print("   (fgrad names the entries: its x0, x1 are the graph's x1, x2; v1 is h1, v2 is h2, v3 is out)")
+    print("   (fgrad names the entries: its x0, x1 are the graph's x1, x2; "
+          "v1 is h1, v2 is h2, v3 is out)")
 
     out, (g1, g2) = fgrad.value_and_grad(graph, argnums=(0, 1))(0.6, 0.2)
     print("\n2. 'sess.run([output, grad], feed_dict={x1: 0.6, x2: 0.2})' is one call:")
@@ -63,7 +65,8 @@ def main():
     x2 = np.array([0.2, 0.5, 4.0])
     _, pull_back = fgrad.vjp(graph, x1, x2)
     d1, d2 = pull_back(np.ones(3))
-    print("\n4. Feeding a batch: the same function on arrays, one vjp gives every element's gradient")
+    print("\n4. Feeding a batch: the same function on arrays, "
+          "one vjp gives every element's gradient")
     print(f"   x1 = {x1.tolist()}, x2 = {x2.tolist()}")
     print(f"   out = {graph(x1, x2).round(12).tolist()}")
     print(f"   d out/d x1 = {d1.round(12).tolist()}   d out/d x2 = {d2.round(12).tolist()}")

@@ -294,7 +294,8 @@ def test_newton_problem_has_the_stated_minimiser():
     A, y, theta_star = m.make_problem()
     g = fgrad.grad(m.negative_log_likelihood)(theta_star, A, y)
     assert onp.max(onp.abs(g)) < 1e-12
-    assert onp.all(onp.linalg.eigvalsh(fgrad.hessian(m.negative_log_likelihood)(theta_star, A, y)) > 0)
+    H = fgrad.hessian(m.negative_log_likelihood)(theta_star, A, y)
+    assert onp.all(onp.linalg.eigvalsh(H) > 0)
 
 
 # --- jacobian_ode.py -------------------------------------------------------------------------
