@@ -1,0 +1,41 @@
+"""fgrad.numpy.linalg: numpy.linalg with derivatives.
+
+The factorizations (``inv``, ``det``, ``solve``, ``cholesky``, ``eigh``, ``svd``, ``qr``,
+``eig``, ``pinv`` ...) are primitives whose forward values are numpy's own; their rules are
+written with fgrad.numpy and with these primitives, so they can be differentiated again.
+Several outputs (``slogdet``, ``eigh``, ``svd``, ``qr``, ``eig``) travel through
+``define_multi``; the public functions give them back as numpy's namedtuples. Everything else
+(``norm``, ``lstsq``, ``matrix_power``, ``cond``, ``tensorsolve`` ...) is composed of them.
+
+Conventions (each is also stated on the function it concerns):
+
+* Functions that read only one triangle of a symmetric input (``cholesky``, ``eigh``,
+  ``eigvalsh``) are differentiated as functions of the symmetric part ``(a + a^T) / 2``: the
+  gradient is symmetric, and a tangent is symmetrised before it is used.
+* Eigenvector and singular-vector derivatives divide by eigenvalue (singular-value) gaps. Where
+  two values are exactly equal the corresponding term is left out (never ``inf``/``nan``): the
+  derivatives of the values themselves stay exact there, the vectors' have no meaning there.
+  ``eigvalsh``, ``svdvals`` and ``eigvals`` do not go through the vectors' derivatives at all.
+* Singular inputs: ``inv``, ``det``, ``slogdet``, ``solve`` need an invertible matrix for their
+  derivative (numpy's ``LinAlgError`` otherwise); ``pinv`` and ``lstsq`` assume full rank.
+* Norms at zero: every norm has gradient 0 at ``x = 0`` (the subgradient of least norm), and
+  ``ord=0`` (a count) has zero derivative everywhere.
+* Only real inputs are differentiated by the decompositions; complex traced input is refused
+  by name. ``inv``, ``det``, ``solve``, ``matrix_power``, ``multi_dot``, the products and the
+  2-norm/Frobenius norm take complex values (JAX's convention).
+"""
+
+import numpy as _onp
+
+from .solving import (  # noqa: F401
+    det, inv, matrix_power, multi_dot, slogdet, solve, tensorinv,
+    tensorsolve)
+from .decompositions import cholesky, eig, eigh, eigvals, eigvalsh, qr, svd, svdvals  # noqa: F401
+from .least_squares import lstsq, pinv  # noqa: F401
+from .norms import cond, matrix_norm, matrix_rank, norm, vector_norm  # noqa: F401
+from .array_api import (  # noqa: F401
+    cross, diagonal, matmul, matrix_transpose, outer, tensordot, trace,
+    vecdot)
+from ..namespace import mirror
+
+mirror(_onp.linalg, globals(), "linalg.")

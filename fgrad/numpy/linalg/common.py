@@ -1,0 +1,231 @@
+"""Shared by the linalg modules: numpy's result types, small matrix helpers, and the Spec
+helpers that draw well-conditioned, symmetric positive definite or well-separated matrices."""
+
+import numpy as _onp
+
+import fgrad.numpy as fnp
+from ...tracer import innermost
+from ..broadcasting import dtype_of, mask, shape_of
+
+_la = _onp.linalg
+
+# numpy's result types (namedtuples, which fgrad treats as pytree nodes)
+SlogdetResult = type(_la.slogdet(_onp.eye(1)))
+EighResult = type(_la.eigh(_onp.eye(1)))
+SVDResult = type(_la.svd(_onp.eye(1)))
+QRResult = type(_la.qr(_onp.eye(1)))
+EigResult = type(_la.eig(_onp.eye(1)))
+
+
+# --- helpers ---------------------------------------------------------------------------
+
+def _ndim(x):
+    return len(shape_of(x))
+
+
+def _mT(x):
+    """The matrix transpose of the last two axes."""
+    return fnp.swapaxes(x, -1, -2)
+
+
+def _eye(n, like):
+    return _onp.eye(n, dtype=dtype_of(like))
+
+
+def _sym(x):
+    return (x + _mT(x)) * 0.5
+
+
+def _diag(x):
+    """The diagonal of the last two axes, shape ``(..., n)``."""
+    r = _onp.arange(min(shape_of(x)[-2:]))
+    return fnp.getitem(x, (Ellipsis, r, r))
+
+
+def _diag_embed(d):
+    """``(..., n)`` to diagonal matrices ``(..., n, n)``."""
+    return fnp.expand_dims(d, -1) * _eye(shape_of(d)[-1], d)
+
+
+def _lift(x):
+    """A stack of scalars ``(...)`` as ``(..., 1, 1)``, to scale a stack of matrices."""
+    return fnp.expand_dims(x, (-2, -1))
+
+
+def _strictly_lower(like):
+    n = shape_of(like)[-1]
+    return mask(_onp.tri(n, k=-1, dtype=bool), like)
+
+
+def _gap_inverse(v):
+    """``F[..., i, j] = 1 / (v_j - v_i)``, and 0 where ``v_i == v_j`` exactly (the diagonal,
+    and exactly repeated values), so no ``inf``/``nan`` enters the rules."""
+    d = fnp.expand_dims(v, -2) - fnp.expand_dims(v, -1)
+    tie = mask(innermost(d) == 0, d)
+    return (1 - tie) / (d + tie)
+
+
+def _noted(np_fn, note):
+    return f"fgrad: {note}\n\n{np_fn.__doc__ or ''}"
+
+
+def _real_only(name, *xs):
+    for x in xs:
+        if _onp.iscomplexobj(innermost(x)):
+            raise NotImplementedError(
+                f"fgrad.numpy.linalg.{name}: complex input is not supported on traced values "
+                "(its derivative rules are written for real matrices); differentiate the real "
+                "and imaginary parts separately, or call it on fgrad.stop_gradient(x).")
+
+
+def _shift(a):
+    """``c I`` such that ``a + c I``, with ``a``'s entries in [-1, 1], is far from singular
+    (Gershgorin: each eigenvalue is at least ``c - n >= 1`` away from 0)."""
+    n = shape_of(a)[-1]
+    return max(4, n + 1) * _eye(n, a)
+
+
+def _shifted(f, a, *rest, **params):
+    """Spec.call: a well-conditioned square matrix from a draw in [-1, 1]."""
+    return f(a + _shift(a), *rest, **params)
+
+
+def _spd(a):
+    """A symmetric positive definite matrix (eigenvalues in [1, 1 + n^2]) from ``a`` in
+    [-1, 1]."""
+    return fnp.matmul(a, _mT(a)) + _eye(shape_of(a)[-1], a)
+
+
+# --- Spec helpers for the decompositions -------------------------------------------------
+# Eigenvectors, singular vectors and QR factors are unique only up to the sign (phase) of
+# each column, which LAPACK picks by branches that a finite-difference step can flip. The
+# specs compare derivatives of a normalised form (each column's largest entry positive,
+# R's diagonal positive); the rules themselves follow numpy's own output.
+
+def _outputs(out, shapes):
+    """A packed ``define_multi`` output (or a tuple) as a tuple of arrays of ``shapes``."""
+    if isinstance(out, tuple):
+        return tuple(out)
+    parts, start = [], 0
+    for shape in shapes:
+        n = int(_onp.prod(shape, dtype=int))
+        parts.append(fnp.reshape(fnp.getitem(out, slice(start, start + n)), shape))
+        start += n
+    return tuple(parts)
+
+
+def _column_signs(v):
+    """Plain +-1 per column of ``v``: the sign of the real part of its largest entry, shaped
+    ``(..., 1, k)`` to multiply ``v`` with."""
+    vv = innermost(v)
+    top = _onp.take_along_axis(vv, _onp.argmax(_onp.abs(vv), axis=-2)[..., None, :], axis=-2)
+    return _onp.where(_onp.real(top) < 0, -1, 1).astype(_onp.real(vv).dtype)
+
+
+def _min_gap(v):
+    """The smallest distance between two entries of each last-axis vector of ``v``."""
+    v = _onp.asarray(v)
+    d = _onp.where(_onp.eye(v.shape[-1], dtype=bool), _onp.inf,
+                   _onp.abs(v[..., :, None] - v[..., None, :]))
+    return _onp.min(d) if v.shape[-1] > 1 else _onp.inf
+
+
+def _clear_top(v, margin=0.02):
+    """Each column's largest entry leads the next by ``margin`` (its sign is then stable)."""
+    a = _onp.sort(_onp.abs(_onp.asarray(v)), axis=-2)
+    return v.shape[-2] < 2 or _onp.min(a[..., -1, :] - a[..., -2, :]) > margin
+
+
+def _sym_input(a):
+    return a + _mT(a)
+
+
+def _eigh_valid(a):
+    w, v = _la.eigh(_sym_input(_onp.asarray(a, float)))
+    return _min_gap(w) > 0.1 and _clear_top(v)
+
+
+def _eigh_call(f, a, **params):
+    s = _sym_input(a)
+    shape = shape_of(s)
+    w, v = _outputs(f(s, **params), [shape[:-1], shape])
+    return w, v * _column_signs(v)
+
+
+def _svd_valid(a):
+    a = _onp.asarray(a, float)
+    s = _la.svd(a, compute_uv=False)
+    u = _la.svd(a, full_matrices=False)[0]
+    return _min_gap(s) > 0.1 and _onp.min(s) > 0.1 and _clear_top(u)
+
+
+def _svd_call(f, a, **params):
+    *batch, m, n = shape_of(a)
+    k = min(m, n)
+    out = f(a, **params)
+    if params.get("compute_uv", True) is False:
+        return out
+    u, s, vh = _outputs(out, [(*batch, m, k), (*batch, k), (*batch, k, n)])
+    sign = _column_signs(u)
+    return u * sign, s, vh * _mT(sign)
+
+
+def _qr_valid(a):
+    r = _la.qr(_onp.asarray(a, float), mode="r")
+    return _onp.min(_onp.abs(_onp.diagonal(r, axis1=-2, axis2=-1))) > 0.1
+
+
+def _qr_call(f, a, mode="reduced"):
+    *batch, m, n = shape_of(a)
+    k = min(m, n)
+    out = f(a, mode=mode)
+    if mode == "r":
+        r = out
+        return r * _onp.sign(_onp.diagonal(innermost(r), axis1=-2, axis2=-1))[..., :, None]
+    q, r = _outputs(out, [(*batch, m, k), (*batch, k, n)])
+    sign = _onp.sign(_onp.diagonal(innermost(r), axis1=-2, axis2=-1))[..., None, :]
+    return q * sign, r * _mT(sign)
+
+
+# LAPACK's order of the eigenvalues of a general matrix can jump under a tiny perturbation
+# (at a triangular matrix, say); the specs sort them by ``real + imag / 2``, a key that is
+# distinct for the draws ``_eig_valid`` accepts.
+
+def _eig_key(w):
+    w = _onp.asarray(w)
+    return w.real + 0.5 * w.imag
+
+
+def _eig_valid(a):
+    a = _onp.asarray(a, float)
+    w, v = _la.eig(a)
+    # badly scaled draws (entries like 1e-38 beside 1) get inaccurate vectors from LAPACK:
+    # keep draws whose decomposition is accurate and whose eigenvalues are well-conditioned
+    accurate = _onp.max(_onp.abs(a @ v - v * w[..., None, :])) < 1e-9
+    return bool(accurate and _onp.all(_la.cond(v) < 20) and _min_gap(w) > 0.2
+                and _min_gap(_eig_key(w)) > 0.05 and _clear_top(v, 0.05))
+
+
+def _sorting(w):
+    """A plain permutation matrix ``p`` (``(..., n, n)``): ``w @ p`` is sorted by the key."""
+    order = _onp.argsort(_eig_key(innermost(w)), axis=-1)
+    n = shape_of(w)[-1]
+    return mask(_onp.arange(n)[:, None] == order[..., None, :], _onp.real(innermost(w)))
+
+
+def _eig_call(f, a):
+    shape = shape_of(a)
+    w, v = _outputs(f(a), [shape[:-1], shape])
+    p = _sorting(w)
+    v = fnp.matmul(v, p)
+    return fnp.sum(fnp.expand_dims(w, -1) * p, axis=-2), v * _column_signs(v)
+
+
+def _eigvals_call(f, a):
+    w = f(a)
+    return fnp.sum(fnp.expand_dims(w, -1) * _sorting(w), axis=-2)
+
+
+def _well_conditioned(*args):
+    s = _la.svd(_onp.asarray(args[0], float), compute_uv=False)
+    return bool(_onp.all(s[..., -1] > 0.1) and _onp.all(s[..., 0] < 8 * s[..., -1]))

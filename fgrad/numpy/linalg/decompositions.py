@@ -1,0 +1,433 @@
+"""Factorizations: cholesky, eigh, eigvalsh, svd, svdvals, qr, eig, eigvals (several outputs
+travel through ``define_multi`` and come back as numpy's namedtuples)."""
+
+import numpy as _onp
+
+import fgrad.numpy as fnp
+from ...table import Spec, define, define_multi
+from ...tracer import innermost, strip
+from ..broadcasting import mask, shape_of
+from ..wrapping import differentiable, with_numpy_values
+from .common import (EigResult, EighResult, QRResult, SVDResult, _diag, _diag_embed, _eig_call,
+                     _eig_valid, _eigh_call, _eigh_valid, _eigvals_call, _eye, _gap_inverse, _la,
+                     _mT, _qr_call, _qr_valid, _real_only, _spd, _strictly_lower, _svd_call,
+                     _svd_valid, _sym, _sym_input)
+from .solving import inv, solve
+
+
+# --- Cholesky --------------------------------------------------------------------------
+
+def _phi(like):
+    """The lower triangle with the diagonal halved, as a 0/0.5/1 mask."""
+    n = shape_of(like)[-1]
+    return mask(_onp.tri(n, dtype=bool), like) - 0.5 * _eye(n, like)
+
+
+def _cholesky_jvp(t, ans, a, upper=False):
+    lo = _mT(ans) if upper else ans
+    x = solve(lo, _sym(t))                                   # L^-1 sym(t)
+    dl = fnp.matmul(lo, solve(lo, _mT(x)) * _phi(lo))        # L phi(L^-1 sym(t) L^-T)
+    return _mT(dl) if upper else dl
+
+
+def _cholesky_vjp(g, ans, a, upper=False):
+    lo = _mT(ans) if upper else ans
+    g = _mT(g) if upper else g
+    z = solve(_mT(lo), fnp.matmul(_mT(lo), g) * _phi(lo))  # L^-T phi(L^T g)
+    return _sym(_mT(solve(_mT(lo), _mT(z))))                # sym(L^-T phi(L^T g) L^-1)
+
+
+_SPD = Spec([(((2, 2),), {}), (((3, 3),), {"upper": True}), (((2, 3, 3),), {})],
+            domain=(-1.0, 1.0), call=lambda f, a, **p: f(_spd(a), **p))
+
+_cholesky = define("linalg.cholesky", lambda a, upper=False: _la.cholesky(a, upper=upper),
+                   [_cholesky_vjp], [_cholesky_jvp], spec=_SPD)
+
+
+@differentiable(_la.cholesky, _SPD, name="linalg.cholesky")
+def cholesky(a, /, *, upper=False):
+    """numpy.linalg.cholesky. numpy reads one triangle of ``a``; fgrad differentiates it as a
+    function of the symmetric part ``(a + a^T) / 2``, so the gradient is symmetric (for a
+    symmetric positive definite ``a`` the values are the same)."""
+    a = fnp.asarray(a)
+    _real_only("cholesky", a)
+    return _cholesky(a, upper=bool(upper))
+
+
+# --- symmetric eigenproblem --------------------------------------------------------------
+
+def _eigh_jvp(ts, outs, a, UPLO="L"):
+    w, v = outs
+    m = fnp.matmul(fnp.matmul(_mT(v), _sym(ts[0])), v)
+    return _diag(m), fnp.matmul(v, _gap_inverse(w) * m)
+
+
+def _eigh_vjp(i, gs, outs, a, UPLO="L"):
+    (gw, gv), (w, v) = gs, outs
+    inner = _diag_embed(gw) + _gap_inverse(w) * fnp.matmul(_mT(v), gv)
+    return _sym(fnp.matmul(fnp.matmul(v, inner), _mT(v)))
+
+
+_EIGH = Spec([(((2, 2),), {}), (((3, 3),), {"UPLO": "U"}), (((2, 3, 3),), {})],
+             domain=(-1.0, 1.0), valid=_eigh_valid, call=_eigh_call)
+
+_eigh = define_multi("linalg.eigh", lambda a, UPLO="L": tuple(_la.eigh(a, UPLO=UPLO)),
+                     lambda a, UPLO="L": (shape_of(a)[:-1], shape_of(a)),
+                     _eigh_vjp, _eigh_jvp, spec=_EIGH)
+
+
+@differentiable(_la.eigh, _EIGH, name="linalg.eigh")
+def eigh(a, UPLO="L"):
+    """numpy.linalg.eigh. Differentiated as a function of the symmetric part of ``a`` (numpy
+    reads one triangle). Eigenvector derivatives divide by eigenvalue gaps ``w_j - w_i``; a
+    pair of exactly equal eigenvalues contributes nothing (no inf/nan), which is exact for
+    functions of the eigenvalues alone but otherwise meaningless: at a repeated eigenvalue the
+    eigenvectors are not differentiable. Use ``eigvalsh`` for eigenvalues alone."""
+    a = fnp.asarray(a)
+    _real_only("eigh", a)
+    return EighResult(*_eigh(a, UPLO=_uplo(UPLO)))
+
+
+def _uplo(UPLO):
+    u = str(UPLO).upper()
+    if u not in ("L", "U"):
+        raise ValueError("UPLO argument must be 'L' or 'U'")
+    return u
+
+
+def _eigvalsh_vjp(g, ans, a, UPLO="L"):
+    _, v = _eigh(a, UPLO=UPLO)
+    return fnp.matmul(v * fnp.expand_dims(g, -2), _mT(v))
+
+
+def _eigvalsh_jvp(t, ans, a, UPLO="L"):
+    _, v = _eigh(a, UPLO=UPLO)
+    return fnp.sum(v * fnp.matmul(_sym(t), v), axis=-2)
+
+
+_EIGVALSH = Spec([(((2, 2),), {}), (((3, 3),), {"UPLO": "U"}), (((2, 3, 3),), {})],
+                 domain=(-1.0, 1.0), valid=_eigh_valid,
+                 call=lambda f, a, **p: f(_sym_input(a), **p))
+
+_eigvalsh = define("linalg.eigvalsh", lambda a, UPLO="L": _la.eigvalsh(a, UPLO=UPLO),
+                   [_eigvalsh_vjp], [_eigvalsh_jvp], spec=_EIGVALSH)
+
+
+@differentiable(_la.eigvalsh, _EIGVALSH, name="linalg.eigvalsh")
+def eigvalsh(a, UPLO="L"):
+    """numpy.linalg.eigvalsh, differentiated as a function of the symmetric part of ``a``.
+    The gradient ``V diag(g) V^T`` needs no eigenvalue gaps, so it is exact at repeated
+    eigenvalues too (for functions symmetric in the repeated ones, such as sums); second
+    derivatives do divide by gaps."""
+    a = fnp.asarray(a)
+    _real_only("eigvalsh", a)
+    return _eigvalsh(a, UPLO=_uplo(UPLO))
+
+
+# --- singular value decomposition ----------------------------------------------------------
+
+def _svd_shapes(a, full_matrices=False):
+    *batch, m, n = shape_of(a)
+    k = min(m, n)
+    return ((*batch, m, m if full_matrices else k), (*batch, k),
+            (*batch, n if full_matrices else k, n))
+
+
+def _svd_jvp(ts, outs, a, full_matrices=False):
+    (t,), (u, s, vh) = ts, outs
+    m, n = shape_of(a)[-2:]
+    k = min(m, n)
+    v = _mT(vh)
+    p = fnp.matmul(fnp.matmul(_mT(u), t), v)                 # U^T dA V
+    f = _gap_inverse(s * s)                                   # 1 / (s_j^2 - s_i^2)
+    s_row, s_col = fnp.expand_dims(s, -2), fnp.expand_dims(s, -1)
+    du = fnp.matmul(u, f * (p * s_row + s_col * _mT(p)))
+    dv = fnp.matmul(v, f * (s_col * p + _mT(p) * s_row))
+    if m > k:  # the part of dA V outside span(U)
+        du = du + (fnp.matmul(t, v) - fnp.matmul(u, p)) / s_row
+    if n > k:
+        dv = dv + (fnp.matmul(_mT(t), u) - fnp.matmul(v, _mT(p))) / s_row
+    return du, _diag(p), _mT(dv)
+
+
+def _svd_vjp(i, gs, outs, a, full_matrices=False):
+    (gu, gsv, gvh), (u, s, vh) = gs, outs
+    m, n = shape_of(a)[-2:]
+    k = min(m, n)
+    v, gv = _mT(vh), _mT(gvh)
+    f = _gap_inverse(s * s)
+    s_row, s_col = fnp.expand_dims(s, -2), fnp.expand_dims(s, -1)
+    j = f * fnp.matmul(_mT(u), gu)
+    kk = f * fnp.matmul(_mT(v), gv)
+    inner = _diag_embed(gsv) + (j + _mT(j)) * s_row + s_col * (kk + _mT(kk))
+    ga = fnp.matmul(fnp.matmul(u, inner), vh)
+    if m > k:
+        ga = ga + fnp.matmul((gu - fnp.matmul(u, fnp.matmul(_mT(u), gu))) / s_row, vh)
+    if n > k:
+        ga = ga + fnp.matmul(u, _mT((gv - fnp.matmul(v, fnp.matmul(_mT(v), gv))) / s_row))
+    return ga
+
+
+_SVD_CASES = [(((2, 2),), {}), (((3, 2),), {}), (((2, 3),), {}), (((2, 3, 2),), {})]
+
+_svd = define_multi("linalg.svd",
+                    lambda a, full_matrices=False: tuple(_la.svd(a, full_matrices)),
+                    _svd_shapes, _svd_vjp, _svd_jvp,
+                    spec=Spec(_SVD_CASES, domain=(-1.0, 1.0), valid=_svd_valid,
+                              call=_svd_call))
+
+
+def _svdvals_vjp(g, ans, a):
+    u, _, vh = _svd(a)
+    # an exactly zero singular value is a kink (|s|): its derivative is taken as 0
+    g = g * (1 - mask(innermost(ans) == 0, ans))
+    return fnp.matmul(u * fnp.expand_dims(g, -2), vh)
+
+
+def _svdvals_jvp(t, ans, a):
+    u, _, vh = _svd(a)
+    ds = fnp.sum(u * fnp.matmul(t, _mT(vh)), axis=-2)
+    return ds * (1 - mask(innermost(ans) == 0, ans))
+
+
+_svdvals = define("linalg.svdvals", lambda a: _la.svd(a, compute_uv=False),
+                  [_svdvals_vjp], [_svdvals_jvp],
+                  spec=Spec(_SVD_CASES, domain=(-1.0, 1.0), valid=_svd_valid))
+
+
+def _refuse_hermitian(name, hermitian):
+    if hermitian:
+        raise NotImplementedError(
+            f"fgrad.numpy.linalg.{name}: hermitian=True is not supported on traced values "
+            "(numpy then takes another algorithm, through eigh); call it with hermitian=False, "
+            "which gives the same result for a hermitian matrix.")
+
+
+@differentiable(_la.svd, Spec([(((3, 2),), {"full_matrices": False}),
+                                (((2, 3),), {"full_matrices": False}),
+                                (((2, 3, 2),), {"full_matrices": False}), (((2, 2),), {}),
+                                (((3, 2),), {"compute_uv": False})],
+                               domain=(-1.0, 1.0), valid=_svd_valid, call=_svd_call),
+                 name="linalg.svd")
+def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    """numpy.linalg.svd, real input. ``compute_uv=False`` gives the singular values, whose
+    derivative ``u_i v_i^T`` needs no gaps (at repeated singular values it is exact for
+    functions symmetric in them, such as sums and norms; an exactly zero singular value, a
+    kink, has derivative 0). The singular vectors' derivatives divide by
+    ``s_j^2 - s_i^2`` (pairs of exactly equal singular values contribute nothing, as in
+    ``eigh``: not meaningful there) and, for non-square input, by the singular values.
+    ``full_matrices=True`` is refused for non-square input on traced values (the completed
+    basis is not unique, so it has no derivative); ``hermitian=True`` is refused."""
+    a = fnp.asarray(a)
+    _real_only("svd", a)
+    _refuse_hermitian("svd", hermitian)
+    if not compute_uv:
+        return _svdvals(a)
+    m, n = shape_of(a)[-2:]
+    if full_matrices and m != n:
+        raise NotImplementedError(
+            "fgrad.numpy.linalg.svd: full_matrices=True on a non-square traced matrix: the "
+            "extra columns of u (or rows of vh) are any orthonormal completion, which has no "
+            "derivative; use full_matrices=False.")
+    return SVDResult(*_svd(a, full_matrices=bool(full_matrices)))
+
+
+@differentiable(_la.svdvals, Spec(_SVD_CASES, domain=(-1.0, 1.0), valid=_svd_valid),
+                 name="linalg.svdvals")
+def svdvals(x, /):
+    """numpy.linalg.svdvals, real input: derivative ``u_i v_i^T`` of each singular value (at
+    repeated singular values exact for functions symmetric in them, such as sums and norms;
+    an exactly zero one, a kink, has derivative 0)."""
+    x = fnp.asarray(x)
+    _real_only("svdvals", x)
+    return _svdvals(x)
+
+
+# --- QR ----------------------------------------------------------------------------------
+
+def _right_solve(y, r):
+    """``y r^-1``."""
+    return _mT(solve(_mT(r), _mT(y)))
+
+
+def _qr_square_jvp(q, r, t):
+    """(dQ, dR) for ``a = q r`` with ``q`` of orthonormal columns and ``r`` square."""
+    tr = _right_solve(t, r)                                  # dA R^-1
+    c = fnp.matmul(_mT(q), tr)
+    low = c * _strictly_lower(c)
+    om = low - _mT(low)                                      # Q^T dQ (skew)
+    dq = fnp.matmul(q, om)
+    if shape_of(q)[-2] > shape_of(q)[-1]:
+        dq = dq + tr - fnp.matmul(q, c)                      # (I - Q Q^T) dA R^-1
+    return dq, fnp.matmul(c - om, r)
+
+
+def _qr_square_vjp(q, r, gq, gr):
+    qg = fnp.matmul(_mT(q), gq)
+    rg = fnp.matmul(gr, _mT(r))
+    mm = qg - rg
+    x = rg + (mm - _mT(mm)) * _strictly_lower(mm)
+    return _mT(solve(r, _mT(gq + fnp.matmul(q, x - qg))))   # (...) R^-T
+
+
+def _qr_split(a):
+    """For wide ``a`` (m < n): its first m columns and the rest."""
+    m = shape_of(a)[-2]
+    return fnp.getitem(a, (Ellipsis, slice(None, m))), fnp.getitem(a, (Ellipsis, slice(m, None)))
+
+
+def _qr_jvp(ts, outs, a, mode="reduced"):
+    (t,), (q, r) = ts, outs
+    m, n = shape_of(a)[-2:]
+    if m >= n:
+        return _qr_square_jvp(q, r, t)
+    (r1, _), (_, a2), (t1, t2) = _qr_split(r), _qr_split(a), _qr_split(t)
+    dq, dr1 = _qr_square_jvp(q, r1, t1)
+    dr2 = fnp.matmul(_mT(dq), a2) + fnp.matmul(_mT(q), t2)  # R2 = Q^T A2
+    return dq, fnp.concatenate([dr1, dr2], axis=-1)
+
+
+def _qr_vjp(i, gs, outs, a, mode="reduced"):
+    (gq, gr), (q, r) = gs, outs
+    m, n = shape_of(a)[-2:]
+    if m >= n:
+        return _qr_square_vjp(q, r, gq, gr)
+    (r1, _), (_, a2), (gr1, gr2) = _qr_split(r), _qr_split(a), _qr_split(gr)
+    ga1 = _qr_square_vjp(q, r1, gq + fnp.matmul(a2, _mT(gr2)), gr1)
+    return fnp.concatenate([ga1, fnp.matmul(q, gr2)], axis=-1)
+
+
+def _qr_shapes(a, mode="reduced"):
+    *batch, m, n = shape_of(a)
+    k = min(m, n)
+    return (*batch, m, k), (*batch, k, n)
+
+
+_qr = define_multi("linalg.qr", lambda a, mode="reduced": tuple(_la.qr(a, mode=mode)),
+                   _qr_shapes, _qr_vjp, _qr_jvp,
+                   spec=Spec([(((2, 2),), {}), (((3, 2),), {}), (((2, 3),), {}),
+                              (((2, 3, 2),), {})],
+                             domain=(-1.0, 1.0), valid=_qr_valid, call=_qr_call))
+
+
+@differentiable(_la.qr, Spec([(((3, 3),), {}), (((3, 2),), {}), (((2, 4, 3),), {}),
+                               (((2, 3),), {"mode": "complete"}), (((3, 2),), {"mode": "r"})],
+                              domain=(-1.0, 1.0), valid=_qr_valid, call=_qr_call),
+                 name="linalg.qr")
+def qr(a, mode="reduced"):
+    """numpy.linalg.qr, real input, modes 'reduced', 'r' and 'complete' (for m <= n, where it
+    equals 'reduced'). R's diagonal must be nonzero (full rank): the rules divide by it.
+    On traced values 'complete' with m > n is refused (the completed columns of q are any
+    orthonormal completion, with no derivative), and so is 'raw' (Householder reflectors)."""
+    a = fnp.asarray(a)
+    _real_only("qr", a)
+    m, n = shape_of(a)[-2:]
+    if mode == "raw" or (mode == "complete" and m > n):
+        raise NotImplementedError(
+            f"fgrad.numpy.linalg.qr: mode={mode!r} is not supported on traced values"
+            + (" for a tall matrix (the completed columns of q are not unique, so they have "
+               "no derivative)" if mode == "complete" else " (Householder reflectors)")
+            + "; use mode='reduced'.")
+    if mode == "r":
+        _, r = _qr(a, mode="reduced")
+        return with_numpy_values(r, _la.qr, (a,), {"mode": "r"})
+    if mode not in ("reduced", "complete"):
+        _la.qr(strip(a), mode=mode)  # numpy's own error for an unknown mode
+    return QRResult(*_qr(a, mode=mode))
+
+
+# --- general eigenproblem ------------------------------------------------------------------
+# numpy normalises each eigenvector to unit 2-norm with its largest entry real (LAPACK's
+# geev); the derivative keeps both: Re(v^H dv) = 0 and Im(dv_k / v_k) = 0 at that entry k.
+
+def _largest(v):
+    """A plain 0/1 mask of each column's largest entry (by modulus)."""
+    vv = innermost(v)
+    k = _onp.argmax(_onp.abs(vv), axis=-2)
+    return mask(_onp.arange(vv.shape[-2])[:, None] == k[..., None, :], _onp.real(vv))
+
+
+def _eig_jvp(ts, outs, a):
+    (t,), (w, v) = ts, outs
+    p = fnp.matmul(fnp.matmul(inv(v), t), v)
+    vt = fnp.matmul(v, _gap_inverse(w) * p)
+    d = fnp.sum(fnp.conjugate(v) * vt, axis=-2)
+    if _onp.iscomplexobj(innermost(v)):
+        top = _largest(v)
+        e = fnp.sum(top * vt, axis=-2) / fnp.sum(top * v, axis=-2)
+        c = -fnp.real(d) - 1j * fnp.imag(e)
+    else:
+        c = -d
+    return _diag(p), vt + v * fnp.expand_dims(c, -2)
+
+
+def _eig_vjp(i, gs, outs, a):
+    (gw, gv), (w, v) = gs, outs
+    gc = fnp.sum(v * gv, axis=-2)
+    if _onp.iscomplexobj(innermost(v)):
+        top = _largest(v)
+        gvt = (gv - fnp.conjugate(v) * fnp.expand_dims(fnp.real(gc), -2)
+               - top * fnp.expand_dims(1j * fnp.imag(gc) / fnp.sum(top * v, axis=-2), -2))
+    else:
+        gvt = gv - v * fnp.expand_dims(gc, -2)
+    gp = _gap_inverse(w) * fnp.matmul(_mT(v), gvt) + _diag_embed(gw)
+    return fnp.real(fnp.matmul(fnp.matmul(_mT(inv(v)), gp), _mT(v)))
+
+
+_EIG_CASES = [(((2, 2),), {}), (((3, 3),), {}), (((2, 3, 3),), {})]
+
+_eig = define_multi("linalg.eig", lambda a: tuple(_la.eig(a)),
+                    lambda a: (shape_of(a)[:-1], shape_of(a)), _eig_vjp, _eig_jvp,
+                    spec=Spec(_EIG_CASES, domain=(-1.0, 1.0), valid=_eig_valid,
+                              call=_eig_call))
+
+
+@differentiable(_la.eig, Spec(_EIG_CASES, domain=(-1.0, 1.0), valid=_eig_valid,
+                               call=_eig_call), name="linalg.eig")
+def eig(a):
+    """numpy.linalg.eig, real input (complex results where numpy gives them). Eigenvalue
+    derivatives use the left and right eigenvectors (``dw = diag(V^-1 dA V)``); eigenvector
+    derivatives follow numpy's normalisation (unit 2-norm, largest entry real) and divide by
+    eigenvalue gaps (exactly equal eigenvalues contribute nothing: not meaningful there).
+    The order of the eigenvalues is LAPACK's, which can jump under a tiny perturbation at
+    special matrices (triangular ones, say); the derivative is that of each eigenvalue as
+    returned at the point."""
+    a = fnp.asarray(a)
+    _real_only("eig", a)
+    return EigResult(*_eig(a))
+
+
+def _eig_matching(a, ans):
+    """``eig``'s eigenvectors, their columns in the order of ``eigvals``' result."""
+    w, v = _eig(a)
+    wv, av = innermost(w), innermost(ans)
+    if not _onp.array_equal(wv, av):
+        order = _onp.argmin(_onp.abs(av[..., :, None] - wv[..., None, :]), axis=-1)
+        v = fnp.matmul(v, mask(_onp.arange(wv.shape[-1])[:, None] == order[..., None, :],
+                               _onp.real(wv)))
+    return v
+
+
+def _eigvals_vjp(g, ans, a):
+    v = _eig_matching(a, ans)
+    return fnp.real(fnp.matmul(_mT(inv(v)) * fnp.expand_dims(g, -2), _mT(v)))
+
+
+def _eigvals_jvp(t, ans, a):
+    v = _eig_matching(a, ans)
+    return fnp.sum(_mT(inv(v)) * fnp.matmul(t, v), axis=-2)
+
+
+_EIGVALS = Spec(_EIG_CASES, domain=(-1.0, 1.0), valid=_eig_valid, call=_eigvals_call)
+_eigvals = define("linalg.eigvals", _la.eigvals, [_eigvals_vjp], [_eigvals_jvp],
+                  spec=_EIGVALS)
+
+
+@differentiable(_la.eigvals, _EIGVALS, name="linalg.eigvals")
+def eigvals(a):
+    """numpy.linalg.eigvals, real input: ``dw_i = (V^-1 dA V)_ii``, from the left and right
+    eigenvectors. Needs distinct eigenvalues (a defective matrix has none of this). As for
+    ``eig``, the order is LAPACK's, which can jump at special (e.g. triangular) matrices."""
+    a = fnp.asarray(a)
+    _real_only("eigvals", a)
+    return _eigvals(a)

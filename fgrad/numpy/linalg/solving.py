@@ -1,0 +1,207 @@
+"""Inverses and linear systems: inv, det, slogdet, solve, matrix_power, tensorsolve, tensorinv,
+multi_dot."""
+import operator
+
+import numpy as _onp
+
+import fgrad.numpy as fnp
+from ...table import Spec, define, define_multi
+from ...tracer import strip
+from ..broadcasting import shape_of, unbroadcast
+from ..wrapping import differentiable, unsupported_kwargs
+from .common import SlogdetResult, _la, _lift, _mT, _ndim, _noted, _real_only, _shift, _shifted
+
+
+# --- inverse, determinant, solve -------------------------------------------------------
+
+SQUARE = [(((2, 2),), {}), (((3, 3),), {}), (((2, 3, 3),), {})]
+
+inv = define(
+    "linalg.inv", _la.inv,
+    [lambda g, ans, a: -fnp.matmul(fnp.matmul(_mT(ans), g), _mT(ans))],
+    [lambda t, ans, a: -fnp.matmul(fnp.matmul(ans, t), ans)],
+    spec=Spec(SQUARE, domain=(-1.0, 1.0), call=_shifted),
+    doc=_noted(_la.inv, "the derivative -inv(a) da inv(a) needs an invertible a (at a "
+                        "singular one numpy raises LinAlgError); complex input is supported."))
+
+
+def _inv_T(a):
+    return _mT(inv(a))
+
+
+det = define(
+    "linalg.det", _la.det,
+    [lambda g, ans, a: _lift(g * ans) * _inv_T(a)],
+    [lambda t, ans, a: ans * fnp.sum(_inv_T(a) * t, axis=(-2, -1))],
+    spec=Spec(SQUARE + [(((2, 2),), {"negative": True})], domain=(-1.0, 1.0),
+              call=lambda f, a, negative=False: _shifted(f, -a if negative else a)),
+    doc=_noted(_la.det, "the gradient det(a) inv(a)^T is computed through inv(a), so a "
+                        "singular a raises LinAlgError rather than giving its adjugate; "
+                        "complex input is supported."))
+
+_slogdet = define_multi(
+    "linalg.slogdet", lambda a: tuple(_la.slogdet(a)),
+    lambda a: (shape_of(a)[:-2],) * 2,
+    # the sign is locally constant (zero derivative); log|det a| has gradient inv(a)^T
+    lambda i, gs, outs, a: _lift(gs[1]) * _inv_T(a),
+    lambda ts, outs, a: (None, fnp.sum(_inv_T(a) * ts[0], axis=(-2, -1))),
+    spec=Spec([(((2, 2),), {}), (((2, 3, 3),), {})], domain=(-1.0, 1.0), call=_shifted))
+
+
+@differentiable(_la.slogdet, Spec(SQUARE + [(((3, 3),), {"negative": True})],
+                                   domain=(-1.0, 1.0),
+                                   call=lambda f, a, negative=False:
+                                   _shifted(f, -a if negative else a)),
+                 name="linalg.slogdet")
+def slogdet(a):
+    """numpy.linalg.slogdet: the sign has zero derivative, ``logabsdet`` has gradient
+    ``inv(a)^T`` (real input)."""
+    a = fnp.asarray(a)
+    _real_only("slogdet", a)
+    return SlogdetResult(*_slogdet(a))
+
+
+def _solve_parts(x, b):
+    """The solution ``x`` as a stack of matrices, and whether it was a stack of vectors
+    (numpy 2: ``b`` is a vector only when it is 1-d)."""
+    return (fnp.expand_dims(x, -1), True) if _ndim(b) == 1 else (x, False)
+
+
+def _solve_vjp_a(g, ans, a, b):
+    x, vec = _solve_parts(ans, b)
+    g = fnp.expand_dims(g, -1) if vec else g
+    gb = solve(_mT(a), g)
+    return unbroadcast(-fnp.matmul(gb, _mT(x)), shape_of(a))
+
+
+def _solve_vjp_b(g, ans, a, b):
+    if _ndim(b) == 1:
+        gb = solve(_mT(a), fnp.expand_dims(g, -1))
+        return fnp.reshape(unbroadcast(gb, shape_of(b) + (1,)), shape_of(b))
+    return unbroadcast(solve(_mT(a), g), shape_of(b))
+
+
+def _solve_jvp_a(t, ans, a, b):
+    x, vec = _solve_parts(ans, b)
+    dx = -solve(a, fnp.matmul(t, x))
+    return fnp.reshape(dx, shape_of(ans)) if vec else dx
+
+
+def _solve_jvp_b(t, ans, a, b):
+    dx = solve(a, t)
+    return dx if shape_of(dx) == shape_of(ans) else fnp.broadcast_to(dx, shape_of(ans))
+
+
+solve = define(
+    "linalg.solve", _la.solve, [_solve_vjp_a, _solve_vjp_b], [_solve_jvp_a, _solve_jvp_b],
+    spec=Spec([(((2, 2), (2,)), {}), (((3, 3), (3, 2)), {}), (((2, 3, 3), (3,)), {}),
+               (((2, 2, 2), (2, 2, 1)), {}), (((2, 2), (3, 2, 2)), {})],
+              domain=(-1.0, 1.0), call=_shifted),
+    doc=_noted(_la.solve, "derivatives in a (-inv(a) da x) and b, for b a vector (1-d) or "
+                          "a stack of matrices, batch dimensions broadcast; a must be "
+                          "invertible; complex input is supported."))
+
+
+# --- powers ---------------------------------------------------------------------------
+
+def _square(a):
+    shape = shape_of(a)
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        raise _la.LinAlgError("Last 2 dimensions of the array must be square")
+
+
+@differentiable(_la.matrix_power, Spec([(((2, 2),), {"n": 3}), (((3, 3),), {"n": 2}),
+                                         (((2, 2, 2),), {"n": 5}), (((2, 2),), {"n": -1}),
+                                         (((3, 3),), {"n": -3}), (((2, 2),), {"n": 1})],
+                                        domain=(-1.0, 1.0), call=_shifted),
+                 name="linalg.matrix_power", numpy_values=True)
+def matrix_power(a, n):
+    """numpy.linalg.matrix_power, by numpy's own sequence of products (and ``inv`` for
+    negative ``n``); ``n = 0`` gives the identity, with zero derivative."""
+    a = fnp.asarray(a)
+    try:
+        n = operator.index(n)
+    except TypeError as e:
+        raise TypeError("exponent must be an integer") from e
+    _square(a)
+    if n == 0:
+        return _la.matrix_power(strip(a), 0)
+    if n < 0:
+        a, n = inv(a), -n
+    result, z = None, None
+    while n > 0:
+        z = a if z is None else fnp.matmul(z, z)
+        n, bit = divmod(n, 2)
+        if bit:
+            result = z if result is None else fnp.matmul(result, z)
+    return result
+
+
+# --- tensor equations, chains of products ---------------------------------------------------
+
+def _tensor_call(f, a, *rest, shape, **params):
+    """Spec.call: a well-conditioned square draw, as the tensor of ``shape`` that
+    ``tensorsolve``/``tensorinv`` turn back into it (after moving ``axes`` to the end)."""
+    order = list(range(len(shape)))
+    for k in params.get("axes") or ():
+        order.remove(k)
+        order.insert(len(shape), k)
+    t = fnp.reshape(a + _shift(a), tuple(shape[i] for i in order))
+    return f(fnp.transpose(t, tuple(int(i) for i in _onp.argsort(order))), *rest, **params)
+
+
+@differentiable(_la.tensorsolve, Spec([(((6, 6), (2, 3)), {"shape": (2, 3, 6)}),
+                                        (((4, 4), (4,)), {"shape": (4, 2, 2)}),
+                                        (((4, 4), (2, 2)), {"shape": (2, 2, 2, 2),
+                                                            "axes": (0, 2)})],
+                                       domain=(-1.0, 1.0), call=_tensor_call),
+                 name="linalg.tensorsolve", numpy_values=True)
+def tensorsolve(a, b, axes=None):
+    """numpy.linalg.tensorsolve, by numpy's reshapes around ``solve``."""
+    a, b = fnp.asarray(a), fnp.asarray(b)
+    an = _ndim(a)
+    if axes is not None:
+        order = list(range(an))
+        for k in axes:
+            order.remove(k)
+            order.insert(an, k)
+        a = fnp.transpose(a, order)
+    oldshape = shape_of(a)[-(an - _ndim(b)):]
+    n = int(_onp.prod(oldshape, dtype=int))
+    if int(_onp.prod(shape_of(a), dtype=int)) != n ** 2:
+        raise _la.LinAlgError("Input arrays must satisfy the requirement "
+                              "prod(a.shape[b.ndim:]) == prod(a.shape[:b.ndim])")
+    x = solve(fnp.reshape(a, (n, n)), fnp.ravel(b))
+    return fnp.reshape(x, oldshape)
+
+
+@differentiable(_la.tensorinv, Spec([(((6, 6),), {"shape": (2, 3, 6)}),
+                                      (((4, 4),), {"shape": (4, 2, 2), "ind": 1}),
+                                      (((4, 4),), {"shape": (2, 2, 2, 2)})],
+                                     domain=(-1.0, 1.0), call=_tensor_call),
+                 name="linalg.tensorinv", numpy_values=True)
+def tensorinv(a, ind=2):
+    """numpy.linalg.tensorinv, by numpy's reshapes around ``inv``."""
+    a = fnp.asarray(a)
+    shape = shape_of(a)
+    if ind <= 0:
+        raise ValueError("Invalid ind argument.")
+    invshape = shape[ind:] + shape[:ind]
+    n = int(_onp.prod(shape[ind:], dtype=int))
+    return fnp.reshape(inv(fnp.reshape(a, (n, -1))), invshape)
+
+
+@differentiable(_la.multi_dot, Spec([(((2, 3), (3, 4), (4, 2)), {}),
+                                      (((3,), (3, 2), (2,)), {}), (((2, 2), (2, 3)), {}),
+                                      (((3,), (3, 4), (4, 2), (2, 3)), {})],
+                                     call=lambda f, *xs: f(list(xs))),
+                 name="linalg.multi_dot", numpy_values=True)
+def multi_dot(arrays, *, out=None):
+    """numpy.linalg.multi_dot (numpy's values, from its cheapest order of products)."""
+    unsupported_kwargs("linalg.multi_dot", {"out": out})
+    arrays = [fnp.asarray(a) for a in arrays]
+    _la.multi_dot([strip(a) for a in arrays])  # numpy's errors
+    result = arrays[0]
+    for a in arrays[1:]:
+        result = fnp.dot(result, a)
+    return result
