@@ -1,0 +1,141 @@
+"""``python -m benchmarks [--quick] [--only NAME] [--peers LIST] [--json PATH] [--markdown PATH]``"""
+import argparse
+import datetime
+import gc
+import os
+import platform
+import sys
+import time
+
+# numpy is imported only after --threads has set the thread pools' sizes (main, below)
+from .names import NAMES, PEERS
+
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+               "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def load_average():
+    try:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "?"
+
+
+def parse(argv):
+    p = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    p.add_argument("--quick", action="store_true",
+                   help="fewer, shorter rounds and no jax.jit (under a minute)")
+    p.add_argument("--only", action="append", default=[], metavar="NAME",
+                   help="run only this workload (repeatable, or comma-separated): "
+                        + ", ".join(NAMES))
+    p.add_argument("--peers", default=None, metavar="LIST",
+                   help="comma-separated peers to try (default: "
+                        + ",".join(PEERS) + "; --quick leaves out jax.jit); "
+                        "'none' for fgrad and numpy only")
+    p.add_argument("--threads", type=int, default=1, metavar="N",
+                   help="threads for numpy's BLAS, torch and XLA (default 1: every backend "
+                        "on one core, so a busy core cannot stall a threaded matmul); "
+                        "0 leaves each library's own default")
+    p.add_argument("--json", metavar="PATH", help="save the results as JSON")
+    p.add_argument("--markdown", metavar="PATH", help="save the tables as markdown")
+    p.add_argument("--list", action="store_true", help="list the workloads and exit")
+    return p.parse_args(argv)
+
+
+def set_threads(n):
+    """Before numpy, torch or jax is imported: size their thread pools."""
+    if n <= 0:
+        return
+    for var in THREAD_VARS:
+        os.environ[var] = str(n)
+    flags = os.environ.get("XLA_FLAGS", "")
+    if "intra_op_parallelism_threads" not in flags:
+        os.environ["XLA_FLAGS"] = (flags + " --xla_cpu_multi_thread_eigen=false "
+                                   f"intra_op_parallelism_threads={n}").strip()
+
+
+def main(argv=None):
+    args = parse(argv)
+    set_threads(args.threads)
+    if "numpy" in sys.modules and args.threads > 0:
+        print("note: numpy was imported before --threads could apply", file=sys.stderr)
+    import numpy
+
+    from . import backends as _backends
+    from .liveness import tape_left_alive
+    from .report import render, to_json
+    from .runner import FULL, QUICK, run_workload
+    from .workloads import BY_NAME, WORKLOADS
+
+    if args.list:
+        for w in WORKLOADS:
+            print(f"{w.name:20s} {w.title}: {w.measures}")
+        return 0
+    names = [n for item in args.only for n in item.split(",") if n]
+    unknown = [n for n in names if n not in BY_NAME]
+    if unknown:
+        print(f"unknown workload(s) {', '.join(unknown)}; choose from {', '.join(BY_NAME)}",
+              file=sys.stderr)
+        return 2
+    workloads = [BY_NAME[n] for n in names] if names else WORKLOADS
+    if args.peers is None:
+        peers = [p for p in PEERS if not (args.quick and p == "jax.jit")]
+    else:
+        peers = [p for p in args.peers.split(",") if p and p != "none"]
+    settings = QUICK if args.quick else FULL
+
+    started = time.perf_counter()
+    load_start = load_average()
+    found, notes = _backends.load(peers, threads=args.threads)
+    # The peers' modules add hundreds of thousands of objects that every full collection
+    # would scan again, slowing whichever backend happens to trigger it: freeze them.
+    gc.collect()
+    gc.freeze()
+    if args.quick and args.peers is None:
+        notes.append("jax.jit: left out by --quick (its compile times dominate a short run)")
+    meta = dict(date=datetime.datetime.now().isoformat(timespec="seconds"),
+                mode="quick" if args.quick else "full", nproc=os.cpu_count(), cpu=cpu_model(),
+                threads=args.threads or "library defaults",
+                python=platform.python_version(), load_start=load_start,
+                versions={"python": platform.python_version(), "numpy": numpy.__version__,
+                          **{b.name: b.version for b in found.values() if b.name != "numpy"}})
+    print(f"fgrad benchmarks ({meta['mode']}): {', '.join(found)}; load average {load_start}",
+          file=sys.stderr)
+    for n in notes:
+        print(f"  note: {n}", file=sys.stderr)
+
+    def progress(msg):
+        print(f"  [{time.perf_counter() - started:6.1f} s] {msg}", file=sys.stderr, flush=True)
+
+    results = {}
+    for w in workloads:
+        results[w.name] = run_workload(w, found, settings, "full", progress)
+    alive = tape_left_alive()
+    meta["load_end"] = load_average()
+    meta["seconds"] = round(time.perf_counter() - started, 1)
+    run = dict(meta=meta, results=results, notes=notes, alive=alive)
+
+    print("\n".join(render(run)))
+    print(f"\n(total {meta['seconds']} s)")
+    if args.json:
+        with open(args.json, "w") as f:
+            f.write(to_json(run))
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write("\n".join(render(run, markdown=True)) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

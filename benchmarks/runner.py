@@ -1,0 +1,200 @@
+"""Checking and timing a case: every implementation must agree with fgrad before it is timed;
+then the implementations run in interleaved rounds, and medians and min-max are kept.
+
+Protocol for one case:
+
+1. **check**: each implementation is called once (this also warms caches and compiles
+   ``jax.jit``); its result, converted to numpy, must be ``allclose`` to fgrad's (its
+   derivative, or its forward value for a forward-only row). One that disagrees or raises is
+   reported and left out of the timing.
+2. **calibrate**: a second call gives each one a number of calls per sample, so that a sample
+   lasts about ``sample_time``.
+3. **rounds**: in each round every implementation takes one sample, in an order rotated by one
+   each round (so none always runs first, after the same neighbour, or on a warmer cache). The
+   number of rounds is ``rounds``, cut down so that the case takes about ``case_budget``
+   seconds but never below ``min_rounds``.
+4. **memory** (for the labels the case names): the peak of ``tracemalloc`` over one call,
+   above what was allocated before the call.
+
+The garbage collector stays on: collecting what a library leaves behind is part of its cost.
+(``__main__`` freezes the objects that exist after the imports, so that a collection costs what
+the library's own garbage costs, not a scan of torch's and JAX's modules.)
+"""
+import gc
+import math
+import statistics
+import time
+import tracemalloc
+from dataclasses import dataclass, field
+
+import numpy
+
+from .backends import tree_leaves
+
+
+@dataclass
+class Settings:
+    rounds: int
+    min_rounds: int
+    sample_time: float  # seconds per sample (calls per sample are calibrated to it)
+    case_budget: float  # seconds per case, across all its implementations
+    memory: bool = True
+
+
+FULL = Settings(rounds=15, min_rounds=5, sample_time=0.05, case_budget=10.0)
+QUICK = Settings(rounds=3, min_rounds=2, sample_time=0.005, case_budget=0.6)
+TINY = Settings(rounds=1, min_rounds=1, sample_time=0.0, case_budget=0.0)
+
+
+@dataclass
+class Stats:
+    median: float  # seconds per call
+    lo: float
+    hi: float
+    samples: int
+    calls: int  # calls per sample
+
+    def as_dict(self):
+        return dict(median=self.median, min=self.lo, max=self.hi, samples=self.samples,
+                    calls_per_sample=self.calls)
+
+
+@dataclass
+class CaseResult:
+    name: str
+    stats: dict = field(default_factory=dict)  # label -> Stats
+    failures: dict = field(default_factory=dict)  # label -> why it was left out
+    memory: dict = field(default_factory=dict)  # label -> peak bytes
+    first_call: dict = field(default_factory=dict)  # label -> seconds of the check call
+    ops: int = 0
+    notes: list = field(default_factory=list)
+
+    def ratio(self, label, other):
+        """``median(label) / median(other)``, or None when either is missing."""
+        a, b = self.stats.get(label), self.stats.get(other)
+        return None if a is None or b is None else a.median / b.median
+
+    def as_dict(self):
+        return dict(name=self.name, ops=self.ops, notes=self.notes, failures=self.failures,
+                    first_call_seconds=self.first_call,
+                    stats={k: v.as_dict() for k, v in self.stats.items()},
+                    peak_memory_bytes=self.memory)
+
+
+def agree(result, ref, rtol, atol):
+    """``None`` if the pytrees' leaves match (allclose), else a message saying how not."""
+    got, want = tree_leaves(result), tree_leaves(ref)
+    if len(got) != len(want):
+        return f"{len(got)} leaves where fgrad has {len(want)}"
+    for i, (g, w) in enumerate(zip(got, want)):
+        g, w = numpy.asarray(g, dtype=float), numpy.asarray(w, dtype=float)
+        if g.shape != w.shape:
+            return f"leaf {i} has shape {g.shape}, fgrad's {w.shape}"
+        if not numpy.allclose(g, w, rtol=rtol, atol=atol):
+            err = float(numpy.max(numpy.abs(g - w)))
+            return f"leaf {i} differs from fgrad's by up to {err:.3g}"
+    return None
+
+
+def check(case):
+    """Call each implementation once; returns ``({label: seconds}, {label: failure})``."""
+    times, failures = {}, {}
+    for impl in case.impls:
+        try:
+            t0 = time.perf_counter()
+            out = impl()
+            times[impl.label] = time.perf_counter() - t0
+            why = agree(impl.backend.tonumpy(out), case.refs[impl.kind], case.rtol, case.atol)
+        except Exception as e:  # a peer without some feature: reported, not fatal
+            why = f"raised {type(e).__name__}: {str(e)[:200]}"
+        if why is not None:
+            failures[impl.label] = why
+    return times, failures
+
+
+def _time(fn, calls):
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    return (time.perf_counter() - t0) / calls
+
+
+def run_case(case, settings):
+    res = CaseResult(case.name, ops=case.ops, notes=list(case.notes))
+    res.first_call, res.failures = check(case)
+    impls = [i for i in case.impls if i.label not in res.failures]
+    if not impls:
+        return res
+    plan = {}  # label -> (seconds per call, calls per sample)
+    for impl in impls:
+        first = res.first_call[impl.label]
+        per_call = first if first > 0.1 else _time(impl, 1)
+        plan[impl.label] = (per_call, max(1, int(settings.sample_time / max(per_call, 1e-9))))
+    round_cost = sum(t * n for t, n in plan.values())
+    rounds = settings.rounds
+    if settings.case_budget and round_cost > 0:
+        fit = math.floor(settings.case_budget / round_cost)
+        rounds = max(settings.min_rounds, min(rounds, fit))
+    samples = {i.label: [] for i in impls}
+    for r in range(rounds):
+        k = r % len(impls)
+        for impl in impls[k:] + impls[:k]:
+            samples[impl.label].append(_time(impl, plan[impl.label][1]))
+    for impl in impls:
+        s = samples[impl.label]
+        res.stats[impl.label] = Stats(statistics.median(s), min(s), max(s), len(s),
+                                      plan[impl.label][1])
+    if settings.memory:
+        for label in case.memory:
+            if label in res.stats:
+                res.memory[label] = peak_memory(case.impl(label))
+    return res
+
+
+def peak_memory(fn):
+    """Peak bytes allocated (as tracemalloc sees them) during one call, above the start."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        out = fn()
+        peak = tracemalloc.get_traced_memory()[1] - base
+        del out
+    finally:
+        tracemalloc.stop()
+    return peak
+
+
+@dataclass
+class WorkloadResult:
+    name: str
+    title: str
+    measures: str
+    cases: list
+    summary: dict = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def case(self, name):
+        for c in self.cases:
+            if c.name == name:
+                return c
+        return None
+
+    def as_dict(self):
+        return dict(name=self.name, title=self.title, measures=self.measures,
+                    seconds=self.seconds, summary=self.summary,
+                    cases=[c.as_dict() for c in self.cases])
+
+
+def run_workload(workload, backends, settings, size="full", progress=None):
+    t0 = time.perf_counter()
+    cases = workload.build(backends, size)
+    results = []
+    for case in cases:
+        if progress:
+            progress(f"{workload.name}: {case.name}")
+        results.append(run_case(case, settings))
+    summary = workload.summarise(results) if workload.summarise else {}
+    return WorkloadResult(workload.name, workload.title, workload.measures, results, summary,
+                          time.perf_counter() - t0)

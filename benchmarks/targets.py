@@ -1,0 +1,81 @@
+"""The targets of issue 5, each a ratio measured within one run, and whether it is met.
+
+``fgrad / X <= limit`` for time (median against median) or peak memory; "faster than X" is
+``fgrad / X < 1``. A target whose rows are missing (a peer not installed, a case not run) is
+reported as not measured, with the reason.
+"""
+from dataclasses import dataclass
+
+from .case import FGRAD, FWD
+
+
+@dataclass
+class Target:
+    text: str
+    workload: str
+    case: str
+    other: str
+    limit: float
+    kind: str = "time"  # "time", "memory", or "info" (reported, no limit)
+
+
+def _pair(workload, case, autograd_limit):
+    return [Target(f"{workload} ({case}): fgrad <= {autograd_limit}x autograd", workload, case,
+                   "autograd", autograd_limit),
+            Target(f"{workload} ({case}): fgrad faster than torch.func", workload, case,
+                   "torch", 1.0)]
+
+
+TARGETS = (
+    _pair("scalar_chain", "grad", 0.2)
+    + _pair("mlp", "width 16, batch 8", 0.2)
+    + _pair("rnn", "grad", 0.2)
+    + _pair("logreg", "train", 0.2)
+    + [Target("mlp (width 256, batch 128): fgrad <= 3.0x numpy forward", "mlp",
+              "width 256, batch 128", FWD, 3.0),
+       Target("mlp (width 256, batch 128): fgrad faster than torch.func", "mlp",
+              "width 256, batch 128", "torch", 1.0),
+       Target("elementwise_1e6: gradient <= 2.3x numpy forward", "elementwise_1e6", "grad",
+              FWD, 2.3),
+       Target("elementwise_1e6: peak memory <= 0.5x autograd's", "elementwise_1e6", "grad",
+              "autograd", 0.5, "memory"),
+       Target("matmul_chain: gradient <= 3.0x numpy forward", "matmul_chain", "grad", FWD, 3.0)]
+    + _pair("rosenbrock_hessian", "hessian", 0.3)
+    + _pair("tanh_derivatives", "k=6", 0.3)
+    + [Target("layer_jacobian (jacfwd): fgrad <= autograd", "layer_jacobian", "jacfwd",
+              "autograd", 1.0),
+       Target("layer_jacobian (jacrev): fgrad <= autograd", "layer_jacobian", "jacrev",
+              "autograd", 1.0),
+       Target("no-tracer fast path: fgrad.numpy on plain floats / numpy (no limit given)",
+              "scalar_chain", "forward, no tracer", FWD, 0.0, "info")]
+)
+
+
+def evaluate(target, results):
+    """``(measured ratio or None, status)``; ``results`` maps workload name -> WorkloadResult."""
+    w = results.get(target.workload)
+    case = w.case(target.case) if w else None
+    if case is None:
+        return None, "not measured (workload not run)"
+    if target.kind == "memory":
+        a, b = case.memory.get(FGRAD), case.memory.get(target.other)
+        ratio = None if a is None or b is None else a / b
+    else:
+        ratio = case.ratio(FGRAD, target.other)
+    if ratio is None:
+        missing = [x for x in (FGRAD, target.other) if x not in case.stats]
+        why = case.failures.get(target.other) or (f"{', '.join(missing)} not measured"
+                                                   if missing else "no memory measured")
+        return None, f"not measured ({why})"
+    if target.kind == "info":
+        return ratio, "info"
+    ok = ratio < target.limit if target.limit == 1.0 else ratio <= target.limit
+    return ratio, "MET" if ok else "NOT MET"
+
+
+def tape_target(alive):
+    """The target "after grad returns nothing of the tape is alive"."""
+    if alive is None:
+        return None, "not measured"
+    n = alive["without_gc"]
+    return n, "MET" if n == 0 and alive["after_gc"] == 0 else "NOT MET"
