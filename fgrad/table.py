@@ -82,6 +82,10 @@ class Primitive:
         # optional JVP taking every argument's tangent at once (None for zero), for n-ary
         # primitives where per-argument JVPs would repeat work: (tangents, ans, *args, **params)
         self.jvp_all = None
+        # optional VJP giving every argument's cotangent at once (a list, None for zero), for
+        # rules that cannot be split by argument (custom_vjp's bwd, checkpoint's recomputation):
+        # (g, ans, *args, **params)
+        self.vjp_all = None
         self.__doc__ = doc if doc is not None else getattr(impl, "__doc__", None)
         self.__wrapped__ = impl
         self.__name__ = name

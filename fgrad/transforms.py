@@ -8,9 +8,9 @@ import numpy as _onp
 
 from . import tracer as _tracer
 from .dual import DualTrace, DualTracer
-from .pytree import tree_flatten, tree_unflatten
+from .pytree import tree_flatten, tree_map, tree_unflatten
 from .tape import Tape, TapeTracer
-from .tracer import innermost, strip
+from .tracer import innermost
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev",
            "jacobian", "hessian", "stop_gradient"]
@@ -120,7 +120,14 @@ class _Recording:
                 self.out_nodes.append(None)
 
     def output(self):
-        return tree_unflatten(self.out_tree, [_finish(v) for v in self.out_vals])
+        """The outputs, as copies: the tape's rules read these arrays, so a caller changing
+        the returned array in place must not change what ``vjp_fn``/``jvp_fn`` compute."""
+        return tree_unflatten(self.out_tree, [_own(_finish(v)) for v in self.out_vals])
+
+
+def _own(v):
+    """A copy of a plain array (other values are immutable or belong to an outer trace)."""
+    return v.copy() if v.__class__ is _onp.ndarray else v
 
 
 def _lower(tree, trace):
@@ -158,7 +165,7 @@ def vjp(f, *primals, has_aux=False):
     def vjp_fn(ct):
         return _pull_back(rec, ct, consume=False)
 
-    return (out, vjp_fn, rec.aux) if has_aux else (out, vjp_fn)
+    return (out, vjp_fn, tree_map(_own, rec.aux)) if has_aux else (out, vjp_fn)
 
 
 def _pull_back(rec, ct, consume):
@@ -334,12 +341,16 @@ def _basis(x):
         yield e
 
 
-def _assemble(parts, lead_shape, tail_shape, axis):
+def _assemble(parts, lead_shape, tail_shape, axis, out, x):
     """Stack per-element results and shape them ``out.shape + in.shape``."""
     fnp = _tracer.fnp
     size = int(_onp.prod(lead_shape if axis == 0 else tail_shape, dtype=int))
     if size == 0 or not parts:
-        dtype = _onp.float64
+        # no entries: the dtype a non-empty Jacobian of these values would have (float32
+        # stays float32, complex stays complex)
+        kinds = [_onp.result_type(innermost(v)) for v in (out, x)]
+        kinds = [k for k in kinds if _onp.issubdtype(k, _onp.inexact)]
+        dtype = _onp.result_type(*kinds) if kinds else _onp.float64
         return _onp.zeros(tuple(lead_shape) + tuple(tail_shape), dtype)
     return _finish(fnp.reshape(fnp.stack(parts, axis=axis), tuple(lead_shape) + tuple(tail_shape)))
 
@@ -368,7 +379,7 @@ def jacrev(f, argnums=0, has_aux=False):
                                    else _shaped_like(cts[n], x))
             out_shape = _onp.shape(innermost(val))
             blocks.append(tree_unflatten(rec.in_tree, [
-                _assemble(r, out_shape, _onp.shape(innermost(x)), 0)
+                _assemble(r, out_shape, _onp.shape(innermost(x)), 0, val, x)
                 for r, x in zip(rows, rec.inputs)]))
         jac = tree_unflatten(rec.out_tree, [b[0] if isinstance(argnums, int) else b
                                             for b in blocks])
@@ -403,7 +414,7 @@ def jacfwd(f, argnums=0, has_aux=False):
         blocks = []
         for k, val in enumerate(rec.out_vals):
             out_shape = _onp.shape(innermost(val))
-            parts = [_assemble(c, out_shape, _onp.shape(innermost(x)), -1)
+            parts = [_assemble(c, out_shape, _onp.shape(innermost(x)), -1, val, x)
                      for c, x in zip(cols[k], rec.inputs)]
             blocks.append(tree_unflatten(rec.in_tree, parts))
         jac = tree_unflatten(rec.out_tree, [b[0] if isinstance(argnums, int) else b
@@ -427,8 +438,18 @@ def hessian(f, argnums=0):
 def stop_gradient(x):
     """``x`` itself, with zero derivative in every mode and at every nesting level.
 
+    Works through lists, tuples and dicts. A traced array comes back as a plain copy of its
+    value (the tape still reads the original, so writing into the result is safe).
+
     >>> import fgrad, fgrad.numpy as np
     >>> float(fgrad.grad(lambda x: x * fgrad.stop_gradient(x))(3.0))
     3.0
     """
-    return strip(x)
+    if isinstance(x, _tracer.Tracer):
+        return _own(innermost(x))
+    cls = type(x)
+    if cls is list or cls is tuple:
+        return cls(stop_gradient(v) for v in x)
+    if cls is dict:
+        return {k: stop_gradient(v) for k, v in x.items()}
+    return x
