@@ -49,6 +49,9 @@ def parse(argv):
                         "0 leaves each library's own default")
     p.add_argument("--json", metavar="PATH", help="save the results as JSON")
     p.add_argument("--markdown", metavar="PATH", help="save the tables as markdown")
+    p.add_argument("--smoke", action="store_true",
+                   help="tiny sizes, one round: checks that every workload runs (the tests "
+                        "use it); measures nothing")
     p.add_argument("--list", action="store_true", help="list the workloads and exit")
     return p.parse_args(argv)
 
@@ -70,12 +73,10 @@ def main(argv=None):
     set_threads(args.threads)
     if "numpy" in sys.modules and args.threads > 0:
         print("note: numpy was imported before --threads could apply", file=sys.stderr)
-    import numpy
 
     from . import backends as _backends
-    from .liveness import tape_left_alive
     from .report import render, to_json
-    from .runner import FULL, QUICK, run_workload
+    from .runner import FULL, QUICK, TINY
     from .workloads import BY_NAME, WORKLOADS
 
     if args.list:
@@ -93,38 +94,34 @@ def main(argv=None):
         peers = [p for p in PEERS if not (args.quick and p == "jax.jit")]
     else:
         peers = [p for p in args.peers.split(",") if p and p != "none"]
-    settings = QUICK if args.quick else FULL
+    mode = "smoke" if args.smoke else "quick" if args.quick else "full"
+    settings = {"smoke": TINY, "quick": QUICK, "full": FULL}[mode]
 
-    started = time.perf_counter()
     load_start = load_average()
     found, notes = _backends.load(peers, threads=args.threads)
-    # The peers' modules add hundreds of thousands of objects that every full collection
-    # would scan again, slowing whichever backend happens to trigger it: freeze them.
-    gc.collect()
-    gc.freeze()
     if args.quick and args.peers is None:
         notes.append("jax.jit: left out by --quick (its compile times dominate a short run)")
-    meta = dict(date=datetime.datetime.now().isoformat(timespec="seconds"),
-                mode="quick" if args.quick else "full", nproc=os.cpu_count(), cpu=cpu_model(),
+    meta = dict(date=datetime.datetime.now().isoformat(timespec="seconds"), mode=mode,
+                nproc=os.cpu_count(), cpu=cpu_model(), load_start=load_start,
                 threads=args.threads or "library defaults",
-                python=platform.python_version(), load_start=load_start,
-                versions={"python": platform.python_version(), "numpy": numpy.__version__,
-                          **{b.name: b.version for b in found.values() if b.name != "numpy"}})
-    print(f"fgrad benchmarks ({meta['mode']}): {', '.join(found)}; load average {load_start}",
+                versions={"python": platform.python_version(),
+                          **{b.name: b.version for b in found.values()}})
+    print(f"fgrad benchmarks ({mode}): {', '.join(found)}; load average {load_start}",
           file=sys.stderr)
     for n in notes:
         print(f"  note: {n}", file=sys.stderr)
 
-    def progress(msg):
-        print(f"  [{time.perf_counter() - started:6.1f} s] {msg}", file=sys.stderr, flush=True)
-
-    results = {}
-    for w in workloads:
-        results[w.name] = run_workload(w, found, settings, "full", progress)
-    alive = tape_left_alive()
+    # The peers' modules add hundreds of thousands of objects that every full collection
+    # would scan again, slowing whichever backend happens to trigger it: freeze them.
+    gc.collect()
+    gc.freeze()
+    try:
+        run = measure(workloads, found, settings, "tiny" if args.smoke else "full")
+    finally:
+        gc.unfreeze()
     meta["load_end"] = load_average()
-    meta["seconds"] = round(time.perf_counter() - started, 1)
-    run = dict(meta=meta, results=results, notes=notes, alive=alive)
+    meta["seconds"] = run.pop("seconds")
+    run.update(meta=meta, notes=notes)
 
     print("\n".join(render(run)))
     print(f"\n(total {meta['seconds']} s)")
@@ -135,6 +132,22 @@ def main(argv=None):
         with open(args.markdown, "w") as f:
             f.write("\n".join(render(run, markdown=True)) + "\n")
     return 0
+
+
+def measure(workloads, found, settings, size):
+    """Run the workloads and the tape-liveness check: ``{results, alive, seconds}``."""
+    from .liveness import tape_left_alive
+    from .runner import run_workload
+
+    started = time.perf_counter()
+
+    def progress(msg):
+        print(f"  [{time.perf_counter() - started:6.1f} s] {msg}", file=sys.stderr, flush=True)
+
+    results = {w.name: run_workload(w, found, settings, size, progress) for w in workloads}
+    alive = tape_left_alive()
+    return dict(results=results, alive=alive,
+                seconds=round(time.perf_counter() - started, 1))
 
 
 if __name__ == "__main__":

@@ -109,8 +109,11 @@ def render(run, markdown=False):
     for w in results.values():
         lines += workload_lines(w, markdown)
     lines += ["### Targets", ""] if markdown else ["== targets =="]
-    lines += table(["target", "measured", "status"], target_rows(results, run.get("alive")),
-                   markdown)
+    if meta["mode"] == "smoke":
+        lines.append("not evaluated: a smoke run has tiny sizes and measures nothing")
+    else:
+        lines += table(["target", "measured", "status"], target_rows(results, run.get("alive")),
+                       markdown)
     if run["notes"]:
         lines += ["", "Notes:" if markdown else "notes:"]
         lines += [f"- {n}" for n in run["notes"]]

@@ -54,9 +54,11 @@ TARGETS = (
 def evaluate(target, results):
     """``(measured ratio or None, status)``; ``results`` maps workload name -> WorkloadResult."""
     w = results.get(target.workload)
-    case = w.case(target.case) if w else None
-    if case is None:
+    if w is None:
         return None, "not measured (workload not run)"
+    case = w.case(target.case)
+    if case is None:
+        return None, f"not measured (no case {target.case!r} in this run)"
     if target.kind == "memory":
         a, b = case.memory.get(FGRAD), case.memory.get(target.other)
         ratio = None if a is None or b is None else a / b
