@@ -9,14 +9,16 @@
 See README.md for the transforms and ``fgrad.numpy`` for what is differentiable.
 """
 from . import numpy  # noqa: F401  (builds the primitive table and links the tracer operators)
-from .errors import (ConcretizationError, EscapedTracerError, NoDerivativeRuleError,
-                     TracerMutationError)
+from .errors import (ClosedOverTracerError, ConcretizationError, EscapedTracerError,
+                     NoDerivativeRuleError, TracerMutationError)
 from .pytree import tree_flatten, tree_map, tree_unflatten
 from .recorded import make_tape
 from .table import PRIMITIVES, Spec, defjvp, deflinear, defvjp, primitive
 from .numpy.broadcasting import unbroadcast
 from .transforms import (grad, hessian, jacfwd, jacobian, jacrev, jvp, linearize,
                          stop_gradient, value_and_grad, vjp)
+from .custom import custom_jvp, custom_vjp
+from .checkpointing import checkpoint, remat
 
 __version__ = "0.1.0"
 
@@ -25,4 +27,5 @@ __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacre
            "deflinear", "unbroadcast", "Spec", "PRIMITIVES", "tree_flatten", "tree_unflatten",
            "tree_map",
            "NoDerivativeRuleError", "ConcretizationError", "TracerMutationError",
-           "EscapedTracerError"]
+           "EscapedTracerError", "custom_jvp", "custom_vjp", "checkpoint", "remat",
+           "ClosedOverTracerError"]

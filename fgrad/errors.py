@@ -23,6 +23,11 @@ class EscapedTracerError(RuntimeError):
     """A traced value outlived the transform that made it and was used again."""
 
 
+class ClosedOverTracerError(TypeError):
+    """A custom_jvp/custom_vjp/checkpoint function closed over a value being differentiated,
+    which its rule (or its recomputation) cannot see."""
+
+
 def no_rule(name, argnum, why=None):
     short = name.rsplit(".", 1)[-1]  # "linalg.det" -> "det": the snippet must be valid Python
     why = f" ({why})" if why else ""
@@ -86,4 +91,12 @@ def escaped(trace):
         f"A traced value from {trace} was used after that transform finished (it escaped, "
         "e.g. through a global or a closure). Return values from the transformed function "
         "instead of storing tracers."
+    )
+
+
+def closed_over(what, trace, instead):
+    return ClosedOverTracerError(
+        f"{what} closed over a traced value (from {trace}) that its output depends on. "
+        "Its derivative rule only covers the function's own arguments, so that dependence "
+        f"would be lost. {instead}"
     )

@@ -1,0 +1,122 @@
+"""``checkpoint(f)``: trade time for memory by recomputing ``f``'s inside on the backward pass.
+
+Under reverse mode a checkpointed call records one tape node that holds only ``f``'s inputs
+and output; ``f`` itself runs on plain values, so none of its intermediate values is kept.
+When the backward pass reaches that node it runs ``f`` again from the saved inputs on a
+private tape, pulls the cotangent back through it, and lets that tape go. A chain of ``n``
+checkpointed blocks of ``k`` operations thus holds ``n`` block inputs plus one block's ``k``
+intermediates at a time, instead of all ``n * k``. Forward mode (``jvp``, ``linearize``,
+``jacfwd``) pushes tangents through ``f`` by dual numbers, which keep nothing anyway.
+
+It is the same primitive mechanism as :mod:`fgrad.custom` (the recomputation is the VJP rule,
+the dual-number pass the JVP rule), so checkpoints nest, compose with every transform and
+differentiate to any order.
+"""
+import numpy as _onp
+
+from . import errors
+from .custom import _Custom, _inexact
+from .dual import DualTrace, DualTracer
+from .tape import Tape, TapeTracer
+from .tracer import innermost
+
+__all__ = ["checkpoint", "remat"]
+
+
+class _Checkpointed(_Custom):
+    kind = "checkpoint"
+
+    def _describe(self):
+        return f"fgrad.checkpoint({getattr(self.fun, '__name__', '?')})"
+
+    def _closure_error(self, trace):
+        return errors.closed_over(
+            self._describe(), trace,
+            "Pass the value as an argument: checkpoint(lambda x, w: ...)(x, w) rather than "
+            "checkpoint(lambda x: ... w ...)(x).")
+
+    def _primal(self, call, leaves):
+        return call.describe(self.fun(*call.args(leaves)))
+
+    def _pushforward(self, call, tangents, leaves):
+        trace = DualTrace()
+        ins = [x if t is None else DualTracer(trace, x, t) for x, t in zip(leaves, tangents)]
+        try:
+            out = self.fun(*call.args(ins))
+        finally:
+            trace.alive = False
+        return [o._tangent if o.__class__ is DualTracer and o._trace is trace else None
+                for o in call.var_of(out, "the function's output when run again")]
+
+    def _pullback(self, call, gs, leaves, ans):
+        tape = Tape("checkpoint")
+        ins = [tape.new_input(x) if _inexact(x) else x for x in leaves]
+        try:
+            out = self.fun(*call.args(ins))
+        finally:
+            tape.alive = False
+        outs = call.var_of(out, "the function's output when run again")
+        self._same_as_before(call, outs, ans)
+        seeds = [(o._node, g) for o, g in zip(outs, gs)
+                 if g is not None and o.__class__ is TapeTracer and o._trace is tape]
+        back = tape.backward(seeds, consume=True) if seeds else {}
+        return [back.get(t._node) if t.__class__ is TapeTracer else None for t in ins]
+
+    def _same_as_before(self, call, outs, ans):
+        """The recomputation must reproduce the forward pass, or the derivative would be that
+        of another computation: a function that draws random numbers or reads changing
+        state is refused. (The traced run may round differently from the plain one, since
+        some functions are composed of primitives only when traced, hence a tolerance.)"""
+        saved = innermost(ans)
+        for (k, shape, dtype, start, stop), o in zip(call.var, outs):
+            was = saved if len(call.var) == 1 else _onp.reshape(saved[start:stop], shape)
+            now = _onp.asarray(innermost(o))
+            tol = _onp.sqrt(_onp.finfo(dtype).eps)
+            scale = _onp.max(_onp.abs(was), initial=0.0)
+            with _onp.errstate(invalid="ignore"):
+                bad = ~((_onp.abs(now - was) <= tol * (1 + scale)) | (now == was)
+                        | (_onp.isnan(now) & _onp.isnan(was)))
+            if _onp.any(bad):
+                raise ValueError(
+                    f"{self._describe()}: running the function again on the backward pass "
+                    f"gave a different output (leaf {k}) from the forward pass, so its "
+                    "derivative cannot be recomputed. A checkpointed function must be pure: "
+                    "draw random numbers outside it and pass them in.")
+
+
+def checkpoint(f):
+    """``f``, computed so that reverse mode keeps only its inputs and output, recomputing
+    its inside on the backward pass (memory for time; JAX's ``checkpoint``/``remat``).
+
+    Works under every transform and nests (a checkpointed function may call checkpointed
+    functions). Arguments and outputs may be pytrees; non-float leaves (ints, strings,
+    functions) pass through unchanged. ``f`` must be pure, since it runs twice: a
+    recomputation that disagrees with the forward pass raises ``ValueError``. Values ``f``
+    depends on and that are being differentiated must be arguments, not closed over
+    (``ClosedOverTracerError`` says so).
+
+    >>> import fgrad, fgrad.numpy as np
+    >>> def layers(x, w):
+    ...     for _ in range(10):
+    ...         x = np.tanh(w * x + 0.1)
+    ...     return x
+    >>> block = fgrad.checkpoint(layers)
+    >>> def net(x, w, block):
+    ...     for _ in range(5):
+    ...         x = block(x, w)
+    ...     return np.sum(x)
+    >>> x, w = np.linspace(-1.0, 1.0, 4), 0.7
+    >>> saved = fgrad.grad(net, argnums=(0, 1))(x, w, block)    # 5 block inputs kept
+    >>> stored = fgrad.grad(net, argnums=(0, 1))(x, w, layers)  # all 50 tanh kept
+    >>> bool(np.allclose(saved[0], stored[0]) and np.isclose(saved[1], stored[1]))
+    True
+    >>> dw = fgrad.jvp(lambda w: net(x, w, block), (w,), (1.0,))[1]   # forward mode too
+    >>> bool(np.isclose(dw, saved[1]))
+    True
+    """
+    if not callable(f):
+        raise TypeError(f"fgrad.checkpoint takes a function, got {type(f).__name__}")
+    return _Checkpointed(f)
+
+
+remat = checkpoint
