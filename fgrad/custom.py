@@ -248,10 +248,10 @@ def _match(ct, td, where):
     """The leaves of ``ct`` along the structure ``td``; ``None`` stands for zeros anywhere."""
     if ct is None:
         return [None] * td.num_leaves
-    if td.kind == "leaf":
+    if td.kind == "leaf" and not isinstance(ct, (tuple, list, dict)):
         return [ct]
-    kinds = {"tuple": tuple, "list": list, "dict": dict, "namedtuple": td.keys, "none": ()}
-    ok = isinstance(ct, kinds[td.kind]) if td.kind != "none" else False
+    kinds = {"tuple": tuple, "list": list, "dict": dict, "namedtuple": td.keys}
+    ok = td.kind in kinds and isinstance(ct, kinds[td.kind])
     if ok and td.kind == "dict":
         ok = tuple(sorted(ct)) == td.keys
         children = [ct[k] for k in td.keys] if ok else []
@@ -263,6 +263,14 @@ def _match(ct, td, where):
     return [c for child, sub in zip(children, td.children) for c in _match(child, sub, where)]
 
 
+def _show(v):
+    """A value for an error message: its numbers, abbreviated when there are many."""
+    v = _onp.asarray(v)
+    if v.size <= 6:
+        return repr(v.tolist())
+    return f"an array of shape {v.shape} (largest magnitude {_onp.max(_onp.abs(v)):.3g})"
+
+
 def _short(v):
     if isinstance(v, (tuple, list, dict)):
         return f"a {type(v).__name__} of length {len(v)}"
@@ -271,15 +279,18 @@ def _short(v):
 
 # --- transposing a linear map -------------------------------------------------------------
 
-def _transpose(fn, like, cts, nonlinear):
+def _transpose(fn, like, cts, nonlinear, context):
     """``L^T cts`` for the linear map ``L = fn`` (a list of values to a list of values, None
     for zero), one cotangent per input (None for zero): ``fn`` is recorded on a fresh tape at
     a zero input and the tape is run backward from ``cts``. A map that gives a nonzero output
-    for the zero input is not linear; ``nonlinear(k, value)`` makes the error to raise."""
+    for the zero input is not linear; ``nonlinear(k, value)`` makes the error to raise.
+    ``context`` explains, in front of a conversion error, why the input is traced."""
     tape = Tape("transpose")
     ins = [tape.new_input(_zeros(x)) for x in like]
     try:
         outs = fn(ins)
+    except (errors.ConcretizationError, errors.NoDerivativeRuleError) as e:
+        raise type(e)(f"{context}: {e}") from e
     finally:
         tape.alive = False
     seeds = []
@@ -289,7 +300,7 @@ def _transpose(fn, like, cts, nonlinear):
         ours = o.__class__ is TapeTracer and o._trace is tape
         v = innermost(o._value if ours else o)
         if _onp.any(v != 0):
-            raise nonlinear(k, v)
+            raise nonlinear(k, _show(v))
         if ours and c is not None:
             seeds.append((o._node, c))
     back = tape.backward(seeds, consume=True) if seeds else {}
@@ -545,11 +556,13 @@ class custom_vjp(_Custom):
             return ValueError(
                 f"{self._describe()}: forward mode (jvp, jacfwd, hessian) transposes bwd, "
                 "which must therefore be linear in its cotangent g, but bwd(res, 0) gives "
-                f"{v!r} rather than zero for argument {call.leaf_arg[k]}")
+                f"{v} rather than zero for argument {call.leaf_arg[k]}")
 
         like = [_onp.zeros(shape, dtype) for _, shape, dtype, _, _ in call.var]
         return _transpose(lambda gs: self._bwd_leaves(call, res, gs, leaves), like, tangents,
-                          nonlinear)
+                          nonlinear, f"{self._describe()}: forward mode (jvp, jacfwd, "
+                          "hessian) runs bwd on a traced cotangent g to transpose it, so bwd "
+                          "must handle g with fgrad.numpy")
 
 
 # --- custom_jvp ---------------------------------------------------------------------------
@@ -696,10 +709,13 @@ class custom_jvp(_Custom):
             return ValueError(
                 f"{self._describe()}: reverse mode (grad, vjp, jacrev) transposes the jvp "
                 "rule, which must therefore be linear in the tangents, but for zero tangents "
-                f"its tangent_out is {v!r} rather than zero (at output leaf "
+                f"its tangent_out is {v} rather than zero (at output leaf "
                 f"{call.var[k][0]}); is a primal value added to the tangent?")
 
-        cts = _transpose(rule, [leaves[j] for j in diff], gs, nonlinear)
+        cts = _transpose(rule, [leaves[j] for j in diff], gs, nonlinear,
+                         f"{self._describe()}: reverse mode (grad, vjp, jacrev) runs the jvp "
+                         "rule on traced tangents to transpose it, so the rule must handle "
+                         "the tangents with fgrad.numpy")
         out = [None] * len(leaves)
         for j, c in zip(diff, cts):
             out[j] = c
