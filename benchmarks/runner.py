@@ -17,8 +17,12 @@ Protocol for one case:
    above what was allocated before the call.
 
 The garbage collector stays on: collecting what a library leaves behind is part of its cost.
-(``__main__`` freezes the objects that exist after the imports, so that a collection costs what
-the library's own garbage costs, not a scan of torch's and JAX's modules.)
+But one process holds every library, and a full collection scans every live container object:
+with torch and JAX loaded, and JAX's caches growing at each first call, one costs ~100 ms,
+paid by whichever backend happens to trigger it (autograd, which allocates the most, was
+timed 2x slower than alone). So ``__main__`` freezes (``gc.freeze``) what exists after the
+imports, and with ``Settings.freeze`` each case freezes again after its check, before timing:
+a collection then costs what the timed library's own garbage costs.
 """
 import gc
 import math
@@ -39,10 +43,11 @@ class Settings:
     sample_time: float  # seconds per sample (calls per sample are calibrated to it)
     case_budget: float  # seconds per case, across all its implementations
     memory: bool = True
+    freeze: bool = False  # gc.freeze() after each check (see the module's docstring)
 
 
-FULL = Settings(rounds=15, min_rounds=5, sample_time=0.05, case_budget=10.0)
-QUICK = Settings(rounds=3, min_rounds=2, sample_time=0.005, case_budget=0.6)
+FULL = Settings(rounds=21, min_rounds=7, sample_time=0.05, case_budget=15.0, freeze=True)
+QUICK = Settings(rounds=3, min_rounds=2, sample_time=0.005, case_budget=0.6, freeze=True)
 TINY = Settings(rounds=1, min_rounds=1, sample_time=0.0, case_budget=0.0)
 
 
@@ -125,10 +130,13 @@ def run_case(case, settings):
     impls = [i for i in case.impls if i.label not in res.failures]
     if not impls:
         return res
+    if settings.freeze and gc.isenabled():
+        gc.collect()
+        gc.freeze()
     plan = {}  # label -> (seconds per call, calls per sample)
     for impl in impls:
         first = res.first_call[impl.label]
-        per_call = first if first > 0.1 else _time(impl, 1)
+        per_call = first if first > 2.0 else _time(impl, 1)  # the first call warms up
         plan[impl.label] = (per_call, max(1, int(settings.sample_time / max(per_call, 1e-9))))
     round_cost = sum(t * n for t, n in plan.values())
     rounds = settings.rounds
