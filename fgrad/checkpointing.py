@@ -24,10 +24,23 @@ __all__ = ["checkpoint", "remat"]
 
 
 class _Checkpointed(_Custom):
+    """``f`` behind the custom-rule primitive. Keyword arguments travel as one more
+    positional argument, a dict (so they may hold traced values too), and ``f`` is called
+    exactly as the caller called it: no defaults are filled in."""
+
     kind = "checkpoint"
 
+    def __init__(self, f):
+        def with_keywords(*args):
+            return f(*args[:-1], **args[-1])
+
+        super().__init__(with_keywords, wraps=f)
+
+    def _positional(self, args, kwargs):
+        return args + (kwargs,)
+
     def _describe(self):
-        return f"fgrad.checkpoint({getattr(self.fun, '__name__', '?')})"
+        return f"fgrad.checkpoint({getattr(self, '__name__', type(self.__wrapped__).__name__)})"
 
     def _closure_error(self, trace):
         return errors.closed_over(

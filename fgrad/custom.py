@@ -338,7 +338,7 @@ class _Custom:
 
     kind = "custom"
 
-    def __init__(self, fun, nondiff_argnums=()):
+    def __init__(self, fun, nondiff_argnums=(), wraps=None):
         if not callable(fun):
             raise TypeError(f"{self.kind} decorates a function, got {type(fun).__name__}")
         nums = (nondiff_argnums,) if isinstance(nondiff_argnums, int) else nondiff_argnums
@@ -346,7 +346,7 @@ class _Custom:
             if not isinstance(n, int) or n < 0:
                 raise ValueError(f"{self.kind}: nondiff_argnums must be non-negative ints, "
                                  f"got {nondiff_argnums!r}")
-        functools.update_wrapper(self, fun)
+        functools.update_wrapper(self, wraps or fun)
         self.fun = fun
         self.nondiff_argnums = tuple(sorted(set(nums)))
         try:
@@ -362,7 +362,7 @@ class _Custom:
         return self if obj is None else functools.partial(self, obj)
 
     def _describe(self):
-        return f"{self.kind} function {getattr(self.fun, '__name__', '?')}"
+        return f"{self.kind} function {getattr(self, '__name__', type(self.fun).__name__)}"
 
     def _arg_names(self, call):
         names = list(self._signature.parameters) if self._signature is not None else []
@@ -382,11 +382,15 @@ class _Custom:
             bound = self._signature.bind(*args, **kwargs)
         except TypeError as e:
             raise TypeError(f"{self._describe()}: {e}") from None
-        bound.apply_defaults()
-        if bound.kwargs:
+        params = self._signature.parameters
+        given = [k for k in bound.arguments
+                 if params[k].kind in (inspect.Parameter.KEYWORD_ONLY,
+                                       inspect.Parameter.VAR_KEYWORD)]
+        if given:
             raise TypeError(f"{self._describe()}: keyword-only arguments "
-                            f"({', '.join(bound.kwargs)}) are not supported; make them "
+                            f"({', '.join(given)}) are not supported; make them "
                             "positional, or close over them if they are not traced")
+        bound.apply_defaults()  # keyword-only defaults stay with the function
         return bound.args
 
     def __call__(self, *args, **kwargs):

@@ -9,7 +9,7 @@ import importlib
 import pytest
 
 MODULES = ["fgrad.transforms", "fgrad.table", "fgrad.pytree", "fgrad.testing",
-           "fgrad.numpy.broadcasting", "fgrad.recorded"]
+           "fgrad.numpy.broadcasting", "fgrad.recorded", "fgrad.custom", "fgrad.checkpointing"]
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -29,5 +29,6 @@ def test_docstring_examples(name):
 def test_public_transforms_have_examples():
     import fgrad
     for name in ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev",
-                 "hessian", "stop_gradient", "primitive"]:
+                 "hessian", "stop_gradient", "primitive", "custom_vjp", "custom_jvp",
+                 "checkpoint"]:
         assert ">>>" in (getattr(fgrad, name).__doc__ or ""), f"fgrad.{name} has no example"

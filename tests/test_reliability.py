@@ -1,0 +1,499 @@
+"""No silent wrong answers: the cases of docs/reliability.md, each giving the right derivative
+or a named error. Cases already pinned elsewhere are listed in that file with their tests;
+this module holds the rest (and the ones that needed a fix)."""
+import gc
+import math
+import threading
+import tracemalloc
+
+import numpy as onp
+import pytest
+
+import fgrad
+import fgrad.numpy as np
+from fgrad.tape import Node
+
+X = onp.array([0.3, 0.4, 0.5])
+
+
+def cos_x_times_x_plus_sin(x):
+    return onp.cos(x) * x + onp.sin(x)
+
+
+# --- 1. a plain numpy array the tape keeps, changed in place afterwards ------------------
+# Decision: the tape keeps its own copy (see fgrad/tape.py, Tape); outputs handed back by
+# vjp/linearize and stop_gradient's result are copies too. Every case below gave a wrong
+# number before.
+
+def test_constant_changed_after_vjp_does_not_change_vjp_fn():
+    w = onp.array([1.0, 2.0, 3.0])
+    out, f_vjp = fgrad.vjp(lambda x: np.sum(np.sin(w * x)), X)
+    want = w * onp.cos(w * X)
+    w[0] = 100.0
+    onp.testing.assert_array_equal(f_vjp(1.0)[0], want)
+
+
+def test_input_changed_after_vjp_does_not_change_vjp_fn():
+    x = X.copy()
+    out, f_vjp = fgrad.vjp(lambda x: np.sin(x) * x, x)
+    x[:] = 7.0
+    onp.testing.assert_array_equal(f_vjp(onp.ones(3))[0], cos_x_times_x_plus_sin(X))
+
+
+def test_output_and_aux_changed_after_vjp_do_not_change_vjp_fn():
+    out, f_vjp, aux = fgrad.vjp(lambda x: (np.exp(x), np.exp(x) * 2.0), X, has_aux=True)
+    out += 1.0        # exp's rule reads its output
+    aux[:] = 0.0
+    onp.testing.assert_array_equal(f_vjp(onp.ones(3))[0], onp.exp(X))
+
+
+def test_index_array_changed_after_vjp_does_not_change_vjp_fn():
+    idx, mask, lst = onp.array([0, 0, 2]), onp.array([True, False, True]), [2, 1]
+    out, f_vjp = fgrad.vjp(lambda x: (x[idx], np.where(mask, x, 0.0), np.take(x, lst)), X)
+    idx[:] = 1
+    mask[:] = False
+    lst[0] = 0
+    cts = f_vjp((onp.ones(3), onp.ones(3), onp.ones(2)))[0]
+    onp.testing.assert_array_equal(cts, [2.0, 0.0, 1.0] + onp.array([1.0, 0.0, 1.0])
+                                   + onp.array([0.0, 1.0, 1.0]))
+
+
+def test_constant_changed_inside_the_function_after_use():
+    def f(x):
+        buf = onp.array([1.0, 2.0, 3.0])
+        y = np.sum(buf * x)
+        buf[:] = 50.0     # a reused work array
+        return y + np.sum(buf * x)
+    onp.testing.assert_array_equal(fgrad.grad(f)(X), [51.0, 52.0, 53.0])
+
+
+def test_stop_gradient_result_written_in_place():
+    def f(x):
+        e = np.exp(x)
+        frozen = fgrad.stop_gradient(e)
+        frozen[0] = 7.0   # a plain array: writing it must not touch the tape's value
+        return np.sum(e) + np.sum(frozen * 0.0)
+    onp.testing.assert_array_equal(fgrad.grad(f)(X), onp.exp(X))
+
+
+def test_constant_and_output_changed_after_linearize_do_not_change_jvp_fn():
+    w = onp.array([1.0, 2.0, 3.0])
+    out, f_jvp = fgrad.linearize(lambda x: np.exp(w * x), X)
+    want = w * onp.exp(w * X)
+    w[:] = 0.0
+    out *= 0.0
+    onp.testing.assert_array_equal(f_jvp(onp.ones(3)), want)
+
+
+def test_large_constant_changed_between_uses_inside_the_function():
+    big = onp.linspace(0.0, 1.0, 20000)  # above the size where unchanged copies are shared
+
+    def f(x):
+        y = np.sum(big * x)
+        big[:3] += 1.0
+        return y + np.sum(big * x)
+
+    try:
+        base = onp.linspace(0.0, 1.0, 20000)
+        want = base + base
+        want[:3] = base[:3] + (base[:3] + 1.0)
+        onp.testing.assert_array_equal(fgrad.grad(f)(onp.ones(20000)), want)
+    finally:
+        big[:3] -= 1.0
+
+
+def test_a_large_constant_used_many_times_is_copied_once():
+    big = onp.linspace(0.0, 1.0, 50000)  # 400 kB
+
+    def f(x):
+        for _ in range(20):
+            x = x * big
+        return np.sum(x)
+
+    x = onp.ones(50000)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        fgrad.grad(f)(x)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    # 20 products are kept (8 MB); one private copy of big, not 20 (another 8 MB)
+    assert peak < 12e6, f"peak {peak / 1e6:.1f} MB: the constant was copied at each use"
+
+
+def test_custom_vjp_residual_changed_after_vjp():
+    w = onp.array([1.0, 2.0, 3.0])
+
+    @fgrad.custom_vjp
+    def f(x):
+        return w * x
+
+    f.defvjp(lambda x: (f(x), w), lambda res, g: (res * g,))
+    out, f_vjp = fgrad.vjp(f, X)
+    w[:] = -1.0
+    onp.testing.assert_array_equal(f_vjp(onp.ones(3))[0], [1.0, 2.0, 3.0])
+
+
+# --- 2. np.concatenate, np.array, np.stack of nested lists mixing tracers and floats ------
+
+@pytest.mark.parametrize("f, jac", [
+    (lambda x: np.concatenate([[x[0], 1.0], [2.0 * x[1]], x]),
+     [[1, 0], [0, 0], [0, 2], [1, 0], [0, 1]]),
+    (lambda x: np.array([[x[0], 1.0], [onp.float64(2.0), x[0] * x[1]]]).ravel(),
+     [[1, 0], [0, 0], [0, 0], [2, 1]]),
+    (lambda x: np.array([x, [1.0, 2.0]]).ravel(), [[1, 0], [0, 1], [0, 0], [0, 0]]),
+    (lambda x: np.stack([[x[0], 2.0], [3.0, x[1]]], axis=1).ravel(),
+     [[1, 0], [0, 0], [0, 0], [0, 1]]),
+    (lambda x: np.array([[x[1], 2]], ndmin=3).ravel(), [[0, 1], [0, 0]]),
+    (lambda x: np.asarray([x[0] * 3.0, onp.array(4.0)]), [[3, 0], [0, 0]]),
+])
+def test_nested_lists_mixing_tracers_and_floats_in_both_modes(f, jac):
+    x = onp.array([1.0, 2.0])
+    for j in (fgrad.jacfwd, fgrad.jacrev):
+        onp.testing.assert_array_equal(j(f)(x), jac)
+    onp.testing.assert_array_equal(fgrad.jvp(f, (x,), (onp.array([1.0, 10.0]),))[1],
+                                   onp.array(jac) @ [1.0, 10.0])
+
+
+def test_ragged_nested_lists_with_tracers_are_value_errors_as_in_numpy():
+    x = onp.array([1.0, 2.0])
+    with pytest.raises(ValueError):
+        onp.array([x, [1.0]])
+    with pytest.raises(ValueError, match="all input arrays must have the same shape"):
+        fgrad.grad(lambda x: np.sum(np.array([x, [1.0]])))(x)
+    with pytest.raises(ValueError, match="same number of dimensions"):
+        fgrad.grad(lambda x: np.sum(np.concatenate([x, [[1.0]]])))(x)
+
+
+# --- 3. plain numpy functions on tracers ----------------------------------------------------
+
+@pytest.mark.parametrize("name, plain, want", [
+    ("numpy.concatenate", lambda x: onp.sum(onp.concatenate([x, x]) ** 2), lambda x: 4 * x),
+    ("numpy.stack", lambda x: onp.sum(onp.stack([x, 2 * x]) ** 2), lambda x: 10 * x),
+    ("numpy.where", lambda x: onp.sum(onp.where(x > 0.35, x ** 2, 0.0)),
+     lambda x: onp.where(x > 0.35, 2 * x, 0.0)),
+    ("numpy.einsum", lambda x: onp.einsum("i,i", x, x), lambda x: 2 * x),
+    ("numpy.matmul", lambda x: onp.matmul(x, x), lambda x: 2 * x),
+    ("numpy.convolve", lambda x: onp.sum(onp.convolve(x, x)), lambda x: 2 * onp.sum(x) + 0 * x),
+    ("numpy.polyval", lambda x: onp.polyval(x, 2.0), lambda x: onp.array([4.0, 2.0, 1.0])),
+    ("numpy.interp", lambda x: onp.sum(onp.interp(x, [0.0, 5.0], [0.0, 10.0])),
+     lambda x: onp.full(3, 2.0)),
+    ("numpy.linalg.norm", lambda x: onp.linalg.norm(x), lambda x: x / onp.linalg.norm(x)),
+    ("numpy.fft.fft", lambda x: onp.sum(onp.abs(onp.fft.fft(x)) ** 2), lambda x: 6 * x),
+    ("numpy.apply_along_axis", lambda x: onp.sum(onp.apply_along_axis(lambda r: r * r, 0, x)),
+     lambda x: 2 * x),
+    ("builtin sum", lambda x: sum(x * x), lambda x: 2 * x),
+])
+def test_plain_numpy_functions_run_through_fgrad_numpy(name, plain, want):
+    onp.testing.assert_allclose(fgrad.grad(plain)(X), want(X), rtol=1e-14)
+    onp.testing.assert_allclose(fgrad.jvp(plain, (X,), (onp.ones(3),))[1],
+                                onp.sum(want(X)), rtol=1e-14)
+
+
+CONVERSION = "of a traced value would silently drop its derivative"
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda x: onp.asarray(x), fgrad.ConcretizationError, "numpy.asarray"),
+    (lambda x: onp.float64(x[0]), fgrad.ConcretizationError, CONVERSION),
+    (lambda x: onp.sum([x[0], x[1]]), fgrad.ConcretizationError, CONVERSION),
+    (lambda x: onp.vectorize(lambda a: a * 2)(x), fgrad.ConcretizationError, CONVERSION),
+    (lambda x: onp.frompyfunc(lambda a: a * 2, 1, 1)(x), fgrad.ConcretizationError,
+     "was called on a traced value: plain numpy cannot record derivatives"),
+    (lambda x: math.fsum(x), fgrad.ConcretizationError, r"float\(\) " + CONVERSION),
+    (lambda x: onp.random.permutation(x), fgrad.ConcretizationError, CONVERSION),
+    (lambda x: onp.add.at(x, [0], 1.0), fgrad.ConcretizationError,
+     "numpy.add.at was called on a traced value"),
+    (lambda x: onp.copyto(x, 1.0), fgrad.TracerMutationError,
+     r"np.copyto\(dst, src\) modifies a traced array in place"),
+    (lambda x: onp.fill_diagonal(np.reshape(x[:2] * 1.0, (1, 2)), 0.0),
+     fgrad.TracerMutationError, r"x.at\[np.diag_indices_from\(x\)\].set\(val\)"),
+    (lambda x: onp.putmask(x, x > 0.35, 0.0), fgrad.TracerMutationError,
+     r"y = np.where\(mask, values, x\)"),
+    (lambda x: onp.cos(x, out=onp.zeros(3)), fgrad.TracerMutationError, "out="),
+])
+def test_plain_numpy_calls_that_would_drop_the_derivative_raise(call, error, match):
+    for run in (lambda: fgrad.grad(lambda x: np.sum(call(x)))(X),
+                lambda: fgrad.jvp(lambda x: call(x), (X,), (onp.ones(3),))):
+        with pytest.raises(error, match=match):
+            run()
+
+
+# --- 4. tracers that escape their transform ---------------------------------------------------
+
+def _leak(transform):
+    box = []
+
+    def f(x):
+        box.append(x)
+        return x * 2.0
+
+    transform(f)
+    return box[0]
+
+
+LEAKS = {
+    "grad": lambda f: fgrad.grad(f)(1.5),
+    "vjp": lambda f: fgrad.vjp(f, 1.5)[1](1.0),
+    "jvp": lambda f: fgrad.jvp(f, (1.5,), (1.0,)),
+    "linearize": lambda f: fgrad.linearize(f, 1.5)[1](1.0),
+    "jacfwd": lambda f: fgrad.jacfwd(f)(onp.ones(2)),
+    "hessian": lambda f: fgrad.hessian(lambda x: np.sum(f(x)))(onp.ones(2)),
+}
+LATER = {
+    "plain": lambda t: np.sin(t),
+    "grad": lambda t: fgrad.grad(lambda y: np.sum(y * t))(1.0),
+    "jvp": lambda t: fgrad.jvp(lambda y: y * t, (1.0,), (1.0,)),
+    "jacrev": lambda t: fgrad.jacrev(lambda y: y + t)(onp.ones(2)),
+    "custom_vjp": lambda t: fgrad.grad(lambda y: _scale(y, t))(1.0),
+    "checkpoint": lambda t: fgrad.grad(lambda y: np.sum(fgrad.checkpoint(
+        lambda a, b: a * b)(y, t)))(1.0),
+}
+
+
+@fgrad.custom_vjp
+def _scale(x, s):
+    return x * s
+
+
+_scale.defvjp(lambda x, s: (_scale(x, s), (x, s)),
+              lambda r, g: (g * r[1], fgrad.unbroadcast(g * r[0], np.shape(r[1]))))
+
+
+@pytest.mark.parametrize("later", LATER)
+@pytest.mark.parametrize("made_by", LEAKS)
+def test_an_escaped_tracer_mixed_into_a_later_transform_raises(made_by, later):
+    t = _leak(LEAKS[made_by])
+    with pytest.raises(fgrad.EscapedTracerError, match=r"A traced value from <\w+ trace #\d+> "
+                                                       "was used after that transform "
+                                                       "finished"):
+        LATER[later](t)
+
+
+def test_an_inner_tracer_leaked_into_the_outer_function_raises():
+    box = []
+
+    def outer(x):
+        g = fgrad.grad(lambda y: box.append(y) or y * x)(x)
+        return g * box[0]
+
+    with pytest.raises(fgrad.EscapedTracerError, match="<grad trace"):
+        fgrad.grad(outer)(2.0)
+
+
+def test_an_escaped_tracer_still_compares_and_prints():
+    # comparisons give plain values (no derivative), so control flow on a stale value works
+    t = _leak(LEAKS["grad"])
+    assert (t > 1.0) is onp.True_ and "1.5" in repr(t)
+
+
+# --- 5. integer, boolean, None, empty, 0-d, float32, complex -----------------------------
+
+@pytest.mark.parametrize("transform", ["grad", "jvp", "vjp", "jacfwd", "jacrev", "hessian"])
+@pytest.mark.parametrize("arg, shown", [(2, r"int \(2\)"), (True, r"bool \(True\)"),
+                                        (onp.arange(2), "dtype int64"),
+                                        (onp.array([True]), "dtype bool")])
+def test_integer_and_boolean_inputs_are_type_errors_in_every_transform(transform, arg, shown):
+    f = lambda x: np.sum(x * 2.0)  # noqa: E731
+    run = {"grad": lambda: fgrad.grad(f)(arg),
+           "jvp": lambda: fgrad.jvp(f, (arg,), (arg,)),
+           "vjp": lambda: fgrad.vjp(f, arg),
+           "jacfwd": lambda: fgrad.jacfwd(f)(arg),
+           "jacrev": lambda: fgrad.jacrev(f)(arg),
+           "hessian": lambda: fgrad.hessian(f)(arg)}[transform]
+    name = "jacfwd" if transform == "hessian" else transform
+    with pytest.raises(TypeError, match=f"{name} requires float or complex inputs.*{shown}"):
+        run()
+
+
+def test_integer_and_boolean_values_closed_over_or_as_other_arguments_are_constants():
+    n, mask = 3, onp.array([True, False, True])
+    f = lambda x, k: np.sum(np.where(mask, x ** n, 0.0)) * k  # noqa: E731
+    onp.testing.assert_array_equal(fgrad.grad(f)(X, 2), 2 * 3 * X ** 2 * mask)
+
+
+def test_none_leaves_are_empty_in_every_transform():
+    p = {"w": 2.0, "frozen": None, "pair": (3.0, None)}
+    f = lambda p: p["w"] * p["pair"][0]  # noqa: E731
+    assert fgrad.grad(f)(p) == {"w": 3.0, "frozen": None, "pair": (2.0, None)}
+    t = {"w": 1.0, "frozen": None, "pair": (0.0, None)}
+    assert fgrad.jvp(f, (p,), (t,)) == (6.0, 3.0)
+    assert fgrad.jacfwd(f)(p) == fgrad.jacrev(f)(p) == {"w": 3.0, "frozen": None,
+                                                        "pair": (2.0, None)}
+    out, f_vjp = fgrad.vjp(lambda x: (x * 2.0, None), 1.5)
+    assert out == (3.0, None) and f_vjp((1.0, None)) == (2.0,)
+
+
+@pytest.mark.parametrize("shape", [(0,), (0, 3), (2, 0)])
+@pytest.mark.parametrize("dtype", ["float64", "float32", "complex128"])
+def test_empty_arrays_give_empty_derivatives_of_the_right_shape_and_dtype(shape, dtype):
+    x = onp.zeros(shape, dtype)
+    if dtype != "complex128":
+        g = fgrad.grad(lambda x: np.sum(x ** 2))(x)
+        assert g.shape == shape and g.dtype == dtype
+        assert fgrad.hessian(lambda x: np.sum(x ** 3))(x).shape == shape + shape
+    out, t = fgrad.jvp(lambda x: x * 2, (x,), (x,))
+    assert t.shape == shape and t.dtype == dtype
+    for jac in (fgrad.jacfwd, fgrad.jacrev):
+        j = jac(lambda x: x * 2)(x)
+        assert j.shape == shape + shape and j.dtype == dtype
+
+
+def test_zero_dimensional_arrays_give_numpy_scalars():
+    x = onp.array(0.5)
+    for got in (fgrad.grad(np.sin)(x), fgrad.jvp(np.sin, (x,), (x,))[1],
+                fgrad.jacfwd(np.sin)(x), fgrad.jacrev(np.sin)(x), fgrad.hessian(np.sin)(x)):
+        assert type(got) is onp.float64
+    assert fgrad.grad(np.sin)(x) == onp.cos(0.5)
+
+
+@pytest.mark.parametrize("run", [
+    lambda f, x: fgrad.grad(lambda x: np.sum(f(x)))(x),
+    lambda f, x: fgrad.jvp(f, (x,), (x,))[1],
+    lambda f, x: fgrad.vjp(f, x)[1](x)[0],
+    lambda f, x: fgrad.linearize(f, x)[1](x),
+    lambda f, x: fgrad.jacfwd(f)(x),
+    lambda f, x: fgrad.jacrev(f)(x),
+    lambda f, x: fgrad.hessian(lambda x: np.sum(f(x)))(x),
+], ids=["grad", "jvp", "vjp", "linearize", "jacfwd", "jacrev", "hessian"])
+@pytest.mark.parametrize("f", [lambda x: np.tanh(x) * x, lambda x: _scale(x, onp.float32(2)),
+                               lambda x: fgrad.checkpoint(np.tanh)(x)],
+                         ids=["primitives", "custom_vjp", "checkpoint"])
+def test_float32_stays_float32_in_every_transform(f, run):
+    x = X.astype(onp.float32)
+    assert f(x).dtype == onp.float32
+    assert run(f, x).dtype == onp.float32
+
+
+def test_complex_inputs_follow_jax_conventions():
+    z = 1.0 + 2.0j
+    # a real function of a complex input: the conjugate of the steepest-ascent direction
+    assert fgrad.grad(lambda z: np.abs(z) ** 2)(z) == 2 * onp.conj(z)
+    assert fgrad.grad(lambda z: np.real(z * z))(z) == 2 * z
+    # a holomorphic function: its complex derivative, in both modes
+    assert fgrad.jvp(lambda z: z ** 3, (z,), (1.0 + 0j,))[1] == 3 * z ** 2
+    assert fgrad.jacfwd(lambda z: z ** 3)(z) == fgrad.jacrev(lambda z: z ** 3)(z) == 3 * z ** 2
+    with pytest.raises(TypeError, match=r"grad requires a function returning a real scalar .* "
+                                        "dtype complex128"):
+        fgrad.grad(lambda z: z ** 3)(z)
+
+
+# --- 6. an exception inside the differentiated function leaves nothing behind --------------
+
+def _nodes():
+    gc.collect()
+    return sum(1 for o in gc.get_objects() if type(o) is Node)
+
+
+def _raising_custom(where):
+    @fgrad.custom_vjp
+    def f(x):
+        return x * 2.0
+
+    def fwd(x):
+        if where == "fwd":
+            raise RuntimeError("boom")
+        return f(x), None
+
+    def bwd(res, g):
+        if where == "bwd":
+            raise RuntimeError("boom")
+        return (2.0 * g,)
+
+    f.defvjp(fwd, bwd)
+    return f
+
+
+def _boom(x):
+    raise RuntimeError("boom")
+
+
+@pytest.mark.parametrize("where, run", [
+    ("function", lambda: fgrad.grad(lambda x: _boom(np.sin(x)))(1.0)),
+    ("custom fwd", lambda: fgrad.grad(_raising_custom("fwd"))(1.0)),
+    ("custom bwd", lambda: fgrad.grad(_raising_custom("bwd"))(1.0)),
+    ("custom bwd in jvp", lambda: fgrad.jvp(_raising_custom("bwd"), (1.0,), (1.0,))),
+    ("checkpoint recomputation", lambda: fgrad.grad(fgrad.checkpoint(
+        lambda x: np.sin(x) if _flip() else _boom(x)))(1.0)),
+    ("inner transform", lambda: fgrad.grad(lambda x: fgrad.jvp(
+        lambda y: _boom(y * x), (x,), (1.0,)))(1.0)),
+])
+def test_an_exception_anywhere_leaves_no_state_behind(where, run):
+    before = _nodes()
+    with pytest.raises(RuntimeError, match="boom"):
+        run()
+    assert _nodes() <= before
+    # the next calls, in every mode and nesting, are right
+    assert fgrad.grad(lambda x: x ** 3)(2.0) == 12.0
+    assert fgrad.jvp(lambda x: x ** 3, (2.0,), (1.0,))[1] == 12.0
+    assert fgrad.grad(fgrad.grad(lambda x: x ** 3))(2.0) == 12.0
+    assert fgrad.grad(_scale)(2.0, 3.0) == 3.0
+
+
+_flips = [0]
+
+
+def _flip():
+    """True on the forward pass, False on the recomputation (to raise there)."""
+    _flips[0] += 1
+    return _flips[0] % 2 == 1
+
+
+def test_an_inner_exception_caught_by_the_outer_function_does_not_disturb_it():
+    def outer(x):
+        try:
+            fgrad.grad(lambda y: _boom(y * x))(x)
+        except RuntimeError:
+            pass
+        return x ** 3
+
+    assert fgrad.grad(outer)(2.0) == 12.0
+    assert fgrad.jvp(outer, (2.0,), (1.0,))[1] == 12.0
+
+
+# --- 7. threads ------------------------------------------------------------------------
+
+def test_one_vjp_fn_called_from_two_threads_at_once():
+    xs = onp.linspace(0.0, 1.0, 50)
+    out, f_vjp = fgrad.vjp(lambda x: np.sin(x) * x, xs)
+    barrier, errors = threading.Barrier(2), []
+
+    def work(scale):
+        barrier.wait()
+        for _ in range(200):
+            ct = onp.full(50, scale)
+            if not onp.allclose(f_vjp(ct)[0], scale * cos_x_times_x_plus_sin(xs), rtol=1e-14):
+                errors.append(scale)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in (1.0, -3.0)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not any(t.is_alive() for t in threads) and errors == []
+
+
+def test_nested_transforms_in_two_threads_give_independent_results():
+    barrier, errors = threading.Barrier(2), []
+
+    def work(f, d2f, xs):
+        try:
+            barrier.wait()
+            for _ in range(30):
+                for x in xs:
+                    got = (fgrad.hessian(f)(x), fgrad.jvp(fgrad.grad(f), (x,), (1.0,))[1],
+                           fgrad.grad(fgrad.grad(fgrad.checkpoint(f)))(x))
+                    if not onp.allclose(got, d2f(x), rtol=1e-12):
+                        errors.append((x, got))
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=work, args=(np.sin, lambda x: -onp.sin(x), [0.1, 1.3])),
+               threading.Thread(target=work, args=(lambda x: x ** 4, lambda x: 12 * x ** 2,
+                                                   [-0.5, 2.0]))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not any(t.is_alive() for t in threads) and errors == []
