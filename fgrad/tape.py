@@ -99,7 +99,9 @@ class Tape(Trace):
             if cls is TapeTracer and a._trace is self:
                 vals[i] = a._value
                 parents[i] = a._node
-            elif cls is _ndarray or cls is list or (cls is tuple and _mutable_inside(a)):
+            elif cls is _ndarray:
+                vals[i] = a.copy() if a.nbytes < _SHARE_BYTES else self.own(a)
+            elif cls is list or (cls is tuple and _mutable_inside(a)):
                 vals[i] = self._owned(a)
         if params:
             for v in params.values():
