@@ -25,6 +25,21 @@ def cpu_model():
     return platform.processor() or platform.machine()
 
 
+def fgrad_commit():
+    """The commit fgrad was imported from, with "+changes" if its files differ from it."""
+    import subprocess
+    import fgrad
+    where = os.path.dirname(os.path.dirname(os.path.abspath(fgrad.__file__)))
+    try:
+        head = subprocess.run(["git", "-C", where, "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "-C", where, "status", "--porcelain", "--", "fgrad"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return (head + (" +changes" if dirty else "")) if head else "unknown (not a git checkout)"
+
+
 def load_average():
     try:
         return " ".join(f"{x:.2f}" for x in os.getloadavg())
@@ -103,6 +118,7 @@ def main(argv=None):
         notes.append("jax.jit: left out by --quick (its compile times dominate a short run)")
     meta = dict(date=datetime.datetime.now().isoformat(timespec="seconds"), mode=mode,
                 nproc=os.cpu_count(), cpu=cpu_model(), load_start=load_start,
+                fgrad_commit=fgrad_commit(),
                 threads=args.threads or "library defaults",
                 versions={"python": platform.python_version(),
                           **{b.name: b.version for b in found.values()}})

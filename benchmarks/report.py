@@ -86,12 +86,13 @@ def workload_lines(w, markdown):
 
 
 def target_rows(results, alive):
+    """``[text, measured (a ratio, or objects left for the tape), shown, status]`` rows."""
     rows = []
     for t in TARGETS:
         ratio, status = evaluate(t, results)
-        rows.append([t.text, fmt_ratio(ratio), status])
+        rows.append([t.text, ratio, fmt_ratio(ratio), status])
     n, status = tape_target(alive)
-    rows.append(["after grad returns, nothing of the tape is alive (objects left)",
+    rows.append(["after grad returns, nothing of the tape is alive (objects left)", n,
                  "-" if n is None else f"{n} (after gc: {alive['after_gc']})", status])
     return rows
 
@@ -105,14 +106,16 @@ def render(run, markdown=False):
                   f"machine: {meta['nproc']} cores, {meta['cpu']}; load average "
                   f"{meta['load_start']} at start, {meta['load_end']} at end; threads per library: "
                   f"{meta['threads']}",
-                  "versions: " + ", ".join(f"{k} {v}" for k, v in meta["versions"].items()), ""]
+                  "versions: " + ", ".join(f"{k} {v}" for k, v in meta["versions"].items())
+                  + f"; fgrad from {meta.get('fgrad_commit', 'unknown')}", ""]
     for w in results.values():
         lines += workload_lines(w, markdown)
     lines += ["### Targets", ""] if markdown else ["== targets =="]
     if meta["mode"] == "smoke":
         lines.append("not evaluated: a smoke run has tiny sizes and measures nothing")
     else:
-        lines += table(["target", "measured", "status"], target_rows(results, run.get("alive")),
+        lines += table(["target", "measured", "status"],
+                       [[r[0], r[2], r[3]] for r in target_rows(results, run.get("alive"))],
                        markdown)
     if run["notes"]:
         lines += ["", "Notes:" if markdown else "notes:"]
@@ -123,6 +126,6 @@ def render(run, markdown=False):
 def to_json(run):
     return json.dumps({"meta": run["meta"], "notes": run["notes"], "alive": run.get("alive"),
                        "workloads": [w.as_dict() for w in run["results"].values()],
-                       "targets": [dict(target=r[0], measured=r[1], status=r[2])
+                       "targets": [dict(target=r[0], measured=r[1], status=r[3])
                                    for r in target_rows(run["results"], run.get("alive"))]},
                       indent=1, default=float)
