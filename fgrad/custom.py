@@ -44,7 +44,6 @@ import numpy as _onp
 
 from . import errors
 from . import tracer as _tracer
-from .dual import DualTrace, DualTracer
 from .pytree import tree_flatten, tree_map, tree_unflatten
 from .table import Primitive
 from .tape import Tape, TapeTracer
@@ -100,10 +99,14 @@ def _first_tracer(leaves):
     return None
 
 
-def _private(tree):
+def _private(tree, *owned):
     """Copies of the plain arrays in ``tree`` (residuals may be arrays the caller owns and
-    changes in place before the backward pass; see ``Tape``)."""
-    return tree_map(lambda v: v.copy() if v.__class__ is _onp.ndarray else v, tree)
+    changes in place before the backward pass; see ``Tape``), except those in the lists
+    ``owned`` (the call's own arguments and outputs, which the traces keep private already:
+    residuals are often just these)."""
+    mine = {id(v) for vs in owned for v in vs}
+    return tree_map(lambda v: v.copy() if v.__class__ is _onp.ndarray and id(v) not in mine
+                    else v, tree)
 
 
 # --- one call -----------------------------------------------------------------------------
@@ -537,7 +540,7 @@ class custom_vjp(_Custom):
         # Residuals computed from exactly these values serve the rules called on them (one
         # level of differentiation). Rules called on an outer transform's tracers run fwd
         # again on those, so that the residuals carry the outer derivative.
-        call.res, call.res_leaves = _private(res), leaves
+        call.res, call.res_leaves = _private(res, leaves, vals), leaves
         return vals
 
     def _residuals(self, call, leaves):
