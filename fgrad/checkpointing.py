@@ -39,8 +39,11 @@ class _Checkpointed(_Custom):
     def _positional(self, args, kwargs):
         return args + (kwargs,)
 
+    def _name(self):
+        return getattr(self, "__name__", type(self.__wrapped__).__name__)
+
     def _describe(self):
-        return f"fgrad.checkpoint({getattr(self, '__name__', type(self.__wrapped__).__name__)})"
+        return f"fgrad.checkpoint({self._name()})"
 
     def _closure_error(self, trace):
         return errors.closed_over(

@@ -130,6 +130,10 @@ class _Call:
                          for _ in range(td.num_leaves)]
         self.res = self.res_leaves = None
 
+    def __repr__(self):  # as a parameter in a printed tape (make_tape)
+        shown = ", ".join(f"{i}={self.nondiff[i]!r}" for i in sorted(self.nondiff))
+        return f"<call{' with nondiff ' + shown if shown else ''}>"
+
     # arguments
     def primals(self, leaves):
         """The differentiable arguments (a tuple, in order, without the nondiff ones)."""
@@ -318,7 +322,7 @@ class _CustomPrimitive(Primitive):
     through), so ``python -m fgrad check`` has nothing to hold them to."""
 
     def __init__(self, owner):
-        super().__init__(owner._describe(), self._impl, doc=owner.__doc__)
+        super().__init__(owner._prim_name(), self._impl, doc=owner.__doc__)
         self.owner = owner
         self.vjp_all = self._vjp_all
         self.jvp_all = self._jvp_all
@@ -359,13 +363,19 @@ class _Custom:
         self.prim = _CustomPrimitive(self)
 
     def __repr__(self):
-        return f"<fgrad {self._describe()}>"
+        return f"<{self._describe()}>"
 
     def __get__(self, obj, objtype=None):  # a decorated method binds like a function
         return self if obj is None else functools.partial(self, obj)
 
+    def _name(self):
+        return getattr(self, "__name__", type(self.fun).__name__)
+
     def _describe(self):
-        return f"{self.kind} function {getattr(self, '__name__', type(self.fun).__name__)}"
+        return f"{self.kind} function {self._name()}"
+
+    def _prim_name(self):
+        return f"{self.kind}({self._name()})"
 
     def _arg_names(self, call):
         names = list(self._signature.parameters) if self._signature is not None else []

@@ -139,7 +139,7 @@ def test_keyword_arguments_are_passed_as_given_and_may_be_traced():
     def f(x, scale=2.0, *, shift=0.0):
         return np.sin(x) * scale + shift
 
-    assert f.__name__ == "f" and repr(f) == "<fgrad fgrad.checkpoint(f)>"
+    assert f.__name__ == "f" and repr(f) == "<fgrad.checkpoint(f)>"
     g = fgrad.grad(lambda s, b: np.sum(f(X, scale=s, shift=b)), argnums=(0, 1))(3.0, 0.5)
     assert abs(g[0] - onp.sum(onp.sin(X))) < 1e-15 and g[1] == 5.0
     onp.testing.assert_array_equal(fgrad.grad(lambda x: np.sum(f(x)))(X), 2 * onp.cos(X))
