@@ -1,6 +1,7 @@
 """Where fgrad's time goes on the overhead-bound workloads: ``python -m benchmarks.hotspots``.
 
-For the 1000-op scalar chain, the small MLP (width 16, batch 8) and the 1e6-element chain:
+For the 1000-op scalar chain, the small MLP (width 16, batch 8), the 1e6-element chain and one
+step of the logistic regression (the loop's gradient, 200 times per training run):
 
 1. a split of one ``grad`` call, timed without a profiler: numpy's own work (the forward
    alone), the forward pass while recording (``fgrad.vjp``, which records and stops), and the
@@ -25,7 +26,7 @@ import fgrad  # noqa: E402
 import fgrad.numpy as fnp  # noqa: E402
 
 from .workloads.arrays import elementwise_chain  # noqa: E402
-from .workloads.nets import mlp_loss, mlp_params  # noqa: E402
+from .workloads.nets import logreg_loss, mlp_loss, mlp_params  # noqa: E402
 from .workloads.scalar import chain  # noqa: E402
 
 
@@ -47,6 +48,9 @@ def subjects():
     params = mlp_params(rng, 16)
     x, y = rng.standard_normal((8, 16)), rng.standard_normal((8, 16))
     big = numpy.random.default_rng(4).uniform(-2.0, 2.0, 1_000_000)
+    X = rng.standard_normal((256, 16))
+    labels = numpy.sign(rng.standard_normal(256))
+    w0 = numpy.zeros(16)
     # mlp: 3 x (matmul, add) + 2 tanh + subtract, multiply, mean = 11 primitive calls
     return {
         "scalar_chain": (lambda v: chain(fnp, v, 250), 0.3,
@@ -55,6 +59,9 @@ def subjects():
                       lambda: mlp_loss(numpy, params, x, y), 11, 2000),
         "elementwise_1e6": (lambda v: elementwise_chain(fnp, v), big,
                             lambda: elementwise_chain(numpy, big), 21, 5),
+        # matmul, multiply, negative, exp, add, log, mean
+        "logreg_step": (lambda w: logreg_loss(fnp, w, X, labels), w0,
+                        lambda: logreg_loss(numpy, w0, X, labels), 7, 2000),
     }
 
 
@@ -99,7 +106,7 @@ def main(argv=None):
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--top", type=int, default=15)
     p.add_argument("--only", default=None, help="comma-separated: scalar_chain, mlp_small, "
-                   "elementwise_1e6")
+                   "elementwise_1e6, logreg_step")
     args = p.parse_args(argv)
     chosen = subjects()
     if args.only:
