@@ -1,4 +1,5 @@
-"""``python -m benchmarks [--quick] [--only NAME] [--peers LIST] [--json PATH] [--markdown PATH]``"""
+"""The command line: ``python -m benchmarks [--quick] [--only NAME] [--peers LIST]
+[--threads N] [--json PATH] [--markdown PATH] [--smoke] [--list]``."""
 import argparse
 import datetime
 import gc
