@@ -49,7 +49,10 @@ def load_average():
 
 
 def parse(argv):
-    p = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    p = argparse.ArgumentParser(prog="python -m benchmarks",
+                                description="fgrad timed beside plain numpy and the installed "
+                                            "peers (autograd, JAX, torch.func); see "
+                                            "benchmarks/RESULTS.md")
     p.add_argument("--quick", action="store_true",
                    help="fewer, shorter rounds and no jax.jit (under a minute)")
     p.add_argument("--only", action="append", default=[], metavar="NAME",
