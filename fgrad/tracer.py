@@ -67,16 +67,16 @@ def innermost(x):
     return x
 
 
-def strip(x):
+def strip(x, lower=innermost):
     """``innermost`` applied through lists, tuples and dicts (arguments of zero-derivative
-    functions and indices may hold tracers anywhere)."""
+    functions and indices may hold tracers anywhere); ``lower`` replaces it per tracer."""
     if isinstance(x, Tracer):
-        return innermost(x)
+        return lower(x)
     cls = type(x)
     if cls is list or cls is tuple:
-        return cls(strip(v) for v in x)
+        return cls(strip(v, lower) for v in x)
     if cls is dict:
-        return {k: strip(v) for k, v in x.items()}
+        return {k: strip(v, lower) for k, v in x.items()}
     return x
 
 

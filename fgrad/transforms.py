@@ -10,7 +10,7 @@ from . import tracer as _tracer
 from .dual import DualTrace, DualTracer
 from .pytree import tree_flatten, tree_map, tree_unflatten
 from .tape import Tape, TapeTracer
-from .tracer import innermost
+from .tracer import innermost, strip
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev",
            "jacobian", "hessian", "stop_gradient"]
@@ -445,11 +445,4 @@ def stop_gradient(x):
     >>> float(fgrad.grad(lambda x: x * fgrad.stop_gradient(x))(3.0))
     3.0
     """
-    if isinstance(x, _tracer.Tracer):
-        return _own(innermost(x))
-    cls = type(x)
-    if cls is list or cls is tuple:
-        return cls(stop_gradient(v) for v in x)
-    if cls is dict:
-        return {k: stop_gradient(v) for k, v in x.items()}
-    return x
+    return strip(x, lambda t: _own(innermost(t)))
