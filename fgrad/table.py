@@ -86,6 +86,9 @@ class Primitive:
         # rules that cannot be split by argument (custom_vjp's bwd, checkpoint's recomputation):
         # (g, ans, *args, **params)
         self.vjp_all = None
+        # optional ``(prim, args, params) -> params``, run on traced calls only: a family's
+        # check of what its rules cannot take (the ufuncs refuse out=, where=, ...)
+        self.check_call = None
         self.__doc__ = doc if doc is not None else getattr(impl, "__doc__", None)
         self.__wrapped__ = impl
         self.__name__ = name
@@ -96,14 +99,18 @@ class Primitive:
     def __call__(self, *args, **params):
         for a in args:
             if isinstance(a, Tracer):
-                return dispatch(self, args, params)
+                break
             cls = type(a)
             if (cls is list or cls is tuple) and contains_tracer(a):
                 # a list holding tracers is one traced array (np.sin([x, 2 * x]))
                 asarray = _tracer.fnp.asarray
                 args = tuple(asarray(b) if type(b) in (list, tuple) else b for b in args)
-                return dispatch(self, args, params)
-        return self.impl(*args, **params)
+                break
+        else:
+            return self.impl(*args, **params)
+        if self.check_call is not None:
+            params = self.check_call(self, args, params)
+        return dispatch(self, args, params)
 
     def vjp(self, i):
         rule = self.vjps.get(i)
@@ -221,14 +228,15 @@ def _zeros_like(x):
 
 
 def define(name, impl, vjps=(), jvps=None, *, linear=False, spec=None, doc=None,
-           vjp_any=None, jointly_linear=False, cls=None):
+           vjp_any=None, jointly_linear=False, check_call=None):
     """Make a built-in primitive and its rules in one statement (used by the rule families).
 
     Variadic primitives give ``vjp_any(argnum, g, ans, *args, **params)`` instead of one VJP
     per argument; ``jointly_linear=True`` makes their JVP the primitive applied to all the
-    tangents at once. ``cls`` is a subclass of ``Primitive`` for families whose calls need
-    more checking (the ufuncs' keyword arguments)."""
-    p = (cls or Primitive)(name, impl, spec, doc)
+    tangents at once. ``check_call(prim, args, params) -> params`` vets traced calls (the
+    ufuncs' keyword arguments)."""
+    p = Primitive(name, impl, spec, doc)
+    p.check_call = check_call
     p.vjp_any = vjp_any
     if jointly_linear:
         p.jvp_all = _jointly_linear_jvp(p)

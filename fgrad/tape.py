@@ -17,7 +17,7 @@ import weakref
 
 import numpy as _onp
 
-from .tracer import Trace, Tracer
+from .tracer import Trace, Tracer, dispatch
 from . import tracer as _tracer
 
 _ndarray = _onp.ndarray
@@ -94,11 +94,16 @@ class Tape(Trace):
     def process(self, prim, args, params):
         vals = list(args)
         parents = [None] * len(args)
+        nested = False  # does a tracer of another transform remain among the values?
         for i, a in enumerate(args):
             cls = a.__class__
             if cls is TapeTracer and a._trace is self:
-                vals[i] = a._value
+                v = vals[i] = a._value
                 parents[i] = a._node
+                if isinstance(v, Tracer):
+                    nested = True
+            elif isinstance(a, Tracer):
+                nested = True
             elif cls is _ndarray:
                 vals[i] = a.copy() if a.nbytes < _SHARE_BYTES else self.own(a)
             elif cls is list or (cls is tuple and _mutable_inside(a)):
@@ -109,11 +114,13 @@ class Tape(Trace):
                 if cls is _ndarray or cls is list or (cls is tuple and _mutable_inside(v)):
                     params = {k: self._owned(v) for k, v in params.items()}
                     break
-        ans = prim(*vals, **params)
+        # the values one level down go to the next transform, or straight to numpy
+        ans = dispatch(prim, vals, params) if nested else prim.impl(*vals, **params)
         node = Node(prim, vals, params, ans, parents)
-        if getattr(ans, "dtype", None) in _COMPLEX:
+        dt = getattr(ans, "dtype", None)
+        if dt is not None and dt.kind == "c":
             node.real_inputs = tuple(i for i, p in enumerate(parents)
-                                     if p is not None and _dtype(vals[i]) not in _COMPLEX)
+                                     if p is not None and _dtype(vals[i]).kind != "c")
         self.nodes.append(node)
         return TapeTracer(self, ans, node)
 
@@ -123,7 +130,7 @@ class Tape(Trace):
         ``consume`` the tape is emptied as it goes, so each residual is freed as soon as its
         rules have used it (``grad`` uses this). ``keep``, a dict, receives every node's
         cotangent (``make_tape``'s adjoint trace)."""
-        add = _tracer.fnp.add
+        add = _add
         cts = {}
         for node, ct in seeds:
             old = cts.get(node)
@@ -144,12 +151,17 @@ class Tape(Trace):
             vjp_all = prim.vjp_all  # custom rules give every argument's cotangent at once
             if vjp_all is not None:
                 every = vjp_all(g, ans, *args, **params)
+            rules = prim.vjps
             for i, p in enumerate(node.parents):
                 if p is None:
                     continue
-                c = every[i] if vjp_all is not None else prim.vjp(i)(g, ans, *args, **params)
+                if vjp_all is not None:
+                    c = every[i]
+                else:
+                    rule = rules.get(i) or prim.vjp(i)
+                    c = rule(g, ans, *args, **params)
                 if c is not None:
-                    if i in node.real_inputs:
+                    if node.real_inputs and i in node.real_inputs:
                         c = _tracer.fnp.real(c)
                     old = cts.get(p)
                     cts[p] = c if old is None else add(old, c)
@@ -173,11 +185,16 @@ class Tape(Trace):
 # previous copy); above it, an unchanged array shares the copy made the first time
 _SHARE_BYTES = 1 << 16
 
-_COMPLEX = (_onp.dtype("complex64"), _onp.dtype("complex128"), _onp.dtype("clongdouble"))
-
-
 def _dtype(x):
     return getattr(x, "dtype", None) or _onp.result_type(x)
+
+
+def _add(a, b):
+    """Two cotangents summed: numpy's own operator when both are plain values (a fan-out in a
+    loop makes this frequent), fgrad.numpy's add when either is traced."""
+    if isinstance(a, Tracer) or isinstance(b, Tracer):
+        return _tracer.fnp.add(a, b)
+    return a + b
 
 
 def _mutable_inside(t):

@@ -25,9 +25,9 @@ import numpy as _onp
 
 import fgrad.numpy as fnp
 from .. import errors
-from ..table import Primitive, Spec, define
+from ..table import Spec, define
 from ..tracer import Tracer, contains_tracer, innermost, strip
-from .broadcasting import broadcast_like, dtype_of, mask, unbroadcast
+from .broadcasting import broadcast_like, dtype_of, mask, shape_of, unbroadcast
 from .namespace import zero_derivative
 from .wrapping import differentiable, unsupported_kwargs
 
@@ -36,24 +36,18 @@ BINARY = [(((), ()), {}), (((3,), (3,)), {}), (((2, 3), (3,)), {}), (((2, 1), (1
           (((), (2, 2)), {})]
 
 
-class _Ufunc(Primitive):
-    """A primitive that is a numpy ufunc. Plain calls are numpy's, every keyword included; a
-    traced call refuses the ufunc keywords (and a positional ``out``) by name rather than let
-    them reach the rules."""
-
-    nin = property(lambda self: self.impl.nin)
-
-    def __call__(self, *args, **params):
-        if (params or len(args) > self.nin) and contains_tracer((args, params)):
-            if len(args) > self.nin:  # numpy's positional out argument
-                raise errors.out_argument(self.name)
-            unsupported_kwargs(self.name, params)
-            params = {}
-        return Primitive.__call__(self, *args, **params)
+def _ufunc_call(prim, args, params):
+    """Traced calls of a ufunc primitive refuse the ufunc keywords (and a positional ``out``)
+    by name rather than let them reach the rules; plain calls are numpy's, every keyword
+    included."""
+    if len(args) > prim.impl.nin:  # numpy's positional out argument
+        raise errors.out_argument(prim.name)
+    if params:
+        unsupported_kwargs(prim.name, params)
+    return {}
 
 
-def _shape(x):
-    return _onp.shape(innermost(x))
+_shape = shape_of
 
 
 def _away_from(points, margin=0.05):
@@ -70,7 +64,8 @@ def unary(name, d, domain=(-2.0, 2.0), valid=None, order=2, **spec):
     """Register the numpy ufunc ``name`` with derivative ``d(ans, x)``."""
     return define(name, getattr(_onp, name),
                   [lambda g, ans, x: g * d(ans, x)], [lambda t, ans, x: t * d(ans, x)],
-                  spec=Spec(UNARY, domain=domain, valid=valid, order=order, **spec), cls=_Ufunc)
+                  spec=Spec(UNARY, domain=domain, valid=valid, order=order, **spec),
+                  check_call=_ufunc_call)
 
 
 def binary(name, dx, dy, domain=(-2.0, 2.0), valid=None, cases=BINARY, cast=False, **spec):
@@ -91,13 +86,13 @@ def binary(name, dx, dy, domain=(-2.0, 2.0), valid=None, cases=BINARY, cast=Fals
         return lambda t, ans, x, y: broadcast_like(t * d(ans, x, y), ans)
 
     return define(name, getattr(_onp, name), [vjp(dx, 0), vjp(dy, 1)], [jvp(dx), jvp(dy)],
-                  spec=Spec(cases, domain=domain, valid=valid, **spec), cls=_Ufunc)
+                  spec=Spec(cases, domain=domain, valid=valid, **spec), check_call=_ufunc_call)
 
 
 def linear_unary(name, transpose):
     """Register the numpy ufunc ``name``, linear in its argument, by its transpose."""
     return define(name, getattr(_onp, name), [lambda g, ans, x: transpose(g)],
-                  linear=True, spec=Spec(UNARY), cls=_Ufunc)
+                  linear=True, spec=Spec(UNARY), check_call=_ufunc_call)
 
 
 def _safe_div(num, den):
@@ -166,7 +161,7 @@ def _abs_jvp(t, ans, x):
 
 
 absolute = define("absolute", _onp.absolute, [_abs_vjp], [_abs_jvp],
-                  spec=Spec(UNARY, valid=_away_from([0.0])), cls=_Ufunc)
+                  spec=Spec(UNARY, valid=_away_from([0.0])), check_call=_ufunc_call)
 absolute.__doc__ = (_onp.absolute.__doc__ or "") + """
 fgrad: the derivative at 0 is 0 (the average of -1 and 1); of a complex z it is the direction
 ``conj(z) / |z|`` (JAX's convention), also 0 at z = 0.
@@ -184,7 +179,7 @@ imag = define("imag", _onp.imag, [lambda g, ans, x: -1j * g if _is_complex(x) el
               linear=True, spec=Spec(UNARY))
 conjugate = define("conjugate", _onp.conjugate,
                    [lambda g, ans, x: fnp.conjugate(g) if _is_complex(x) else g],
-                   linear=True, spec=Spec(UNARY), cls=_Ufunc)
+                   linear=True, spec=Spec(UNARY), check_call=_ufunc_call)
 conj = conjugate
 
 
@@ -193,23 +188,23 @@ add = define("add", _onp.add,
               lambda g, ans, x, y: unbroadcast(g, _shape(y))],
              [lambda t, ans, x, y: broadcast_like(t, ans),
               lambda t, ans, x, y: broadcast_like(t, ans)],
-             spec=Spec(BINARY), cls=_Ufunc)
+             spec=Spec(BINARY), check_call=_ufunc_call)
 subtract = define("subtract", _onp.subtract,
                   [lambda g, ans, x, y: unbroadcast(g, _shape(x)),
                    lambda g, ans, x, y: unbroadcast(-g, _shape(y))],
                   [lambda t, ans, x, y: broadcast_like(t, ans),
                    lambda t, ans, x, y: broadcast_like(-t, ans)],
-                  spec=Spec(BINARY), cls=_Ufunc)
+                  spec=Spec(BINARY), check_call=_ufunc_call)
 multiply = define("multiply", _onp.multiply,
                   [lambda g, ans, x, y: unbroadcast(g * y, _shape(x)),
                    lambda g, ans, x, y: unbroadcast(x * g, _shape(y))],
-                  linear=True, spec=Spec(BINARY), cls=_Ufunc)
+                  linear=True, spec=Spec(BINARY), check_call=_ufunc_call)
 divide = define("divide", _onp.divide,
                 [lambda g, ans, x, y: unbroadcast(g / y, _shape(x)),
                  lambda g, ans, x, y: unbroadcast(-g * ans / y, _shape(y))],
                 [lambda t, ans, x, y: broadcast_like(t / y, ans),
                  lambda t, ans, x, y: -t * ans / y],
-                spec=Spec(BINARY, domain=((-2.0, 2.0), (0.5, 2.0))), cls=_Ufunc)
+                spec=Spec(BINARY, domain=((-2.0, 2.0), (0.5, 2.0))), check_call=_ufunc_call)
 true_divide = divide
 
 
@@ -368,7 +363,7 @@ ldexp = define(
     [lambda t, ans, x, i: broadcast_like(fnp.ldexp(t, i), ans), None],
     spec=Spec([(((3,),), {"i": _onp.array([-1, 0, 3])}), (((2, 3),), {"i": _onp.array([2, -3, 1])}),
                (((2, 1),), {"i": _onp.array([[1, -1, 0]])}), (((),), {"i": 2})],
-              call=lambda f, x, i: f(x, i)), cls=_Ufunc)
+              call=lambda f, x, i: f(x, i)), check_call=_ufunc_call)
 ldexp.__doc__ = (_onp.ldexp.__doc__ or "") + """
 fgrad: differentiable in the mantissa x1 (derivative 2**x2); the integer exponent x2 has none.
 """
