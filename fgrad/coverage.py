@@ -20,7 +20,7 @@ import types
 import numpy as _onp
 
 from . import numpy as fnp
-from .table import FUNCTIONS, PRIMITIVES
+from .table import FUNCTIONS, PRIMITIVES, Primitive
 from .numpy.unsupported import reason
 
 # The derivative each function takes at its kinks and edges (the conventions are stated in the
@@ -159,7 +159,7 @@ def differentiable_names(rows=None):
 
 
 def _entry_name(entry):
-    return entry.name if entry.__class__.__name__ == "Primitive" else "np." + entry.name
+    return entry.name if isinstance(entry, Primitive) else "np." + entry.name
 
 
 def render():

@@ -4,7 +4,7 @@ Used by ``jvp``. Every primitive call computes its output and, from the JVP rule
 output's tangent in the same step; nothing is recorded, so memory stays that of the forward
 pass. (``linearize`` and ``jacfwd`` instead record a tape once and sweep it per tangent.)
 """
-from .tracer import Trace, Tracer
+from .tracer import Trace, Tracer, dispatch
 
 
 class DualTracer(Tracer):
@@ -23,11 +23,17 @@ class DualTrace(Trace):
     def process(self, prim, args, params):
         vals = list(args)
         tangents = [None] * len(args)
+        nested = False  # does a tracer of another transform remain among the values?
         for i, a in enumerate(args):
             if a.__class__ is DualTracer and a._trace is self:
-                vals[i] = a._value
+                v = vals[i] = a._value
                 tangents[i] = a._tangent
-        ans = prim(*vals, **params)
+                if isinstance(v, Tracer):
+                    nested = True
+            elif isinstance(a, Tracer):
+                nested = True
+        ans = dispatch(prim, vals, params) if nested else \
+            (prim.fast_impl or prim.impl)(*vals, **params)
         out = prim.tangent(tangents, ans, vals, params)
         # A zero tangent leaves the value untraced: later operations on it cost nothing here.
         return ans if out is None else DualTracer(self, ans, out)

@@ -89,6 +89,10 @@ class Primitive:
         # optional ``(prim, args, params) -> params``, run on traced calls only: a family's
         # check of what its rules cannot take (the ufuncs refuse out=, where=, ...)
         self.check_call = None
+        # optional stand-in for ``impl`` on the values a transform hands down (numpy arrays
+        # and scalars, never two Python numbers): numpy's operators for the arithmetic ufuncs,
+        # equal in value and dtype, without the ufunc call's overhead on scalars
+        self.fast_impl = None
         self.__doc__ = doc if doc is not None else getattr(impl, "__doc__", None)
         self.__wrapped__ = impl
         self.__name__ = name

@@ -115,7 +115,8 @@ class Tape(Trace):
                     params = {k: self._owned(v) for k, v in params.items()}
                     break
         # the values one level down go to the next transform, or straight to numpy
-        ans = dispatch(prim, vals, params) if nested else prim.impl(*vals, **params)
+        ans = dispatch(prim, vals, params) if nested else \
+            (prim.fast_impl or prim.impl)(*vals, **params)
         node = Node(prim, vals, params, ans, parents)
         dt = getattr(ans, "dtype", None)
         if dt is not None and dt.kind == "c":

@@ -20,6 +20,7 @@ keywords (``out=``, ``where=``, ``dtype=``, ``casting=``, ...) are refused by na
 """
 import builtins as _builtins
 import math
+import operator
 
 import numpy as _onp
 
@@ -206,6 +207,24 @@ divide = define("divide", _onp.divide,
                  lambda t, ans, x, y: -t * ans / y],
                 spec=Spec(BINARY, domain=((-2.0, 2.0), (0.5, 2.0))), check_call=_ufunc_call)
 true_divide = divide
+
+
+
+def _by_operator(op, ufunc):
+    """``ufunc`` computed by numpy's operator ``op`` on the values a transform hands down: the
+    same result without the ufunc call's overhead on scalars. Where Python's own arithmetic
+    answers instead (a Python complex times a numpy float64, which subclasses float), the
+    result is not numpy's type, and the ufunc is called after all."""
+    def fast(*args):
+        r = op(*args)
+        return r if isinstance(r, _NUMPY_VALUES) else ufunc(*args)
+    return fast
+
+
+_NUMPY_VALUES = (_onp.ndarray, _onp.generic)
+for _p, _op in ((add, operator.add), (subtract, operator.sub), (multiply, operator.mul),
+                (divide, operator.truediv), (negative, operator.neg)):
+    _p.fast_impl = _by_operator(_op, _p.impl)
 
 
 def _dpow_base(ans, x, y, power):
