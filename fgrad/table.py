@@ -93,6 +93,12 @@ class Primitive:
         # and scalars, never two Python numbers): numpy's operators for the arithmetic ufuncs,
         # equal in value and dtype, without the ufunc call's overhead on scalars
         self.fast_impl = None
+        # what the VJP rules read beyond shapes and dtypes, as ``(argnums, ans)``: a tape that
+        # only runs backward keeps just these values (big arrays), so memory stays near the
+        # residuals' (sin keeps its input, exp its output, add nothing). ``argnums`` may be
+        # "others": the rule for each argument reads the other ones (multilinear maps, so a
+        # product with a constant keeps only the constant). None keeps everything.
+        self.residuals = None
         self.__doc__ = doc if doc is not None else getattr(impl, "__doc__", None)
         self.__wrapped__ = impl
         self.__name__ = name
@@ -232,15 +238,21 @@ def _zeros_like(x):
 
 
 def define(name, impl, vjps=(), jvps=None, *, linear=False, spec=None, doc=None,
-           vjp_any=None, jointly_linear=False, check_call=None):
+           vjp_any=None, jointly_linear=False, check_call=None, residuals=None):
     """Make a built-in primitive and its rules in one statement (used by the rule families).
 
     Variadic primitives give ``vjp_any(argnum, g, ans, *args, **params)`` instead of one VJP
     per argument; ``jointly_linear=True`` makes their JVP the primitive applied to all the
     tangents at once. ``check_call(prim, args, params) -> params`` vets traced calls (the
-    ufuncs' keyword arguments)."""
+    ufuncs' keyword arguments). ``residuals=(argnums, ans)`` says what the VJP rules read
+    beyond shapes and dtypes (see ``Primitive``)."""
     p = Primitive(name, impl, spec, doc)
     p.check_call = check_call
+    if residuals is None and (linear or jointly_linear):
+        # a linear map's transpose reads no values of its argument, only its shape; a
+        # multilinear one's reads the other arguments
+        residuals = ("others" if linear and len(vjps) > 1 else (), False)
+    p.residuals = residuals
     p.vjp_any = vjp_any
     if jointly_linear:
         p.jvp_all = _jointly_linear_jvp(p)

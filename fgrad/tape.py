@@ -54,12 +54,16 @@ class Tape(Trace):
     again unchanged shares one copy (``own``), so loops over a big matrix do not multiply it.
     """
 
-    __slots__ = ("nodes", "owned")
+    __slots__ = ("nodes", "owned", "lean")
 
     def __init__(self, kind="vjp"):
         super().__init__(kind)
         self.nodes = []
         self.owned = {}
+        # a tape only walked backward keeps just the values its VJP rules read (the
+        # primitives' ``residuals``); one also walked forward (linearize, jacfwd) or shown
+        # (make_tape) keeps everything
+        self.lean = kind in _LEAN_KINDS
 
     def new_input(self, value):
         if value.__class__ is _ndarray:
@@ -118,6 +122,8 @@ class Tape(Trace):
         ans = dispatch(prim, vals, params) if nested else \
             (prim.fast_impl or prim.impl)(*vals, **params)
         node = Node(prim, vals, params, ans, parents)
+        if self.lean and prim.residuals is not None and (_big(ans) or vals and _big(vals[0])):
+            _shed(node, prim.residuals)
         dt = getattr(ans, "dtype", None)
         if dt is not None and dt.kind == "c":
             node.real_inputs = tuple(i for i, p in enumerate(parents)
@@ -185,6 +191,34 @@ class Tape(Trace):
 # below this size a constant is simply copied at each use (cheaper than comparing it with a
 # previous copy); above it, an unchanged array shares the copy made the first time
 _SHARE_BYTES = 1 << 16
+
+_LEAN_KINDS = frozenset(["grad", "vjp", "jacrev"])
+# arrays below this size are kept whatever the rules need: a stand-in would cost more
+_SHED_BYTES = 1 << 12
+
+
+def _shed(node, residuals):
+    """Replace the big arrays of ``node`` that its VJP rules do not read by stand-ins of the
+    same shape and dtype (a zero-strided view: no memory), so they can be freed."""
+    argnums, keep_ans = residuals
+    vals = node.args
+    if argnums == "others":  # the rule of each traced argument reads the other arguments
+        traced = [i for i, p in enumerate(node.parents) if p is not None]
+        argnums = [j for j in range(len(vals)) if traced != [j]]
+    for i, v in enumerate(vals):
+        if i not in argnums and _big(v):
+            vals[i] = _stand_in(v)
+    if not keep_ans and _big(node.ans):
+        node.ans = _stand_in(node.ans)
+
+
+def _big(v):
+    return v.__class__ is _ndarray and v.nbytes >= _SHED_BYTES
+
+
+def _stand_in(v):
+    return _onp.broadcast_to(_onp.zeros((), v.dtype), v.shape)
+
 
 def _dtype(x):
     return getattr(x, "dtype", None) or _onp.result_type(x)

@@ -61,12 +61,16 @@ def _separated(margin=0.05):
     return lambda x, y: _onp.all(_onp.abs(x - y) > margin)
 
 
-def unary(name, d, domain=(-2.0, 2.0), valid=None, order=2, **spec):
-    """Register the numpy ufunc ``name`` with derivative ``d(ans, x)``."""
+_READS = {"x": ((0,), False), "ans": ((), True), "both": ((0,), True)}
+
+
+def unary(name, d, domain=(-2.0, 2.0), valid=None, order=2, reads="both", **spec):
+    """Register the numpy ufunc ``name`` with derivative ``d(ans, x)``, which ``reads`` the
+    input ``"x"``, the output ``"ans"`` or ``"both"`` (what a backward-only tape keeps)."""
     return define(name, getattr(_onp, name),
                   [lambda g, ans, x: g * d(ans, x)], [lambda t, ans, x: t * d(ans, x)],
                   spec=Spec(UNARY, domain=domain, valid=valid, order=order, **spec),
-                  check_call=_ufunc_call)
+                  check_call=_ufunc_call, residuals=_READS[reads])
 
 
 def binary(name, dx, dy, domain=(-2.0, 2.0), valid=None, cases=BINARY, cast=False, **spec):
@@ -93,7 +97,7 @@ def binary(name, dx, dy, domain=(-2.0, 2.0), valid=None, cases=BINARY, cast=Fals
 def linear_unary(name, transpose):
     """Register the numpy ufunc ``name``, linear in its argument, by its transpose."""
     return define(name, getattr(_onp, name), [lambda g, ans, x: transpose(g)],
-                  linear=True, spec=Spec(UNARY), check_call=_ufunc_call)
+                  linear=True, spec=Spec(UNARY), check_call=_ufunc_call, residuals=((), False))
 
 
 def _safe_div(num, den):
@@ -111,36 +115,36 @@ def _is_complex(x):
 
 negative = linear_unary("negative", lambda g: -g)
 positive = linear_unary("positive", lambda g: g)
-sqrt = unary("sqrt", lambda ans, x: 0.5 / ans, domain=(0.1, 4.0))
+sqrt = unary("sqrt", lambda ans, x: 0.5 / ans, domain=(0.1, 4.0), reads="ans")
 sqrt.__doc__ = (_onp.sqrt.__doc__ or "") + """
 fgrad: the derivative ``0.5 / sqrt(x)`` is inf at ``x = 0`` (only the one-sided derivative
 exists there, and it is infinite), as numpy's formula gives; a zero cotangent there gives nan.
 """
-cbrt = unary("cbrt", lambda ans, x: 1 / (3 * ans ** 2), domain=(0.1, 4.0))
-square = unary("square", lambda ans, x: 2 * x)
-reciprocal = unary("reciprocal", lambda ans, x: -ans ** 2, domain=(0.3, 3.0))
-exp = unary("exp", lambda ans, x: ans)
-exp2 = unary("exp2", lambda ans, x: math.log(2) * ans)
-expm1 = unary("expm1", lambda ans, x: ans + 1)
-log = unary("log", lambda ans, x: 1 / x, domain=(0.1, 4.0))
-log2 = unary("log2", lambda ans, x: 1 / (x * math.log(2)), domain=(0.1, 4.0))
-log10 = unary("log10", lambda ans, x: 1 / (x * math.log(10)), domain=(0.1, 4.0))
-log1p = unary("log1p", lambda ans, x: 1 / (1 + x), domain=(-0.9, 3.0))
-sin = unary("sin", lambda ans, x: fnp.cos(x))
-cos = unary("cos", lambda ans, x: -fnp.sin(x))
-tan = unary("tan", lambda ans, x: 1 + ans ** 2, domain=(-1.2, 1.2))
-arcsin = unary("arcsin", lambda ans, x: 1 / fnp.sqrt(1 - x ** 2), domain=(-0.9, 0.9))
-arccos = unary("arccos", lambda ans, x: -1 / fnp.sqrt(1 - x ** 2), domain=(-0.9, 0.9))
-arctan = unary("arctan", lambda ans, x: 1 / (1 + x ** 2))
-sinh = unary("sinh", lambda ans, x: fnp.cosh(x))
-cosh = unary("cosh", lambda ans, x: fnp.sinh(x))
-tanh = unary("tanh", lambda ans, x: 1 - ans ** 2)
-arcsinh = unary("arcsinh", lambda ans, x: 1 / fnp.sqrt(x ** 2 + 1))
+cbrt = unary("cbrt", lambda ans, x: 1 / (3 * ans ** 2), domain=(0.1, 4.0), reads="ans")
+square = unary("square", lambda ans, x: 2 * x, reads="x")
+reciprocal = unary("reciprocal", lambda ans, x: -ans ** 2, domain=(0.3, 3.0), reads="ans")
+exp = unary("exp", lambda ans, x: ans, reads="ans")
+exp2 = unary("exp2", lambda ans, x: math.log(2) * ans, reads="ans")
+expm1 = unary("expm1", lambda ans, x: ans + 1, reads="ans")
+log = unary("log", lambda ans, x: 1 / x, domain=(0.1, 4.0), reads="x")
+log2 = unary("log2", lambda ans, x: 1 / (x * math.log(2)), domain=(0.1, 4.0), reads="x")
+log10 = unary("log10", lambda ans, x: 1 / (x * math.log(10)), domain=(0.1, 4.0), reads="x")
+log1p = unary("log1p", lambda ans, x: 1 / (1 + x), domain=(-0.9, 3.0), reads="x")
+sin = unary("sin", lambda ans, x: fnp.cos(x), reads="x")
+cos = unary("cos", lambda ans, x: -fnp.sin(x), reads="x")
+tan = unary("tan", lambda ans, x: 1 + ans ** 2, domain=(-1.2, 1.2), reads="ans")
+arcsin = unary("arcsin", lambda ans, x: 1 / fnp.sqrt(1 - x ** 2), domain=(-0.9, 0.9), reads="x")
+arccos = unary("arccos", lambda ans, x: -1 / fnp.sqrt(1 - x ** 2), domain=(-0.9, 0.9), reads="x")
+arctan = unary("arctan", lambda ans, x: 1 / (1 + x ** 2), reads="x")
+sinh = unary("sinh", lambda ans, x: fnp.cosh(x), reads="x")
+cosh = unary("cosh", lambda ans, x: fnp.sinh(x), reads="x")
+tanh = unary("tanh", lambda ans, x: 1 - ans ** 2, reads="ans")
+arcsinh = unary("arcsinh", lambda ans, x: 1 / fnp.sqrt(x ** 2 + 1), reads="x")
 # sqrt(x - 1) * sqrt(x + 1), not sqrt(x**2 - 1): the same for real x > 1, and for complex x
 # the only form whose branch cut is arccosh's (the real axis left of 1)
 arccosh = unary("arccosh", lambda ans, x: 1 / (fnp.sqrt(x - 1) * fnp.sqrt(x + 1)),
-                domain=(1.1, 4.0))
-arctanh = unary("arctanh", lambda ans, x: 1 / (1 - x ** 2), domain=(-0.9, 0.9))
+                domain=(1.1, 4.0), reads="x")
+arctanh = unary("arctanh", lambda ans, x: 1 / (1 - x ** 2), domain=(-0.9, 0.9), reads="x")
 deg2rad = linear_unary("deg2rad", lambda g: fnp.deg2rad(g))
 radians = linear_unary("radians", lambda g: fnp.radians(g))
 rad2deg = linear_unary("rad2deg", lambda g: fnp.rad2deg(g))
@@ -168,7 +172,7 @@ fgrad: the derivative at 0 is 0 (the average of -1 and 1); of a complex z it is 
 ``conj(z) / |z|`` (JAX's convention), also 0 at z = 0.
 """
 abs = absolute
-fabs = unary("fabs", lambda ans, x: _onp.sign(innermost(x)), valid=_away_from([0.0]))
+fabs = unary("fabs", lambda ans, x: _onp.sign(innermost(x)), valid=_away_from([0.0]), reads="x")
 fabs.__doc__ = (_onp.fabs.__doc__ or "") + "\nfgrad: the derivative at 0 is 0, as for abs.\n"
 
 
@@ -189,23 +193,25 @@ add = define("add", _onp.add,
               lambda g, ans, x, y: unbroadcast(g, _shape(y))],
              [lambda t, ans, x, y: broadcast_like(t, ans),
               lambda t, ans, x, y: broadcast_like(t, ans)],
-             spec=Spec(BINARY), check_call=_ufunc_call)
+             spec=Spec(BINARY), check_call=_ufunc_call, residuals=((), False))
 subtract = define("subtract", _onp.subtract,
                   [lambda g, ans, x, y: unbroadcast(g, _shape(x)),
                    lambda g, ans, x, y: unbroadcast(-g, _shape(y))],
                   [lambda t, ans, x, y: broadcast_like(t, ans),
                    lambda t, ans, x, y: broadcast_like(-t, ans)],
-                  spec=Spec(BINARY), check_call=_ufunc_call)
+                  spec=Spec(BINARY), check_call=_ufunc_call, residuals=((), False))
 multiply = define("multiply", _onp.multiply,
                   [lambda g, ans, x, y: unbroadcast(g * y, _shape(x)),
                    lambda g, ans, x, y: unbroadcast(x * g, _shape(y))],
-                  linear=True, spec=Spec(BINARY), check_call=_ufunc_call)
+                  linear=True, spec=Spec(BINARY), check_call=_ufunc_call,
+                  residuals=("others", False))
 divide = define("divide", _onp.divide,
                 [lambda g, ans, x, y: unbroadcast(g / y, _shape(x)),
                  lambda g, ans, x, y: unbroadcast(-g * ans / y, _shape(y))],
                 [lambda t, ans, x, y: broadcast_like(t / y, ans),
                  lambda t, ans, x, y: -t * ans / y],
-                spec=Spec(BINARY, domain=((-2.0, 2.0), (0.5, 2.0))), check_call=_ufunc_call)
+                spec=Spec(BINARY, domain=((-2.0, 2.0), (0.5, 2.0))), check_call=_ufunc_call,
+                residuals=((1,), True))
 true_divide = divide
 
 
