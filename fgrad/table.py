@@ -86,9 +86,11 @@ class Primitive:
         # rules that cannot be split by argument (custom_vjp's bwd, checkpoint's recomputation):
         # (g, ans, *args, **params)
         self.vjp_all = None
-        # optional ``(prim, args, params) -> params``, run on traced calls only: a family's
-        # check of what its rules cannot take (the ufuncs refuse out=, where=, ...)
+        # optional ``(prim, args, params) -> params``, run on traced calls given keywords or
+        # more than ``nin`` positional arguments: a family's check of what its rules cannot
+        # take (the ufuncs refuse out=, where=, ... and a positional out)
         self.check_call = None
+        self.nin = getattr(impl, "nin", 1 << 30)
         # optional stand-in for ``impl`` on the values a transform hands down (numpy arrays
         # and scalars, never two Python numbers): numpy's operators for the arithmetic ufuncs,
         # equal in value and dtype, without the ufunc call's overhead on scalars
@@ -118,7 +120,7 @@ class Primitive:
                 break
         else:
             return self.impl(*args, **params)
-        if self.check_call is not None:
+        if self.check_call is not None and (params or len(args) > self.nin):
             params = self.check_call(self, args, params)
         return dispatch(self, args, params)
 

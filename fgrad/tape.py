@@ -122,8 +122,10 @@ class Tape(Trace):
         ans = dispatch(prim, vals, params) if nested else \
             (prim.fast_impl or prim.impl)(*vals, **params)
         node = Node(prim, vals, params, ans, parents)
-        if self.lean and prim.residuals is not None and (_big(ans) or vals and _big(vals[0])):
-            _shed(node, prim.residuals)
+        if self.lean and prim.residuals is not None:
+            first = vals[0] if vals else None  # (scalars are never shed: skip the call)
+            if ans.__class__ is _ndarray or first.__class__ is _ndarray:
+                _shed(node, prim.residuals)
         dt = getattr(ans, "dtype", None)
         if dt is not None and dt.kind == "c":
             node.real_inputs = tuple(i for i, p in enumerate(parents)

@@ -27,14 +27,25 @@ def _check_input(x, fname, where):
         raise TypeError(f"{fname} requires float or complex inputs, but {where} is a {kind} "
                         f"({v!r}). Pass a float array, e.g. 2.0 instead of 2, or "
                         "x.astype(float); non-differentiable values can be closed over instead.")
-    dtype = _onp.result_type(v)
-    if not _onp.issubdtype(dtype, _onp.inexact):
+    dtype = _dtype(v)
+    if dtype.kind not in "fc":
         raise TypeError(f"{fname} requires float or complex inputs, but {where} has dtype "
                         f"{dtype}. Differentiating with respect to integer or boolean values is "
                         "not defined: convert with x.astype(float), or close over it instead.")
     if isinstance(x, (float, complex)):
         return _onp.float64(x) if isinstance(x, float) else _onp.complex128(x)
     return x
+
+
+def _dtype(v):
+    """The dtype of a plain value: its own, or numpy's for a Python number."""
+    dt = getattr(v, "dtype", None)
+    return dt if dt is not None else _onp.result_type(v)
+
+
+def _shape(v):
+    shape = getattr(v, "shape", None)
+    return shape if shape is not None else _onp.shape(v)
 
 
 def _flat_inputs(args, fname):
@@ -77,12 +88,12 @@ def _finish(v, like=None):
     if isinstance(v, (bool, int, float, complex)):  # a constant output or a Python seed
         v = _onp.asarray(v)
     if like is not None:
-        want = _onp.result_type(innermost(like))
-        have = _onp.result_type(innermost(v))
-        if have != want and not (_onp.issubdtype(have, _onp.complexfloating)
-                                 and not _onp.issubdtype(want, _onp.complexfloating)):
+        want, have = _dtype(innermost(like)), _dtype(innermost(v))
+        # (a complex cotangent of a real input keeps its dtype: the tape took its real part
+        # wherever the rules could give one, so this is a complex input's business)
+        if have != want and not (have.kind == "c" and want.kind != "c"):
             v = _tracer.fnp.astype(v, want)
-    if isinstance(v, _onp.ndarray) and v.ndim == 0:
+    if v.__class__ is _onp.ndarray and v.ndim == 0:
         return v[()]
     return v
 
@@ -138,11 +149,12 @@ def _lower(tree, trace):
 
 
 def _check_like(name, given, ref, what):
-    gs, rs = _onp.shape(innermost(given)), _onp.shape(innermost(ref))
+    g, r = innermost(given), innermost(ref)
+    gs, rs = _shape(g), _shape(r)
     if gs != rs:
         raise ValueError(f"{name}: {what} has shape {gs}, but it must match the shape {rs}")
     # a complex perturbation of a real value is no direction it can move in (JAX refuses too)
-    if _onp.iscomplexobj(innermost(given)) and not _onp.iscomplexobj(innermost(ref)):
+    if _dtype(g).kind == "c" and _dtype(r).kind != "c":
         raise TypeError(f"{name}: {what} is complex, but the value it belongs to is real; "
                         "pass its real part")
 
@@ -187,7 +199,7 @@ def _pull_back(rec, ct, consume):
 def _shaped_like(ct, x):
     """A cotangent must have its input's shape; a rule that forgot to undo broadcasting would
     otherwise hand back a gradient of the wrong shape without a word."""
-    have, want = _onp.shape(innermost(ct)), _onp.shape(innermost(x))
+    have, want = _shape(innermost(ct)), _shape(innermost(x))
     if have != want:
         raise ValueError(f"a VJP rule produced a cotangent of shape {have} for an input of "
                          f"shape {want}; a rule that broadcasts its arguments must sum the "
@@ -214,8 +226,7 @@ def value_and_grad(f, argnums=0, has_aux=False):
                             "several outputs")
         out = rec.out_vals[0]
         _check_scalar(out)
-        grads = _pull_back(rec, _onp.ones((), _onp.result_type(innermost(out)))[()],
-                           consume=True)
+        grads = _pull_back(rec, _dtype(innermost(out)).type(1), consume=True)
         grads = grads[0] if isinstance(argnums, int) else grads
         value = _finish(out)
         return ((value, rec.aux), grads) if has_aux else (value, grads)
@@ -227,8 +238,8 @@ def value_and_grad(f, argnums=0, has_aux=False):
 
 def _check_scalar(out):
     v = innermost(out)
-    shape, dtype = _onp.shape(v), _onp.result_type(v)
-    if shape != () or not (_onp.issubdtype(dtype, _onp.floating)):
+    shape, dtype = _shape(v), _dtype(v)
+    if shape != () or dtype.kind != "f":
         raise TypeError(f"grad requires a function returning a real scalar (shape (), float "
                         f"dtype), but it returned shape {shape} with dtype {dtype}. For "
                         "array outputs use jacrev/jacfwd, or vjp with a cotangent; to "
