@@ -17,7 +17,7 @@ import weakref
 
 import numpy as _onp
 
-from .tracer import Trace, Tracer, dispatch
+from .tracer import Trace, Tracer, dispatch, value_dtype
 from . import tracer as _tracer
 
 _ndarray = _onp.ndarray
@@ -129,7 +129,7 @@ class Tape(Trace):
         dt = getattr(ans, "dtype", None)
         if dt is not None and dt.kind == "c":
             node.real_inputs = tuple(i for i, p in enumerate(parents)
-                                     if p is not None and _dtype(vals[i]).kind != "c")
+                                     if p is not None and value_dtype(vals[i]).kind != "c")
         self.nodes.append(node)
         return TapeTracer(self, ans, node)
 
@@ -220,10 +220,6 @@ def _big(v):
 
 def _stand_in(v):
     return _onp.broadcast_to(_onp.zeros((), v.dtype), v.shape)
-
-
-def _dtype(x):
-    return getattr(x, "dtype", None) or _onp.result_type(x)
 
 
 def _add(a, b):

@@ -67,6 +67,13 @@ def innermost(x):
     return x
 
 
+def value_dtype(v):
+    """The dtype of a value: its own attribute (an array, a numpy scalar, a tracer), or
+    numpy's for a Python number."""
+    dt = getattr(v, "dtype", None)
+    return dt if dt is not None else _onp.result_type(v)
+
+
 def strip(x, lower=innermost):
     """``innermost`` applied through lists, tuples and dicts (arguments of zero-derivative
     functions and indices may hold tracers anywhere); ``lower`` replaces it per tracer."""

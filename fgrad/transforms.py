@@ -10,7 +10,7 @@ from . import tracer as _tracer
 from .dual import DualTrace, DualTracer
 from .pytree import tree_flatten, tree_map, tree_unflatten
 from .tape import Tape, TapeTracer
-from .tracer import innermost, strip
+from .tracer import innermost, strip, value_dtype
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev",
            "jacobian", "hessian", "stop_gradient"]
@@ -27,7 +27,7 @@ def _check_input(x, fname, where):
         raise TypeError(f"{fname} requires float or complex inputs, but {where} is a {kind} "
                         f"({v!r}). Pass a float array, e.g. 2.0 instead of 2, or "
                         "x.astype(float); non-differentiable values can be closed over instead.")
-    dtype = _dtype(v)
+    dtype = value_dtype(v)
     if dtype.kind not in "fc":
         raise TypeError(f"{fname} requires float or complex inputs, but {where} has dtype "
                         f"{dtype}. Differentiating with respect to integer or boolean values is "
@@ -35,12 +35,6 @@ def _check_input(x, fname, where):
     if isinstance(x, (float, complex)):
         return _onp.float64(x) if isinstance(x, float) else _onp.complex128(x)
     return x
-
-
-def _dtype(v):
-    """The dtype of a plain value: its own, or numpy's for a Python number."""
-    dt = getattr(v, "dtype", None)
-    return dt if dt is not None else _onp.result_type(v)
 
 
 def _shape(v):
@@ -88,7 +82,7 @@ def _finish(v, like=None):
     if isinstance(v, (bool, int, float, complex)):  # a constant output or a Python seed
         v = _onp.asarray(v)
     if like is not None:
-        want, have = _dtype(innermost(like)), _dtype(innermost(v))
+        want, have = value_dtype(innermost(like)), value_dtype(innermost(v))
         # (a complex cotangent of a real input keeps its dtype: the tape took its real part
         # wherever the rules could give one, so this is a complex input's business)
         if have != want and not (have.kind == "c" and want.kind != "c"):
@@ -154,7 +148,7 @@ def _check_like(name, given, ref, what):
     if gs != rs:
         raise ValueError(f"{name}: {what} has shape {gs}, but it must match the shape {rs}")
     # a complex perturbation of a real value is no direction it can move in (JAX refuses too)
-    if _dtype(g).kind == "c" and _dtype(r).kind != "c":
+    if value_dtype(g).kind == "c" and value_dtype(r).kind != "c":
         raise TypeError(f"{name}: {what} is complex, but the value it belongs to is real; "
                         "pass its real part")
 
@@ -226,7 +220,7 @@ def value_and_grad(f, argnums=0, has_aux=False):
                             "several outputs")
         out = rec.out_vals[0]
         _check_scalar(out)
-        grads = _pull_back(rec, _dtype(innermost(out)).type(1), consume=True)
+        grads = _pull_back(rec, value_dtype(innermost(out)).type(1), consume=True)
         grads = grads[0] if isinstance(argnums, int) else grads
         value = _finish(out)
         return ((value, rec.aux), grads) if has_aux else (value, grads)
@@ -238,7 +232,7 @@ def value_and_grad(f, argnums=0, has_aux=False):
 
 def _check_scalar(out):
     v = innermost(out)
-    shape, dtype = _shape(v), _dtype(v)
+    shape, dtype = _shape(v), value_dtype(v)
     if shape != () or dtype.kind != "f":
         raise TypeError(f"grad requires a function returning a real scalar (shape (), float "
                         f"dtype), but it returned shape {shape} with dtype {dtype}. For "
