@@ -109,20 +109,27 @@ class Primitive:
         return f"<fgrad primitive {self.name}>"
 
     def __call__(self, *args, **params):
+        # the innermost trace among the arguments (``tracer.dispatch``, inlined: this is
+        # every traced operation's path)
+        top = None
         for a in args:
             if isinstance(a, Tracer):
-                break
-            cls = type(a)
-            if (cls is list or cls is tuple) and contains_tracer(a):
-                # a list holding tracers is one traced array (np.sin([x, 2 * x]))
-                asarray = _tracer.fnp.asarray
-                args = tuple(asarray(b) if type(b) in (list, tuple) else b for b in args)
-                break
-        else:
+                t = a._trace
+                if top is None or t.level > top.level:
+                    top = t
+            elif a.__class__ is list or a.__class__ is tuple:
+                if contains_tracer(a):
+                    # a list holding tracers is one traced array (np.sin([x, 2 * x]))
+                    asarray = _tracer.fnp.asarray
+                    args = tuple(asarray(b) if type(b) in (list, tuple) else b for b in args)
+                    return self(*args, **params)
+        if top is None:
             return self.impl(*args, **params)
         if self.check_call is not None and (params or len(args) > self.nin):
             params = self.check_call(self, args, params)
-        return dispatch(self, args, params)
+        if not top.alive:
+            raise errors.escaped(top)
+        return top.process(self, args, params)
 
     def vjp(self, i):
         rule = self.vjps.get(i)

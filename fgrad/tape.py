@@ -29,11 +29,11 @@ class Node:
 
     __slots__ = ("prim", "args", "params", "ans", "parents", "real_inputs")
 
-    def __init__(self, prim, args, params, ans, parents, real_inputs=()):
+    def __init__(self, prim, args, params, ans, parents):
         self.prim, self.args, self.params, self.ans, self.parents = prim, args, params, ans, parents
         # traced real inputs of a complex output: their cotangents are the real part of what
         # the rules give (JAX's convention; the imaginary part is no direction of a real input)
-        self.real_inputs = real_inputs
+        self.real_inputs = ()
 
 
 class TapeTracer(Tracer):
@@ -54,7 +54,7 @@ class Tape(Trace):
     again unchanged shares one copy (``own``), so loops over a big matrix do not multiply it.
     """
 
-    __slots__ = ("nodes", "owned", "lean")
+    __slots__ = ("nodes", "owned", "lean", "nested")
 
     def __init__(self, kind="vjp"):
         super().__init__(kind)
@@ -64,9 +64,14 @@ class Tape(Trace):
         # primitives' ``residuals``); one also walked forward (linearize, jacfwd) or shown
         # (make_tape) keeps everything
         self.lean = kind in _LEAN_KINDS
+        # whether a tracer of an outer transform has reached this tape (as an input or an
+        # argument): until then every value on it is plain, and numpy is called directly
+        self.nested = False
 
     def new_input(self, value):
-        if value.__class__ is _ndarray:
+        if isinstance(value, Tracer):
+            self.nested = True
+        elif value.__class__ is _ndarray:
             value = value.copy()  # the caller may update their array before vjp_fn runs
         return TapeTracer(self, value, Node(None, (), None, value, ()))
 
@@ -97,35 +102,34 @@ class Tape(Trace):
 
     def process(self, prim, args, params):
         vals = list(args)
-        parents = [None] * len(args)
-        nested = False  # does a tracer of another transform remain among the values?
-        for i, a in enumerate(args):
+        parents = [None] * len(vals)
+        i = 0
+        for a in args:
             cls = a.__class__
             if cls is TapeTracer and a._trace is self:
-                v = vals[i] = a._value
+                vals[i] = a._value
                 parents[i] = a._node
-                if isinstance(v, Tracer):
-                    nested = True
-            elif isinstance(a, Tracer):
-                nested = True
             elif cls is _ndarray:
                 vals[i] = a.copy() if a.nbytes < _SHARE_BYTES else self.own(a)
+            elif isinstance(a, Tracer):
+                self.nested = True  # an outer transform's tracer: its values nest from now on
             elif cls is list or (cls is tuple and _mutable_inside(a)):
                 vals[i] = self._owned(a)
+            i += 1
         if params:
             for v in params.values():
                 cls = v.__class__
                 if cls is _ndarray or cls is list or (cls is tuple and _mutable_inside(v)):
                     params = {k: self._owned(v) for k, v in params.items()}
                     break
-        # the values one level down go to the next transform, or straight to numpy
-        ans = dispatch(prim, vals, params) if nested else \
+        # the values one level down go to the next transform, or straight to numpy: while no
+        # outer tracer has reached this tape, none of its values can hold one
+        ans = dispatch(prim, vals, params) if self.nested else \
             (prim.fast_impl or prim.impl)(*vals, **params)
         node = Node(prim, vals, params, ans, parents)
-        if self.lean and prim.residuals is not None:
-            first = vals[0] if vals else None  # (scalars are never shed: skip the call)
-            if ans.__class__ is _ndarray or first.__class__ is _ndarray:
-                _shed(node, prim.residuals)
+        if self.lean and prim.residuals is not None and (
+                ans.__class__ is _ndarray or vals[0].__class__ is _ndarray):
+            _shed(node, prim.residuals)  # (scalars are never shed: skip the call)
         dt = getattr(ans, "dtype", None)
         if dt is not None and dt.kind == "c":
             node.real_inputs = tuple(i for i, p in enumerate(parents)
@@ -144,33 +148,34 @@ class Tape(Trace):
         for node, ct in seeds:
             old = cts.get(node)
             cts[node] = ct if old is None else add(old, ct)
-        nodes = self.nodes
         if consume:
-            self.nodes = []
-            order = _popping(nodes)
+            nodes, self.nodes = self.nodes, []
         else:
-            order = reversed(nodes)
-        for node in order:
+            nodes = self.nodes[:]  # popped below, and the tape may be walked again
+        pop = nodes.pop  # popping drops each node (and its residuals) once its rules have run
+        while nodes:
+            node = pop()
             g = cts.pop(node, None)
             if g is None:
                 continue
             if keep is not None:
                 keep[node] = g
             prim, args, params, ans = node.prim, node.args, node.params, node.ans
-            vjp_all = prim.vjp_all  # custom rules give every argument's cotangent at once
-            if vjp_all is not None:
-                every = vjp_all(g, ans, *args, **params)
-            rules = prim.vjps
-            for i, p in enumerate(node.parents):
+            rules, every = prim.vjps, None
+            if prim.vjp_all is not None:  # custom rules give every argument's cotangent at once
+                every = prim.vjp_all(g, ans, *args, **params)
+            reals = node.real_inputs
+            i = -1
+            for p in node.parents:
+                i += 1
                 if p is None:
                     continue
-                if vjp_all is not None:
-                    c = every[i]
+                if every is None:
+                    c = (rules.get(i) or prim.vjp(i))(g, ans, *args, **params)
                 else:
-                    rule = rules.get(i) or prim.vjp(i)
-                    c = rule(g, ans, *args, **params)
+                    c = every[i]
                 if c is not None:
-                    if node.real_inputs and i in node.real_inputs:
+                    if reals and i in reals:
                         c = _tracer.fnp.real(c)
                     old = cts.get(p)
                     cts[p] = c if old is None else add(old, c)
@@ -237,8 +242,3 @@ def _mutable_inside(t):
         if cls is _ndarray or cls is list or (cls is tuple and _mutable_inside(e)):
             return True
     return False
-
-
-def _popping(nodes):
-    while nodes:
-        yield nodes.pop()

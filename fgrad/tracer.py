@@ -55,6 +55,8 @@ def dispatch(prim, args, params):
             t = a._trace
             if top is None or t.level > top.level:
                 top = t
+    if top is None:  # (a nested tape's call whose values hold no outer tracer this time)
+        return (prim.fast_impl or prim.impl)(*args, **params)
     if not top.alive:
         raise errors.escaped(top)
     return top.process(prim, args, params)

@@ -12,9 +12,10 @@ from ..tracer import Tracer, innermost
 
 
 def shape_of(x):
-    if isinstance(x, (Tracer, _onp.ndarray, _onp.generic)):
+    try:  # arrays, numpy scalars and tracers (free when it succeeds: the common case)
         return x.shape
-    return _onp.shape(x)
+    except AttributeError:  # Python numbers, lists
+        return _onp.shape(x)
 
 
 def dtype_of(x):
