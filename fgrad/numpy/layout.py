@@ -46,7 +46,7 @@ def list_call(f, *xs, **params):
     return f(list(xs), **params)
 
 
-reshape_p = define("reshape", lambda x, shape, order: _onp.reshape(x, shape, order=order),
+reshape_p = define("reshape", lambda x, shape, order: _onp.asarray(x).reshape(shape, order=order),
                    [lambda g, ans, x, shape, order: fnp.reshape(g, shape_of(x), order=order)],
                    linear=True,
                    spec=Spec([(((6,),), {"shape": (2, 3), "order": "C"}),

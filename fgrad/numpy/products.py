@@ -145,13 +145,27 @@ def _matrices(g, a, b):
     return g, a, b
 
 
+# Operands of at most two dimensions (the usual case: layers, matrix-vector products) need no
+# promotion or batch sums: their transposes are one product each, indexed by (a.ndim, b.ndim).
+_SMALL_VJP_A = {(1, 1): lambda g, b: g * b, (2, 1): lambda g, b: fnp.outer(g, b),
+                (1, 2): lambda g, b: fnp.matmul(b, g), (2, 2): lambda g, b: fnp.matmul(g, b.T)}
+_SMALL_VJP_B = {(1, 1): lambda g, a: g * a, (2, 1): lambda g, a: fnp.matmul(g, a),
+                (1, 2): lambda g, a: fnp.outer(a, g), (2, 2): lambda g, a: fnp.matmul(a.T, g)}
+
+
 def _matmul_vjp_a(g, ans, a, b):
+    small = _SMALL_VJP_A.get((_ndim(a), _ndim(b)))
+    if small is not None:
+        return small(g, b)
     g2, a2, b2 = _matrices(g, a, b)
     ga = unbroadcast(fnp.matmul(g2, fnp.swapaxes(b2, -1, -2)), shape_of(a2))
     return fnp.reshape(ga, shape_of(a))
 
 
 def _matmul_vjp_b(g, ans, a, b):
+    small = _SMALL_VJP_B.get((_ndim(a), _ndim(b)))
+    if small is not None:
+        return small(g, a)
     g2, a2, b2 = _matrices(g, a, b)
     gb = unbroadcast(fnp.matmul(fnp.swapaxes(a2, -1, -2), g2), shape_of(b2))
     return fnp.reshape(gb, shape_of(b))

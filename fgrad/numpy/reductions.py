@@ -10,12 +10,14 @@ arguments, ``where=`` and ``initial=`` included, and are registered so the gener
 check them through numpy's signatures.
 """
 
+import math
+
 import numpy as _onp
 from numpy.lib.array_utils import normalize_axis_tuple
 
 import fgrad.numpy as fnp
 from ..table import Spec, define
-from ..tracer import contains_tracer, innermost, strip
+from ..tracer import Tracer, contains_tracer, innermost, strip
 from .broadcasting import dtype_of, mask, shape_of
 from .wrapping import differentiable, unsupported_kwargs, with_numpy_values
 
@@ -44,7 +46,7 @@ def kept_shape(shape, axis):
 def spread(g, x, axis, keepdims):
     """Cotangent of a reduction, broadcast back to the input's shape."""
     shape = shape_of(x)
-    if not keepdims:
+    if not keepdims and axis is not None:  # (over every axis g broadcasts as it is)
         g = fnp.reshape(g, kept_shape(shape, axis))
     return fnp.broadcast_to(g, shape)
 
@@ -52,15 +54,15 @@ def spread(g, x, axis, keepdims):
 def _count(x, axis):
     shape = shape_of(x)
     if axis is None:
-        return int(_onp.prod(shape, dtype=int))
-    return int(_onp.prod([shape[a] for a in axis], dtype=int))
+        return math.prod(shape)
+    return math.prod(shape[a] for a in axis)
 
 
 sum_p = define("sum", lambda x, axis, keepdims: _onp.sum(x, axis=axis, keepdims=keepdims),
                [lambda g, ans, x, axis, keepdims: spread(g, x, axis, keepdims)],
                linear=True, spec=Spec(REDUCE))
 mean_p = define("mean", lambda x, axis, keepdims: _onp.mean(x, axis=axis, keepdims=keepdims),
-                [lambda g, ans, x, axis, keepdims: spread(g, x, axis, keepdims) / _count(x, axis)],
+                [lambda g, ans, x, axis, keepdims: spread(g / _count(x, axis), x, axis, keepdims)],
                 linear=True, spec=Spec(REDUCE))
 
 
@@ -174,15 +176,16 @@ _FILL = {"sum": 0, "prod": 1, "max": -_onp.inf, "min": _onp.inf}
 
 
 def _reduce(prim, np_fn, a, axis, dtype, keepdims, initial=_NoValue, where=_NoValue):
-    kwargs = _numpy_kwargs(axis=axis, dtype=dtype, keepdims=keepdims, initial=initial,
-                           where=where)
-    a = fnp.asarray(a)
+    if not isinstance(a, Tracer):
+        a = fnp.asarray(a)
     if dtype is not None:
         a = fnp.astype(a, dtype)
     axes = _axes(axis, len(shape_of(a)))
     keep = _given(keepdims) and bool(keepdims)
     if not (_given(initial) or _given(where)):
         return prim(a, axis=axes, keepdims=keep)
+    kwargs = _numpy_kwargs(axis=axis, dtype=dtype, keepdims=keepdims, initial=initial,
+                           where=where)
     value = np_fn(strip(a), **kwargs)  # numpy's value, and numpy's errors, first
     if _given(where):
         w = _onp.broadcast_to(strip(where), shape_of(a))
