@@ -18,7 +18,7 @@ class TreeDef:
         self.num_leaves = 1 if kind == "leaf" else sum(c.num_leaves for c in children)
 
     def __eq__(self, other):
-        return (isinstance(other, TreeDef) and self.kind == other.kind
+        return self is other or (isinstance(other, TreeDef) and self.kind == other.kind
                 and self.keys == other.keys and self.children == other.children)
 
     def __hash__(self):
@@ -74,6 +74,8 @@ def tree_unflatten(treedef, leaves):
     if len(leaves) != treedef.num_leaves:
         raise ValueError(f"tree_unflatten: {treedef!r} holds {treedef.num_leaves} leaves, "
                          f"but {len(leaves)} were given")
+    if treedef is LEAF:  # (every transform's single-array case)
+        return leaves[0]
     return _unflatten(treedef, iter(leaves))
 
 

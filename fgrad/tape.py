@@ -207,14 +207,16 @@ _SHED_BYTES = 1 << 12
 def _shed(node, residuals):
     """Replace the big arrays of ``node`` that its VJP rules do not read by stand-ins of the
     same shape and dtype (a zero-strided view: no memory), so they can be freed."""
-    argnums, keep_ans = residuals
     vals = node.args
-    if argnums == "others":  # the rule of each traced argument reads the other arguments
-        traced = [i for i, p in enumerate(node.parents) if p is not None]
-        argnums = [j for j in range(len(vals)) if traced != [j]]
-    for i, v in enumerate(vals):
-        if i not in argnums and _big(v):
-            vals[i] = _stand_in(v)
+    big = [i for i, v in enumerate(vals) if v.__class__ is _ndarray and v.nbytes >= _SHED_BYTES]
+    argnums, keep_ans = residuals
+    if big:
+        if argnums == "others":  # the rule of each traced argument reads the other arguments
+            traced = [i for i, p in enumerate(node.parents) if p is not None]
+            argnums = [j for j in range(len(vals)) if traced != [j]]
+        for i in big:
+            if i not in argnums:
+                vals[i] = _stand_in(vals[i])
     if not keep_ans and _big(node.ans):
         node.ans = _stand_in(node.ans)
 

@@ -8,7 +8,7 @@ import numpy as _onp
 
 from . import tracer as _tracer
 from .dual import DualTrace, DualTracer
-from .pytree import tree_flatten, tree_map, tree_unflatten
+from .pytree import LEAF, tree_flatten, tree_map, tree_unflatten
 from .tape import Tape, TapeTracer
 from .tracer import innermost, strip, value_dtype
 
@@ -19,17 +19,20 @@ __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacre
 # --- argument handling shared by every transform ----------------------------------------
 
 def _check_input(x, fname, where):
-    """Differentiable inputs are float or complex (JAX's rule); Python floats become float64."""
+    """Differentiable inputs are float or complex (JAX's rule); Python floats become float64.
+    ``where()`` describes the input for the error message."""
+    if x.__class__ is _onp.ndarray and x.dtype.kind in "fc":  # (the common case, at once)
+        return x
     v = innermost(x)
     if isinstance(v, (bool, int)) or not isinstance(v, (float, complex, _onp.ndarray,
                                                          _onp.generic)):
         kind = type(v).__name__
-        raise TypeError(f"{fname} requires float or complex inputs, but {where} is a {kind} "
+        raise TypeError(f"{fname} requires float or complex inputs, but {where()} is a {kind} "
                         f"({v!r}). Pass a float array, e.g. 2.0 instead of 2, or "
                         "x.astype(float); non-differentiable values can be closed over instead.")
     dtype = value_dtype(v)
     if dtype.kind not in "fc":
-        raise TypeError(f"{fname} requires float or complex inputs, but {where} has dtype "
+        raise TypeError(f"{fname} requires float or complex inputs, but {where()} has dtype "
                         f"{dtype}. Differentiating with respect to integer or boolean values is "
                         "not defined: convert with x.astype(float), or close over it instead.")
     if isinstance(x, (float, complex)):
@@ -44,12 +47,13 @@ def _shape(v):
 
 def _flat_inputs(args, fname):
     flat, tree = tree_flatten(tuple(args))
-    if len(args) == 1:
-        where = ["argument" if tree.children[0].kind == "leaf" else f"leaf {i} of the argument"
-                 for i in range(len(flat))]
-    else:
-        where = [f"input leaf {i}" for i in range(len(flat))]
-    return [_check_input(x, fname, w) for x, w in zip(flat, where)], tree
+
+    def where(i):  # the input's description, made only for an error message
+        if len(args) > 1:
+            return lambda: f"input leaf {i}"
+        return lambda: "argument" if tree.children[0] is LEAF else f"leaf {i} of the argument"
+
+    return [_check_input(x, fname, where(i)) for i, x in enumerate(flat)], tree
 
 
 def _argnums_partial(f, fname, args, kwargs, argnums):
@@ -81,7 +85,8 @@ def _finish(v, like=None):
     """Give back a plain numpy value: numpy scalars for 0-d, the dtype of ``like``."""
     if isinstance(v, (bool, int, float, complex)):  # a constant output or a Python seed
         v = _onp.asarray(v)
-    if like is not None:
+    if like is not None and not (v.__class__ is like.__class__ is _onp.ndarray
+                                 and v.dtype is like.dtype):
         want, have = value_dtype(innermost(like)), value_dtype(innermost(v))
         # (a complex cotangent of a real input keeps its dtype: the tape took its real part
         # wherever the rules could give one, so this is a complex input's business)
