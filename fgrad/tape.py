@@ -127,9 +127,14 @@ class Tape(Trace):
         ans = dispatch(prim, vals, params) if self.nested else \
             (prim.fast_impl or prim.impl)(*vals, **params)
         node = Node(prim, vals, params, ans, parents)
-        if self.lean and prim.residuals is not None and (
-                ans.__class__ is _ndarray or vals[0].__class__ is _ndarray):
-            _shed(node, prim.residuals)  # (scalars are never shed: skip the call)
+        if self.lean and prim.residuals is not None:
+            if ans.__class__ is _ndarray and ans.nbytes >= _SHED_BYTES:
+                _shed(node, prim.residuals)
+            else:
+                for v in vals:  # (small values are never shed: skip the call)
+                    if v.__class__ is _ndarray and v.nbytes >= _SHED_BYTES:
+                        _shed(node, prim.residuals)
+                        break
         dt = getattr(ans, "dtype", None)
         if dt is not None and dt.kind == "c":
             node.real_inputs = tuple(i for i, p in enumerate(parents)

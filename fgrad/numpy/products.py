@@ -147,10 +147,11 @@ def _matrices(g, a, b):
 
 # Operands of at most two dimensions (the usual case: layers, matrix-vector products) need no
 # promotion or batch sums: their transposes are one product each, indexed by (a.ndim, b.ndim).
-_SMALL_VJP_A = {(1, 1): lambda g, b: g * b, (2, 1): lambda g, b: fnp.outer(g, b),
+# (An outer product as a broadcast product: numpy.outer's ravelling is Python-level work.)
+_SMALL_VJP_A = {(1, 1): lambda g, b: g * b, (2, 1): lambda g, b: g[:, None] * b,
                 (1, 2): lambda g, b: fnp.matmul(b, g), (2, 2): lambda g, b: fnp.matmul(g, b.T)}
 _SMALL_VJP_B = {(1, 1): lambda g, a: g * a, (2, 1): lambda g, a: fnp.matmul(g, a),
-                (1, 2): lambda g, a: fnp.outer(a, g), (2, 2): lambda g, a: fnp.matmul(a.T, g)}
+                (1, 2): lambda g, a: a[:, None] * g, (2, 2): lambda g, a: fnp.matmul(a.T, g)}
 
 
 def _matmul_vjp_a(g, ans, a, b):
