@@ -119,7 +119,7 @@ class Tracer:
     shape = property(lambda self: self._value.shape)
     ndim = property(lambda self: self._value.ndim)
     size = property(lambda self: self._value.size)
-    dtype = property(lambda self: _onp.result_type(innermost(self._value)))
+    dtype = property(lambda self: value_dtype(innermost(self._value)))
     T = property(lambda self: fnp.transpose(self))
     mT = property(lambda self: fnp.swapaxes(self, -1, -2))
     real = property(lambda self: fnp.real(self))

@@ -113,6 +113,8 @@ def _is_complex(x):
     return _onp.iscomplexobj(innermost(x))
 
 
+# (squares in the rules are written x * x: a product, where ``x ** 2`` would record ``power``
+# and its rules, several times dearer when derivatives are nested)
 negative = linear_unary("negative", lambda g: -g)
 positive = linear_unary("positive", lambda g: g)
 sqrt = unary("sqrt", lambda ans, x: 0.5 / ans, domain=(0.1, 4.0), reads="ans")
@@ -120,9 +122,9 @@ sqrt.__doc__ = (_onp.sqrt.__doc__ or "") + """
 fgrad: the derivative ``0.5 / sqrt(x)`` is inf at ``x = 0`` (only the one-sided derivative
 exists there, and it is infinite), as numpy's formula gives; a zero cotangent there gives nan.
 """
-cbrt = unary("cbrt", lambda ans, x: 1 / (3 * ans ** 2), domain=(0.1, 4.0), reads="ans")
+cbrt = unary("cbrt", lambda ans, x: 1 / (3 * (ans * ans)), domain=(0.1, 4.0), reads="ans")
 square = unary("square", lambda ans, x: 2 * x, reads="x")
-reciprocal = unary("reciprocal", lambda ans, x: -ans ** 2, domain=(0.3, 3.0), reads="ans")
+reciprocal = unary("reciprocal", lambda ans, x: -(ans * ans), domain=(0.3, 3.0), reads="ans")
 exp = unary("exp", lambda ans, x: ans, reads="ans")
 exp2 = unary("exp2", lambda ans, x: math.log(2) * ans, reads="ans")
 expm1 = unary("expm1", lambda ans, x: ans + 1, reads="ans")
@@ -132,19 +134,19 @@ log10 = unary("log10", lambda ans, x: 1 / (x * math.log(10)), domain=(0.1, 4.0),
 log1p = unary("log1p", lambda ans, x: 1 / (1 + x), domain=(-0.9, 3.0), reads="x")
 sin = unary("sin", lambda ans, x: fnp.cos(x), reads="x")
 cos = unary("cos", lambda ans, x: -fnp.sin(x), reads="x")
-tan = unary("tan", lambda ans, x: 1 + ans ** 2, domain=(-1.2, 1.2), reads="ans")
-arcsin = unary("arcsin", lambda ans, x: 1 / fnp.sqrt(1 - x ** 2), domain=(-0.9, 0.9), reads="x")
-arccos = unary("arccos", lambda ans, x: -1 / fnp.sqrt(1 - x ** 2), domain=(-0.9, 0.9), reads="x")
-arctan = unary("arctan", lambda ans, x: 1 / (1 + x ** 2), reads="x")
+tan = unary("tan", lambda ans, x: 1 + ans * ans, domain=(-1.2, 1.2), reads="ans")
+arcsin = unary("arcsin", lambda ans, x: 1 / fnp.sqrt(1 - x * x), domain=(-0.9, 0.9), reads="x")
+arccos = unary("arccos", lambda ans, x: -1 / fnp.sqrt(1 - x * x), domain=(-0.9, 0.9), reads="x")
+arctan = unary("arctan", lambda ans, x: 1 / (1 + x * x), reads="x")
 sinh = unary("sinh", lambda ans, x: fnp.cosh(x), reads="x")
 cosh = unary("cosh", lambda ans, x: fnp.sinh(x), reads="x")
-tanh = unary("tanh", lambda ans, x: 1 - ans ** 2, reads="ans")
-arcsinh = unary("arcsinh", lambda ans, x: 1 / fnp.sqrt(x ** 2 + 1), reads="x")
+tanh = unary("tanh", lambda ans, x: 1 - ans * ans, reads="ans")
+arcsinh = unary("arcsinh", lambda ans, x: 1 / fnp.sqrt(x * x + 1), reads="x")
 # sqrt(x - 1) * sqrt(x + 1), not sqrt(x**2 - 1): the same for real x > 1, and for complex x
 # the only form whose branch cut is arccosh's (the real axis left of 1)
 arccosh = unary("arccosh", lambda ans, x: 1 / (fnp.sqrt(x - 1) * fnp.sqrt(x + 1)),
                 domain=(1.1, 4.0), reads="x")
-arctanh = unary("arctanh", lambda ans, x: 1 / (1 - x ** 2), domain=(-0.9, 0.9), reads="x")
+arctanh = unary("arctanh", lambda ans, x: 1 / (1 - x * x), domain=(-0.9, 0.9), reads="x")
 deg2rad = linear_unary("deg2rad", lambda g: fnp.deg2rad(g))
 radians = linear_unary("radians", lambda g: fnp.radians(g))
 rad2deg = linear_unary("rad2deg", lambda g: fnp.rad2deg(g))
