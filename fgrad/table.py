@@ -143,10 +143,12 @@ class Primitive:
         """The output tangent given every argument's tangent (None for zero), or None."""
         if self.jvp_all is not None:
             return self.jvp_all(tangents, ans, *args, **params)
-        out = None
-        for i, t in enumerate(tangents):
+        out, rules = None, self.jvps
+        i = -1
+        for t in tangents:
+            i += 1
             if t is not None:
-                c = self.jvp(i)(t, ans, *args, **params)
+                c = (rules.get(i) or self.jvp(i))(t, ans, *args, **params)
                 if c is not None:
                     out = c if out is None else _tracer.fnp.add(out, c)
         return out

@@ -47,8 +47,9 @@ class Tape(Trace):
     """A reverse-mode trace: records nodes while alive, then runs backward/forward passes.
 
     The tape keeps its own copy of every plain numpy array it records (a constant argument,
-    an array in a parameter such as an index, an input), so changing the caller's array in
-    place after the forward pass, before ``vjp_fn`` runs, cannot change the derivative.
+    an array in a parameter such as an index, the input of a ``vjp`` or ``linearize``), so
+    changing the caller's array in place after the forward pass, before ``vjp_fn`` runs,
+    cannot change the derivative.
     Copying costs a memcpy per constant per use (a few percent of an elementwise op on the
     same array) and nothing for tracers or scalars, which are immutable; a large constant used
     again unchanged shares one copy (``own``), so loops over a big matrix do not multiply it.
@@ -71,7 +72,7 @@ class Tape(Trace):
     def new_input(self, value):
         if isinstance(value, Tracer):
             self.nested = True
-        elif value.__class__ is _ndarray:
+        elif value.__class__ is _ndarray and self.kind not in _WALKED_WITHIN_THE_CALL:
             value = value.copy()  # the caller may update their array before vjp_fn runs
         return TapeTracer(self, value, Node(None, (), None, value, ()))
 
@@ -192,11 +193,13 @@ class Tape(Trace):
         tans = dict(seeds)
         get = tans.get
         for node in self.nodes:
-            ts = [None if p is None else get(p) for p in node.parents]
-            if any(t is not None for t in ts):
-                out = node.prim.tangent(ts, node.ans, node.args, node.params)
-                if out is not None:
-                    tans[node] = out
+            ts = list(map(get, node.parents))  # (None, a constant's parent, is never a key)
+            for t in ts:
+                if t is not None:
+                    out = node.prim.tangent(ts, node.ans, node.args, node.params)
+                    if out is not None:
+                        tans[node] = out
+                    break
         return tans
 
 
@@ -205,6 +208,9 @@ class Tape(Trace):
 _SHARE_BYTES = 1 << 16
 
 _LEAN_KINDS = frozenset(["grad", "vjp", "jacrev"])
+# tapes walked before their transform returns: no caller's code runs between the recording
+# and the walk, so their inputs need no private copy (vjp's and linearize's do)
+_WALKED_WITHIN_THE_CALL = frozenset(["grad", "jacrev", "jacfwd"])
 # arrays below this size are kept whatever the rules need: a stand-in would cost more
 _SHED_BYTES = 1 << 12
 

@@ -62,7 +62,20 @@ def _count(x, axis):
 sum_p = define("sum", lambda x, axis, keepdims: _onp.add.reduce(x, axis=axis, keepdims=keepdims),
                [lambda g, ans, x, axis, keepdims: spread(g, x, axis, keepdims)],
                linear=True, spec=Spec(REDUCE))
-mean_p = define("mean", lambda x, axis, keepdims: _onp.mean(x, axis=axis, keepdims=keepdims),
+def _mean_impl(x, axis, keepdims):
+    """numpy.mean's own arithmetic (a sum, then a division by the count as an intp) without
+    its Python layer, for float and complex arrays; other inputs go to numpy.mean itself."""
+    if x.__class__ is not _onp.ndarray or x.dtype.kind not in "fc" or x.dtype.itemsize < 4 \
+            or x.size == 0:  # (numpy's empty-slice warning is numpy's to give)
+        return _onp.mean(x, axis=axis, keepdims=keepdims)
+    n = _onp.intp(_count(x, axis))
+    total = _onp.add.reduce(x, axis=axis, keepdims=keepdims)
+    if total.__class__ is _onp.ndarray:
+        return _onp.true_divide(total, n, out=total, casting="unsafe")
+    return total.dtype.type(total / n)
+
+
+mean_p = define("mean", _mean_impl,
                 [lambda g, ans, x, axis, keepdims: spread(g / _count(x, axis), x, axis, keepdims)],
                 linear=True, spec=Spec(REDUCE))
 
