@@ -237,7 +237,14 @@ def _big(v):
 
 
 def _stand_in(v):
-    return _onp.broadcast_to(_onp.zeros((), v.dtype), v.shape)
+    if v.dtype.hasobject or v.dtype.itemsize > len(_ZEROS):
+        return _onp.broadcast_to(_onp.zeros((), v.dtype), v.shape)
+    # every element reads the same zero bytes (read-only: the buffer is immutable), built
+    # directly: numpy.broadcast_to costs several times more, once per shed value
+    return _ndarray(v.shape, v.dtype, _ZEROS, 0, (0,) * v.ndim)
+
+
+_ZEROS = bytes(64)
 
 
 def _add(a, b):
