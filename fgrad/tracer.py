@@ -90,13 +90,20 @@ def strip(x, lower=innermost):
 
 
 def contains_tracer(x):
+    """Whether ``x`` is a tracer or holds one in its lists, tuples and dicts (at any depth)."""
     if isinstance(x, Tracer):
         return True
     cls = type(x)
-    if cls is list or cls is tuple:
-        return any(contains_tracer(v) for v in x)
     if cls is dict:
-        return any(contains_tracer(v) for v in x.values())
+        x = x.values()
+    elif cls is not list and cls is not tuple:
+        return False
+    for v in x:  # (a loop, not any(...) over a generator: this runs on every public call)
+        if isinstance(v, Tracer):
+            return True
+        cls = type(v)
+        if (cls is list or cls is tuple or cls is dict) and contains_tracer(v):
+            return True
     return False
 
 
