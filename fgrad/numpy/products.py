@@ -154,7 +154,17 @@ _SMALL_VJP_B = {(1, 1): lambda g, a: g * a, (2, 1): lambda g, a: fnp.matmul(g, a
                 (1, 2): lambda g, a: a[:, None] * g, (2, 2): lambda g, a: fnp.matmul(a.T, g)}
 
 
+def _dense(g):
+    """A cotangent with zero strides (a reduction's, broadcast back) as a real array: BLAS takes
+    no zero strides, and numpy's own loop for them is slower than the copy (at 512 x 512,
+    7.7 ms against 5.4 ms for the product and 0.05 ms for the copy)."""
+    if g.__class__ is _onp.ndarray and g.size > 1 and 0 in g.strides:
+        return g.copy()
+    return g
+
+
 def _matmul_vjp_a(g, ans, a, b):
+    g = _dense(g)
     small = _SMALL_VJP_A.get((_ndim(a), _ndim(b)))
     if small is not None:
         return small(g, b)
@@ -164,6 +174,7 @@ def _matmul_vjp_a(g, ans, a, b):
 
 
 def _matmul_vjp_b(g, ans, a, b):
+    g = _dense(g)
     small = _SMALL_VJP_B.get((_ndim(a), _ndim(b)))
     if small is not None:
         return small(g, a)
