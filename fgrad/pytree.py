@@ -6,6 +6,7 @@ knows how to rebuild the containers, so the core only ever sees flat lists.
 Dict keys are visited in sorted order (as in JAX), so a tree's leaf order does not depend on
 insertion order.
 """
+import numpy as _np
 
 
 class TreeDef:
@@ -13,9 +14,11 @@ class TreeDef:
 
     __slots__ = ("kind", "keys", "children", "num_leaves")
 
-    def __init__(self, kind, keys, children):
+    def __init__(self, kind, keys, children, num_leaves=None):
         self.kind, self.keys, self.children = kind, keys, children
-        self.num_leaves = 1 if kind == "leaf" else sum(c.num_leaves for c in children)
+        if num_leaves is None:
+            num_leaves = 1 if kind == "leaf" else sum(c.num_leaves for c in children)
+        self.num_leaves = num_leaves
 
     def __eq__(self, other):
         return self is other or (isinstance(other, TreeDef) and self.kind == other.kind
@@ -40,6 +43,7 @@ class TreeDef:
 
 LEAF = TreeDef("leaf", None, ())
 NONE = TreeDef("none", None, ())
+_LEAVES = frozenset([_np.ndarray, _np.float64, _np.float32, float, int, complex])
 
 
 def tree_flatten(tree):
@@ -54,18 +58,24 @@ def tree_flatten(tree):
 
 def _flatten(tree, leaves):
     cls = type(tree)
+    if cls in _LEAVES:  # (the common leaves, without the container checks below)
+        leaves.append(tree)
+        return LEAF
+    start = len(leaves)
     if cls is tuple or cls is list:
-        kind = "tuple" if cls is tuple else "list"
-        return TreeDef(kind, None, tuple(_flatten(c, leaves) for c in tree))
-    if cls is dict:
+        kind, keys, items = ("tuple" if cls is tuple else "list"), None, tree
+    elif cls is dict:
         keys = tuple(sorted(tree))
-        return TreeDef("dict", keys, tuple(_flatten(tree[k], leaves) for k in keys))
-    if tree is None:
+        kind, items = "dict", [tree[k] for k in keys]
+    elif tree is None:
         return NONE
-    if isinstance(tree, tuple) and hasattr(cls, "_fields"):  # a namedtuple keeps its class
-        return TreeDef("namedtuple", cls, tuple(_flatten(c, leaves) for c in tree))
-    leaves.append(tree)
-    return LEAF
+    elif isinstance(tree, tuple) and hasattr(cls, "_fields"):  # a namedtuple keeps its class
+        kind, keys, items = "namedtuple", cls, tree
+    else:
+        leaves.append(tree)
+        return LEAF
+    children = tuple([_flatten(c, leaves) for c in items])
+    return TreeDef(kind, keys, children, len(leaves) - start)
 
 
 def tree_unflatten(treedef, leaves):
@@ -80,11 +90,11 @@ def tree_unflatten(treedef, leaves):
 
 
 def _unflatten(td, it):
-    if td.kind == "leaf":
+    if td is LEAF:
         return next(it)
-    if td.kind == "none":
+    if td is NONE:
         return None
-    children = [_unflatten(c, it) for c in td.children]
+    children = [next(it) if c is LEAF else _unflatten(c, it) for c in td.children]
     if td.kind == "tuple":
         return tuple(children)
     if td.kind == "list":
