@@ -64,6 +64,8 @@ def _argnums_partial(f, fname, args, kwargs, argnums):
             raise ValueError(f"{fname}: argnums={argnums!r} does not fit a call with "
                              f"{len(args)} positional argument(s)")
     nums = tuple(n % len(args) for n in nums)
+    if nums == (0,) and len(args) == 1 and not kwargs:  # f itself, called with its one argument
+        return f, args
 
     def partial(*dyn):
         full = list(args)
@@ -179,14 +181,16 @@ def vjp(f, *primals, has_aux=False):
     return (out, vjp_fn, tree_map(_own, rec.aux)) if has_aux else (out, vjp_fn)
 
 
-def _pull_back(rec, ct, consume):
+def _pull_back(rec, ct, consume, checked=False):
+    """The cotangents of the inputs; ``checked``: ``ct`` is known to fit (grad's own seed)."""
     ct_flat, ct_tree = tree_flatten(ct)
     if ct_tree != rec.out_tree:
         raise ValueError(f"vjp_fn: the cotangent's structure {ct_tree!r} differs from the "
                          f"output's {rec.out_tree!r}")
     seeds = []
     for node, val, c in zip(rec.out_nodes, rec.out_vals, ct_flat):
-        _check_like("vjp_fn", c, val, "the cotangent")
+        if not checked:
+            _check_like("vjp_fn", c, val, "the cotangent")
         if node is not None:
             seeds.append((node, c))
     cts = rec.tape.backward(seeds, consume=consume)
@@ -225,7 +229,7 @@ def value_and_grad(f, argnums=0, has_aux=False):
                             "several outputs")
         out = rec.out_vals[0]
         _check_scalar(out)
-        grads = _pull_back(rec, value_dtype(innermost(out)).type(1), consume=True)
+        grads = _pull_back(rec, value_dtype(innermost(out)).type(1), consume=True, checked=True)
         grads = grads[0] if isinstance(argnums, int) else grads
         value = _finish(out)
         return ((value, rec.aux), grads) if has_aux else (value, grads)

@@ -46,7 +46,7 @@ def unbroadcast(g, shape):
 def broadcast_like(t, ans):
     """``t`` broadcast to the shape of ``ans`` (a tangent must have the output's shape)."""
     shape = shape_of(ans)
-    return t if shape_of(t) == shape else fnp.broadcast_to(t, shape)
+    return t if shape_of(t) == shape else _layout.broadcast_to_p(t, shape=tuple(shape))
 
 
 def mask(cond, like):
@@ -54,6 +54,7 @@ def mask(cond, like):
     return _onp.asarray(cond).astype(dtype_of(like))
 
 
-# reductions builds on the functions above, and unbroadcast on its sum primitive: imported
+# reductions and layout build on the functions above, and these on their sum and broadcast
+# primitives (the rules' own calls, whose arguments are already in normal form): imported
 # last, so the cycle resolves whichever module is imported first
-from . import reductions as _reductions  # noqa: E402
+from . import layout as _layout, reductions as _reductions  # noqa: E402

@@ -19,6 +19,7 @@ import fgrad.numpy as fnp
 from ..table import Spec, define
 from ..tracer import Tracer, contains_tracer, innermost, strip
 from .broadcasting import dtype_of, mask, shape_of
+from .layout import broadcast_to_p
 from .wrapping import differentiable, unsupported_kwargs, with_numpy_values
 
 REDUCE = [(((4,),), {"axis": None, "keepdims": False}),
@@ -48,7 +49,7 @@ def spread(g, x, axis, keepdims):
     shape = shape_of(x)
     if not keepdims and axis is not None:  # (over every axis g broadcasts as it is)
         g = fnp.reshape(g, kept_shape(shape, axis))
-    return fnp.broadcast_to(g, shape)
+    return broadcast_to_p(g, shape=tuple(shape))
 
 
 def _count(x, axis):
