@@ -8,7 +8,7 @@ import numpy as _onp
 
 from . import tracer as _tracer
 from .dual import DualTrace, DualTracer
-from .pytree import LEAF, tree_flatten, tree_map, tree_unflatten
+from .pytree import LEAF, tree_flatten, tree_unflatten
 from .tape import Tape, TapeTracer
 from .tracer import innermost, strip, value_dtype
 
@@ -143,9 +143,10 @@ def _own(v):
 
 
 def _lower(tree, trace):
-    """Replace the tracers of ``trace`` in a pytree by their values (for aux outputs)."""
+    """Replace the tracers of ``trace`` in a pytree by copies of their values (for aux outputs:
+    the tape's rules may read those arrays, and an input's value may be the caller's array)."""
     leaves, td = tree_flatten(tree)
-    return tree_unflatten(td, [_finish(x._value) if isinstance(x, _tracer.Tracer)
+    return tree_unflatten(td, [_own(_finish(x._value)) if isinstance(x, _tracer.Tracer)
                                and x._trace is trace else x for x in leaves])
 
 
@@ -178,7 +179,7 @@ def vjp(f, *primals, has_aux=False):
     def vjp_fn(ct):
         return _pull_back(rec, ct, consume=False)
 
-    return (out, vjp_fn, tree_map(_own, rec.aux)) if has_aux else (out, vjp_fn)
+    return (out, vjp_fn, rec.aux) if has_aux else (out, vjp_fn)
 
 
 def _pull_back(rec, ct, consume, checked=False):

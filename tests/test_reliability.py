@@ -497,3 +497,14 @@ def test_nested_transforms_in_two_threads_give_independent_results():
     for t in threads:
         t.join(60)
     assert not any(t.is_alive() for t in threads) and errors == []
+
+
+def test_grad_inputs_are_not_copied_but_never_handed_back_shared():
+    """grad, jacfwd and jacrev walk their tape before returning, so they keep no private copy
+    of their inputs; an aux output that is the input itself must still come back as a copy."""
+    x = onp.array([1.0, 2.0])
+    (value, aux), g = fgrad.value_and_grad(lambda v: (np.sum(v * v), v), has_aux=True)(x)
+    assert not onp.shares_memory(aux, x) and aux.tolist() == [1.0, 2.0]
+    jac, aux = fgrad.jacrev(lambda v: (v * 2.0, v), has_aux=True)(x)
+    assert not onp.shares_memory(aux, x) and jac.tolist() == [[2.0, 0.0], [0.0, 2.0]]
+    assert g.tolist() == [2.0, 4.0] and float(value) == 5.0
