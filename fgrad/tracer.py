@@ -304,10 +304,17 @@ class Tracer:
 
     # --- plain numpy functions handed a tracer -----------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method == "__call__" and not kwargs:  # (ndarray <op> tracer comes this way)
+            fn = _UFUNC_STAND_INS.get(ufunc)
+            if fn is not None:
+                return fn(*inputs)
         if kwargs.get("out") is not None:
             raise errors.mutation(f"numpy.{ufunc.__name__}(..., out=...) on a traced value")
         name = ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}"
-        return _redirect(name, fnp, inputs, kwargs)
+        out = _redirect(name, fnp, inputs, kwargs)
+        if method == "__call__":
+            _UFUNC_STAND_INS[ufunc] = getattr(fnp, name)  # found once, then looked up
+        return out
 
     def __array_function__(self, func, types, args, kwargs):
         module = getattr(func, "__module__", None) or "numpy"
@@ -320,6 +327,10 @@ class Tracer:
 _IN_PLACE = {"sort": "x = np.sort(x)", "partition": "x = np.partition(x, kth)",
              "fill": "x = np.zeros_like(x) + value", "put": "y = x.at[idx].set(value)",
              "resize": "x = np.resize(x, shape)"}
+
+
+# numpy ufunc -> the fgrad.numpy function standing in for it (filled as they are met)
+_UFUNC_STAND_INS = {}
 
 
 def _redirect(name, ns, args, kwargs, original=None):
