@@ -185,10 +185,8 @@ class Tracer:
     def __rfloordiv__(self, o): return fnp.floor_divide(o, self)
     def __mod__(self, o): return fnp.mod(self, o)
     def __rmod__(self, o): return fnp.mod(o, self)
-    def __pow__(self, o): return fnp.power(self, o)
-    def __rpow__(self, o): return fnp.power(o, self)
-    def __matmul__(self, o): return fnp.matmul(self, o)
-    def __rmatmul__(self, o): return fnp.matmul(o, self)
+    __pow__, __rpow__ = _arithmetic("power")
+    __matmul__, __rmatmul__ = _arithmetic("matmul")
     def __divmod__(self, o): return fnp.floor_divide(self, o), fnp.mod(self, o)
     def __rdivmod__(self, o): return fnp.floor_divide(o, self), fnp.mod(o, self)
 
