@@ -195,8 +195,15 @@ def _pull_back(rec, ct, consume, checked=False):
         if node is not None:
             seeds.append((node, c))
     cts = rec.tape.backward(seeds, consume=consume)
-    grads = [_zeros_like(x) if cts.get(n) is None else _finish(_shaped_like(cts[n], x), x)
-             for n, x in zip(rec.in_nodes, rec.inputs)]
+    grads = []
+    for n, x in zip(rec.in_nodes, rec.inputs):
+        c = cts.get(n)
+        if c is None:
+            c = _zeros_like(x)
+        elif not (c.__class__ is x.__class__ is _onp.ndarray and c.dtype is x.dtype
+                  and c.shape == x.shape and c.shape):  # (else it is final already)
+            c = _finish(_shaped_like(c, x), x)
+        grads.append(c)
     return tree_unflatten(rec.in_tree, grads)
 
 
