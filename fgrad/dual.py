@@ -4,7 +4,7 @@ Used by ``jvp``. Every primitive call computes its output and, from the JVP rule
 output's tangent in the same step; nothing is recorded, so memory stays that of the forward
 pass. (``linearize`` and ``jacfwd`` instead record a tape once and sweep it per tangent.)
 """
-from .tracer import Trace, Tracer, dispatch
+from .tracer import Trace, Tracer
 
 
 class DualTracer(Tracer):
@@ -32,7 +32,7 @@ class DualTrace(Trace):
                     nested = True
             elif isinstance(a, Tracer):
                 nested = True
-        ans = dispatch(prim, vals, params) if nested else \
+        ans = prim(*vals, **params) if nested else \
             (prim.fast_impl or prim.impl)(*vals, **params)
         out = prim.tangent(tangents, ans, vals, params)
         # A zero tangent leaves the value untraced: later operations on it cost nothing here.

@@ -21,7 +21,7 @@ import numpy as _onp
 
 from . import errors
 from . import tracer as _tracer
-from .tracer import Tracer, contains_tracer, dispatch, innermost
+from .tracer import Tracer, contains_tracer, innermost
 
 PRIMITIVES = {}  # name -> Primitive: the one table
 _BUILTIN = set()  # names defined by fgrad itself, which users may not replace
@@ -109,8 +109,8 @@ class Primitive:
         return f"<fgrad primitive {self.name}>"
 
     def __call__(self, *args, **params):
-        # the innermost trace among the arguments (``tracer.dispatch``, inlined: this is
-        # every traced operation's path)
+        # dispatch: the call goes to the innermost trace among the arguments (the one with
+        # the highest level); a trace calls the primitive again on the values one level down
         top = None
         for a in args:
             if isinstance(a, Tracer):

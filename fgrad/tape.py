@@ -17,7 +17,7 @@ import weakref
 
 import numpy as _onp
 
-from .tracer import Trace, Tracer, dispatch, value_dtype
+from .tracer import Trace, Tracer, value_dtype
 from . import tracer as _tracer
 
 _ndarray = _onp.ndarray
@@ -125,7 +125,7 @@ class Tape(Trace):
                     break
         # the values one level down go to the next transform, or straight to numpy: while no
         # outer tracer has reached this tape, none of its values can hold one
-        ans = dispatch(prim, vals, params) if self.nested else \
+        ans = prim(*vals, **params) if self.nested else \
             (prim.fast_impl or prim.impl)(*vals, **params)
         node = Node(prim, vals, params, ans, parents)
         if self.lean and prim.residuals is not None:

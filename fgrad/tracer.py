@@ -7,10 +7,11 @@ boxed by a trace while the transformed function runs; it holds the value one lev
 
 Each trace gets a level from a counter when it starts. Transforms nest, so a trace that is
 still alive always has a higher level than every live trace it runs inside. A primitive call
-goes to the highest-level trace among its arguments; that trace unwraps its own tracers and
-calls the primitive again on the values beneath, which dispatches to the next trace down, until
-no tracer is left and numpy runs. A tracer of an outer transform reaching an inner one is a
-constant there, which is exactly what prevents perturbation confusion:
+(``Primitive.__call__`` in ``table.py``; a tracer's arithmetic operators take the same route
+directly) goes to the highest-level trace among its arguments; that trace unwraps its own
+tracers and calls the primitive again on the values beneath, which dispatches to the next trace
+down, until no tracer is left and numpy runs. A tracer of an outer transform reaching an inner
+one is a constant there, which is exactly what prevents perturbation confusion:
 
     d/dx [x * d/dy (x + y)] = 1        (not 2)
 
@@ -45,21 +46,6 @@ class Trace:
 
     def process(self, prim, args, params):
         raise NotImplementedError
-
-
-def dispatch(prim, args, params):
-    """Send ``prim(*args, **params)`` to the innermost transform among the arguments' traces."""
-    top = None
-    for a in args:
-        if isinstance(a, Tracer):
-            t = a._trace
-            if top is None or t.level > top.level:
-                top = t
-    if top is None:  # (a nested tape's call whose values hold no outer tracer this time)
-        return (prim.fast_impl or prim.impl)(*args, **params)
-    if not top.alive:
-        raise errors.escaped(top)
-    return top.process(prim, args, params)
 
 
 def innermost(x):
