@@ -132,7 +132,7 @@ class Tape(Trace):
             if ans.__class__ is _ndarray and ans.nbytes >= _SHED_BYTES:
                 _shed(node, prim.residuals)
             else:
-                for v in vals:  # (small values are never shed: skip the call)
+                for v in vals:  # (``_big`` inlined: small values are never shed, skip the call)
                     if v.__class__ is _ndarray and v.nbytes >= _SHED_BYTES:
                         _shed(node, prim.residuals)
                         break
@@ -219,7 +219,7 @@ def _shed(node, residuals):
     """Replace the big arrays of ``node`` that its VJP rules do not read by stand-ins of the
     same shape and dtype (a zero-strided view: no memory), so they can be freed."""
     vals = node.args
-    big = [i for i, v in enumerate(vals) if v.__class__ is _ndarray and v.nbytes >= _SHED_BYTES]
+    big = [i for i, v in enumerate(vals) if _big(v)]
     argnums, keep_ans = residuals
     if big:
         if argnums == "others":  # the rule of each traced argument reads the other arguments

@@ -101,7 +101,8 @@ def _arithmetic(name):
     """A tracer's operator and its reflection for the primitive ``fnp.<name>``. With the other
     operand plain, or a tracer of the same trace, that trace is the innermost (what
     ``Primitive.__call__`` would find), so the call goes to it directly: arithmetic is most of
-    the operations in the loops where fgrad's own cost shows."""
+    the operations in the loops where fgrad's own cost shows (3% of a scalar chain's grad, 5%
+    of a Python-loop RNN's, in an interleaved A/B against calling the primitive)."""
     def forward(self, o):
         t = self._trace
         if t.alive and (o.__class__ in _PLAIN or (isinstance(o, Tracer) and o._trace is t)):
