@@ -4,6 +4,7 @@ well inside CI's time), ``dev`` (random seed) and ``thorough`` (run by hand befo
     HYPOTHESIS_PROFILE=thorough python -m pytest tests/test_rules.py
 """
 import os
+import threading
 
 from hypothesis import HealthCheck, settings
 
@@ -27,3 +28,28 @@ def _table_left_as_found():
     yield
     for name in set(PRIMITIVES) - before:
         del PRIMITIVES[name]
+
+
+@pytest.fixture
+def in_threads():
+    """``run(work, arg_tuples)``: ``work(*args)`` once per tuple, each in its own thread, all
+    released together; asserts every thread finished and returns what they raised (reprs)."""
+    def run(work, arg_tuples, timeout=60):
+        barrier, raised = threading.Barrier(len(arg_tuples)), []
+
+        def body(*args):
+            try:
+                barrier.wait()
+                work(*args)
+            except Exception as e:  # pragma: no cover - reported by the caller's assertion
+                raised.append(repr(e))
+
+        threads = [threading.Thread(target=body, args=a) for a in arg_tuples]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout)
+        assert not any(t.is_alive() for t in threads), "a thread did not finish"
+        return raised
+
+    return run

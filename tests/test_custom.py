@@ -3,7 +3,6 @@ nondiff_argnums, pytrees, keyword arguments), fgrad's extension (a custom_vjp fu
 jvp, linearize, jacfwd and hessian, by transposing bwd), nesting, and every misuse raising a
 named error. Derivatives are checked against closed forms and finite differences."""
 import functools
-import threading
 
 import numpy as onp
 import pytest
@@ -674,25 +673,17 @@ def test_complex_custom_vjp_in_both_modes():
     onp.testing.assert_allclose(fgrad.jacrev(sq)(z), onp.diag(2 * z), rtol=1e-15)
 
 
-def test_custom_functions_in_two_threads_give_independent_results():
-    barrier, errors = threading.Barrier(2), []
+def test_custom_functions_in_two_threads_give_independent_results(in_threads):
+    errors = []
 
     def work(f, xs, want):
-        try:
-            barrier.wait()
-            for _ in range(40):
-                for x in xs:
-                    got = (fgrad.grad(f)(x), fgrad.jvp(f, (x,), (1.0,))[1])
-                    if abs(got[0] - want(x)) > 1e-12 or abs(got[1] - want(x)) > 1e-12:
-                        errors.append((x, got))
-        except Exception as e:  # pragma: no cover - reported below
-            errors.append(repr(e))
+        for _ in range(40):
+            for x in xs:
+                got = (fgrad.grad(f)(x), fgrad.jvp(f, (x,), (1.0,))[1])
+                if abs(got[0] - want(x)) > 1e-12 or abs(got[1] - want(x)) > 1e-12:
+                    errors.append((x, got))
 
-    threads = [threading.Thread(target=work, args=(log1pexp, [-1.0, 0.5, 2.0], sigmoid)),
-               threading.Thread(target=work, args=(lambda x: sin_times(x, 2.0), [0.1, 0.9],
-                                                   lambda x: 2 * onp.cos(x)))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    assert not any(t.is_alive() for t in threads) and errors == []
+    errors += in_threads(work, [(log1pexp, [-1.0, 0.5, 2.0], sigmoid),
+                                (lambda x: sin_times(x, 2.0), [0.1, 0.9],
+                                 lambda x: 2 * onp.cos(x))])
+    assert errors == []

@@ -3,7 +3,6 @@ or a named error. Cases already pinned elsewhere are listed in that file with th
 this module holds the rest (and the ones that needed a fix)."""
 import gc
 import math
-import threading
 import tracemalloc
 
 import numpy as onp
@@ -454,49 +453,35 @@ def test_an_inner_exception_caught_by_the_outer_function_does_not_disturb_it():
 
 # --- 7. threads ------------------------------------------------------------------------
 
-def test_one_vjp_fn_called_from_two_threads_at_once():
+def test_one_vjp_fn_called_from_two_threads_at_once(in_threads):
     xs = onp.linspace(0.0, 1.0, 50)
     out, f_vjp = fgrad.vjp(lambda x: np.sin(x) * x, xs)
-    barrier, errors = threading.Barrier(2), []
+    errors = []
 
     def work(scale):
-        barrier.wait()
         for _ in range(200):
             ct = onp.full(50, scale)
             if not onp.allclose(f_vjp(ct)[0], scale * cos_x_times_x_plus_sin(xs), rtol=1e-14):
                 errors.append(scale)
 
-    threads = [threading.Thread(target=work, args=(s,)) for s in (1.0, -3.0)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    assert not any(t.is_alive() for t in threads) and errors == []
+    errors += in_threads(work, [(1.0,), (-3.0,)])
+    assert errors == []
 
 
-def test_nested_transforms_in_two_threads_give_independent_results():
-    barrier, errors = threading.Barrier(2), []
+def test_nested_transforms_in_two_threads_give_independent_results(in_threads):
+    errors = []
 
     def work(f, d2f, xs):
-        try:
-            barrier.wait()
-            for _ in range(30):
-                for x in xs:
-                    got = (fgrad.hessian(f)(x), fgrad.jvp(fgrad.grad(f), (x,), (1.0,))[1],
-                           fgrad.grad(fgrad.grad(fgrad.checkpoint(f)))(x))
-                    if not onp.allclose(got, d2f(x), rtol=1e-12):
-                        errors.append((x, got))
-        except Exception as e:  # pragma: no cover - reported below
-            errors.append(repr(e))
+        for _ in range(30):
+            for x in xs:
+                got = (fgrad.hessian(f)(x), fgrad.jvp(fgrad.grad(f), (x,), (1.0,))[1],
+                       fgrad.grad(fgrad.grad(fgrad.checkpoint(f)))(x))
+                if not onp.allclose(got, d2f(x), rtol=1e-12):
+                    errors.append((x, got))
 
-    threads = [threading.Thread(target=work, args=(np.sin, lambda x: -onp.sin(x), [0.1, 1.3])),
-               threading.Thread(target=work, args=(lambda x: x ** 4, lambda x: 12 * x ** 2,
-                                                   [-0.5, 2.0]))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    assert not any(t.is_alive() for t in threads) and errors == []
+    errors += in_threads(work, [(np.sin, lambda x: -onp.sin(x), [0.1, 1.3]),
+                                (lambda x: x ** 4, lambda x: 12 * x ** 2, [-0.5, 2.0])])
+    assert errors == []
 
 
 def test_grad_inputs_are_not_copied_but_never_handed_back_shared():

@@ -5,7 +5,6 @@ Every test asserts values; structure/dtype checks go with value checks.
 """
 import gc
 import itertools
-import threading
 
 import numpy as onp
 import pytest
@@ -1127,25 +1126,20 @@ def test_xent_gradient_closed_form():
 
 # --- threads ------------------------------------------------------------------------------
 
-def test_threads_independent():
+def test_threads_independent(in_threads):
     n_iter = 150
-    barrier = threading.Barrier(2)
     errors = []
 
     def work(f, df, xs):
-        try:
-            barrier.wait()
-            for i in range(n_iter):
-                x = xs[i % len(xs)]
-                got = fgrad.grad(f)(x)
-                want = df(x)
-                if not onp.allclose(got, want, rtol=1e-12, atol=1e-12):
-                    errors.append((f.__name__, x, got, want))
-                got2 = fgrad.grad(fgrad.grad(f))(x)
-                if not onp.isfinite(got2):
-                    errors.append((f.__name__, "second", x, got2))
-        except Exception as e:  # pragma: no cover - reported below
-            errors.append(repr(e))
+        for i in range(n_iter):
+            x = xs[i % len(xs)]
+            got = fgrad.grad(f)(x)
+            want = df(x)
+            if not onp.allclose(got, want, rtol=1e-12, atol=1e-12):
+                errors.append((f.__name__, x, got, want))
+            got2 = fgrad.grad(fgrad.grad(f))(x)
+            if not onp.isfinite(got2):
+                errors.append((f.__name__, "second", x, got2))
 
     def f1(x):
         return np.sin(x) * x ** 2
@@ -1153,15 +1147,10 @@ def test_threads_independent():
     def f2(x):
         return np.exp(-x) + x ** 3
 
-    t1 = threading.Thread(target=work, args=(f1, lambda x: onp.cos(x) * x ** 2 + 2 * x * onp.sin(x),
-                                             [0.1, 0.7, 1.3]))
-    t2 = threading.Thread(target=work, args=(f2, lambda x: -onp.exp(-x) + 3 * x ** 2,
-                                             [-0.4, 0.9, 2.2]))
-    t1.start()
-    t2.start()
-    t1.join(30)
-    t2.join(30)
-    assert not t1.is_alive() and not t2.is_alive()
+    errors += in_threads(work, [(f1, lambda x: onp.cos(x) * x ** 2 + 2 * x * onp.sin(x),
+                                 [0.1, 0.7, 1.3]),
+                                (f2, lambda x: -onp.exp(-x) + 3 * x ** 2, [-0.4, 0.9, 2.2])],
+                         timeout=30)
     assert errors == []
 
 
