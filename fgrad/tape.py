@@ -104,14 +104,21 @@ class Tape(Trace):
     def process(self, prim, args, params):
         vals = list(args)
         parents = [None] * len(vals)
+        big = False  # whether some value is big enough to be worth shedding (see ``_shed``)
         i = 0
         for a in args:
             cls = a.__class__
             if cls is TapeTracer and a._trace is self:
-                vals[i] = a._value
+                v = vals[i] = a._value
                 parents[i] = a._node
+                if v.__class__ is _ndarray and v.nbytes >= _SHED_BYTES:
+                    big = True
+            elif cls in _IMMUTABLE:
+                pass
             elif cls is _ndarray:
-                vals[i] = a.copy() if a.nbytes < _SHARE_BYTES else self.own(a)
+                v = vals[i] = a.copy() if a.nbytes < _SHARE_BYTES else self.own(a)
+                if v.nbytes >= _SHED_BYTES:
+                    big = True
             elif isinstance(a, Tracer):
                 self.nested = True  # an outer transform's tracer: its values nest from now on
             elif cls is list or (cls is tuple and _mutable_inside(a)):
@@ -128,18 +135,16 @@ class Tape(Trace):
         ans = prim(*vals, **params) if self.nested else \
             (prim.fast_impl or prim.impl)(*vals, **params)
         node = Node(prim, vals, params, ans, parents)
-        if self.lean and prim.residuals is not None:
-            if ans.__class__ is _ndarray and ans.nbytes >= _SHED_BYTES:
-                _shed(node, prim.residuals)
-            else:
-                for v in vals:  # (``_big`` inlined: small values are never shed, skip the call)
-                    if v.__class__ is _ndarray and v.nbytes >= _SHED_BYTES:
-                        _shed(node, prim.residuals)
-                        break
-        dt = getattr(ans, "dtype", None)
-        if dt is not None and dt.kind == "c":
-            node.real_inputs = tuple(i for i, p in enumerate(parents)
-                                     if p is not None and value_dtype(vals[i]).kind != "c")
+        cls = ans.__class__
+        if cls is _ndarray:
+            if ans.nbytes >= _SHED_BYTES:
+                big = True
+            if ans.dtype.kind == "c":
+                node.real_inputs = _real_inputs(vals, parents)
+        elif cls not in _IMMUTABLE and getattr(ans, "dtype", _REAL).kind == "c":
+            node.real_inputs = _real_inputs(vals, parents)
+        if big and self.lean and prim.residuals is not None:
+            _shed(node, prim.residuals)
         self.nodes.append(node)
         return TapeTracer(self, ans, node)
 
@@ -230,6 +235,17 @@ def _shed(node, residuals):
                 vals[i] = _stand_in(vals[i])
     if not keep_ans and _big(node.ans):
         node.ans = _stand_in(node.ans)
+
+
+def _real_inputs(vals, parents):
+    """The traced real inputs of a complex output (see ``Node.real_inputs``)."""
+    return tuple(i for i, p in enumerate(parents)
+                 if p is not None and value_dtype(vals[i]).kind != "c")
+
+
+# the classes of plain real values that need neither a copy nor a closer look
+_IMMUTABLE = frozenset([float, int, bool, _onp.float64, _onp.float32])
+_REAL = _onp.dtype(float)
 
 
 def _big(v):
