@@ -21,7 +21,7 @@ import numpy as _onp
 
 from . import errors
 from . import tracer as _tracer
-from .tracer import Tracer, contains_tracer, innermost
+from .tracer import _PLAIN, Tracer, contains_tracer, innermost
 
 PRIMITIVES = {}  # name -> Primitive: the one table
 _BUILTIN = set()  # names defined by fgrad itself, which users may not replace
@@ -109,6 +109,11 @@ class Primitive:
         return f"<fgrad primitive {self.name}>"
 
     def __call__(self, *args, **params):
+        for a in args:
+            if a.__class__ not in _PLAIN:
+                break
+        else:  # plain values only (most calls inside the rules): numpy at once
+            return self.impl(*args, **params)
         # dispatch: the call goes to the innermost trace among the arguments (the one with
         # the highest level); a trace calls the primitive again on the values one level down
         top = None

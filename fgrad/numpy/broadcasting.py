@@ -43,6 +43,18 @@ def unbroadcast(g, shape):
     return g
 
 
+def unbroadcast_like(g, x):
+    """``g`` summed down to the shape of ``x``: the cotangent of a broadcasting rule's argument
+    ``x``. Most arguments were not broadcast at all, so that case is answered first."""
+    try:
+        shape = x.shape
+        if g.shape == shape:
+            return g
+    except AttributeError:  # a Python number or list on either side
+        shape = _onp.shape(x)
+    return unbroadcast(g, shape)
+
+
 def broadcast_like(t, ans):
     """``t`` broadcast to the shape of ``ans`` (a tangent must have the output's shape)."""
     shape = shape_of(ans)

@@ -28,7 +28,7 @@ import fgrad.numpy as fnp
 from .. import errors
 from ..table import Spec, define
 from ..tracer import Tracer, contains_tracer, innermost, strip
-from .broadcasting import broadcast_like, dtype_of, mask, shape_of, unbroadcast
+from .broadcasting import broadcast_like, dtype_of, mask, shape_of, unbroadcast_like
 from .namespace import zero_derivative
 from .wrapping import differentiable, unsupported_kwargs
 
@@ -82,8 +82,8 @@ def binary(name, dx, dy, domain=(-2.0, 2.0), valid=None, cases=BINARY, cast=Fals
             return None
         if cast:
             return lambda g, ans, x, y: _cast_like(
-                unbroadcast(g * d(ans, x, y), _shape((x, y)[arg])), (x, y)[arg])
-        return lambda g, ans, x, y: unbroadcast(g * d(ans, x, y), _shape((x, y)[arg]))
+                unbroadcast_like(g * d(ans, x, y), (x, y)[arg]), (x, y)[arg])
+        return lambda g, ans, x, y: unbroadcast_like(g * d(ans, x, y), (x, y)[arg])
 
     def jvp(d):
         if d is None:
@@ -191,25 +191,25 @@ conj = conjugate
 
 
 add = define("add", _onp.add,
-             [lambda g, ans, x, y: unbroadcast(g, _shape(x)),
-              lambda g, ans, x, y: unbroadcast(g, _shape(y))],
+             [lambda g, ans, x, y: unbroadcast_like(g, x),
+              lambda g, ans, x, y: unbroadcast_like(g, y)],
              [lambda t, ans, x, y: broadcast_like(t, ans),
               lambda t, ans, x, y: broadcast_like(t, ans)],
              spec=Spec(BINARY), check_call=_ufunc_call, residuals=((), False))
 subtract = define("subtract", _onp.subtract,
-                  [lambda g, ans, x, y: unbroadcast(g, _shape(x)),
-                   lambda g, ans, x, y: unbroadcast(-g, _shape(y))],
+                  [lambda g, ans, x, y: unbroadcast_like(g, x),
+                   lambda g, ans, x, y: unbroadcast_like(-g, y)],
                   [lambda t, ans, x, y: broadcast_like(t, ans),
                    lambda t, ans, x, y: broadcast_like(-t, ans)],
                   spec=Spec(BINARY), check_call=_ufunc_call, residuals=((), False))
 multiply = define("multiply", _onp.multiply,
-                  [lambda g, ans, x, y: unbroadcast(g * y, _shape(x)),
-                   lambda g, ans, x, y: unbroadcast(x * g, _shape(y))],
+                  [lambda g, ans, x, y: unbroadcast_like(g * y, x),
+                   lambda g, ans, x, y: unbroadcast_like(x * g, y)],
                   linear=True, spec=Spec(BINARY), check_call=_ufunc_call,
                   residuals=("others", False))
 divide = define("divide", _onp.divide,
-                [lambda g, ans, x, y: unbroadcast(g / y, _shape(x)),
-                 lambda g, ans, x, y: unbroadcast(-g * ans / y, _shape(y))],
+                [lambda g, ans, x, y: unbroadcast_like(g / y, x),
+                 lambda g, ans, x, y: unbroadcast_like(-g * ans / y, y)],
                 [lambda t, ans, x, y: broadcast_like(t / y, ans),
                  lambda t, ans, x, y: -t * ans / y],
                 spec=Spec(BINARY, domain=((-2.0, 2.0), (0.5, 2.0))), check_call=_ufunc_call,
@@ -382,7 +382,7 @@ x1 == 0, so the derivative with respect to x2 is 1 there and 0 elsewhere.
 
 
 def _ldexp_vjp(g, ans, x, i):
-    return unbroadcast(fnp.ldexp(g, i), _shape(x))
+    return unbroadcast_like(fnp.ldexp(g, i), x)
 
 
 ldexp = define(
@@ -461,8 +461,8 @@ def _where_impl(c, x, y):
 
 where_p = define("where", _where_impl,
                  [None,
-                  lambda g, ans, c, x, y: unbroadcast(fnp.where(c, g, 0), _shape(x)),
-                  lambda g, ans, c, x, y: unbroadcast(fnp.where(c, 0, g), _shape(y))],
+                  lambda g, ans, c, x, y: unbroadcast_like(fnp.where(c, g, 0), x),
+                  lambda g, ans, c, x, y: unbroadcast_like(fnp.where(c, 0, g), y)],
                  [None,
                   lambda t, ans, c, x, y: broadcast_like(fnp.where(c, t, 0), ans),
                   lambda t, ans, c, x, y: broadcast_like(fnp.where(c, 0, t), ans)],

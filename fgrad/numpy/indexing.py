@@ -24,7 +24,7 @@ import numpy as _onp
 import fgrad.numpy as fnp
 from ..table import Spec, define
 from ..tracer import innermost, strip
-from .broadcasting import dtype_of, mask, shape_of, unbroadcast
+from .broadcasting import dtype_of, mask, shape_of, unbroadcast_like
 from .wrapping import differentiable
 
 
@@ -89,7 +89,7 @@ def getitem(x, idx):
 index_add_p = define(
     "index_add", _index_add,
     [lambda g, ans, x, v, idx: g,
-     lambda g, ans, x, v, idx: unbroadcast(fnp.getitem(g, idx), shape_of(v))],
+     lambda g, ans, x, v, idx: unbroadcast_like(fnp.getitem(g, idx), v)],
     [lambda t, ans, x, v, idx: t,
      lambda t, ans, x, v, idx: fnp.index_add(_zeros(x, t), t, idx)],
     spec=Spec([(((4,), (5,)), {"idx": _onp.array([0, 0, 2, 3, 3])}),
@@ -116,7 +116,7 @@ def _check_unique(x, idx):
 index_set_p = define(
     "index_set", _index_set,
     [lambda g, ans, x, v, idx: fnp.index_set(g, 0.0, idx),
-     lambda g, ans, x, v, idx: unbroadcast(fnp.getitem(g, idx), shape_of(v))],
+     lambda g, ans, x, v, idx: unbroadcast_like(fnp.getitem(g, idx), v)],
     [lambda t, ans, x, v, idx: fnp.index_set(t, 0.0, idx),
      lambda t, ans, x, v, idx: fnp.index_set(_zeros(x, t), t, idx)],
     spec=Spec([(((4,), (2,)), {"idx": _onp.array([1, 3])}),
@@ -212,7 +212,7 @@ def _extreme_at(name, ufunc, doc):
         return g * _winner_weights(ans, x, v, idx)[0]
 
     def vjp_v(g, ans, x, v, idx):
-        return unbroadcast(fnp.getitem(g, idx) * _winner_weights(ans, x, v, idx)[1], shape_of(v))
+        return unbroadcast_like(fnp.getitem(g, idx) * _winner_weights(ans, x, v, idx)[1], v)
 
     def jvp_x(t, ans, x, v, idx):
         return t * _winner_weights(ans, x, v, idx)[0]

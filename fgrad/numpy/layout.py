@@ -14,7 +14,7 @@ import numpy as _onp
 import fgrad.numpy as fnp
 from ..table import Spec, define, register_function
 from ..tracer import Tracer, contains_tracer, innermost, strip
-from .broadcasting import dtype_of, shape_of, unbroadcast
+from .broadcasting import dtype_of, shape_of, unbroadcast_like
 from .wrapping import as_tuple, differentiable, unsupported_kwargs
 
 try:
@@ -150,7 +150,7 @@ def _broadcast_impl(x, shape):
 
 
 broadcast_to_p = define("broadcast_to", _broadcast_impl,
-                        [lambda g, ans, x, shape: unbroadcast(g, shape_of(x))],
+                        [lambda g, ans, x, shape: unbroadcast_like(g, x)],
                         linear=True,
                         spec=Spec([(((3,),), {"shape": (2, 3)}), (((2, 1),), {"shape": (2, 4)}),
                                    (((),), {"shape": (3,)})]))

@@ -19,7 +19,7 @@ from numpy.lib.array_utils import normalize_axis_index
 import fgrad.numpy as fnp
 from ..table import Spec, define
 from ..tracer import innermost
-from .broadcasting import dtype_of, shape_of, unbroadcast
+from .broadcasting import dtype_of, shape_of, unbroadcast_like
 from .wrapping import as_tuple, differentiable, unsupported_kwargs
 
 COMPLEX2 = ("complex", "complex")
@@ -169,7 +169,7 @@ def _matmul_vjp_a(g, ans, a, b):
     if small is not None:
         return small(g, b)
     g2, a2, b2 = _matrices(g, a, b)
-    ga = unbroadcast(fnp.matmul(g2, fnp.swapaxes(b2, -1, -2)), shape_of(a2))
+    ga = unbroadcast_like(fnp.matmul(g2, fnp.swapaxes(b2, -1, -2)), a2)
     return fnp.reshape(ga, shape_of(a))
 
 
@@ -179,7 +179,7 @@ def _matmul_vjp_b(g, ans, a, b):
     if small is not None:
         return small(g, a)
     g2, a2, b2 = _matrices(g, a, b)
-    gb = unbroadcast(fnp.matmul(fnp.swapaxes(a2, -1, -2), g2), shape_of(b2))
+    gb = unbroadcast_like(fnp.matmul(fnp.swapaxes(a2, -1, -2), g2), b2)
     return fnp.reshape(gb, shape_of(b))
 
 
@@ -256,9 +256,9 @@ def _cross_vjp(which, g, ans, a, b, axisa, axisb, axisc):
     gv = fnp.moveaxis(g, axisc, -1) if k else g
     if which == 0:
         ga = fnp.einsum(f"...j,...{k},ij{k}->...i", bv, gv, e)
-        return fnp.moveaxis(unbroadcast(ga, shape_of(av)), -1, axisa)
+        return fnp.moveaxis(unbroadcast_like(ga, av), -1, axisa)
     gb = fnp.einsum(f"...i,...{k},ij{k}->...j", av, gv, e)
-    return fnp.moveaxis(unbroadcast(gb, shape_of(bv)), -1, axisb)
+    return fnp.moveaxis(unbroadcast_like(gb, bv), -1, axisb)
 
 
 cross_p = define(
@@ -400,8 +400,8 @@ def _row(x):
 # vecdot(x1, x2) = sum(conj(x1) * x2, -1): conjugate-linear in x1 (see the module docstring)
 vecdot_p = define(
     "vecdot", _onp.vecdot,
-    [lambda g, ans, x1, x2: unbroadcast(_conj(_col(g) * x2), shape_of(x1)),
-     lambda g, ans, x1, x2: unbroadcast(_col(g) * _conj(x1), shape_of(x2))],
+    [lambda g, ans, x1, x2: unbroadcast_like(_conj(_col(g) * x2), x1),
+     lambda g, ans, x1, x2: unbroadcast_like(_col(g) * _conj(x1), x2)],
     linear=True,
     spec=Spec([(((3,), (3,)), {}), (((2, 3), (3,)), {}), (((2, 1, 3), (2, 3)), {})],
               domain=COMPLEX2))
@@ -409,8 +409,8 @@ vecdot_p = define(
 # matvec(A, x)_m = sum_n A_mn x_n
 matvec_p = define(
     "matvec", _onp.matvec,
-    [lambda g, ans, a, x: unbroadcast(_col(g) * _row(x), shape_of(a)),
-     lambda g, ans, a, x: unbroadcast(fnp.sum(_col(g) * a, axis=-2), shape_of(x))],
+    [lambda g, ans, a, x: unbroadcast_like(_col(g) * _row(x), a),
+     lambda g, ans, a, x: unbroadcast_like(fnp.sum(_col(g) * a, axis=-2), x)],
     linear=True,
     spec=Spec([(((2, 3), (3,)), {}), (((2, 2, 3), (3,)), {}), (((2, 3), (2, 1, 3)), {})],
               domain=COMPLEX2))
@@ -418,8 +418,8 @@ matvec_p = define(
 # vecmat(x, A)_m = sum_n conj(x_n) A_nm: conjugate-linear in x
 vecmat_p = define(
     "vecmat", _onp.vecmat,
-    [lambda g, ans, x, a: unbroadcast(_conj(fnp.sum(a * _row(g), axis=-1)), shape_of(x)),
-     lambda g, ans, x, a: unbroadcast(_col(_conj(x)) * _row(g), shape_of(a))],
+    [lambda g, ans, x, a: unbroadcast_like(_conj(fnp.sum(a * _row(g), axis=-1)), x),
+     lambda g, ans, x, a: unbroadcast_like(_col(_conj(x)) * _row(g), a)],
     linear=True,
     spec=Spec([(((3,), (3, 2)), {}), (((2, 3), (3, 2)), {}), (((3,), (2, 3, 2)), {})],
               domain=COMPLEX2))

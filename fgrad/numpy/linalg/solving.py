@@ -7,7 +7,7 @@ import numpy as _onp
 import fgrad.numpy as fnp
 from ...table import Spec, define, define_multi
 from ...tracer import strip
-from ..broadcasting import shape_of, unbroadcast
+from ..broadcasting import shape_of, unbroadcast, unbroadcast_like
 from ..wrapping import differentiable, unsupported_kwargs
 from .common import SlogdetResult, _la, _lift, _mT, _ndim, _noted, _real_only, _shift, _shifted
 
@@ -71,14 +71,14 @@ def _solve_vjp_a(g, ans, a, b):
     x, vec = _solve_parts(ans, b)
     g = fnp.expand_dims(g, -1) if vec else g
     gb = solve(_mT(a), g)
-    return unbroadcast(-fnp.matmul(gb, _mT(x)), shape_of(a))
+    return unbroadcast_like(-fnp.matmul(gb, _mT(x)), a)
 
 
 def _solve_vjp_b(g, ans, a, b):
     if _ndim(b) == 1:
         gb = solve(_mT(a), fnp.expand_dims(g, -1))
         return fnp.reshape(unbroadcast(gb, shape_of(b) + (1,)), shape_of(b))
-    return unbroadcast(solve(_mT(a), g), shape_of(b))
+    return unbroadcast_like(solve(_mT(a), g), b)
 
 
 def _solve_jvp_a(t, ans, a, b):
