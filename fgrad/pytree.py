@@ -74,13 +74,20 @@ def _flatten(tree, leaves):
     else:
         leaves.append(tree)
         return LEAF
-    children = tuple([_flatten(c, leaves) for c in items])
-    return TreeDef(kind, keys, children, len(leaves) - start)
+    children = []
+    for c in items:
+        if c.__class__ in _LEAVES:  # (a leaf child without a call of its own)
+            leaves.append(c)
+            children.append(LEAF)
+        else:
+            children.append(_flatten(c, leaves))
+    return TreeDef(kind, keys, tuple(children), len(leaves) - start)
 
 
 def tree_unflatten(treedef, leaves):
-    """Inverse of :func:`tree_flatten`."""
-    leaves = list(leaves)
+    """Inverse of :func:`tree_flatten`; ``leaves`` may be any iterable."""
+    if leaves.__class__ is not list:
+        leaves = list(leaves)
     if len(leaves) != treedef.num_leaves:
         raise ValueError(f"tree_unflatten: {treedef!r} holds {treedef.num_leaves} leaves, "
                          f"but {len(leaves)} were given")
@@ -95,13 +102,14 @@ def _unflatten(td, it):
     if td is NONE:
         return None
     children = [next(it) if c is LEAF else _unflatten(c, it) for c in td.children]
-    if td.kind == "tuple":
-        return tuple(children)
-    if td.kind == "list":
+    kind = td.kind
+    if kind == "list":
         return children
-    if td.kind == "namedtuple":
-        return td.keys(*children)
-    return dict(zip(td.keys, children))
+    if kind == "tuple":
+        return tuple(children)
+    if kind == "dict":
+        return dict(zip(td.keys, children))
+    return td.keys(*children)  # a namedtuple
 
 
 def tree_map(f, tree, *rest):

@@ -132,8 +132,12 @@ class Tape(Trace):
                     break
         # the values one level down go to the next transform, or straight to numpy: while no
         # outer tracer has reached this tape, none of its values can hold one
-        ans = prim(*vals, **params) if self.nested else \
-            (prim.fast_impl or prim.impl)(*vals, **params)
+        if self.nested:
+            ans = prim(*vals, **params)
+        elif params:
+            ans = (prim.fast_impl or prim.impl)(*vals, **params)
+        else:  # (a call without keywords is the cheaper one, and the usual one)
+            ans = (prim.fast_impl or prim.impl)(*vals)
         node = Node(prim, vals, params, ans, parents)
         cls = ans.__class__
         if cls is _ndarray:
@@ -182,7 +186,8 @@ class Tape(Trace):
                 if p is None:
                     continue
                 if every is None:
-                    c = (rules.get(i) or prim.vjp(i))(g, ans, *args, **params)
+                    rule = rules.get(i) or prim.vjp(i)
+                    c = rule(g, ans, *args, **params) if params else rule(g, ans, *args)
                 else:
                     c = every[i]
                 if c is not None:
@@ -224,15 +229,17 @@ def _shed(node, residuals):
     """Replace the big arrays of ``node`` that its VJP rules do not read by stand-ins of the
     same shape and dtype (a zero-strided view: no memory), so they can be freed."""
     vals = node.args
-    big = [i for i, v in enumerate(vals) if _big(v)]
     argnums, keep_ans = residuals
-    if big:
-        if argnums == "others":  # the rule of each traced argument reads the other arguments
-            traced = [i for i, p in enumerate(node.parents) if p is not None]
-            argnums = [j for j in range(len(vals)) if traced != [j]]
-        for i in big:
-            if i not in argnums:
-                vals[i] = _stand_in(vals[i])
+    if argnums == "others":  # the rule of each traced argument reads the other arguments, so
+        # only a lone traced argument goes unread
+        unread = [i for i, p in enumerate(node.parents) if p is not None]
+        if len(unread) != 1:
+            unread = ()
+    else:
+        unread = [i for i in range(len(vals)) if i not in argnums]
+    for i in unread:
+        if _big(vals[i]):
+            vals[i] = _stand_in(vals[i])
     if not keep_ans and _big(node.ans):
         node.ans = _stand_in(node.ans)
 

@@ -21,8 +21,6 @@ __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacre
 def _check_input(x, fname, where):
     """Differentiable inputs are float or complex (JAX's rule); Python floats become float64.
     ``where()`` describes the input for the error message."""
-    if x.__class__ is _onp.ndarray and x.dtype.kind in "fc":  # (the common case, at once)
-        return x
     v = innermost(x)
     if isinstance(v, (bool, int)) or not isinstance(v, (float, complex, _onp.ndarray,
                                                          _onp.generic)):
@@ -50,10 +48,15 @@ def _flat_inputs(args, fname):
 
     def where(i):  # the input's description, made only for an error message
         if len(args) > 1:
-            return lambda: f"input leaf {i}"
-        return lambda: "argument" if tree.children[0] is LEAF else f"leaf {i} of the argument"
+            return f"input leaf {i}"
+        return "argument" if tree.children[0] is LEAF else f"leaf {i} of the argument"
 
-    return [_check_input(x, fname, where(i)) for i, x in enumerate(flat)], tree
+    i = 0
+    for x in flat:
+        if not (x.__class__ is _onp.ndarray and x.dtype.kind in "fc"):  # (the common case)
+            flat[i] = _check_input(x, fname, lambda i=i: where(i))
+        i += 1
+    return flat, tree
 
 
 def _argnums_partial(f, fname, args, kwargs, argnums):
@@ -85,7 +88,7 @@ def _split_aux(out, fname):
 
 def _finish(v, like=None):
     """Give back a plain numpy value: numpy scalars for 0-d, the dtype of ``like``."""
-    if isinstance(v, (bool, int, float, complex)):  # a constant output or a Python seed
+    if v.__class__ in _PYTHON_NUMBERS:  # a constant output or a Python seed
         v = _onp.asarray(v)
     if like is not None and not (v.__class__ is like.__class__ is _onp.ndarray
                                  and v.dtype is like.dtype):
@@ -97,6 +100,10 @@ def _finish(v, like=None):
     if v.__class__ is _onp.ndarray and v.ndim == 0:
         return v[()]
     return v
+
+
+# (exact classes: numpy's float64 and complex128 subclass float and complex, and are final)
+_PYTHON_NUMBERS = frozenset([bool, int, float, complex])
 
 
 def _zeros_like(x):
@@ -183,17 +190,18 @@ def vjp(f, *primals, has_aux=False):
 
 
 def _pull_back(rec, ct, consume, checked=False):
-    """The cotangents of the inputs; ``checked``: ``ct`` is known to fit (grad's own seed)."""
-    ct_flat, ct_tree = tree_flatten(ct)
-    if ct_tree != rec.out_tree:
-        raise ValueError(f"vjp_fn: the cotangent's structure {ct_tree!r} differs from the "
-                         f"output's {rec.out_tree!r}")
-    seeds = []
-    for node, val, c in zip(rec.out_nodes, rec.out_vals, ct_flat):
-        if not checked:
+    """The cotangents of the inputs; ``checked``: ``ct`` is a list of flat cotangents known to
+    fit (grad's own seed)."""
+    if checked:
+        ct_flat = ct
+    else:
+        ct_flat, ct_tree = tree_flatten(ct)
+        if ct_tree != rec.out_tree:
+            raise ValueError(f"vjp_fn: the cotangent's structure {ct_tree!r} differs from the "
+                             f"output's {rec.out_tree!r}")
+        for val, c in zip(rec.out_vals, ct_flat):
             _check_like("vjp_fn", c, val, "the cotangent")
-        if node is not None:
-            seeds.append((node, c))
+    seeds = [(node, c) for node, c in zip(rec.out_nodes, ct_flat) if node is not None]
     cts = rec.tape.backward(seeds, consume=consume)
     grads = []
     for n, x in zip(rec.in_nodes, rec.inputs):
@@ -237,7 +245,7 @@ def value_and_grad(f, argnums=0, has_aux=False):
                             "several outputs")
         out = rec.out_vals[0]
         _check_scalar(out)
-        grads = _pull_back(rec, value_dtype(innermost(out)).type(1), consume=True, checked=True)
+        grads = _pull_back(rec, [value_dtype(innermost(out)).type(1)], consume=True, checked=True)
         grads = grads[0] if isinstance(argnums, int) else grads
         value = _finish(out)
         return ((value, rec.aux), grads) if has_aux else (value, grads)

@@ -29,6 +29,14 @@ def _ndim(x):
     return len(shape_of(x))
 
 
+def _ndims(a, b):
+    """``(a.ndim, b.ndim)`` in one call (the key of matmul's transposes, on every backward)."""
+    try:
+        return len(a.shape), len(b.shape)
+    except AttributeError:  # a list operand
+        return _ndim(a), _ndim(b)
+
+
 def _inverse_perm(perm):
     return tuple(int(i) for i in _onp.argsort(perm))
 
@@ -165,7 +173,7 @@ def _dense(g):
 
 def _matmul_vjp_a(g, ans, a, b):
     g = _dense(g)
-    small = _SMALL_VJP_A.get((_ndim(a), _ndim(b)))
+    small = _SMALL_VJP_A.get(_ndims(a, b))
     if small is not None:
         return small(g, b)
     g2, a2, b2 = _matrices(g, a, b)
@@ -175,7 +183,7 @@ def _matmul_vjp_a(g, ans, a, b):
 
 def _matmul_vjp_b(g, ans, a, b):
     g = _dense(g)
-    small = _SMALL_VJP_B.get((_ndim(a), _ndim(b)))
+    small = _SMALL_VJP_B.get(_ndims(a, b))
     if small is not None:
         return small(g, a)
     g2, a2, b2 = _matrices(g, a, b)
