@@ -30,7 +30,12 @@ class Node:
     __slots__ = ("prim", "args", "params", "ans", "parents", "real_inputs")
 
     def __init__(self, prim, args, params, ans, parents):
-        self.prim, self.args, self.params, self.ans, self.parents = prim, args, params, ans, parents
+        # (one statement each: a five-name assignment builds and unpacks a tuple, at every op)
+        self.prim = prim
+        self.args = args
+        self.params = params
+        self.ans = ans
+        self.parents = parents
         # traced real inputs of a complex output: their cotangents are the real part of what
         # the rules give (JAX's convention; the imaginary part is no direction of a real input)
         self.real_inputs = ()
@@ -175,8 +180,12 @@ class Tape(Trace):
                 continue
             if keep is not None:
                 keep[node] = g
-            prim, args, params, ans = node.prim, node.args, node.params, node.ans
-            rules, every = prim.vjps, None
+            prim = node.prim
+            args = node.args
+            params = node.params
+            ans = node.ans
+            rules = prim.vjps
+            every = None
             if prim.vjp_all is not None:  # custom rules give every argument's cotangent at once
                 every = prim.vjp_all(g, ans, *args, **params)
             reals = node.real_inputs
