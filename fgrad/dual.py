@@ -33,7 +33,7 @@ class DualTrace(Trace):
             elif isinstance(a, Tracer):
                 nested = True
         ans = prim(*vals, **params) if nested else \
-            (prim.fast_impl or prim.impl)(*vals, **params)
+            prim.fast_impl(*vals, **params)
         out = prim.tangent(tangents, ans, vals, params)
         # A zero tangent leaves the value untraced: later operations on it cost nothing here.
         return ans if out is None else DualTracer(self, ans, out)

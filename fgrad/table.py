@@ -91,10 +91,10 @@ class Primitive:
         # take (the ufuncs refuse out=, where=, ... and a positional out)
         self.check_call = None
         self.nin = getattr(impl, "nin", 1 << 30)
-        # optional stand-in for ``impl`` on the values a transform hands down (numpy arrays
-        # and scalars, never two Python numbers): numpy's operators for the arithmetic ufuncs,
-        # equal in value and dtype, without the ufunc call's overhead on scalars
-        self.fast_impl = None
+        # what a transform calls on the values it hands down (numpy arrays and scalars, never
+        # two Python numbers): ``impl``, or a stand-in equal in value and dtype (numpy's
+        # operators for the arithmetic ufuncs, without the ufunc call's overhead on scalars)
+        self.fast_impl = impl
         # what the VJP rules read beyond shapes and dtypes, as ``(argnums, ans)``: a tape that
         # only runs backward keeps just these values (big arrays), so memory stays near the
         # residuals' (sin keeps its input, exp its output, add nothing). ``argnums`` may be

@@ -140,9 +140,9 @@ class Tape(Trace):
         if self.nested:
             ans = prim(*vals, **params)
         elif params:
-            ans = (prim.fast_impl or prim.impl)(*vals, **params)
+            ans = prim.fast_impl(*vals, **params)
         else:  # (a call without keywords is the cheaper one, and the usual one)
-            ans = (prim.fast_impl or prim.impl)(*vals)
+            ans = prim.fast_impl(*vals)
         node = Node(prim, vals, params, ans, parents)
         cls = ans.__class__
         if cls is _ndarray:
