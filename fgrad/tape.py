@@ -107,11 +107,18 @@ class Tape(Trace):
         return v
 
     def process(self, prim, args, params):
-        vals = list(args)
-        parents = [None] * len(vals)
-        big = False  # whether some value is big enough to be worth shedding (see ``_shed``)
+        # ``big``: whether some value is big enough to be worth shedding (see ``_shed``)
+        a = args[0]
+        if len(args) == 1 and a.__class__ is TapeTracer and a._trace is self:
+            # (one argument, a tracer of this tape: the commonest call, unwrapped at once)
+            v = a._value
+            vals, parents, rest = [v], [a._node], ()
+            big = v.__class__ is _ndarray and v.nbytes >= _SHED_BYTES
+        else:
+            vals, parents, rest = list(args), [None] * len(args), args
+            big = False
         i = 0
-        for a in args:
+        for a in rest:
             cls = a.__class__
             if cls is TapeTracer and a._trace is self:
                 v = vals[i] = a._value
