@@ -13,6 +13,7 @@ Rules are called on the recorded values, which are tracers of outer transforms w
 derivatives are nested; the rule's own operations are then recorded by those transforms,
 which is how higher-order derivatives come about.
 """
+import threading
 import weakref
 
 import numpy as _onp
@@ -27,7 +28,7 @@ class Node:
     """One tape entry: ``ans = prim(*args, **params)``; ``parents[i]`` is the node that
     produced ``args[i]`` on this tape, or ``None`` if that input is a constant here."""
 
-    __slots__ = ("prim", "args", "params", "ans", "parents", "real_inputs")
+    __slots__ = ("prim", "args", "params", "ans", "parents", "real_inputs", "ct")
 
     def __init__(self, prim, args, params, ans, parents):
         # (one statement each: a five-name assignment builds and unpacks a tuple, at every op)
@@ -36,6 +37,9 @@ class Node:
         self.params = params
         self.ans = ans
         self.parents = parents
+        # the cotangent gathered for ``ans`` while a backward pass runs (None outside one): an
+        # attribute read and written where a dict from node to cotangent would hash the node
+        self.ct = None
         # traced real inputs of a complex output: their cotangents are the real part of what
         # the rules give (JAX's convention; the imaginary part is no direction of a real input)
         self.real_inputs = ()
@@ -60,7 +64,7 @@ class Tape(Trace):
     again unchanged shares one copy (``own``), so loops over a big matrix do not multiply it.
     """
 
-    __slots__ = ("nodes", "owned", "lean", "nested")
+    __slots__ = ("nodes", "owned", "lean", "nested", "walk_lock", "walker")
 
     def __init__(self, kind="vjp"):
         super().__init__(kind)
@@ -73,6 +77,10 @@ class Tape(Trace):
         # whether a tracer of an outer transform has reached this tape (as an input or an
         # argument): until then every value on it is plain, and numpy is called directly
         self.nested = False
+        # backward passes keep their cotangents on the nodes, so two of one tape (vjp_fn called
+        # from two threads) take turns; ``walker`` is the thread walking, to refuse re-entry
+        self.walk_lock = threading.Lock()
+        self.walker = None
 
     def new_input(self, value):
         if isinstance(value, Tracer):
@@ -170,47 +178,83 @@ class Tape(Trace):
         ``consume`` the tape is emptied as it goes, so each residual is freed as soon as its
         rules have used it (``grad`` uses this). ``keep``, a dict, receives every node's
         cotangent (``make_tape``'s adjoint trace)."""
+        if consume:  # the tape's only walk: nothing can run beside it
+            return self._walk(seeds, consume, keep)
+        me = threading.get_ident()
+        if self.walker == me:
+            raise RuntimeError("fgrad: a backward pass over a tape called the vjp function of "
+                               "that same tape from one of its rules; call it after the pass")
+        with self.walk_lock:
+            self.walker = me
+            try:
+                return self._walk(seeds, consume, keep)
+            finally:
+                self.walker = None
+
+    def _walk(self, seeds, consume, keep):
         add = _add
-        cts = {}
+        reached = []  # nodes with a cotangent that are not walked (the inputs): read out last
         for node, ct in seeds:
-            old = cts.get(node)
-            cts[node] = ct if old is None else add(old, ct)
+            old = node.ct
+            if old is None:
+                node.ct = ct
+                reached.append(node)
+            else:
+                node.ct = add(old, ct)
         if consume:
             nodes, self.nodes = self.nodes, []
         else:
             nodes = self.nodes[:]  # popped below, and the tape may be walked again
         pop = nodes.pop  # popping drops each node (and its residuals) once its rules have run
-        while nodes:
-            node = pop()
-            g = cts.pop(node, None)
-            if g is None:
-                continue
-            if keep is not None:
-                keep[node] = g
-            prim = node.prim
-            args = node.args
-            params = node.params
-            ans = node.ans
-            rules = prim.vjps
-            every = None
-            if prim.vjp_all is not None:  # custom rules give every argument's cotangent at once
-                every = prim.vjp_all(g, ans, *args, **params)
-            reals = node.real_inputs
-            i = -1
-            for p in node.parents:
-                i += 1
-                if p is None:
+        try:
+            while nodes:
+                node = pop()
+                g = node.ct
+                if g is None:
                     continue
-                if every is None:
-                    rule = rules.get(i) or prim.vjp(i)
-                    c = rule(g, ans, *args, **params) if params else rule(g, ans, *args)
-                else:
-                    c = every[i]
-                if c is not None:
-                    if reals and i in reals:
-                        c = _tracer.fnp.real(c)
-                    old = cts.get(p)
-                    cts[p] = c if old is None else add(old, c)
+                node.ct = None
+                if keep is not None:
+                    keep[node] = g
+                prim = node.prim
+                args = node.args
+                params = node.params
+                ans = node.ans
+                rules = prim.vjps
+                every = None
+                if prim.vjp_all is not None:  # custom rules give every argument's cotangent at once
+                    every = prim.vjp_all(g, ans, *args, **params)
+                reals = node.real_inputs
+                i = -1
+                for p in node.parents:
+                    i += 1
+                    if p is None:
+                        continue
+                    if every is None:
+                        rule = rules.get(i) or prim.vjp(i)
+                        c = rule(g, ans, *args, **params) if params else rule(g, ans, *args)
+                    else:
+                        c = every[i]
+                    if c is not None:
+                        if reals and i in reals:
+                            c = _tracer.fnp.real(c)
+                        old = p.ct
+                        if old is not None:
+                            p.ct = add(old, c)
+                        else:
+                            p.ct = c
+                            if p.prim is None:  # an input: no entry of the tape produced it
+                                reached.append(p)
+        except BaseException:  # a rule raised: no cotangent may be left for the next pass
+            for n in nodes:
+                n.ct = None
+            for n in reached:
+                n.ct = None
+            raise
+        cts = {}
+        for n in reached:
+            if n.ct is not None:
+                cts[n] = n.ct
+                n.ct = None
         return cts
 
     def forward(self, seeds):

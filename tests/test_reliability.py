@@ -451,6 +451,38 @@ def test_an_inner_exception_caught_by_the_outer_function_does_not_disturb_it():
     assert fgrad.jvp(outer, (2.0,), (1.0,))[1] == 12.0
 
 
+def test_a_vjp_fn_that_raised_gives_the_right_cotangent_next_time():
+    """Backward passes keep cotangents on the tape's nodes; one stopped by a raising rule must
+    leave none behind for the next pass over the same tape."""
+    fail = [True]
+    p = fgrad.primitive(lambda x: x * 1.0, name="raises_once")
+
+    def rule(g, ans, x):
+        if fail[0]:
+            fail[0] = False
+            raise RuntimeError("boom")
+        return 2.0 * g
+
+    fgrad.defvjp(p, rule)
+    xs = onp.array([0.5, 1.0])
+    out, f_vjp = fgrad.vjp(lambda x: p(np.sin(x)) + x * x, xs)
+    with pytest.raises(RuntimeError, match="boom"):
+        f_vjp(onp.ones(2))
+    onp.testing.assert_allclose(f_vjp(onp.ones(2))[0], 2.0 * onp.cos(xs) + 2.0 * xs, rtol=1e-14)
+    onp.testing.assert_allclose(f_vjp(onp.ones(2))[0], 2.0 * onp.cos(xs) + 2.0 * xs, rtol=1e-14)
+
+
+def test_a_rule_calling_the_vjp_fn_of_its_own_tape_is_refused():
+    calls = {}
+    p = fgrad.primitive(lambda x: x * 1.0, name="calls_its_own_vjp_fn")
+    fgrad.defvjp(p, lambda g, ans, x: calls["vjp"](g)[0])
+    out, f_vjp = fgrad.vjp(p, 1.0)
+    calls["vjp"] = f_vjp
+    for _ in range(2):  # (and the refusal leaves the tape walkable: no lock is left held)
+        with pytest.raises(RuntimeError, match="same tape"):
+            f_vjp(1.0)
+
+
 # --- 7. threads ------------------------------------------------------------------------
 
 def test_one_vjp_fn_called_from_two_threads_at_once(in_threads):
