@@ -35,7 +35,8 @@ def unbroadcast(g, shape):
     if gshape == shape:
         return g
     lead = len(gshape) - len(shape)
-    stretched = tuple(lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1)
+    stretched = tuple(lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1) \
+        if 1 in shape else ()  # (only a length-1 axis can have been stretched)
     # (the axes are already numpy's normal form: the primitive itself, not fnp.sum's checks)
     g = _reductions.sum_p(g, axis=tuple(range(lead)) + stretched, keepdims=bool(stretched))
     if stretched:
