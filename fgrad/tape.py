@@ -163,7 +163,8 @@ class Tape(Trace):
         if cls is _ndarray:
             if ans.nbytes >= _SHED_BYTES:
                 big = True
-            if ans.dtype.kind == "c":
+            dt = ans.dtype
+            if dt is not _REAL and dt.kind == "c":
                 node.real_inputs = _real_inputs(vals, parents)
         elif cls not in _IMMUTABLE and getattr(ans, "dtype", _REAL).kind == "c":
             node.real_inputs = _real_inputs(vals, parents)

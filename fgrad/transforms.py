@@ -61,13 +61,16 @@ def _flat_inputs(args, fname):
 
 def _argnums_partial(f, fname, args, kwargs, argnums):
     """Split ``args`` into the differentiated ones and a function of just those."""
-    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
-    for n in nums:
-        if not isinstance(n, int) or not -len(args) <= n < len(args):
+    count = len(args)
+    nums = [argnums] if isinstance(argnums, int) else list(argnums)
+    i = 0
+    for n in nums:  # (a loop, not a generator: this runs on every call of a transform)
+        if not isinstance(n, int) or not -count <= n < count:
             raise ValueError(f"{fname}: argnums={argnums!r} does not fit a call with "
-                             f"{len(args)} positional argument(s)")
-    nums = tuple(n % len(args) for n in nums)
-    if nums == (0,) and len(args) == 1 and not kwargs:  # f itself, called with its one argument
+                             f"{count} positional argument(s)")
+        nums[i] = n % count
+        i += 1
+    if count == 1 and nums == [0] and not kwargs:  # f itself, called with its one argument
         return f, args
 
     def partial(*dyn):
@@ -76,7 +79,7 @@ def _argnums_partial(f, fname, args, kwargs, argnums):
             full[n] = v
         return f(*full, **kwargs)
 
-    return partial, tuple(args[n] for n in nums)
+    return partial, tuple([args[n] for n in nums])
 
 
 def _split_aux(out, fname):

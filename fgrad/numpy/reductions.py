@@ -69,7 +69,7 @@ def _mean_impl(x, axis, keepdims):
     if x.__class__ is not _onp.ndarray or x.dtype.kind not in "fc" or x.dtype.itemsize < 4 \
             or x.size == 0:  # (numpy's empty-slice warning is numpy's to give)
         return _onp.mean(x, axis=axis, keepdims=keepdims)
-    n = _onp.intp(_count(x, axis))
+    n = _onp.intp(x.size if axis is None else _count(x, axis))
     total = _onp.add.reduce(x, axis=axis, keepdims=keepdims)
     if total.__class__ is _onp.ndarray:
         return _onp.true_divide(total, n, out=total, casting="unsafe")
