@@ -105,7 +105,8 @@ def _finish(v, like=None):
     return v
 
 
-# (exact classes: numpy's float64 and complex128 subclass float and complex, and are final)
+# (exact classes: numpy's float64 and complex128 subclass float and complex, and need no
+# wrapping)
 _PYTHON_NUMBERS = frozenset([bool, int, float, complex])
 
 

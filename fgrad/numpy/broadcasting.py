@@ -8,7 +8,7 @@ they are recorded like any other operation when derivatives are nested.
 import numpy as _onp
 
 import fgrad.numpy as fnp
-from ..tracer import Tracer, innermost
+from ..tracer import innermost
 
 
 def shape_of(x):
