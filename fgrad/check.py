@@ -12,6 +12,11 @@ import sys
 import numpy as _onp
 
 from . import numpy as _fnp  # noqa: F401  (registers the table)
+
+try:  # fgrad.scipy's entries, where scipy is installed
+    from . import scipy as _fsp  # noqa: F401
+except ImportError:  # pragma: no cover
+    pass
 from .coverage import differentiable_names, render
 from .table import Primitive, checked
 from .testing import as_function, check_grads, random_case

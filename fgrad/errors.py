@@ -44,6 +44,14 @@ def no_rule(name, argnum, why=None):
     )
 
 
+def no_derivative_in(name, arg, why):
+    """``name`` is differentiable, but not in its argument ``arg``."""
+    return NoDerivativeRuleError(
+        f"fgrad.{name} has no derivative in its argument {arg!r} ({why}), and {arg!r} is being "
+        f"differentiated. Pass {arg!r} as a plain value (or fgrad.stop_gradient({arg})) and "
+        "differentiate in the other arguments.")
+
+
 def missing_rule(name, argnum, what):
     define = "fgrad.defvjp" if what == "VJP" else "fgrad.defjvp"
     var = "g" if what == "VJP" else "t"

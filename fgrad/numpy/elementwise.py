@@ -64,19 +64,22 @@ def _separated(margin=0.05):
 _READS = {"x": ((0,), False), "ans": ((), True), "both": ((0,), True)}
 
 
-def unary(name, d, domain=(-2.0, 2.0), valid=None, order=2, reads="both", **spec):
+def unary(name, d, domain=(-2.0, 2.0), valid=None, order=2, reads="both", impl=None, **spec):
     """Register the numpy ufunc ``name`` with derivative ``d(ans, x)``, which ``reads`` the
-    input ``"x"``, the output ``"ans"`` or ``"both"`` (what a backward-only tape keeps)."""
-    return define(name, getattr(_onp, name),
+    input ``"x"``, the output ``"ans"`` or ``"both"`` (what a backward-only tape keeps).
+    ``impl``: another library's ufunc (``scipy.special.erf``) in place of numpy's ``name``."""
+    return define(name, impl or getattr(_onp, name),
                   [lambda g, ans, x: g * d(ans, x)], [lambda t, ans, x: t * d(ans, x)],
                   spec=Spec(UNARY, domain=domain, valid=valid, order=order, **spec),
                   check_call=_ufunc_call, residuals=_READS[reads])
 
 
-def binary(name, dx, dy, domain=(-2.0, 2.0), valid=None, cases=BINARY, cast=False, **spec):
+def binary(name, dx, dy, domain=(-2.0, 2.0), valid=None, cases=BINARY, cast=False, impl=None,
+           **spec):
     """Register the numpy ufunc ``name`` with partial derivatives ``dx(ans, x, y)`` and
     ``dy(ans, x, y)`` (``None`` for a zero derivative). ``cast``: the output's dtype may be
-    wider than the arguments' (``float_power``); cotangents are cast back to theirs."""
+    wider than the arguments' (``float_power``); cotangents are cast back to theirs.
+    ``impl``: another library's ufunc in place of numpy's ``name``."""
     def vjp(d, arg):
         if d is None:
             return None
@@ -90,7 +93,7 @@ def binary(name, dx, dy, domain=(-2.0, 2.0), valid=None, cases=BINARY, cast=Fals
             return None
         return lambda t, ans, x, y: broadcast_like(t * d(ans, x, y), ans)
 
-    return define(name, getattr(_onp, name), [vjp(dx, 0), vjp(dy, 1)], [jvp(dx), jvp(dy)],
+    return define(name, impl or getattr(_onp, name), [vjp(dx, 0), vjp(dy, 1)], [jvp(dx), jvp(dy)],
                   spec=Spec(cases, domain=domain, valid=valid, **spec), check_call=_ufunc_call)
 
 

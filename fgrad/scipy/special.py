@@ -1,0 +1,384 @@
+"""fgrad.scipy.special: scipy.special with derivatives, each rule beside its function.
+
+Each function is a primitive whose implementation is scipy's own, so plain values give
+exactly scipy's result; the rules are written with ``fgrad.numpy`` and with the functions of
+this module (``gammaln' = digamma``, ``digamma' = polygamma(1, .)``, ``iv(v)' = (iv(v - 1) +
+iv(v + 1)) / 2``), so every derivative can be differentiated again.
+
+Arguments that are orders or counts (``polygamma``'s ``n``, the Bessel orders ``v``,
+``expn``'s ``n``, ``multigammaln``'s ``d``) are static: derivatives are taken in the other
+argument, and a traced order raises ``NoDerivativeRuleError`` naming it. Also refused by name
+when traced: ``gammainc``/``gammaincc`` in ``a`` and ``zeta`` in ``x`` (scipy has no closed
+form for those derivatives; ``zeta`` is differentiable in ``q``).
+"""
+import math
+
+import numpy as _onp
+import scipy.special as _sc
+
+import fgrad.numpy as fnp
+from .. import errors
+from ..numpy.broadcasting import broadcast_like, dtype_of, unbroadcast_like
+from ..numpy.elementwise import binary, unary
+from ..numpy.wrapping import traced_version_of
+from ..table import Spec, define
+from ..tracer import contains_tracer, innermost
+
+_SQRT_PI = math.sqrt(math.pi)
+_LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
+POSITIVE = (0.2, 4.0)
+
+
+def _name(fn):
+    return "scipy.special." + fn.__name__
+
+
+def cast_like(c, x):
+    """A cotangent in ``x``'s real float dtype (scipy computes some functions in float64 for
+    float32 input, and a float32 argument gets a float32 gradient)."""
+    want = dtype_of(x)
+    if want.kind == "f" and dtype_of(c) != want:
+        return fnp.astype(fnp.real(c) if dtype_of(c).kind == "c" else c, want)
+    return c
+
+
+def _ufunc(fn, d, domain=(-2.0, 2.0), **spec):
+    """A scipy ufunc of one argument with derivative ``d(ans, x)``."""
+    return unary(_name(fn), d, domain=domain, impl=fn, **spec)
+
+
+def _ufunc2(fn, dx, dy, domain=POSITIVE, **spec):
+    """A scipy ufunc of two arguments with partial derivatives ``dx``, ``dy``."""
+    return binary(_name(fn), dx, dy, domain=domain, impl=fn, **spec)
+
+
+def _with_static(fn, static, d, cases, domain=POSITIVE, first=True, name=None,
+                 why="it is an order or count", **spec):
+    """``fn(static, x)`` (``fn(x, static)`` if not ``first``) differentiable in ``x`` only: a
+    primitive ``p(x, <static>=...)``, and the public function in scipy's argument order,
+    which refuses a traced ``static`` with ``why``. ``d(ans, x, static)`` is the derivative."""
+    name = name or fn.__name__
+
+    def impl(x, /, **params):  # (positional-only: the static one may be called "x")
+        return fn(params[static], x) if first else fn(x, params[static])
+
+    def vjp(g, ans, x, /, **params):
+        return cast_like(unbroadcast_like(g * d(ans, x, params[static]), x), x)
+
+    def jvp(t, ans, x, /, **params):
+        return broadcast_like(t * d(ans, x, params[static]), ans)
+
+    p = define("scipy.special." + name, impl, [vjp], [jvp],
+               spec=Spec(cases, domain=domain, **spec))
+
+    @traced_version_of(fn)
+    def public(*args, **kwargs):
+        if len(args) != 2 or kwargs:
+            raise NotImplementedError(
+                f"fgrad.scipy.special.{name}: on traced values only {name}"
+                f"({f'{static}, x' if first else f'x, {static}'}) is supported, positionally")
+        n, x = args if first else args[::-1]
+        if contains_tracer(n):
+            raise errors.no_derivative_in("scipy.special." + name, static, why)
+        return p(x, **{static: n})
+
+    public._fgrad_entry = p
+    return public
+
+
+# --- gamma and relatives -------------------------------------------------------------------
+
+polygamma = _with_static(
+    _sc.polygamma, "n", lambda ans, x, n: polygamma(n + 1, x),
+    [(((),), {"n": 1}), (((3,),), {"n": 2}), (((2, 2),), {"n": 0})], domain=(0.5, 4.0))
+digamma = _ufunc(_sc.digamma, lambda ans, x: polygamma(1, x), domain=POSITIVE, reads="x")
+psi = digamma
+gammaln = _ufunc(_sc.gammaln, lambda ans, x: digamma(x), domain=POSITIVE, reads="x")
+# loggamma of a real argument is real (log|Gamma| = gammaln for x > 0)
+loggamma = _ufunc(_sc.loggamma, lambda ans, x: digamma(x), domain=POSITIVE, reads="x")
+gamma = _ufunc(_sc.gamma, lambda ans, x: ans * digamma(x), domain=POSITIVE)
+rgamma = _ufunc(_sc.rgamma, lambda ans, x: -ans * digamma(x), domain=POSITIVE)
+beta = _ufunc2(_sc.beta, lambda ans, a, b: ans * (digamma(a) - digamma(a + b)),
+               lambda ans, a, b: ans * (digamma(b) - digamma(a + b)), domain=(0.3, 3.0))
+betaln = _ufunc2(_sc.betaln, lambda ans, a, b: digamma(a) - digamma(a + b),
+                 lambda ans, a, b: digamma(b) - digamma(a + b), domain=(0.3, 3.0))
+multigammaln = _with_static(
+    _sc.multigammaln, "d", lambda ans, a, d: sum(digamma(a - 0.5 * j) for j in range(d)),
+    [(((),), {"d": 2}), (((3,),), {"d": 3})], domain=(1.5, 4.0), first=False,
+    why="it is a dimension")
+
+
+def _lower_gamma_density(x, a):
+    """d/dx of the regularised lower incomplete gamma function: x^(a-1) e^-x / Gamma(a)."""
+    return fnp.exp((a - 1) * fnp.log(x) - x - _sc.gammaln(a))
+
+
+_NO_A = ("scipy has no closed form for the derivative in a; differentiate in x, or wrap a "
+         "series of your own in fgrad.custom_jvp")
+gammainc = _with_static(_sc.gammainc, "a", lambda ans, x, a: _lower_gamma_density(x, a),
+                        [(((),), {"a": 1.5}), (((3,),), {"a": 0.7})], why=_NO_A)
+gammaincc = _with_static(_sc.gammaincc, "a", lambda ans, x, a: -_lower_gamma_density(x, a),
+                         [(((),), {"a": 2.5}), (((3,),), {"a": 0.7})], why=_NO_A)
+
+
+# --- error function and the normal distribution ----------------------------------------------
+
+def _gauss(x):
+    return fnp.exp(-(x * x))
+
+
+erf = _ufunc(_sc.erf, lambda ans, x: (2 / _SQRT_PI) * _gauss(x), reads="x")
+erfc = _ufunc(_sc.erfc, lambda ans, x: (-2 / _SQRT_PI) * _gauss(x), reads="x")
+erfinv = _ufunc(_sc.erfinv, lambda ans, x: (_SQRT_PI / 2) * fnp.exp(ans * ans),
+                domain=(-0.9, 0.9), reads="ans")
+erfcinv = _ufunc(_sc.erfcinv, lambda ans, x: (-_SQRT_PI / 2) * fnp.exp(ans * ans),
+                 domain=(0.1, 1.9), reads="ans")
+erfcx = _ufunc(_sc.erfcx, lambda ans, x: 2 * x * ans - 2 / _SQRT_PI)
+ndtr = _ufunc(_sc.ndtr, lambda ans, x: fnp.exp(-0.5 * (x * x) - _LOG_SQRT_2PI), reads="x")
+ndtri = _ufunc(_sc.ndtri, lambda ans, x: fnp.exp(0.5 * (ans * ans) + _LOG_SQRT_2PI),
+               domain=(0.05, 0.95), reads="ans")
+# the normal density over its cdf, in logs: stays finite far in the left tail
+log_ndtr = _ufunc(_sc.log_ndtr, lambda ans, x: fnp.exp(-0.5 * (x * x) - _LOG_SQRT_2PI - ans),
+                  domain=(-6.0, 4.0))
+
+
+# --- logistic, entropies, x log y ----------------------------------------------------------------
+
+expit = _ufunc(_sc.expit, lambda ans, x: ans * (1 - ans), domain=(-4.0, 4.0), reads="ans")
+logit = _ufunc(_sc.logit, lambda ans, x: 1 / (x * (1 - x)), domain=(0.05, 0.95), reads="x")
+log_expit = _ufunc(_sc.log_expit, lambda ans, x: expit(-x), domain=(-4.0, 4.0), reads="x")
+entr = _ufunc(_sc.entr, lambda ans, x: -(fnp.log(x) + 1), domain=(0.1, 3.0), reads="x")
+xlogy = _ufunc2(_sc.xlogy, lambda ans, x, y: fnp.log(y), lambda ans, x, y: x / y,
+                domain=[(-2.0, 2.0), (0.2, 3.0)])
+xlog1py = _ufunc2(_sc.xlog1py, lambda ans, x, y: fnp.log1p(y), lambda ans, x, y: x / (1 + y),
+                  domain=[(-2.0, 2.0), (-0.8, 3.0)])
+rel_entr = _ufunc2(_sc.rel_entr, lambda ans, x, y: fnp.log(x / y) + 1,
+                   lambda ans, x, y: -x / y, domain=(0.2, 3.0))
+kl_div = _ufunc2(_sc.kl_div, lambda ans, x, y: fnp.log(x / y), lambda ans, x, y: 1 - x / y,
+                 domain=(0.2, 3.0))
+
+
+# --- Bessel functions: derivatives by the recurrences ----------------------------------------
+
+def _sign(x):
+    return _onp.sign(innermost(x))  # the kink of |x| in the exponentially scaled ones
+
+
+def _off_zero(x):
+    return _onp.all(_onp.abs(x) > 0.05)
+
+
+_ORDERS = [(((),), {"v": 0.5}), (((3,),), {"v": 2.0}), (((2, 2),), {"v": 1.0})]
+iv = _with_static(_sc.iv, "v", lambda ans, x, v: 0.5 * (iv(v - 1, x) + iv(v + 1, x)), _ORDERS)
+ive = _with_static(
+    _sc.ive, "v", lambda ans, x, v: 0.5 * (ive(v - 1, x) + ive(v + 1, x)) - _sign(x) * ans,
+    _ORDERS)
+jv = _with_static(_sc.jv, "v", lambda ans, x, v: 0.5 * (jv(v - 1, x) - jv(v + 1, x)), _ORDERS)
+yv = _with_static(_sc.yv, "v", lambda ans, x, v: 0.5 * (yv(v - 1, x) - yv(v + 1, x)), _ORDERS,
+                  domain=(0.5, 4.0))
+kv = _with_static(_sc.kv, "v", lambda ans, x, v: -0.5 * (kv(v - 1, x) + kv(v + 1, x)), _ORDERS,
+                  domain=(0.3, 4.0))
+kve = _with_static(
+    _sc.kve, "v", lambda ans, x, v: ans - 0.5 * (kve(v - 1, x) + kve(v + 1, x)), _ORDERS,
+    domain=(0.3, 4.0))
+i0 = _ufunc(_sc.i0, lambda ans, x: i1(x), reads="x")
+i1 = _ufunc(_sc.i1, lambda ans, x: 0.5 * (i0(x) + iv(2, x)), reads="x")
+i0e = _ufunc(_sc.i0e, lambda ans, x: i1e(x) - _sign(x) * ans, valid=_off_zero)
+i1e = _ufunc(_sc.i1e, lambda ans, x: 0.5 * (i0e(x) + ive(2, x)) - _sign(x) * ans,
+             valid=_off_zero)
+j0 = _ufunc(_sc.j0, lambda ans, x: -j1(x), reads="x")
+j1 = _ufunc(_sc.j1, lambda ans, x: 0.5 * (j0(x) - jv(2, x)), reads="x")
+y0 = _ufunc(_sc.y0, lambda ans, x: -y1(x), domain=(0.5, 4.0), reads="x")
+y1 = _ufunc(_sc.y1, lambda ans, x: 0.5 * (y0(x) - yv(2, x)), domain=(0.5, 4.0), reads="x")
+k0 = _ufunc(_sc.k0, lambda ans, x: -k1(x), domain=(0.3, 4.0), reads="x")
+k1 = _ufunc(_sc.k1, lambda ans, x: -0.5 * (k0(x) + kv(2, x)), domain=(0.3, 4.0), reads="x")
+
+
+# --- exponential integrals, zeta, dilogarithm, Lambert W ----------------------------------
+
+expi = _ufunc(_sc.expi, lambda ans, x: fnp.exp(x) / x, domain=(-3.0, 3.0),
+              valid=lambda x: _onp.all(_onp.abs(x) > 0.2), reads="x")
+exp1 = _ufunc(_sc.exp1, lambda ans, x: -fnp.exp(-x) / x, domain=(0.2, 3.0), reads="x")
+
+
+def _expn_d(ans, x, n):
+    """E_n' = -E_{n-1}, with E_0(x) = exp(-x) / x written out (scipy's expn(0, x) is that
+    too, but its own derivative would need E_{-1})."""
+    n = _onp.asarray(n)
+    if _onp.all(n > 1):
+        return -expn(n - 1, x)
+    if _onp.all(n == 1):
+        return -fnp.exp(-x) / x
+    if _onp.all(n == 0):
+        return -fnp.exp(-x) * (x + 1) / (x * x)
+    raise NotImplementedError("fgrad.scipy.special.expn: on traced x, n must be one integer "
+                              "(or all n >= 2, or all equal)")
+
+
+expn = _with_static(_sc.expn, "n", _expn_d,
+                    [(((),), {"n": 1}), (((3,),), {"n": 2}), (((2, 2),), {"n": 0})],
+                    domain=(0.3, 3.0), dtypes=("float64", "float32"))
+# spence(z) is the integral from 1 to z of log(t) / (1 - t), so its derivative is the integrand
+spence = _ufunc(_sc.spence, lambda ans, z: fnp.log(z) / (1 - z), domain=(0.1, 3.0),
+                valid=lambda z: _onp.all(_onp.abs(z - 1) > 0.05), reads="x")
+
+_zeta_q = _with_static(_sc.zeta, "x", lambda ans, q, x: -x * _zeta_q(x + 1, q),
+                       [(((),), {"x": 2.0}), (((3,),), {"x": 3.5})], domain=(0.3, 3.0),
+                       why="scipy has no derivative of zeta in its exponent; zeta is "
+                           "differentiable in q")
+
+
+@traced_version_of(_sc.zeta)
+def zeta(x, q=None):
+    """scipy.special.zeta, differentiable in ``q`` (the Hurwitz zeta function's shift),
+    ``d/dq zeta(x, q) = -x zeta(x + 1, q)``; not in the exponent ``x``, and so not the
+    Riemann zeta function ``zeta(x)``, whose only argument is the exponent."""
+    if q is None:
+        raise errors.no_derivative_in("scipy.special.zeta", "x", "scipy has no derivative of "
+                                      "zeta in its exponent; only zeta(x, q) in q is")
+    return _zeta_q(x, q)
+
+
+zeta._fgrad_entry = _zeta_q._fgrad_entry
+
+
+def _lambertw_d(ans, z, k):
+    """W' = W / (z (1 + W)), and 1 at z = 0 on the principal branch."""
+    zero = innermost(z) == 0
+    if not _onp.any(zero):
+        return ans / (z * (1 + ans))
+    return fnp.where(zero, 1.0, ans / (fnp.where(zero, 1.0, z) * (1 + ans)))
+
+
+def _lambertw_vjp(g, ans, z, k=0, tol=1e-8):
+    c = g * _lambertw_d(ans, z, k)
+    # a real z gets the real part (the transpose of the real-to-complex JVP)
+    return cast_like(c if dtype_of(z).kind == "c" else fnp.real(c), z)
+
+
+_lambertw = define("scipy.special.lambertw",
+                   lambda z, k=0, tol=1e-8: _sc.lambertw(z, k, tol),
+                   [_lambertw_vjp], [lambda t, ans, z, k=0, tol=1e-8: t * _lambertw_d(ans, z, k)],
+                   spec=Spec([(((),), {}), (((3,),), {})], domain=(0.1, 3.0)))
+
+
+@traced_version_of(_sc.lambertw)
+def lambertw(z, k=0, tol=1e-8):
+    """scipy.special.lambertw: complex like scipy's, differentiable in ``z`` (holomorphic:
+    ``W'(z) = W / (z (1 + W))``, 1 at 0 on branch 0); a real ``z`` gets a real gradient (of
+    the real part). Take ``np.real(lambertw(x))`` for the real branch as a real function."""
+    if contains_tracer(k) or contains_tracer(tol):
+        raise errors.no_derivative_in("scipy.special.lambertw", "k", "it is a branch index")
+    return _lambertw(z, k=k, tol=tol)
+
+
+lambertw._fgrad_entry = _lambertw
+
+
+# --- reductions: logsumexp, softmax, log_softmax ---------------------------------------
+
+def _kept(y, axis, ndim, keepdims):
+    """A reduction's result ``y`` with its reduced axes put back as length 1."""
+    if keepdims:
+        return y
+    if axis is None:
+        return fnp.reshape(y, (1,) * ndim)
+    axes = (axis,) if isinstance(axis, (int, _onp.integer)) else tuple(axis)
+    return fnp.expand_dims(y, tuple(a % ndim for a in axes))
+
+
+def _lse_impl(a, *b, axis=None, keepdims=False, signed=False):
+    r = _sc.logsumexp(a, axis=axis, b=b[0] if b else None, keepdims=keepdims,
+                      return_sign=signed)
+    return r[0] if signed else r
+
+
+def _lse_weights(ans, a, b, axis, keepdims, signed):
+    """d logsumexp / d(b e^a) = 1 / (sign * e^lse): the weights exp(a - lse) / sign."""
+    ndim = max(_onp.ndim(innermost(x)) for x in (a, *b))
+    w = fnp.exp(a - _kept(ans, axis, ndim, keepdims))
+    if signed:
+        plain = [innermost(x) for x in (a, *b)]
+        sign = _sc.logsumexp(plain[0], axis=axis, b=plain[1] if b else None, keepdims=True,
+                             return_sign=True)[1]
+        w = w * sign
+    return w
+
+
+def _lse_vjp(i, g, ans, a, *b, axis=None, keepdims=False, signed=False):
+    w = _lse_weights(ans, a, b, axis, keepdims, signed)
+    ndim = _onp.ndim(innermost(w))
+    gk = _kept(g, axis, ndim, keepdims)
+    if i == 0:
+        return unbroadcast_like(gk * (w * b[0] if b else w), a)
+    return unbroadcast_like(gk * w, b[0])
+
+
+def _lse_jvp(tangents, ans, a, *b, axis=None, keepdims=False, signed=False):
+    w = _lse_weights(ans, a, b, axis, keepdims, signed)
+    ta, tb = tangents[0], tangents[1] if b else None
+    parts = ([ta * (w * b[0] if b else w)] if ta is not None else []) + \
+        ([tb * w] if tb is not None else [])
+    if not parts:
+        return None
+    dot = parts[0] if len(parts) == 1 else parts[0] + parts[1]
+    return broadcast_like(fnp.sum(dot, axis=axis, keepdims=keepdims), ans)
+
+
+_LSE_CASES = [(((3,),), {}), (((2, 3),), {"axis": 1}), (((2, 3),), {"axis": 0, "keepdims": True}),
+              (((2, 3), (3,)), {"axis": -1}), (((2, 3), (2, 3)), {"signed": True}),
+              (((2, 2, 2),), {"axis": (0, 2)})]
+_logsumexp = define("scipy.special.logsumexp", _lse_impl, vjp_any=_lse_vjp,
+                    spec=Spec(_LSE_CASES, domain=[(-3.0, 3.0), (0.3, 2.0)]))
+_logsumexp.jvp_all = _lse_jvp
+
+
+@traced_version_of(_sc.logsumexp)
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
+    """scipy.special.logsumexp, differentiable in ``a`` and ``b``: the gradient in ``a`` is
+    ``b exp(a - logsumexp) / sign``; with ``return_sign=True`` the sign comes back as a plain
+    array (piecewise constant: zero derivative)."""
+    args = (a,) if b is None else (a, b)
+    lse = _logsumexp(*args, axis=axis, keepdims=keepdims, signed=bool(return_sign))
+    if not return_sign:
+        return lse
+    plain = [innermost(x) if contains_tracer(x) else x for x in args]
+    sign = _sc.logsumexp(plain[0], axis=axis, b=plain[1] if b is not None else None,
+                         keepdims=keepdims, return_sign=True)[1]
+    return lse, sign
+
+
+logsumexp._fgrad_entry = _logsumexp
+
+
+def _sum_kept(x, axis):
+    return fnp.sum(x, axis=axis, keepdims=True)
+
+
+_softmax = define(
+    "scipy.special.softmax", lambda x, axis=None: _sc.softmax(x, axis=axis),
+    [lambda g, ans, x, axis=None: ans * (g - _sum_kept(g * ans, axis))],
+    [lambda t, ans, x, axis=None: ans * (t - _sum_kept(t * ans, axis))],
+    spec=Spec([(((3,),), {}), (((2, 3),), {"axis": 1}), (((2, 3),), {"axis": 0})],
+              domain=(-3.0, 3.0)), residuals=((), True))
+_log_softmax = define(
+    "scipy.special.log_softmax", lambda x, axis=None: _sc.log_softmax(x, axis=axis),
+    [lambda g, ans, x, axis=None: g - fnp.exp(ans) * _sum_kept(g, axis)],
+    [lambda t, ans, x, axis=None: t - _sum_kept(fnp.exp(ans) * t, axis)],
+    spec=Spec([(((3,),), {}), (((2, 3),), {"axis": 1}), (((2, 3),), {"axis": 0})],
+              domain=(-3.0, 3.0)), residuals=((), True))
+
+
+@traced_version_of(_sc.softmax)
+def softmax(x, axis=None):
+    """scipy.special.softmax: the VJP is ``s * (g - sum(g * s, axis))``."""
+    return _softmax(x, axis=axis)
+
+
+@traced_version_of(_sc.log_softmax)
+def log_softmax(x, axis=None):
+    """scipy.special.log_softmax: the VJP is ``g - softmax(x) * sum(g, axis)``."""
+    return _log_softmax(x, axis=axis)
+
+
+softmax._fgrad_entry, log_softmax._fgrad_entry = _softmax, _log_softmax
