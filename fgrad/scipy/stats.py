@@ -1,0 +1,495 @@
+"""fgrad.scipy.stats: scipy.stats' distributions with derivatives in the point and parameters.
+
+``fgrad.scipy.stats.norm.logpdf(x, loc, scale)`` is scipy's call on plain values; traced, each
+method is a primitive whose implementation is scipy's method and whose rules come from one
+description per distribution:
+
+* a continuous distribution is a location-scale family over a standard density with shape
+  parameters ``s``. With ``z = (x - loc) / scale`` and ``l(z; s)`` the standard log-density,
+  it gives the score ``dl/dz`` and ``dl/ds_j``; every method's derivatives follow from these,
+  the standard density ``exp(l)`` and the method's own value (``cdf' = pdf``,
+  ``logcdf' = pdf / cdf``, ``ppf' = 1 / pdf(ppf)``, and ``d/dscale = -z d/dx``);
+* a discrete distribution gives its log-pmf's derivatives in its continuous parameters, and
+  its cdf's where they have a closed form; the point ``k``, ``loc`` and integer parameters
+  (``binom``'s ``n``) are static.
+
+Not differentiable, and refused by name when traced: ``cdf``/``sf``/``ppf`` (and their logs)
+in a continuous distribution's shape parameters (scipy has no closed form: incomplete gamma
+and beta functions in their parameters), and ``nbinom``'s cdf in ``n``.
+"""
+import numpy as _onp
+import scipy.stats as _st
+
+import fgrad.numpy as fnp
+from .. import errors
+from ..numpy.broadcasting import broadcast_like, unbroadcast_like
+from ..numpy.wrapping import traced_version_of
+from ..table import Spec, define
+from ..tracer import contains_tracer, innermost
+from . import special as sp
+from .special import cast_like
+
+
+def elementwise(name, impl, partial, spec, doc=None):
+    """A primitive elementwise in its (broadcast) positional arguments, from
+    ``partial(i, ans, *args, **params)``: the derivative of the output in argument ``i``,
+    broadcastable to the output (a rule may raise for an argument it cannot differentiate)."""
+    def vjp(i, g, ans, *args, **params):
+        x = args[i]
+        return cast_like(unbroadcast_like(g * partial(i, ans, *args, **params), x), x)
+
+    def jvp(tangents, ans, *args, **params):
+        out = None
+        for i, t in enumerate(tangents):
+            if t is not None:
+                c = t * partial(i, ans, *args, **params)
+                out = c if out is None else out + c
+        return None if out is None else broadcast_like(out, ans)
+
+    p = define(name, impl, vjp_any=vjp, spec=spec, doc=doc)
+    p.jvp_all = jvp
+    return p
+
+
+# --- continuous distributions ---------------------------------------------------------------
+
+_METHODS = ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf")
+
+
+class Continuous:
+    """A continuous distribution of scipy.stats as a location-scale family (see the module's
+    docstring). ``score(z, *s)`` is ``dl/dz``, ``shape_scores[j](z, *s)`` is ``dl/ds_j``;
+    ``x_domain`` is where the tests draw points (inside the support for any loc in
+    (-0.2, 0.2) and scale in (1.5, 2)), ``shape_domains`` the shapes'."""
+
+    def __init__(self, name, shapes, score, shape_scores=(), x_domain=(-2.0, 2.0),
+                 shape_domains=(), valid=None):
+        self.name, self.shapes, self.score = name, tuple(shapes), score
+        self.shape_scores = tuple(shape_scores)
+        self.scipy = getattr(_st, name)
+        self._x_domain, self._shape_domains, self._valid = x_domain, shape_domains, valid
+        self._prims = {}
+        for method in _METHODS:
+            self._prims[method] = self._primitive(method)
+            setattr(self, method, self._public(method))
+
+    def __repr__(self):
+        return f"<fgrad.scipy.stats.{self.name}>"
+
+    # the standard log-density l(z; s), through the logpdf primitive so that it nests
+    def _l(self, z, s):
+        return self._prims["logpdf"](z, *s, 0.0, 1.0)
+
+    def _partial(self, method, i, ans, x, *rest):
+        s, loc, scale = rest[:-2], rest[-2], rest[-1]
+        n = len(s)
+        if method == "ppf":
+            z = (ans - loc) / scale
+            if i == 0:
+                return scale * fnp.exp(-self._l(z, s))
+            if i == n + 1:
+                return fnp.ones_like(ans)
+            if i == n + 2:
+                return z
+            raise self._no_shape(method, i)
+        z = (x - loc) / scale
+        j = 0 if i == 0 else i - n  # x, loc, scale as 0, 1, 2
+        if method in ("logpdf", "pdf"):
+            if 1 <= i <= n:
+                d = self.shape_scores[i - 1](z, *s)
+            else:
+                d = _in_x_loc_scale(j, self.score(z, *s), z, scale, log_scale=True)
+            return ans * d if method == "pdf" else d
+        if 1 <= i <= n:
+            raise self._no_shape(method, i)
+        # cdf' = pdf; logcdf' = pdf / cdf = exp(l - logcdf); sf and logsf with a minus sign
+        log_dens = self._l(z, s) - ans if method.startswith("log") else self._l(z, s)
+        d = _in_x_loc_scale(j, fnp.exp(log_dens), z, scale)
+        return -d if method in ("sf", "logsf") else d
+
+    def _no_shape(self, method, i):
+        return errors.no_derivative_in(
+            f"scipy.stats.{self.name}.{method}", self.shapes[i - 1],
+            "scipy has no closed form for it; logpdf and pdf are differentiable in every "
+            "parameter")
+
+    def _spec(self, method):
+        n = len(self.shapes)
+        first = (0.1, 0.9) if method == "ppf" else self._x_domain
+        domain = [first, *self._shape_domains, (-0.2, 0.2), (1.5, 2.0)]
+        cases = [(((),) * (n + 3), {}), (((3,),) + ((),) * (n + 2), {}),
+                 (((2, 3),) + ((3,),) * n + ((), (2, 1)), {})]
+        if method in ("cdf", "logcdf", "sf", "logsf", "ppf") and n:
+            # not differentiable in the shapes: they are fixed by the test's call
+            fixed = tuple((a + b) / 2 for a, b in self._shape_domains)
+            cases = [((c[0],) + c[-2:], p) for c, p in cases]
+            return Spec(cases, domain=[first, (-0.2, 0.2), (1.5, 2.0)], valid=self._valid,
+                        call=lambda f, x, loc, scale: f(x, *fixed, loc, scale))
+        return Spec(cases, domain=domain, valid=self._valid)
+
+    def _primitive(self, method):
+        fn = getattr(self.scipy, method)
+        return elementwise(f"scipy.stats.{self.name}.{method}", lambda *args: fn(*args),
+                           lambda i, ans, *args: self._partial(method, i, ans, *args),
+                           self._spec(method))
+
+    def _public(self, method):
+        prim, names = self._prims[method], self.shapes + ("loc", "scale")
+
+        @traced_version_of(getattr(self.scipy, method))
+        def public(x, *args, **kwargs):
+            values = {"loc": 0.0, "scale": 1.0}
+            values.update(zip(names, args))
+            for k, v in kwargs.items():
+                if k not in names:
+                    raise TypeError(f"{self.name}.{method}() got an unexpected keyword "
+                                    f"argument {k!r}")
+                values[k] = v
+            missing = [n for n in self.shapes if n not in values]
+            if missing or len(args) > len(names):
+                raise TypeError(f"{self.name}.{method}() takes the point, the shape "
+                                f"parameters {self.shapes}, loc and scale")
+            return prim(x, *(values[n] for n in names))
+
+        public._fgrad_entry = prim
+        return public
+
+
+def _in_x_loc_scale(j, d, z, scale, log_scale=False):
+    """The derivative in x (j = 0), loc (j = 1) or scale (j = 2) of a function of
+    ``z = (x - loc) / scale`` whose derivative in z is ``d``; ``log_scale``: minus
+    ``log(scale)`` too (the log-density's Jacobian term)."""
+    if j == 0:
+        return d / scale
+    if j == 1:
+        return -d / scale
+    return -(z * d + 1) / scale if log_scale else -z * d / scale
+
+
+def _log1mz(z):
+    return fnp.log1p(-z)
+
+
+_POSITIVE = (0.5, 3.0)  # z = (x - loc) / scale in (0.15, 2.1)
+_UNIT = (0.4, 1.2)  # z in (0.1, 0.93)
+
+
+norm = Continuous("norm", (), lambda z: -z)
+t = Continuous(
+    "t", ("df",), lambda z, df: -(df + 1) * z / (df + z * z),
+    [lambda z, df: 0.5 * (sp.digamma((df + 1) / 2) - sp.digamma(df / 2)) - 0.5 / df
+     - 0.5 * fnp.log1p(z * z / df) + 0.5 * (df + 1) * z * z / (df * (df + z * z))],
+    shape_domains=[(1.5, 6.0)])
+gamma = Continuous("gamma", ("a",), lambda z, a: (a - 1) / z - 1,
+                   [lambda z, a: fnp.log(z) - sp.digamma(a)],
+                   x_domain=_POSITIVE, shape_domains=[(0.8, 3.0)])
+beta = Continuous(
+    "beta", ("a", "b"), lambda z, a, b: (a - 1) / z - (b - 1) / (1 - z),
+    [lambda z, a, b: fnp.log(z) - sp.digamma(a) + sp.digamma(a + b),
+     lambda z, a, b: _log1mz(z) - sp.digamma(b) + sp.digamma(a + b)],
+    x_domain=_UNIT, shape_domains=[(0.8, 3.0), (0.8, 3.0)])
+chi2 = Continuous("chi2", ("df",), lambda z, df: (df / 2 - 1) / z - 0.5,
+                  [lambda z, df: 0.5 * (fnp.log(z / 2) - sp.digamma(df / 2))],
+                  x_domain=_POSITIVE, shape_domains=[(1.5, 5.0)])
+expon = Continuous("expon", (), lambda z: -fnp.ones_like(z), x_domain=_POSITIVE)
+# (the kink at z = 0 takes the average of the one-sided scores, 0)
+laplace = Continuous("laplace", (), lambda z: -_onp.sign(innermost(z)) * fnp.ones_like(z),
+                     valid=lambda x, loc, scale: _onp.all(_onp.abs(x - loc) > 0.05))
+logistic = Continuous("logistic", (), lambda z: -fnp.tanh(z / 2))
+cauchy = Continuous("cauchy", (), lambda z: -2 * z / (1 + z * z))
+lognorm = Continuous("lognorm", ("s",), lambda z, s: -(1 + fnp.log(z) / (s * s)) / z,
+                     [lambda z, s: (fnp.log(z) ** 2 / (s * s) - 1) / s],
+                     x_domain=_POSITIVE, shape_domains=[(0.5, 2.0)])
+uniform = Continuous("uniform", (), lambda z: fnp.zeros_like(z), x_domain=_UNIT)
+
+
+# --- discrete distributions -------------------------------------------------------------
+
+class Discrete:
+    """A discrete distribution of scipy.stats. ``shapes`` are scipy's shape parameters in
+    order; ``logpmf_d[name](k, **shapes)`` is the log-pmf's derivative in a shape,
+    ``cdf_d[name](k, **shapes)`` the cdf's at an integer ``k``, where a closed form exists.
+    A shape without a rule (``binom``'s integer ``n``; ``nbinom``'s ``n`` in the cdf) is
+    static, like the point ``k`` and ``loc``, and refused by name when traced. The tests draw
+    the shapes from ``domains`` and use ``statics`` for the static ones, at the points ``ks``
+    (``cdf_ks`` for the cdf family, where it must stay off the support's end)."""
+
+    METHODS = ("logpmf", "pmf", "cdf", "logcdf", "sf", "logsf")
+
+    def __init__(self, name, shapes, logpmf_d, cdf_d, domains=(), ks=(0, 1, 3), statics=None,
+                 cdf_ks=None):
+        self.name, self.shapes = name, tuple(shapes)
+        self.logpmf_d, self.cdf_d = logpmf_d, cdf_d
+        self.scipy = getattr(_st, name)
+        self._free, self._prims = {}, {}
+        for method in self.METHODS:
+            rules = logpmf_d if method.endswith("pmf") else cdf_d
+            free = self._free[method] = tuple(s for s in shapes if s in rules)
+            fixed = {s: statics[s] for s in shapes if s not in free}  # the tests' values
+            if cdf_ks and not method.endswith("pmf"):
+                ks = cdf_ks
+            cases = [((((),) * len(free)), dict(k=ks[-1], **fixed)),
+                     ((((3,),) * len(free)), dict(k=ks, **fixed)),
+                     (((2, 3),) + ((3,),) * (len(free) - 1),
+                      dict(k=tuple(k + 1 for k in ks), loc=1, **fixed))]
+            fn = getattr(self.scipy, method)
+            self._prims[method] = elementwise(
+                f"scipy.stats.{name}.{method}", self._impl(fn, free),
+                lambda i, ans, *vals, _m=method, **params: self._partial(_m, i, ans, vals,
+                                                                          **params),
+                Spec(cases, domain=[d for s, d in zip(shapes, domains) if s in free]))
+            setattr(self, method, self._public(method))
+
+    def __repr__(self):
+        return f"<fgrad.scipy.stats.{self.name}>"
+
+    def _impl(self, fn, free):
+        def impl(*vals, k, loc=0, **static):
+            static.update(zip(free, vals))
+            return fn(k, *(static[s] for s in self.shapes), loc)
+        return impl
+
+    def _partial(self, method, i, ans, vals, k, loc=0, **static):
+        free = self._free[method]
+        static.update(zip(free, vals))
+        kk = _onp.asarray(k) - loc
+        if method.endswith("pmf"):
+            d = self.logpmf_d[free[i]](kk, **static)
+            return ans * d if method == "pmf" else d
+        d = self.cdf_d[free[i]](_onp.floor(kk), **static)
+        if method.startswith("log"):
+            d = d / fnp.exp(ans)
+        return -d if "sf" in method else d
+
+    def _public(self, method):
+        prim, names, free = self._prims[method], self.shapes + ("loc",), self._free[method]
+
+        @traced_version_of(getattr(self.scipy, method))
+        def public(k, *args, **kwargs):
+            values = {"loc": 0}
+            values.update(zip(names, args))
+            values.update(kwargs)
+            if set(values) != set(names) or len(args) > len(names):
+                raise TypeError(f"{self.name}.{method}() takes the point k, the parameters "
+                                f"{self.shapes} and loc")
+            for static in ("k",) + tuple(n for n in names if n not in free):
+                value = k if static == "k" else values[static]
+                if contains_tracer(value):
+                    why = ("an integer" if static in ("k", "loc") or static not in
+                           self.logpmf_d else "no closed form; logpmf and pmf are "
+                           "differentiable in it")
+                    raise errors.no_derivative_in(f"scipy.stats.{self.name}.{method}", static,
+                                                  why)
+            return prim(*(values[s] for s in free), k=k,
+                        **{n: values[n] for n in names if n not in free})
+
+        public._fgrad_entry = prim
+        return public
+
+
+_P = (0.1, 0.9)
+poisson = Discrete(
+    "poisson", ("mu",), {"mu": lambda k, mu: k / mu - 1},
+    # d/dmu P(X <= k) = -pmf(k)
+    {"mu": lambda k, mu: -poisson.pmf(k, mu)}, domains=[(0.5, 4.0)])
+binom = Discrete(
+    "binom", ("n", "p"), {"p": lambda k, n, p: k / p - (n - k) / (1 - p)},
+    {"p": lambda k, n, p: -n * binom.pmf(k, n - 1, p)}, domains=[None, _P],
+    ks=(0, 2, 5), statics={"n": 6})
+nbinom = Discrete(
+    "nbinom", ("n", "p"),
+    {"n": lambda k, n, p: sp.digamma(k + n) - sp.digamma(n) + fnp.log(p),
+     "p": lambda k, n, p: n / p - k / (1 - p)},
+    # the cdf is betainc(n, k + 1, p), whose derivative in p is the beta density
+    {"p": lambda k, n, p: fnp.exp((n - 1) * fnp.log(p) + k * fnp.log1p(-p)
+                                  - sp.betaln(n, k + 1))},
+    domains=[(0.5, 4.0), _P], ks=(0, 2, 5), statics={"n": 2.5})
+geom = Discrete(
+    "geom", ("p",), {"p": lambda k, p: 1 / p - (k - 1) / (1 - p)},
+    {"p": lambda k, p: k * (1 - p) ** (k - 1)}, domains=[_P], ks=(1, 2, 5))
+bernoulli = Discrete(
+    "bernoulli", ("p",), {"p": lambda k, p: k / p - (1 - k) / (1 - p)},
+    {"p": lambda k, p: -1.0 * ((k >= 0) & (k < 1)) * fnp.ones_like(p)}, domains=[_P],
+    ks=(0, 1, 1), cdf_ks=(0, 0, 0))
+
+
+# --- multivariate: dirichlet, multivariate_normal ------------------------------------------
+
+def _components_first(a, x):
+    """``a`` (K,) shaped to broadcast against ``x`` (K, ...): dirichlet's components are x's
+    first axis."""
+    return fnp.reshape(a, _onp.shape(a) + (1,) * (_onp.ndim(innermost(x)) - 1))
+
+
+def _dirichlet_partial(i, x, alpha):
+    a = _components_first(alpha, x)
+    if i == 0:
+        return (a - 1) / x
+    return fnp.log(x) - _components_first(sp.digamma(alpha), x) + sp.digamma(fnp.sum(alpha))
+
+
+def _dirichlet_vjp(i, g, ans, x, alpha, pdf=False):
+    w = g * ans if pdf else g  # (the batch of points, x's other axes)
+    d = w * _dirichlet_partial(i, x, alpha)
+    if i == 0:
+        return cast_like(d, x)
+    return cast_like(fnp.reshape(fnp.sum(d, axis=tuple(range(1, _onp.ndim(innermost(x))))),
+                                 _onp.shape(innermost(alpha))), alpha)
+
+
+def _dirichlet_jvp(tangents, ans, x, alpha, pdf=False):
+    out = None
+    for i, t in enumerate(tangents):
+        if t is not None:
+            tt = t if i == 0 else _components_first(t, x)
+            c = fnp.sum(tt * _dirichlet_partial(i, x, alpha), axis=0)
+            out = c if out is None else out + c
+    return None if out is None else (ans * out if pdf else out)
+
+
+def _on_simplex(y):
+    """Unconstrained test draws as points of the simplex (components on axis 0), in float64:
+    scipy checks the sum to float64's precision."""
+    e = fnp.exp(fnp.astype(y, _onp.float64))
+    return e / fnp.sum(e, axis=0, keepdims=True)
+
+
+def _dirichlet_prim(method):
+    fn = getattr(_st.dirichlet, method)
+    pdf = method == "pdf"
+    p = define(f"scipy.stats.dirichlet.{method}", lambda x, alpha: fn(x, alpha),
+               vjp_any=lambda i, g, ans, x, alpha: _dirichlet_vjp(i, g, ans, x, alpha, pdf),
+               spec=Spec([(((3,), (3,)), {}), (((3, 2), (3,)), {})],
+                         domain=[(-1.0, 1.0), (0.5, 3.0)],
+                         call=lambda f, y, alpha: f(_on_simplex(y), alpha)))
+    p.jvp_all = lambda ts, ans, x, alpha: _dirichlet_jvp(ts, ans, x, alpha, pdf)
+
+    @traced_version_of(fn)
+    def public(x, alpha):
+        x, alpha = fnp.asarray(x), fnp.asarray(alpha)
+        if _onp.shape(innermost(x))[0] + 1 == _onp.shape(innermost(alpha))[0]:
+            # K - 1 components given: the last is what makes the sum 1
+            x = fnp.concatenate([x, 1 - fnp.sum(x, axis=0, keepdims=True)], axis=0)
+        return p(x, alpha)
+
+    public._fgrad_entry = p
+    return public
+
+
+class _Dirichlet:
+    """scipy.stats.dirichlet's logpdf and pdf, differentiable in the point and ``alpha``."""
+
+    def __init__(self):
+        self.logpdf, self.pdf = _dirichlet_prim("logpdf"), _dirichlet_prim("pdf")
+
+    def __repr__(self):
+        return "<fgrad.scipy.stats.dirichlet>"
+
+
+dirichlet = _Dirichlet()
+
+
+def _mvn_parts(x, mean, cov):
+    """The batch shape, ``P = inv(cov)`` and ``P (x - mean)`` per point (last axis)."""
+    batch = _onp.shape(innermost(x))[:-1]
+    prec = fnp.linalg.inv(cov)
+    return batch, prec, fnp.matmul(x - mean, prec)  # (prec is symmetric)
+
+
+def _mvn_vjp(i, g, ans, x, mean, cov, pdf=False):
+    batch, prec, pr = _mvn_parts(x, mean, cov)
+    w = fnp.reshape(g * ans if pdf else g, batch)
+    if i == 0:
+        return cast_like(-fnp.expand_dims(w, -1) * pr, x)
+    if i == 1:
+        return cast_like(unbroadcast_like(fnp.expand_dims(w, -1) * pr, mean), mean)
+    wpr = fnp.reshape(fnp.expand_dims(w, -1) * pr, (-1, _onp.shape(innermost(cov))[-1]))
+    outer = fnp.matmul(fnp.swapaxes(fnp.reshape(pr, _onp.shape(innermost(wpr))), 0, 1), wpr)
+    return cast_like(-0.5 * (fnp.sum(w) * prec - outer), cov)
+
+
+def _mvn_jvp(tangents, ans, x, mean, cov, pdf=False):
+    batch, prec, pr = _mvn_parts(x, mean, cov)
+    tx, tm, tc = tangents
+    out = 0.0
+    if tx is not None:
+        out = out - fnp.sum(pr * tx, axis=-1)
+    if tm is not None:
+        out = out + fnp.sum(pr * tm, axis=-1)
+    if tc is not None:
+        quad = fnp.sum(fnp.matmul(pr, tc) * pr, axis=-1)
+        out = out - 0.5 * (fnp.sum(prec * tc) - quad)
+    out = fnp.reshape(broadcast_like(out, _onp.zeros(batch)), _onp.shape(innermost(ans)))
+    return ans * out if pdf else out
+
+
+def _spd(a):
+    """Test draws as covariance matrices: symmetric, well conditioned."""
+    return fnp.matmul(a, fnp.swapaxes(a, -1, -2)) + 2.0 * _onp.eye(_onp.shape(a)[-1])
+
+
+def _mvn_prim(method):
+    fn = getattr(_st.multivariate_normal, method)
+    pdf = method == "pdf"
+    p = define(f"scipy.stats.multivariate_normal.{method}",
+               lambda x, mean, cov: fn(x, mean, cov),
+               vjp_any=lambda i, g, ans, *args: _mvn_vjp(i, g, ans, *args, pdf=pdf),
+               spec=Spec([(((3,), (3,), (3, 3)), {}), (((4, 2), (2,), (2, 2)), {}),
+                          (((2, 3, 2), (2,), (2, 2)), {})], domain=(-1.0, 1.0),
+                         call=lambda f, x, m, a: f(x, m, _spd(a))))
+    p.jvp_all = lambda ts, ans, *args: _mvn_jvp(ts, ans, *args, pdf=pdf)
+
+    @traced_version_of(fn)
+    def public(x, mean=None, cov=1, allow_singular=False):
+        x = fnp.asarray(x)
+        d = _onp.shape(innermost(x))[-1] if _onp.ndim(innermost(x)) else 1
+        if allow_singular:
+            raise NotImplementedError(f"fgrad.scipy.stats.multivariate_normal.{method}: "
+                                      "allow_singular=True is not supported on traced values")
+        if _onp.ndim(innermost(x)) == 0:
+            x = fnp.reshape(x, (1,))
+        mean = _onp.zeros(d) if mean is None else mean
+        cov = fnp.asarray(cov)
+        if _onp.ndim(innermost(cov)) < 2:  # a scalar variance or a diagonal
+            cov = fnp.diag(fnp.broadcast_to(cov, (d,)))
+        return p(x, mean, cov)
+
+    public._fgrad_entry = p
+    return public
+
+
+def _mvn_entropy_impl(cov):
+    return _st.multivariate_normal.entropy(cov=cov)
+
+
+_mvn_entropy = define(
+    "scipy.stats.multivariate_normal.entropy", _mvn_entropy_impl,
+    [lambda g, ans, cov: cast_like(0.5 * g * fnp.linalg.inv(cov), cov)],
+    [lambda t, ans, cov: 0.5 * fnp.sum(fnp.linalg.inv(cov) * t)],
+    spec=Spec([(((2, 2),), {}), (((3, 3),), {})], domain=(-1.0, 1.0),
+              call=lambda f, a: f(_spd(a))))
+
+
+class _MultivariateNormal:
+    """scipy.stats.multivariate_normal's logpdf and pdf (in the point, the mean and the
+    covariance) and entropy (in the covariance). The covariance is differentiated as a
+    symmetric matrix (scipy reads one triangle): its gradient is symmetric."""
+
+    def __init__(self):
+        self.logpdf, self.pdf = _mvn_prim("logpdf"), _mvn_prim("pdf")
+
+    @staticmethod
+    @traced_version_of(_st.multivariate_normal.entropy)
+    def entropy(mean=None, cov=1):
+        cov = fnp.asarray(cov)
+        if _onp.ndim(innermost(cov)) < 2:
+            d = 1 if mean is None else _onp.size(innermost(mean))
+            cov = fnp.diag(fnp.broadcast_to(cov, (d,)))
+        return _mvn_entropy(cov)
+
+    def __repr__(self):
+        return "<fgrad.scipy.stats.multivariate_normal>"
+
+
+multivariate_normal = _MultivariateNormal()
+multivariate_normal.entropy._fgrad_entry = _mvn_entropy
