@@ -18,7 +18,7 @@ try:  # fgrad.scipy's entries, where scipy is installed
 except ImportError:  # pragma: no cover
     pass
 from .coverage import differentiable_names, render
-from .table import Primitive, checked
+from .table import checked, entry_name
 from .testing import as_function, check_grads, random_case
 
 
@@ -82,16 +82,12 @@ def main(argv=None):
         failed = {name for name, _ in failures}
         numpy_names = differentiable_names()
         ok = [q for q, e in numpy_names.items()
-              if _test_name(e) not in failed and e.spec.order >= 2]
+              if entry_name(e) not in failed and e.spec.order >= 2]
         print(f"{len(ok)} of {len(numpy_names)} differentiable numpy functions (numpy, "
               f"numpy.linalg, numpy.fft) pass, both rules checked to order 2 or more")
     for name, msg in failures:
         print(f"  {name}: {msg}")
     return 1 if failures else 0
-
-
-def _test_name(entry):
-    return entry.name if isinstance(entry, Primitive) else "np." + entry.name
 
 
 def _coverage(path):

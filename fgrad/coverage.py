@@ -20,7 +20,7 @@ import types
 import numpy as _onp
 
 from . import numpy as fnp
-from .table import FUNCTIONS, PRIMITIVES, Primitive
+from .table import FUNCTIONS, PRIMITIVES, entry_name
 from .numpy.unsupported import reason
 
 # The derivative each function takes at its kinks and edges (the conventions are stated in the
@@ -158,8 +158,6 @@ def differentiable_names(rows=None):
     return {q: e for q, s, e, _ in (rows or classify()) if s == "differentiable"}
 
 
-def _entry_name(entry):
-    return entry.name if isinstance(entry, Primitive) else "np." + entry.name
 
 
 def render():
@@ -199,7 +197,7 @@ def render():
     for qual, status, entry, detail in rows:
         if status == "differentiable":
             out.append(f"| `{qual}` | differentiable | yes | yes | {entry.spec.order} "
-                       f"| `{_entry_name(entry)}` |")
+                       f"| `{entry_name(entry)}` |")
         elif status == "zero derivative":
             out.append(f"| `{qual}` | zero derivative | - | - | - | plain result |")
         else:

@@ -304,10 +304,18 @@ class Function:
 
 def checked():
     """Everything the generated tests and ``python -m fgrad check`` verify, by test name:
-    each primitive under its name, each composed function as ``np.<numpy name>``."""
+    each primitive under its name, each composed function as ``np.<numpy name>`` (or under
+    its own name, ``scipy.linalg.cho_solve``, for another library's)."""
     entries = dict(PRIMITIVES)
-    entries.update(("np." + name, f) for name, f in FUNCTIONS.items())
+    entries.update((entry_name(f), f) for f in FUNCTIONS.values())
     return entries
+
+
+def entry_name(entry):
+    """The name a table entry is checked and listed under."""
+    if isinstance(entry, Primitive) or entry.name.startswith("scipy."):
+        return entry.name
+    return "np." + entry.name
 
 
 def register_function(name, fn, impl, spec):

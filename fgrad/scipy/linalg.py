@@ -1,0 +1,465 @@
+"""fgrad.scipy.linalg: scipy.linalg with derivatives.
+
+Primitives whose implementations are scipy's: ``inv``, ``det``, ``solve``, ``cholesky``,
+``eigh`` reuse ``fgrad.numpy.linalg``'s rules (the same mathematics); ``solve_triangular``,
+``cho_factor``, ``lu_factor``, ``solve_sylvester`` have their own; the matrix functions
+``expm``, ``logm``, ``sqrtm`` share one rule, the Fréchet derivative read off the function of
+a block matrix, ``f([[A, E], [0, A]]) = [[f(A), L_f(A, E)], [0, f(A)]]``, which is the
+function itself again, so it nests to any order. ``cho_solve``, ``lu_solve``,
+``solve_continuous_lyapunov``, ``block_diag``, ``toeplitz`` and ``circulant`` are composed of
+primitives, with scipy's own values.
+
+Conventions, as in ``fgrad.numpy.linalg``: functions that read one triangle of a symmetric
+input (``cholesky``, ``cho_factor``, ``eigh``) are differentiated as functions of its
+symmetric part; pivoting (``lu_factor``'s ``piv``) is piecewise constant; only real input.
+On traced values the arguments that change how scipy checks or overwrites its inputs
+(``overwrite_*``, ``check_finite``) are accepted and ignored; others are refused by name.
+"""
+import numpy as _onp
+import scipy.linalg as _sl
+
+import fgrad.numpy as fnp
+from .. import errors
+from ..numpy.broadcasting import shape_of
+from ..numpy.linalg import decompositions as _dec, solving as _solving
+from ..numpy.linalg.common import _mT, _shifted, _spd, _sym
+from ..numpy.wrapping import differentiable, traced_version_of
+from ..table import Spec, define, define_multi
+from ..tracer import innermost
+from .special import cast_like
+
+_IGNORED = ("overwrite_a", "overwrite_b", "check_finite", "overwrite_c")
+SQUARE = [(((2, 2),), {}), (((3, 3),), {})]
+
+
+def _name(fn):
+    return "scipy.linalg." + fn.__name__
+
+
+def _only(fn_name, kwargs, allowed=()):
+    """The keyword arguments a traced call may take: ``allowed`` ones, and the ignored."""
+    bad = sorted(k for k, v in kwargs.items()
+                 if k not in allowed and k not in _IGNORED and v not in (None, False))
+    if bad:
+        raise NotImplementedError(
+            f"fgrad.scipy.linalg.{fn_name}: the argument(s) {', '.join(bad)} are not supported "
+            "on traced values; call it without them (or on fgrad.stop_gradient(x))")
+    return {k: v for k, v in kwargs.items() if k in allowed}
+
+
+def _tri(x, lower, k=0):
+    """The lower (upper) triangle of ``x``, from diagonal ``k`` on (0: with the diagonal)."""
+    n = shape_of(x)[-1]
+    m = _onp.tri(n, k=-k)  # entries with j <= i - k
+    m = m if lower else m.T
+    return x * m.astype(innermost(x).dtype)
+
+
+def _same_rules(name, impl, np_prim, spec, doc=None):
+    """A primitive computing with scipy's ``impl`` and differentiating as numpy's ``np_prim``
+    does (same function; their rules use numpy's primitive, equal in value)."""
+    p = define(name, impl, spec=spec, doc=doc)
+    p.vjps, p.jvps = dict(np_prim.vjps), dict(np_prim.jvps)
+    p.vjp_any, p.jvp_all = np_prim.vjp_any, np_prim.jvp_all
+    return p
+
+
+# --- inverse, determinant, solve: numpy's rules ------------------------------------------
+
+_inv = _same_rules("scipy.linalg.inv", lambda a: _sl.inv(a), _solving.inv,
+                   Spec(SQUARE, domain=(-1.0, 1.0), call=_shifted))
+_det = _same_rules("scipy.linalg.det", lambda a: _sl.det(a), _solving.det,
+                   Spec(SQUARE, domain=(-1.0, 1.0), call=_shifted))
+_solve = _same_rules("scipy.linalg.solve", lambda a, b: _sl.solve(a, b), _solving.solve,
+                     Spec([(((2, 2), (2,)), {}), (((3, 3), (3, 2)), {})], domain=(-1.0, 1.0),
+                          call=_shifted))
+
+
+@traced_version_of(_sl.inv)
+def inv(a, **kwargs):
+    """scipy.linalg.inv: the derivative ``-inv(a) da inv(a)`` (an invertible ``a``)."""
+    _only("inv", kwargs)
+    return _inv(a)
+
+
+@traced_version_of(_sl.det)
+def det(a, **kwargs):
+    """scipy.linalg.det: the gradient ``det(a) inv(a)^T`` (an invertible ``a``)."""
+    _only("det", kwargs)
+    return _det(a)
+
+
+@traced_version_of(_sl.solve)
+def solve(a, b, **kwargs):
+    """scipy.linalg.solve, in ``a`` and ``b`` (a vector or a matrix of right-hand sides);
+    ``assume_a`` is taken for the value and ignored by the derivative, which holds for any
+    invertible ``a`` (for ``assume_a='pos'``/``'sym'`` the input is taken as given)."""
+    kw = _only("solve", kwargs, ("assume_a", "lower", "transposed"))
+    if kw.get("transposed"):
+        a = _mT(a)
+    if kw.get("assume_a") not in (None, "gen", "general"):
+        raise NotImplementedError("fgrad.scipy.linalg.solve: on traced values assume_a is "
+                                  "'gen' only; for a symmetric positive definite a use "
+                                  "cho_solve(cho_factor(a), b)")
+    return _solve(a, b)
+
+
+inv._fgrad_entry, det._fgrad_entry, solve._fgrad_entry = _inv, _det, _solve
+
+
+# --- Cholesky: numpy's rules, scipy's upper default ---------------------------------------
+
+_SPD = Spec([(((2, 2),), {}), (((3, 3),), {"lower": True})], domain=(-1.0, 1.0),
+            call=lambda f, a, **p: f(_spd(a), **p))
+
+_cholesky = define(
+    "scipy.linalg.cholesky", lambda a, lower=False: _sl.cholesky(a, lower=lower),
+    [lambda g, ans, a, lower=False: _dec._cholesky_vjp(g, ans, a, upper=not lower)],
+    [lambda t, ans, a, lower=False: _dec._cholesky_jvp(t, ans, a, upper=not lower)],
+    spec=_SPD)
+
+
+@traced_version_of(_sl.cholesky)
+def cholesky(a, lower=False, **kwargs):
+    """scipy.linalg.cholesky (upper by default, as scipy), differentiated as a function of
+    the symmetric part of ``a``."""
+    _only("cholesky", kwargs)
+    return _cholesky(a, lower=bool(lower))
+
+
+cholesky._fgrad_entry = _cholesky
+
+
+def _cho_factor_jvp(t, ans, a, lower=False):
+    # the factor's triangle moves as cholesky's; the other triangle is a's own entries
+    lo = _tri(ans, lower)
+    return _tri(_dec._cholesky_jvp(t, lo, a, upper=not lower), lower) + _tri(t, not lower, 1)
+
+
+def _cho_factor_vjp(g, ans, a, lower=False):
+    lo = _tri(ans, lower)
+    return _dec._cholesky_vjp(_tri(g, lower), lo, a, upper=not lower) + _tri(g, not lower, 1)
+
+
+_cho_factor = define("scipy.linalg.cho_factor",
+                     lambda a, lower=False: _sl.cho_factor(a, lower=lower)[0],
+                     [_cho_factor_vjp], [_cho_factor_jvp], spec=_SPD)
+
+
+@traced_version_of(_sl.cho_factor)
+def cho_factor(a, lower=False, **kwargs):
+    """scipy.linalg.cho_factor: ``(c, lower)``, ``c`` holding the factor in one triangle and
+    ``a``'s own entries in the other (as scipy leaves them), each with its derivative."""
+    _only("cho_factor", kwargs)
+    return _cho_factor(a, lower=bool(lower)), bool(lower)
+
+
+cho_factor._fgrad_entry = _cho_factor
+
+
+def _cho_solve_traced(c_and_lower, b, **kwargs):
+    _only("cho_solve", kwargs)
+    c, lower = c_and_lower
+    lo = _tri(c, True) if lower else _mT(_tri(c, False))
+    y = solve_triangular(lo, b, lower=True)
+    return solve_triangular(lo, y, lower=True, trans=1)
+
+
+cho_solve = differentiable(
+    _sl.cho_solve,
+    Spec([(((2, 2), (2,)), {}), (((3, 3), (3, 2)), {"lower": True})], domain=(-1.0, 1.0),
+         call=lambda f, a, b, lower=False: f(_sl_cho_factor_of(_spd(a), lower), b)),
+    name="scipy.linalg.cho_solve", numpy_values=True)(_cho_solve_traced)
+cho_solve.__doc__ = ("fgrad: scipy.linalg.cho_solve, in the factor ``c`` (its triangle) and "
+                     "``b``; scipy's values.\n\n" + (_sl.cho_solve.__doc__ or ""))
+
+
+def _sl_cho_factor_of(a, lower):
+    return cho_factor(a, lower=lower)
+
+
+# --- triangular solves ----------------------------------------------------------------------
+
+def _trans(trans):
+    t = {0: 0, 1: 1, 2: 1, "N": 0, "T": 1, "C": 1}.get(trans)
+    if t is None:
+        raise ValueError(f"scipy.linalg.solve_triangular: unknown trans {trans!r}")
+    return t
+
+
+def _tri_of(a, lower, unit_diagonal):
+    """The triangle solve_triangular reads (the strict one, with unit_diagonal)."""
+    return _tri(a, lower, 1 if unit_diagonal else 0)
+
+
+def _st_impl(a, b, trans=0, lower=False, unit_diagonal=False):
+    return _sl.solve_triangular(a, b, trans=trans, lower=lower, unit_diagonal=unit_diagonal)
+
+
+def _outer(u, v):
+    """``u v^T`` for vectors, ``u @ v^T`` for matrices of columns."""
+    if len(shape_of(u)) == 1:
+        return fnp.expand_dims(u, -1) * v
+    return fnp.matmul(u, _mT(v))
+
+
+def _st_vjp_a(g, ans, a, b, trans=0, lower=False, unit_diagonal=False):
+    y = _solve_tri(a, g, 1 - trans, lower, unit_diagonal)  # op(T)^-T g
+    ga = -_outer(y, ans) if not trans else -_outer(ans, y)
+    return cast_like(_tri_of(ga, lower, unit_diagonal), a)
+
+
+def _st_vjp_b(g, ans, a, b, trans=0, lower=False, unit_diagonal=False):
+    return cast_like(_solve_tri(a, g, 1 - trans, lower, unit_diagonal), b)
+
+
+def _st_jvp_a(t, ans, a, b, trans=0, lower=False, unit_diagonal=False):
+    tt = _tri_of(t, lower, unit_diagonal)
+    return -_solve_tri(a, fnp.matmul(_mT(tt) if trans else tt, ans), trans, lower,
+                       unit_diagonal)
+
+
+def _st_jvp_b(t, ans, a, b, trans=0, lower=False, unit_diagonal=False):
+    return _solve_tri(a, t, trans, lower, unit_diagonal)
+
+
+_solve_triangular = define(
+    "scipy.linalg.solve_triangular", _st_impl, [_st_vjp_a, _st_vjp_b], [_st_jvp_a, _st_jvp_b],
+    spec=Spec([(((2, 2), (2,)), {}), (((3, 3), (3, 2)), {"lower": True}),
+               (((3, 3), (3,)), {"trans": 1, "lower": True}),
+               (((3, 3), (3, 2)), {"trans": 1, "unit_diagonal": True})],
+              domain=(-1.0, 1.0), call=_shifted))
+
+
+def _solve_tri(a, b, trans, lower, unit_diagonal):
+    return _solve_triangular(a, b, trans=trans, lower=lower, unit_diagonal=unit_diagonal)
+
+
+@traced_version_of(_sl.solve_triangular)
+def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, **kwargs):
+    """scipy.linalg.solve_triangular, in ``a`` (the triangle it reads) and ``b``."""
+    _only("solve_triangular", kwargs)
+    return _solve_tri(a, b, _trans(trans), bool(lower), bool(unit_diagonal))
+
+
+solve_triangular._fgrad_entry = _solve_triangular
+
+
+# --- LU ------------------------------------------------------------------------------------
+
+def _lu_perm(a):
+    """The row order ``perm`` with ``a[perm] = L U``."""
+    return _perm(_sl.lu_factor(innermost(a))[1])
+
+
+def _perm(piv):
+    """The row order from LAPACK's row interchanges (row i swapped with row piv[i])."""
+    perm = _onp.arange(len(piv))
+    for i, p in enumerate(piv):
+        perm[i], perm[p] = perm[p], perm[i]
+    return perm
+
+
+def _lu_parts(lu):
+    return _tri(lu, True, 1) + _onp.eye(shape_of(lu)[-1]), _tri(lu, False)
+
+
+def _lu_factor_jvp(t, ans, a):
+    lo, up = _lu_parts(ans)
+    x = _solve_tri(lo, fnp.getitem(t, _lu_perm(a)), 0, True, True)   # L^-1 P^T t
+    f = _mT(_solve_tri(up, _mT(x), 1, False, False))                 # ... U^-1
+    return fnp.matmul(lo, _tri(f, True, 1)) + fnp.matmul(_tri(f, False), up)
+
+
+def _lu_factor_vjp(g, ans, a):
+    lo, up = _lu_parts(ans)
+    fbar = _tri(fnp.matmul(_mT(lo), _tri(g, True, 1)), True, 1) + \
+        _tri(fnp.matmul(_tri(g, False), _mT(up)), False)
+    x = _solve_tri(lo, fbar, 1, True, True)                      # L^-T fbar
+    x = _mT(_solve_tri(up, _mT(x), 0, False, False))             # ... U^-T
+    inverse = _onp.argsort(_lu_perm(a))
+    return cast_like(fnp.getitem(x, inverse), a)
+
+
+_lu_factor = define("scipy.linalg.lu_factor", lambda a: _sl.lu_factor(a)[0],
+                    [_lu_factor_vjp], [_lu_factor_jvp],
+                    spec=Spec(SQUARE, domain=(-1.0, 1.0), call=_shifted))
+
+
+@traced_version_of(_sl.lu_factor)
+def lu_factor(a, **kwargs):
+    """scipy.linalg.lu_factor: ``(lu, piv)``, ``lu`` differentiable (``L``'s strict lower
+    triangle and ``U``), the pivots piecewise constant (a plain array)."""
+    _only("lu_factor", kwargs)
+    return _lu_factor(a), _sl.lu_factor(innermost(a))[1]
+
+
+lu_factor._fgrad_entry = _lu_factor
+
+
+def _lu_solve_traced(lu_and_piv, b, trans=0, **kwargs):
+    _only("lu_solve", kwargs)
+    lu, piv = lu_and_piv
+    perm = _perm(piv)
+    if _trans(trans):  # A^T x = b: U^T L^T P^T x = b
+        y = _solve_tri(lu, _solve_tri(lu, b, 1, False, False), 1, True, True)
+        return fnp.getitem(y, _onp.argsort(perm))
+    y = _solve_tri(lu, fnp.getitem(b, perm), 0, True, True)
+    return _solve_tri(lu, y, 0, False, False)
+
+
+lu_solve = differentiable(
+    _sl.lu_solve,
+    Spec([(((2, 2), (2,)), {}), (((3, 3), (3, 2)), {}), (((3, 3), (3,)), {"trans": 1})],
+         domain=(-1.0, 1.0), call=lambda f, a, b, **p: f(lu_factor(a + _shift3(a)), b, **p)),
+    name="scipy.linalg.lu_solve", numpy_values=True)(_lu_solve_traced)
+
+
+def _shift3(a):
+    return 3.0 * _onp.eye(shape_of(a)[-1])
+
+
+# --- eigh: numpy's rules -------------------------------------------------------------------
+
+_eigh = define_multi("scipy.linalg.eigh", lambda a, lower=True: tuple(_sl.eigh(a, lower=lower)),
+                     lambda a, lower=True: (shape_of(a)[:-1], shape_of(a)),
+                     lambda i, gs, outs, a, lower=True: _dec._eigh_vjp(i, gs, outs, a),
+                     lambda ts, outs, a, lower=True: _dec._eigh_jvp(ts, outs, a),
+                     spec=Spec(
+                         [(((2, 2),), {}), (((3, 3),), {"lower": False})],
+                         domain=(-1.0, 1.0), valid=_dec._EIGH.valid, call=_dec._EIGH.call))
+_eigvalsh = define(
+    "scipy.linalg.eigvalsh",
+    lambda a, lower=True: _sl.eigh(a, lower=lower, eigvals_only=True),
+    [lambda g, ans, a, lower=True: _dec._eigvalsh_vjp(g, ans, a)],
+    [lambda t, ans, a, lower=True: _dec._eigvalsh_jvp(t, ans, a)],
+    spec=Spec([(((2, 2),), {}), (((3, 3),), {"lower": False})], domain=(-1.0, 1.0),
+              valid=_dec._EIGVALSH.valid, call=_dec._EIGVALSH.call))
+
+
+@traced_version_of(_sl.eigh)
+def eigh(a, b=None, *, lower=True, eigvals_only=False, **kwargs):
+    """scipy.linalg.eigh of one symmetric matrix (no ``b``), differentiated as a function of
+    its symmetric part, with numpy.linalg.eigh's conventions at repeated eigenvalues."""
+    if b is not None:
+        raise NotImplementedError("fgrad.scipy.linalg.eigh: the generalized problem (b=) is "
+                                  "not supported on traced values")
+    _only("eigh", kwargs, ("driver",))
+    if eigvals_only:
+        return _eigvalsh(a, lower=bool(lower))
+    return _eigh(a, lower=bool(lower))
+
+
+eigh._fgrad_entry = _eigh.prim
+
+
+# --- matrix functions: the Fréchet derivative by a block matrix ----------------------------
+
+def _frechet(f, a, e):
+    """L_f(a, e): the upper right block of f([[a, e], [0, a]])."""
+    n = shape_of(a)[-1]
+    zero = _onp.zeros(shape_of(a), innermost(a).dtype)
+    top = fnp.concatenate([a, e], axis=-1)
+    bottom = fnp.concatenate([zero, a], axis=-1)
+    big = f(fnp.concatenate([top, bottom], axis=-2))
+    return fnp.getitem(big, (Ellipsis, slice(0, n), slice(n, 2 * n)))
+
+
+def _matrix_function(fn, domain_call):
+    """A primitive for scipy's matrix function ``fn`` whose JVP is its Fréchet derivative
+    and whose VJP is the Fréchet derivative at the transpose (for the functions of a matrix
+    given by a power series with real coefficients, ``L_f(A, .)^T = L_f(A^T, .)``)."""
+    p = define(_name(fn), lambda a: fn(a),
+               [lambda g, ans, a: cast_like(_frechet(p, _mT(a), g), a)],
+               [lambda t, ans, a: _frechet(p, a, t)],
+               spec=Spec(SQUARE, domain=(-1.0, 1.0), call=domain_call))
+    return p
+
+
+def _near_identity(f, a):
+    """Matrices with eigenvalues near 1 (logm and sqrtm stay real and well conditioned)."""
+    return f(0.3 * a + _onp.eye(shape_of(a)[-1]))
+
+
+expm = _matrix_function(_sl.expm, lambda f, a: f(a))
+logm = _matrix_function(_sl.logm, _near_identity)
+sqrtm = _matrix_function(_sl.sqrtm, _near_identity)
+
+
+# --- Sylvester and Lyapunov equations ----------------------------------------------------------
+
+def _sylvester_jvp(tangents, ans, a, b, q):
+    ta, tb, tq = tangents
+    rhs = [x for x in (tq, None if ta is None else -fnp.matmul(ta, ans),
+                       None if tb is None else -fnp.matmul(ans, tb)) if x is not None]
+    total = rhs[0]
+    for r in rhs[1:]:
+        total = total + r
+    return solve_sylvester(a, b, total)
+
+
+def _sylvester_vjp(i, g, ans, a, b, q):
+    y = solve_sylvester(_mT(a), _mT(b), g)  # the adjoint equation A^T Y + Y B^T = G
+    if i == 2:
+        return cast_like(y, q)
+    return cast_like(-fnp.matmul(y, _mT(ans)) if i == 0 else -fnp.matmul(_mT(ans), y),
+                     (a, b)[i])
+
+
+solve_sylvester = define(
+    "scipy.linalg.solve_sylvester", lambda a, b, q: _sl.solve_sylvester(a, b, q),
+    vjp_any=_sylvester_vjp,
+    spec=Spec([(((2, 2), (2, 2), (2, 2)), {}), (((3, 3), (2, 2), (3, 2)), {})],
+              domain=(-1.0, 1.0), call=lambda f, a, b, q: f(a + _shift3(a), b + _shift3(b), q)))
+solve_sylvester.jvp_all = _sylvester_jvp
+
+
+@differentiable(_sl.solve_continuous_lyapunov,
+                Spec([(((2, 2), (2, 2)), {}), (((3, 3), (3, 3)), {})], domain=(-1.0, 1.0),
+                     call=lambda f, a, q: f(a + _shift3(a), q)),
+                name="scipy.linalg.solve_continuous_lyapunov", numpy_values=True)
+def solve_continuous_lyapunov(a, q):
+    """scipy.linalg.solve_continuous_lyapunov: ``A X + X A^T = Q`` as the Sylvester equation
+    ``solve_sylvester(a, a^T, q)`` (real input), with scipy's values."""
+    return solve_sylvester(a, _mT(a), q)
+
+
+# --- structured matrices: copies of their arguments ------------------------------------------
+
+@differentiable(_sl.toeplitz, Spec([(((3,),), {}), (((3,), (4,)), {})]),
+                name="scipy.linalg.toeplitz")
+def toeplitz(c, r=None):
+    """scipy.linalg.toeplitz: each entry a copy of ``c`` or ``r`` (``r[0]`` is unused)."""
+    c = fnp.ravel(fnp.asarray(c))
+    r = fnp.conjugate(c) if r is None else fnp.ravel(fnp.asarray(r))
+    m, n = shape_of(c)[0], shape_of(r)[0]
+    # entry (i, j) is c[i - j] on and below the diagonal, r[j - i] above it
+    vals = fnp.concatenate([fnp.flip(c), fnp.getitem(r, slice(1, None))])
+    idx = _onp.arange(n)[None, :] - _onp.arange(m)[:, None] + (m - 1)
+    return fnp.getitem(vals, idx)
+
+
+@differentiable(_sl.circulant, Spec([(((3,),), {}), (((4,),), {})]),
+                name="scipy.linalg.circulant")
+def circulant(c):
+    """scipy.linalg.circulant: entry (i, j) is ``c[(i - j) mod n]``."""
+    c = fnp.ravel(fnp.asarray(c))
+    n = shape_of(c)[0]
+    return fnp.getitem(c, (_onp.arange(n)[:, None] - _onp.arange(n)[None, :]) % n)
+
+
+@differentiable(_sl.block_diag, Spec([(((2, 2), (1, 3)), {}), (((3,), (2, 2), ()), {})]),
+                name="scipy.linalg.block_diag")
+def block_diag(*arrs):
+    """scipy.linalg.block_diag: the arrays on the diagonal, zeros elsewhere."""
+    blocks = [fnp.atleast_2d(fnp.asarray(a)) for a in arrs]
+    rows = [shape_of(b)[0] for b in blocks]
+    cols = [shape_of(b)[1] for b in blocks]
+    out, start = [], 0
+    dtype = _onp.result_type(*[innermost(b) for b in blocks])
+    for b, r, c in zip(blocks, rows, cols):
+        left = _onp.zeros((r, start), dtype)
+        right = _onp.zeros((r, sum(cols) - start - c), dtype)
+        out.append(fnp.concatenate([left, fnp.astype(b, dtype), right], axis=1))
+        start += c
+    return fnp.concatenate(out, axis=0)
