@@ -235,7 +235,7 @@ def deflinear(prim, *vjp_rules):
 
 def _linear_jvp(prim, i):
     if i == 0:
-        return lambda t, ans, x, *rest, **params: prim(t, *rest, **params)
+        return lambda t, ans, x, /, *rest, **params: prim(t, *rest, **params)
     return lambda t, ans, *args, **params: prim(*args[:i], t, *args[i + 1:], **params)
 
 

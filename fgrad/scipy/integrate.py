@@ -1,0 +1,192 @@
+"""fgrad.scipy.integrate: ``odeint`` differentiable in ``y0``, ``t`` and ``args``; ``simpson``
+and ``trapezoid`` in the samples.
+
+``odeint`` is a primitive whose implementation is scipy's (LSODA). Its rules solve other
+ODEs with the same primitive, so they can be differentiated again:
+
+* **forward** (JVP): the forward sensitivity ``s = dy . (tangent)`` solves
+  ``s' = J_y f s + J_args f t_args`` beside ``y``, from ``s(t0) = t_y0 - f(y0, t0) t_t0``;
+  the output tangent adds ``f(y_i, t_i) t_ti``.
+* **reverse** (VJP): the adjoint method. ``a`` (the cotangent of ``y(t)``) is integrated
+  backwards from the last time, ``a' = -J_y f^T a``, with ``y`` recomputed beside it and the
+  parameters' cotangent gathered as ``-J_args f^T a``; each output's cotangent joins ``a`` at
+  its time. ``t_i`` gets ``g_i . f(y_i, t_i)``, ``t_0`` minus what ``a`` carries there.
+
+``func(y, t, *args)`` must be written with ``fgrad.numpy`` and must take everything it is
+differentiated in through ``y0`` and ``args``: a closure over a traced value raises
+``ClosedOverTracerError`` (its dependence would be lost).
+"""
+import numpy as _onp
+import scipy.integrate as _si
+
+import fgrad.numpy as fnp
+from .. import errors
+from ..numpy.broadcasting import shape_of
+from ..numpy.wrapping import traced_version_of
+from ..table import Spec, define
+from ..tracer import contains_tracer, innermost, strip
+from ..transforms import jvp as _jvp, vjp as _vjp
+from .special import cast_like
+
+_OPTIONS = ("rtol", "atol", "mxstep", "hmax", "hmin", "h0")
+
+
+def _impl(y0, t, *args, func, **opts):
+    return _si.odeint(func, y0, t, args=args, **opts)
+
+
+def _forward_system(func, n, m):
+    """The ODE of ``(y, s)``, ``s`` the sensitivity along the tangents (the last ``m`` of
+    its extra arguments, after the ``m`` parameters)."""
+    def system(z, t, *a):
+        y, s = z[:n], z[n:]
+        fy, ds = _jvp(lambda y, *p: func(y, t, *p), (y,) + a[:m], (s,) + a[m:])
+        return fnp.concatenate([fnp.ravel(fy), fnp.ravel(ds)])
+    return system
+
+
+def _adjoint_system(func, n, shapes):
+    """The ODE of ``(y, a, a_args)`` backwards in time: ``a' = -J_y^T a``, the parameters'
+    cotangents ``-J_args^T a`` (flat, one after another)."""
+    def system(z, t, *args):
+        y, a = z[:n], z[n:2 * n]
+        fy, pull = _vjp(lambda y, *p: func(y, t, *p), y, *args)
+        cts = pull(fnp.reshape(a, shape_of(fy)))
+        parts = [fnp.ravel(fy), -fnp.ravel(cts[0])]
+        parts += [-fnp.ravel(c) for c in cts[1:]]
+        return fnp.concatenate(parts)
+    return system
+
+
+def _f_at(func, ys, t, args):
+    """``func`` at each output point, stacked like ``ys``."""
+    return fnp.stack([fnp.reshape(func(ys[i], t[i], *args), (shape_of(ys)[1],))
+                      for i in range(shape_of(ys)[0])])
+
+
+def _jvp_rule(tangents, ans, y0, t, *args, func, **opts):
+    ty0, tt, targs = tangents[0], tangents[1], tangents[2:]
+    n, m = shape_of(ans)[1], len(args)
+    s0 = fnp.zeros(n) if ty0 is None else fnp.reshape(ty0, (n,))
+    if tt is not None:
+        s0 = s0 - fnp.reshape(func(fnp.reshape(y0, (n,)), t[0], *args), (n,)) * tt[0]
+    targs = [fnp.zeros_like(innermost(a)) if ta is None else ta for a, ta in zip(args, targs)]
+    z0 = fnp.concatenate([fnp.reshape(y0, (n,)), s0])
+    z = odeint_p(z0, t, *args, *targs, func=_forward_system(func, n, m), **opts)
+    out = z[:, n:]
+    if tt is not None:
+        out = out + _f_at(func, ans, t, args) * fnp.expand_dims(tt, 1)
+    return out
+
+
+def _vjp_rule(g, ans, y0, t, *args, func, **opts):
+    n, steps = shape_of(ans)[1], shape_of(ans)[0]
+    shapes = [shape_of(a) for a in args]
+    sizes = [int(_onp.prod(s, dtype=int)) for s in shapes]
+    system = _adjoint_system(func, n, shapes)
+    a, a_args = g[steps - 1], fnp.zeros(sum(sizes))
+    t_bar = [None] * steps
+    f_at = _f_at(func, ans, t, args)
+    for i in range(steps - 1, 0, -1):
+        t_bar[i] = fnp.sum(g[i] * f_at[i])
+        z0 = fnp.concatenate([ans[i], a, a_args])
+        z = odeint_p(z0, fnp.stack([t[i], t[i - 1]]), *args, func=system, **opts)[1]
+        a, a_args = z[n:2 * n] + g[i - 1], z[2 * n:]
+    t_bar[0] = -fnp.sum((a - g[0]) * f_at[0])
+    cts = [cast_like(fnp.reshape(a, shape_of(y0)), y0), cast_like(fnp.stack(t_bar), t)]
+    start = 0
+    for arg, shape, size in zip(args, shapes, sizes):
+        cts.append(cast_like(fnp.reshape(a_args[start:start + size], shape), arg))
+        start += size
+    return cts
+
+
+# Test problems for the generated tests (order 1 and 2 against finite differences):
+# a damped oscillator with parameters (stiffness, damping), and a mildly stiff linear decay.
+def _oscillator(y, t, k, c):
+    return fnp.stack([y[1], -k * y[0] - c * y[1] + 0.1 * fnp.sin(t)])
+
+
+def _times(dt):
+    """Test draws as increasing times from 0."""
+    return fnp.concatenate([fnp.zeros(1), fnp.cumsum(0.3 + dt * dt)])
+
+
+_TIGHT = {"rtol": 1e-11, "atol": 1e-11}
+odeint_p = define(
+    "scipy.integrate.odeint", _impl, spec=Spec(
+        [(((2,), (3,), (), ()), dict(func=_oscillator, **_TIGHT))],
+        domain=[(-1.0, 1.0), (-0.5, 0.5), (0.5, 2.0), (0.1, 0.5)],
+        call=lambda f, y0, dt, k, c, **p: f(y0, _times(dt), k, c, **p),
+        eps=1e-4, rtol=2e-4, atol=1e-6, dtypes=("float64", "float32")))
+odeint_p.vjp_all = _vjp_rule
+odeint_p.jvp_all = _jvp_rule
+odeint_p.vjp_any = lambda i, g, ans, *args, **params: _vjp_rule(g, ans, *args, **params)[i]
+
+
+@traced_version_of(_si.odeint)
+def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None, mu=None,
+           rtol=None, atol=None, tcrit=None, h0=0.0, hmax=0.0, hmin=0.0, ixpr=0, mxstep=0,
+           mxhnil=0, mxordn=12, mxords=5, printmessg=0, tfirst=False):
+    """scipy.integrate.odeint, differentiable in ``y0``, ``t`` and ``args`` (forward
+    sensitivities in forward mode, the adjoint method in reverse mode; see the module).
+    On traced values: ``rtol``, ``atol``, ``h0``, ``hmax``, ``hmin``, ``mxstep`` and
+    ``tfirst`` are taken; ``full_output``, ``Dfun``, ``tcrit`` and the banded options are
+    not (the derivative rules solve other ODEs than ``func``'s)."""
+    for name, value, default in (("Dfun", Dfun, None), ("full_output", full_output, 0),
+                                 ("tcrit", tcrit, None), ("ml", ml, None), ("mu", mu, None)):
+        if value is not default and value != default:
+            raise NotImplementedError(f"fgrad.scipy.integrate.odeint: {name}= is not "
+                                      "supported on traced values")
+    user = func
+    if tfirst:
+        def func(y, t, *a):
+            return user(t, y, *a)
+    args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
+    if contains_tracer(func(strip(fnp.ravel(y0)), strip(t)[0], *strip(args))):
+        raise errors.closed_over(
+            "fgrad.scipy.integrate.odeint's func", "a transform",
+            "Pass the values it depends on through args=(...) instead.")
+    opts = {k: v for k, v in (("rtol", rtol), ("atol", atol), ("h0", h0), ("hmax", hmax),
+                              ("hmin", hmin), ("mxstep", mxstep)) if v is not None}
+    return odeint_p(y0, t, *args, func=func, **opts)
+
+
+odeint._fgrad_entry = odeint_p
+
+
+def _simpson_weights(n, x, dx):
+    """Simpson's rule as weights: scipy's simpson is linear in ``y``."""
+    return _si.simpson(_onp.eye(n), x=x, dx=dx, axis=-1)
+
+
+def _simpson_transpose(g, ans, y, x=None, dx=1.0, axis=-1):
+    w = _simpson_weights(shape_of(y)[axis], x, dx)
+    return cast_like(fnp.moveaxis(fnp.expand_dims(g, -1) * w, -1, axis), y)
+
+
+_simpson = define("scipy.integrate.simpson",
+                  lambda y, x=None, dx=1.0, axis=-1: _si.simpson(y, x=x, dx=dx, axis=axis),
+                  [_simpson_transpose], linear=True,
+                  spec=Spec([(((5,),), {}), (((4,),), {"dx": 0.5}), (((2, 6),), {"axis": 0}),
+                             (((3, 4),), {"x": (0.0, 0.5, 1.5, 1.7)})]))
+
+
+@traced_version_of(_si.simpson)
+def simpson(y, x=None, *, dx=1.0, axis=-1):
+    """scipy.integrate.simpson, differentiable in the samples ``y`` (the rule is linear in
+    them); the sample points ``x`` are taken as constants."""
+    if contains_tracer(x):
+        raise errors.no_derivative_in("scipy.integrate.simpson", "x",
+                                      "the sample points are taken as constants")
+    x = None if x is None else _onp.asarray(x)
+    return _simpson(y, x=x, dx=dx, axis=axis)
+
+
+simpson._fgrad_entry = _simpson
+
+
+@traced_version_of(_si.trapezoid)
+def trapezoid(y, x=None, dx=1.0, axis=-1):
+    """scipy.integrate.trapezoid: fgrad.numpy.trapezoid's rules (in ``y`` and ``x``)."""
+    return fnp.trapezoid(y, x=x, dx=dx, axis=axis)

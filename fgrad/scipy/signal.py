@@ -1,0 +1,114 @@
+"""fgrad.scipy.signal: convolutions and correlations with derivatives in both inputs.
+
+Each is bilinear, so its JVP is the primitive itself with a tangent in place of one input;
+its VJP is a correlation: every mode is a crop of the ``'full'`` output (``'same'`` starts at
+``(n2 - 1) // 2``, ``'valid'`` at ``min(n1, n2) - 1`` along each axis, as scipy computes
+them), so the cotangent is placed back into a zero array of the full shape, ``G``, and
+
+    convolve:  x_bar = correlate(G, y, 'valid'),        y_bar = correlate(G, x, 'valid')
+    correlate: x_bar = correlate(G, flip(y), 'valid'),  y_bar = flip(correlate(G, x, 'valid'))
+
+written with these primitives, so they nest. Real inputs; on traced values ``fftconvolve``
+takes ``axes=None`` only and ``convolve2d`` the zero-filled boundary only.
+"""
+import numpy as _onp
+import scipy.signal as _ss
+
+import fgrad.numpy as fnp
+from ..numpy.broadcasting import shape_of
+from ..numpy.wrapping import traced_version_of
+from ..table import Spec, define
+from .special import cast_like
+
+_MODES = ("full", "same", "valid")
+
+
+def _embed(g, mode, s1, s2):
+    """The cotangent of ``mode``'s crop as a cotangent of the full output."""
+    if mode == "full":
+        return g
+    pads = []
+    for n1, n2 in zip(s1, s2):
+        start, size = ((n2 - 1) // 2, n1) if mode == "same" else \
+            (min(n1, n2) - 1, abs(n1 - n2) + 1)
+        pads.append((start, n1 + n2 - 1 - start - size))
+    return fnp.pad(g, pads)
+
+
+def _conv_vjps(flipped):
+    """The two VJPs of a convolution (``flipped=False``) or correlation (``True``)."""
+    def vjp_x(g, ans, x, y, mode="full", **params):
+        big = _embed(g, mode, shape_of(x), shape_of(y))
+        return cast_like(_correlate(big, fnp.flip(y) if flipped else y, mode="valid"), x)
+
+    def vjp_y(g, ans, x, y, mode="full", **params):
+        c = _correlate(_embed(g, mode, shape_of(x), shape_of(y)), x, mode="valid")
+        return cast_like(fnp.flip(c) if flipped else c, y)
+
+    return [vjp_x, vjp_y]
+
+
+_CASES = [(((5,), (3,)), {}), (((5,), (4,)), {"mode": "same"}), (((4,), (6,)), {"mode": "valid"}),
+          (((4, 5), (2, 3)), {"mode": "same"}), (((3, 3), (2, 2)), {"mode": "valid"})]
+_CASES_2D = [(((4, 5), (2, 3)), {}), (((4, 4), (2, 2)), {"mode": "same"}),
+             (((3, 4), (3, 2)), {"mode": "valid"})]
+
+
+def _conv_primitive(name, impl, flipped, cases=_CASES):
+    return define("scipy.signal." + name, impl, _conv_vjps(flipped), linear=True,
+                  spec=Spec(cases))
+
+
+_convolve = _conv_primitive(
+    "convolve", lambda x, y, mode="full", method="auto": _ss.convolve(x, y, mode, method), False)
+_correlate = _conv_primitive(
+    "correlate", lambda x, y, mode="full", method="auto": _ss.correlate(x, y, mode, method), True)
+_fftconvolve = _conv_primitive(
+    "fftconvolve", lambda x, y, mode="full": _ss.fftconvolve(x, y, mode), False)
+_convolve2d = _conv_primitive(
+    "convolve2d", lambda x, y, mode="full": _ss.convolve2d(x, y, mode), False, _CASES_2D)
+
+
+def _mode(name, mode):
+    if mode not in _MODES:
+        raise ValueError(f"scipy.signal.{name}: mode must be one of {_MODES}, not {mode!r}")
+    return mode
+
+
+@traced_version_of(_ss.convolve)
+def convolve(in1, in2, mode="full", method="auto"):
+    """scipy.signal.convolve, differentiable in both inputs."""
+    return _convolve(in1, in2, mode=_mode("convolve", mode), method=method)
+
+
+@traced_version_of(_ss.correlate)
+def correlate(in1, in2, mode="full", method="auto"):
+    """scipy.signal.correlate, differentiable in both inputs (real)."""
+    return _correlate(in1, in2, mode=_mode("correlate", mode), method=method)
+
+
+@traced_version_of(_ss.fftconvolve)
+def fftconvolve(in1, in2, mode="full", axes=None):
+    """scipy.signal.fftconvolve, differentiable in both inputs; ``axes=None`` only on
+    traced values."""
+    if axes is not None:
+        raise NotImplementedError("fgrad.scipy.signal.fftconvolve: axes= is not supported on "
+                                  "traced values; convolve along every axis, or use "
+                                  "convolve on slices")
+    return _fftconvolve(in1, in2, mode=_mode("fftconvolve", mode))
+
+
+@traced_version_of(_ss.convolve2d)
+def convolve2d(in1, in2, mode="full", boundary="fill", fillvalue=0):
+    """scipy.signal.convolve2d, differentiable in both inputs; on traced values only the
+    zero-filled boundary (``boundary='fill', fillvalue=0``)."""
+    if boundary != "fill" or _onp.any(fillvalue != 0):
+        raise NotImplementedError("fgrad.scipy.signal.convolve2d: only boundary='fill' with "
+                                  "fillvalue=0 is supported on traced values; pad the input "
+                                  "with fgrad.numpy.pad first")
+    return _convolve2d(in1, in2, mode=_mode("convolve2d", mode))
+
+
+for _public, _prim in ((convolve, _convolve), (correlate, _correlate),
+                       (fftconvolve, _fftconvolve), (convolve2d, _convolve2d)):
+    _public._fgrad_entry = _prim
