@@ -78,6 +78,33 @@ def plain_numpy(name):
     )
 
 
+def plain_library(module, name, mirrored):
+    """Another library's function (``scipy.special.expit``) was handed a traced value.
+    ``mirrored``: fgrad has its own version, ``fgrad.<module>.<name>``; or None when only the
+    module is known to be mirrored (``fgrad.scipy.stats``), False when neither is."""
+    import sys  # (the library is loaded: one of its functions is running)
+    public = callable(getattr(sys.modules.get(module), name, None))
+    what = (f"{f'{module}.{name}' if public else f'{module} (its {name})'} was called on a "
+            f"traced value: {module.split('.')[0]} cannot record derivatives and would give a "
+            "wrong (constant) result, or fail.")
+    if mirrored:
+        return ConcretizationError(f"{what} Use fgrad.{module}.{name} (import fgrad.{module}) "
+                                   "inside functions you differentiate.")
+    if mirrored is None:
+        return ConcretizationError(
+            f"{what} Use fgrad.{module}'s version of it (import fgrad.{module}; it mirrors "
+            f"{module}'s names, and docs/coverage.md lists what is differentiable) inside "
+            "functions you differentiate.")
+    return NoDerivativeRuleError(
+        f"{what} fgrad has no rule for it yet. Add one to the primitive table, for example:\n"
+        f"    import fgrad, {module}\n"
+        f"    {name} = fgrad.primitive({module}.{name})\n"
+        f"    fgrad.defvjp({name}, lambda g, ans, x: g * <d{name}/dx>)\n"
+        f"    fgrad.defjvp({name}, lambda t, ans, x: t * <d{name}/dx>)\n"
+        f"then call {name}(...) instead. Or, if no derivative should flow through it, call it "
+        "on fgrad.stop_gradient(x).")
+
+
 def mutation(op, instead="y = x.at[idx].set(value) (or .add, .get)"):
     return TracerMutationError(
         f"{op} modifies a traced array in place, which fgrad does not support inside a "

@@ -18,7 +18,9 @@ one is a constant there, which is exactly what prevents perturbation confusion:
 There is no global trace stack, so nothing is left behind when the differentiated function
 raises, and two threads differentiating at once never see each other's traces.
 """
+import importlib
 import itertools
+import sys
 
 import numpy as _onp
 
@@ -285,6 +287,9 @@ class Tracer:
     def tolist(self): raise errors.concretization(".tolist()")
 
     def __array__(self, dtype=None, copy=None):
+        caller = _library_caller()
+        if caller is not None:  # scipy's own code converting its argument
+            raise errors.plain_library(*caller, _mirrored(*caller))
         raise errors.concretization("numpy.asarray() (or another plain-numpy conversion)")
 
     # --- plain numpy functions handed a tracer -----------------------------------------
@@ -295,6 +300,9 @@ class Tracer:
                 return fn(*inputs)
         if kwargs.get("out") is not None:
             raise errors.mutation(f"numpy.{ufunc.__name__}(..., out=...) on a traced value")
+        if getattr(_onp, ufunc.__name__, None) is not ufunc:  # another library's (scipy's)
+            module = _foreign_ufunc_module(ufunc)
+            raise errors.plain_library(module, ufunc.__name__, _mirrored(module, ufunc.__name__))
         name = ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}"
         out = _redirect(name, fnp, inputs, kwargs)
         if method == "__call__":
@@ -316,6 +324,64 @@ _IN_PLACE = {"sort": "x = np.sort(x)", "partition": "x = np.partition(x, kth)",
 
 # numpy ufunc -> the fgrad.numpy function standing in for it (filled as they are met)
 _UFUNC_STAND_INS = {}
+
+
+# The libraries whose functions fgrad mirrors (fgrad.scipy.special for scipy.special, ...);
+# consulted only to word an error, so the core never imports them before then.
+_MIRRORED = ("scipy.special", "scipy.stats", "scipy.linalg", "scipy.signal", "scipy.integrate",
+             "scipy.optimize")
+
+
+def _foreign_ufunc_module(ufunc):
+    for module in _MIRRORED[:1]:  # scipy.special is the library of ufuncs
+        if getattr(sys.modules.get(module), ufunc.__name__, None) is ufunc:
+            return module
+    return "the ufunc's library"
+
+
+def _library_caller():
+    """``(public module, function)`` for the scipy function on the stack that the user
+    called (the outermost one that is a public name of its module), or None."""
+    frame, frames = sys._getframe(2), []
+    while frame is not None:
+        if frame.f_globals.get("__name__", "").startswith("scipy."):
+            frames.append(frame)
+        elif frames:
+            break
+        frame = frame.f_back
+    for f in reversed(frames):  # outermost first
+        # the frame's own function, then what a decorator's wrapper closes over
+        candidates = [(f.f_globals["__name__"], f.f_code.co_name)]
+        candidates += [(getattr(v, "__module__", None) or "", getattr(v, "__name__", ""))
+                       for v in (f.f_locals.get(n) for n in f.f_code.co_freevars)
+                       if callable(v)]
+        for module, name in candidates:
+            public = _public_module(module)
+            if public.startswith("scipy") and callable(
+                    getattr(sys.modules.get(public), name, None)):
+                return public, name
+    outermost = frames[-1] if frames else None
+    return None if outermost is None else (_public_module(outermost.f_globals["__name__"]),
+                                           outermost.f_code.co_name)
+
+
+def _public_module(module):
+    """``scipy.stats._distn_infrastructure`` -> ``scipy.stats``."""
+    parts = module.split(".")
+    return ".".join(parts[:next(i for i, p in enumerate(parts + ["_"]) if p.startswith("_"))])
+
+
+def _mirrored(module, name):
+    """Whether ``fgrad.<module>.<name>`` exists (None: only the module is known mirrored)."""
+    if module not in _MIRRORED:
+        return False
+    try:
+        ours = importlib.import_module("fgrad." + module)
+    except ImportError:
+        return False
+    if module == "scipy.stats":  # methods of distribution objects: the module is the answer
+        return None
+    return callable(getattr(ours, name, None))
 
 
 def _redirect(name, ns, args, kwargs, original=None):

@@ -13,4 +13,4 @@ except ImportError as e:  # pragma: no cover - exercised in a subprocess with sc
         "fgrad.scipy needs scipy, which is not installed. Install the extra: "
         "pip install 'fgrad[scipy]' (or pip install scipy).") from e
 
-from . import special, stats, linalg, signal, integrate  # noqa: E402,F401
+from . import special, stats, linalg, signal, integrate, optimize  # noqa: E402,F401

@@ -1,0 +1,182 @@
+"""fgrad.scipy.optimize: scipy's minimize and root with fgrad's derivatives, and solutions
+differentiable in the problem's parameters.
+
+* ``minimize(fun, x0, ...)`` takes a pytree ``x0`` (a dict of arrays, ...), gives scipy
+  ``jac`` from ``value_and_grad``, and ``hess`` or ``hessp`` from fgrad where the method uses
+  them; the result is scipy's ``OptimizeResult`` with ``x`` (and ``jac``) as pytrees.
+* ``root(fun, x0, ...)`` gives scipy the Jacobian from ``jacfwd``.
+* When ``args`` hold traced values, the solution is differentiable in them by the implicit
+  function theorem: at a solution of ``F(x, *args) = 0`` (``F = fun`` for ``root``, the
+  gradient of ``fun`` for ``minimize``), ``dx = -J_x^-1 J_args dargs``. The rule is written
+  with fgrad (``jacfwd``, ``jvp``, ``vjp``, ``linalg.solve``), so it nests: second
+  derivatives of a solution work too. It needs ``J_x`` invertible at the solution (a simple
+  root, a strict local minimum) and the solution to be accurate (set ``tol``).
+"""
+import numpy as _onp
+import scipy.optimize as _so
+
+import fgrad.numpy as fnp
+from ..numpy.broadcasting import shape_of
+from ..pytree import tree_flatten, tree_unflatten
+from ..table import Spec, define
+from ..tracer import contains_tracer, innermost, strip
+from ..transforms import grad, hessian, jacfwd, jvp, value_and_grad, vjp
+from .special import cast_like
+
+# the methods that use a Hessian, and whether they take the product form
+_HESSP = {"newton-cg", "trust-ncg", "trust-krylov"}
+_HESS = {"dogleg", "trust-exact", "trust-constr"}
+
+
+def ravel_pytree(tree):
+    """``(flat, unravel)``: the leaves of ``tree`` as one float vector, and the function
+    that rebuilds the tree from such a vector (traced or not).
+
+    >>> import numpy
+    >>> flat, unravel = ravel_pytree({"a": numpy.ones(2), "b": 3.0})
+    >>> flat.tolist(), unravel(flat)["a"].tolist()
+    ([1.0, 1.0, 3.0], [1.0, 1.0])
+    """
+    leaves, treedef = tree_flatten(tree)
+    shapes = [_onp.shape(innermost(x)) for x in leaves]
+    sizes = [int(_onp.prod(s, dtype=int)) for s in shapes]
+    flat = _onp.concatenate([_onp.ravel(_onp.asarray(strip(x), float)) for x in leaves]) \
+        if leaves else _onp.zeros(0)
+
+    def unravel(v):
+        out, start = [], 0
+        for shape, size in zip(shapes, sizes):
+            out.append(fnp.reshape(v[start:start + size], shape))
+            start += size
+        return tree_unflatten(treedef, out)
+
+    return flat, unravel
+
+
+# --- the implicit solution: one primitive for root and minimize ---------------------------
+
+def _implicit_impl(*theta, F, solve):
+    return solve(*theta)
+
+
+def _jac_x(F, x, theta):
+    return jacfwd(lambda x: F(x, *theta))(x)
+
+
+def _implicit_jvp(tangents, ans, *theta, F, solve):
+    tangents = [fnp.zeros_like(innermost(a)) if t is None else t
+                for a, t in zip(theta, tangents)]
+    _, rhs = jvp(lambda *th: F(ans, *th), tuple(theta), tuple(tangents))
+    return -fnp.linalg.solve(_jac_x(F, ans, theta), rhs)
+
+
+def _implicit_vjp_all(g, ans, *theta, F, solve):
+    w = fnp.linalg.solve(fnp.transpose(_jac_x(F, ans, theta)), g)
+    _, pull = vjp(lambda *th: F(ans, *th), *theta)
+    return [cast_like(-c, a) for c, a in zip(pull(w), theta)]
+
+
+def _cubic(x, a, b):
+    """A test problem: x^3 + a x - b = 0 has one real root for a > 0."""
+    return x * x * x + a * x - b
+
+
+def _solve_cubic(a, b):
+    return _so.root(_cubic, _onp.zeros(_onp.shape(b)), args=(a, b), tol=1e-14).x
+
+
+implicit_solution = define(
+    "scipy.optimize.implicit_solution", _implicit_impl,
+    spec=Spec([(((3,), (3,)), dict(F=_cubic, solve=_solve_cubic)),
+               (((), (3,)), dict(F=_cubic, solve=_solve_cubic))],
+              domain=[(0.5, 2.0), (-2.0, 2.0)], dtypes=("float64", "float32"),
+              rtol=1e-4, eps=1e-5),
+    doc="""The solution ``x = solve(*theta)`` of ``F(x, *theta) = 0``, differentiable in
+    ``theta`` by the implicit function theorem (``root`` and ``minimize`` use it).""")
+implicit_solution.vjp_all = _implicit_vjp_all
+implicit_solution.vjp_any = lambda i, *a, **p: _implicit_vjp_all(*a, **p)[i]
+implicit_solution.jvp_all = _implicit_jvp
+
+
+# --- minimize and root -----------------------------------------------------------------
+
+def _args(args):
+    return tuple(args) if isinstance(args, (tuple, list)) else (args,)
+
+
+def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bounds=None,
+             constraints=(), tol=None, callback=None, options=None):
+    """scipy.optimize.minimize on a pytree ``x0``, with ``jac`` from ``value_and_grad`` (unless
+    given) and ``hess``/``hessp`` from fgrad for the methods that use them (Newton-CG,
+    trust-ncg, trust-krylov take ``hessp``; dogleg, trust-exact, trust-constr ``hess``).
+    Returns scipy's ``OptimizeResult`` with ``x`` and ``jac`` shaped like ``x0``. Traced
+    ``args`` make ``x`` differentiable in them (the module says how).
+
+    >>> import fgrad.numpy as np
+    >>> res = minimize(lambda p: np.sum((p["w"] - 3.0) ** 2) + (p["b"] + 1.0) ** 2,
+    ...                {"w": np.zeros(2), "b": 0.0}, method="BFGS")
+    >>> np.round(res.x["w"], 6).tolist(), round(float(res.x["b"]), 6)
+    ([3.0, 3.0], -1.0)
+    """
+    args = _args(args)
+    plain_args = strip(args)
+    flat0, unravel = ravel_pytree(x0)
+
+    def f(v, *a):
+        return fun(unravel(v), *a)
+
+    m = (method or "").lower()
+    kw = dict(args=plain_args, method=method, bounds=bounds, constraints=constraints, tol=tol,
+              options=options)
+    if jac is None or jac is True:
+        kw["fun"], kw["jac"] = value_and_grad(f), True
+    else:
+        kw["fun"] = f
+        kw["jac"] = jac if not callable(jac) else \
+            (lambda v, *a: ravel_pytree(jac(unravel(v), *a))[0])
+    if hess is None and hessp is None:
+        if m in _HESSP:
+            kw["hessp"] = lambda v, p, *a: jvp(lambda u: grad(f)(u, *a), (v,), (p,))[1]
+        elif m in _HESS:
+            kw["hess"] = hessian(f)
+    else:
+        kw["hess"], kw["hessp"] = hess, hessp
+    if callback is not None:
+        kw["callback"] = lambda xk, *rest: callback(unravel(xk), *rest)
+    res = _so.minimize(x0=flat0, **kw)
+    if contains_tracer(args):
+        x_star = res.x
+        res.x = implicit_solution(*args, F=lambda v, *a: grad(f)(v, *a),
+                                  solve=lambda *a: x_star)
+    res.x = unravel(res.x)
+    if "jac" in res and _onp.size(res.jac) == _onp.size(flat0):
+        res.jac = unravel(_onp.asarray(res.jac))
+    return res
+
+
+def root(fun, x0, args=(), method="hybr", jac=None, tol=None, callback=None, options=None):
+    """scipy.optimize.root with the Jacobian from ``jacfwd`` (unless ``jac`` is given; the
+    methods that use none ignore it). Traced ``args`` make ``res.x`` differentiable in them
+    by the implicit function theorem.
+
+    >>> import fgrad, fgrad.numpy as np
+    >>> def x_of(a):  # the root of x^3 + x - a, as a function of a
+    ...     return root(lambda x, a: x ** 3 + x - a, np.zeros(1), args=(a,), tol=1e-12).x[0]
+    >>> round(float(x_of(2.0)), 9), round(float(fgrad.grad(x_of)(2.0)), 9)  # 1 / (3 x^2 + 1)
+    (1.0, 0.25)
+    """
+    args = _args(args)
+    x0 = _onp.asarray(strip(x0), float)
+    uses_jacobian = method in ("hybr", "lm")
+    if jac is None and uses_jacobian:
+        jac = jacfwd(lambda x, *a: fun(x, *a))
+
+    def solve(*a):
+        return _so.root(fun, x0, args=strip(a), method=method, jac=jac, tol=tol,
+                        callback=callback, options=options)
+
+    res = solve(*args)
+    if contains_tracer(args):
+        x_star = res.x
+        res.x = implicit_solution(*args, F=fun, solve=lambda *a: x_star)
+    return res
