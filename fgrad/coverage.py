@@ -20,7 +20,7 @@ import types
 import numpy as _onp
 
 from . import numpy as fnp
-from .table import FUNCTIONS, PRIMITIVES, entry_name
+from .table import FUNCTIONS, PRIMITIVES, Primitive, entry_name
 from .numpy.unsupported import reason
 
 # The derivative each function takes at its kinks and edges (the conventions are stated in the
@@ -202,4 +202,68 @@ def render():
             out.append(f"| `{qual}` | zero derivative | - | - | - | plain result |")
         else:
             out.append(f"| `{qual}` | unsupported | - | - | - | {detail} |")
-    return "\n".join(out) + "\n"
+    return "\n".join(out + scipy_section()) + "\n"
+
+
+SCIPY_MODULES = ("special", "stats", "linalg", "signal", "integrate", "optimize")
+DRIVERS = ("minimize", "root")  # scipy's solvers run on plain values; their results are traced
+
+
+def scipy_rows():
+    """Rows ``(name, entry, not differentiable in)`` for every public function of
+    ``fgrad.scipy`` (distributions' methods as ``stats.norm.logpdf``), or [] without scipy."""
+    try:
+        import importlib
+        mods = {m: importlib.import_module("fgrad.scipy." + m) for m in SCIPY_MODULES}
+    except ImportError:
+        return []
+    by_fn = {id(f.fn): f for f in FUNCTIONS.values()}
+    rows = []
+
+    def add(name, obj):
+        entry = obj if isinstance(obj, Primitive) else getattr(obj, "_fgrad_entry", None) \
+            or by_fn.get(id(obj))
+        rows.append((name, entry, getattr(obj, "_fgrad_not_in", ())))
+
+    for m, mod in mods.items():
+        for name in sorted(getattr(mod, "__all__", None) or dir(mod)):
+            obj = getattr(mod, name)
+            if name.startswith("_") or isinstance(obj, type):
+                continue
+            if isinstance(obj, Primitive):
+                if obj.name.startswith(f"scipy.{m}."):
+                    add(f"{m}.{name}", obj)
+            elif hasattr(obj, "_fgrad_entry") or id(obj) in by_fn:  # (wrapped: scipy's module)
+                add(f"{m}.{name}", obj)
+            elif getattr(obj, "__module__", None) != mod.__name__:
+                continue
+            elif hasattr(obj, "methods"):  # a distribution
+                for meth in obj.methods:
+                    add(f"{m}.{name}.{meth}", getattr(obj, meth))
+            elif name in DRIVERS:
+                add(f"{m}.{name}", obj)
+    return rows
+
+
+def scipy_section():
+    rows = scipy_rows()
+    if not rows:
+        return ["", "## fgrad.scipy", "", "(scipy is not installed: `pip install -e "
+                "\".[scipy]\"` and regenerate.)"]
+    out = ["", "## fgrad.scipy", "",
+           f"{len(rows)} functions mirror scipy's names (`import fgrad.scipy.special`, ...): on "
+           "plain values they are scipy's own; traced, their VJP and JVP rules are table "
+           "entries checked like numpy's. Arguments listed as not differentiable are refused by "
+           "name when traced (`NoDerivativeRuleError`); every other float argument is "
+           "differentiable. Any other scipy function handed a traced value raises an error "
+           "naming it and saying how to add a rule.",
+           "", "| function | VJP | JVP | order checked | not differentiable in | checked as |",
+           "|---|---|---|---|---|---|"]
+    for name, entry, not_in in rows:
+        if entry is None:  # a driver of scipy's (minimize, root): derivatives of its result
+            out.append(f"| `{name}` | yes | yes | 2 | - | via "
+                       "`scipy.optimize.implicit_solution` (traced args) |")
+            continue
+        out.append(f"| `{name}` | yes | yes | {entry.spec.order} | "
+                   f"{', '.join(f'`{a}`' for a in not_in) or '-'} | `{entry_name(entry)}` |")
+    return out

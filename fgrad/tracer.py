@@ -300,8 +300,8 @@ class Tracer:
                 return fn(*inputs)
         if kwargs.get("out") is not None:
             raise errors.mutation(f"numpy.{ufunc.__name__}(..., out=...) on a traced value")
-        if getattr(_onp, ufunc.__name__, None) is not ufunc:  # another library's (scipy's)
-            module = _foreign_ufunc_module(ufunc)
+        module = _library_of_ufunc(ufunc)
+        if module is not None:  # scipy.special's
             raise errors.plain_library(module, ufunc.__name__, _mirrored(module, ufunc.__name__))
         name = ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}"
         out = _redirect(name, fnp, inputs, kwargs)
@@ -332,11 +332,12 @@ _MIRRORED = ("scipy.special", "scipy.stats", "scipy.linalg", "scipy.signal", "sc
              "scipy.optimize")
 
 
-def _foreign_ufunc_module(ufunc):
-    for module in _MIRRORED[:1]:  # scipy.special is the library of ufuncs
-        if getattr(sys.modules.get(module), ufunc.__name__, None) is ufunc:
-            return module
-    return "the ufunc's library"
+def _library_of_ufunc(ufunc):
+    """"scipy.special" for one of its ufuncs; None for numpy's and any other."""
+    module = "scipy.special"  # the library of ufuncs among the mirrored ones
+    if getattr(sys.modules.get(module), ufunc.__name__, None) is ufunc:
+        return module
+    return None
 
 
 def _library_caller():

@@ -17,6 +17,7 @@ import numpy as onp
 import pytest
 
 import fgrad
+import fgrad.testing
 
 EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
 SCRIPTS = sorted(p.name for p in EXAMPLES.glob("*.py"))
@@ -322,3 +323,35 @@ def test_jacobian_ode_printed_sensitivities_are_derivatives(run):
     onp.testing.assert_allclose(printed, onp.stack(cols, axis=1), rtol=1e-6, atol=1e-5)
     t0 = [ln for ln in lines if ln.startswith("0.0 10.0000")]
     assert t0 and numbers(t0[0])[2:] == [0.0] * 4        # no sensitivity at t = 0
+
+
+# --- gaussian_process.py -----------------------------------------------------------------------
+
+def test_gaussian_process_fit_agrees_with_finite_differences_in_fewer_evaluations(run):
+    lines = squeeze(run("gaussian_process.py"))
+    ours = numbers(line_with(lines, "fgrad gradients:")[0])
+    fd = numbers(line_with(lines, "finite differences (scipy):")[0])
+    assert len(ours) == len(fd) == 4
+    onp.testing.assert_allclose(ours, fd, rtol=1e-3)            # the same optimum
+    n_ours, n_fd = numbers(line_with(lines, "objective evaluations:")[0])
+    assert n_ours < n_fd
+
+
+def test_gaussian_process_objective_is_the_cholesky_formula_and_its_gradient_vanishes():
+    gp = load("gaussian_process.py")
+    x, y = gp.data()
+    ours, _ = gp.main()
+    p = ours.x
+    k = onp.asarray(gp.covariance(p, x))
+    chol = onp.linalg.cholesky(k)
+    alpha = onp.linalg.solve(k, y)
+    by_hand = 0.5 * y @ alpha + onp.log(onp.diag(chol)).sum() + 0.5 * len(x) * math.log(
+        2 * math.pi)
+    assert float(gp.neg_log_marginal(p, x, y)) == pytest.approx(by_hand, rel=1e-10)
+    g = fgrad.grad(gp.neg_log_marginal)(p, x, y)
+    assert max(abs(float(v)) for v in g.values()) < 1e-4
+    # and the gradient itself against finite differences
+    check = fgrad.testing.check_grads(lambda v: gp.neg_log_marginal(
+        dict(zip(sorted(p), v)), x, y), (onp.array([p[n] for n in sorted(p)]) + 0.1,), order=2,
+        eps=1e-5, rtol=1e-5)
+    assert check < 1e-5

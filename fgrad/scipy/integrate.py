@@ -23,7 +23,7 @@ import fgrad.numpy as fnp
 from .. import errors
 from ..numpy.broadcasting import shape_of
 from ..numpy.wrapping import traced_version_of
-from ..table import Spec, define
+from ..table import FUNCTIONS, Spec, define
 from ..tracer import contains_tracer, innermost, strip
 from ..transforms import jvp as _jvp, vjp as _vjp
 from .special import cast_like
@@ -72,7 +72,7 @@ def _jvp_rule(tangents, ans, y0, t, *args, func, **opts):
         s0 = s0 - fnp.reshape(func(fnp.reshape(y0, (n,)), t[0], *args), (n,)) * tt[0]
     targs = [fnp.zeros_like(innermost(a)) if ta is None else ta for a, ta in zip(args, targs)]
     z0 = fnp.concatenate([fnp.reshape(y0, (n,)), s0])
-    z = odeint_p(z0, t, *args, *targs, func=_forward_system(func, n, m), **opts)
+    z = _odeint(z0, t, *args, *targs, func=_forward_system(func, n, m), **opts)
     out = z[:, n:]
     if tt is not None:
         out = out + _f_at(func, ans, t, args) * fnp.expand_dims(tt, 1)
@@ -90,7 +90,7 @@ def _vjp_rule(g, ans, y0, t, *args, func, **opts):
     for i in range(steps - 1, 0, -1):
         t_bar[i] = fnp.sum(g[i] * f_at[i])
         z0 = fnp.concatenate([ans[i], a, a_args])
-        z = odeint_p(z0, fnp.stack([t[i], t[i - 1]]), *args, func=system, **opts)[1]
+        z = _odeint(z0, fnp.stack([t[i], t[i - 1]]), *args, func=system, **opts)[1]
         a, a_args = z[n:2 * n] + g[i - 1], z[2 * n:]
     t_bar[0] = -fnp.sum((a - g[0]) * f_at[0])
     cts = [cast_like(fnp.reshape(a, shape_of(y0)), y0), cast_like(fnp.stack(t_bar), t)]
@@ -113,18 +113,17 @@ def _times(dt):
 
 
 _TIGHT = {"rtol": 1e-11, "atol": 1e-11}
-odeint_p = define(
+_odeint = define(
     "scipy.integrate.odeint", _impl, spec=Spec(
         [(((2,), (3,), (), ()), dict(func=_oscillator, **_TIGHT))],
         domain=[(-1.0, 1.0), (-0.5, 0.5), (0.5, 2.0), (0.1, 0.5)],
         call=lambda f, y0, dt, k, c, **p: f(y0, _times(dt), k, c, **p),
         eps=1e-4, rtol=2e-4, atol=1e-6, dtypes=("float64", "float32")))
-odeint_p.vjp_all = _vjp_rule
-odeint_p.jvp_all = _jvp_rule
-odeint_p.vjp_any = lambda i, g, ans, *args, **params: _vjp_rule(g, ans, *args, **params)[i]
+_odeint.vjp_all = _vjp_rule
+_odeint.jvp_all = _jvp_rule
+_odeint.vjp_any = lambda i, g, ans, *args, **params: _vjp_rule(g, ans, *args, **params)[i]
 
 
-@traced_version_of(_si.odeint)
 def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None, mu=None,
            rtol=None, atol=None, tcrit=None, h0=0.0, hmax=0.0, hmin=0.0, ixpr=0, mxstep=0,
            mxhnil=0, mxordn=12, mxords=5, printmessg=0, tfirst=False):
@@ -132,27 +131,34 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
     sensitivities in forward mode, the adjoint method in reverse mode; see the module).
     On traced values: ``rtol``, ``atol``, ``h0``, ``hmax``, ``hmin``, ``mxstep`` and
     ``tfirst`` are taken; ``full_output``, ``Dfun``, ``tcrit`` and the banded options are
-    not (the derivative rules solve other ODEs than ``func``'s)."""
+    not (the derivative rules solve other ODEs than ``func``'s). A ``func`` that closes over
+    a traced value is refused (its dependence would be lost), also when nothing else is
+    traced."""
+    args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
+    user = func
+    if tfirst:
+        def func(y, t, *a):
+            return user(t, y, *a)
+    y_first = fnp.ravel(strip(y0))
+    if contains_tracer(func(y_first, _onp.ravel(strip(t))[0], *strip(args))):
+        raise errors.closed_over(
+            "fgrad.scipy.integrate.odeint's func", "a transform",
+            "Pass the values it depends on through args=(...) instead.")
+    if not contains_tracer((y0, t, args)):
+        return _si.odeint(user, y0, t, args, Dfun, col_deriv, full_output, ml, mu, rtol, atol,
+                          tcrit, h0, hmax, hmin, ixpr, mxstep, mxhnil, mxordn, mxords,
+                          printmessg, tfirst)
     for name, value, default in (("Dfun", Dfun, None), ("full_output", full_output, 0),
                                  ("tcrit", tcrit, None), ("ml", ml, None), ("mu", mu, None)):
         if value is not default and value != default:
             raise NotImplementedError(f"fgrad.scipy.integrate.odeint: {name}= is not "
                                       "supported on traced values")
-    user = func
-    if tfirst:
-        def func(y, t, *a):
-            return user(t, y, *a)
-    args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
-    if contains_tracer(func(strip(fnp.ravel(y0)), strip(t)[0], *strip(args))):
-        raise errors.closed_over(
-            "fgrad.scipy.integrate.odeint's func", "a transform",
-            "Pass the values it depends on through args=(...) instead.")
     opts = {k: v for k, v in (("rtol", rtol), ("atol", atol), ("h0", h0), ("hmax", hmax),
                               ("hmin", hmin), ("mxstep", mxstep)) if v is not None}
-    return odeint_p(y0, t, *args, func=func, **opts)
+    return _odeint(y0, t, *args, func=func, **opts)
 
 
-odeint._fgrad_entry = odeint_p
+odeint._fgrad_entry = _odeint
 
 
 def _simpson_weights(n, x, dx):
@@ -183,10 +189,13 @@ def simpson(y, x=None, *, dx=1.0, axis=-1):
     return _simpson(y, x=x, dx=dx, axis=axis)
 
 
-simpson._fgrad_entry = _simpson
+simpson._fgrad_entry, simpson._fgrad_not_in = _simpson, ("x",)
 
 
 @traced_version_of(_si.trapezoid)
 def trapezoid(y, x=None, dx=1.0, axis=-1):
     """scipy.integrate.trapezoid: fgrad.numpy.trapezoid's rules (in ``y`` and ``x``)."""
     return fnp.trapezoid(y, x=x, dx=dx, axis=axis)
+
+
+trapezoid._fgrad_entry = FUNCTIONS["trapezoid"]  # (checked there, as np.trapezoid)

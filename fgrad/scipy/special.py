@@ -82,7 +82,7 @@ def _with_static(fn, static, d, cases, domain=POSITIVE, first=True, name=None,
             raise errors.no_derivative_in("scipy.special." + name, static, why)
         return p(x, **{static: n})
 
-    public._fgrad_entry = p
+    public._fgrad_entry, public._fgrad_not_in = p, (static,)
     return public
 
 
@@ -247,7 +247,7 @@ def zeta(x, q=None):
     return _zeta_q(x, q)
 
 
-zeta._fgrad_entry = _zeta_q._fgrad_entry
+zeta._fgrad_entry, zeta._fgrad_not_in = _zeta_q._fgrad_entry, ("x",)
 
 
 def _lambertw_d(ans, z, k):
@@ -280,7 +280,7 @@ def lambertw(z, k=0, tol=1e-8):
     return _lambertw(z, k=k, tol=tol)
 
 
-lambertw._fgrad_entry = _lambertw
+lambertw._fgrad_entry, lambertw._fgrad_not_in = _lambertw, ("k",)
 
 
 # --- reductions: logsumexp, softmax, log_softmax ---------------------------------------

@@ -68,10 +68,12 @@ class Continuous:
         self.shape_scores = tuple(shape_scores)
         self.scipy = getattr(_st, name)
         self._x_domain, self._shape_domains, self._valid = x_domain, shape_domains, valid
-        self._prims = {}
+        self._prims, self.methods = {}, _METHODS
         for method in _METHODS:
             self._prims[method] = self._primitive(method)
             setattr(self, method, self._public(method))
+            if method in ("cdf", "logcdf", "sf", "logsf", "ppf"):
+                getattr(self, method)._fgrad_not_in = self.shapes
 
     def __repr__(self):
         return f"<fgrad.scipy.stats.{self.name}>"
@@ -214,7 +216,7 @@ class Discrete:
     the shapes from ``domains`` and use ``statics`` for the static ones, at the points ``ks``
     (``cdf_ks`` for the cdf family, where it must stay off the support's end)."""
 
-    METHODS = ("logpmf", "pmf", "cdf", "logcdf", "sf", "logsf")
+    methods = ("logpmf", "pmf", "cdf", "logcdf", "sf", "logsf")
 
     def __init__(self, name, shapes, logpmf_d, cdf_d, domains=(), ks=(0, 1, 3), statics=None,
                  cdf_ks=None):
@@ -222,7 +224,7 @@ class Discrete:
         self.logpmf_d, self.cdf_d = logpmf_d, cdf_d
         self.scipy = getattr(_st, name)
         self._free, self._prims = {}, {}
-        for method in self.METHODS:
+        for method in self.methods:
             rules = logpmf_d if method.endswith("pmf") else cdf_d
             free = self._free[method] = tuple(s for s in shapes if s in rules)
             fixed = {s: statics[s] for s in shapes if s not in free}  # the tests' values
@@ -284,6 +286,7 @@ class Discrete:
                         **{n: values[n] for n in names if n not in free})
 
         public._fgrad_entry = prim
+        public._fgrad_not_in = ("k", "loc") + tuple(n for n in self.shapes if n not in free)
         return public
 
 
@@ -378,6 +381,8 @@ def _dirichlet_prim(method):
 
 class _Dirichlet:
     """scipy.stats.dirichlet's logpdf and pdf, differentiable in the point and ``alpha``."""
+
+    methods = ("logpdf", "pdf")
 
     def __init__(self):
         self.logpdf, self.pdf = _dirichlet_prim("logpdf"), _dirichlet_prim("pdf")
@@ -474,6 +479,8 @@ class _MultivariateNormal:
     """scipy.stats.multivariate_normal's logpdf and pdf (in the point, the mean and the
     covariance) and entropy (in the covariance). The covariance is differentiated as a
     symmetric matrix (scipy reads one triangle): its gradient is symmetric."""
+
+    methods = ("logpdf", "pdf", "entropy")
 
     def __init__(self):
         self.logpdf, self.pdf = _mvn_prim("logpdf"), _mvn_prim("pdf")

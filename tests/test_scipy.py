@@ -1,0 +1,417 @@
+"""fgrad.scipy: what the generated tests (test_rules.py, every table entry against finite
+differences, both modes, order 2) cannot see: the public functions' call forms give scipy's
+exact values, derivatives equal closed forms, arguments without a derivative are refused by
+name, scipy's own functions handed a traced value say what to use, odeint on a stiff and a
+non-stiff problem, the optimisers, and ``import fgrad`` without scipy.
+"""
+import math
+import subprocess
+import sys
+
+import numpy as onp
+import pytest
+
+pytest.importorskip("scipy", reason="fgrad.scipy needs scipy; the test extra installs it")
+
+import scipy.integrate as si  # noqa: E402
+import scipy.linalg as sl  # noqa: E402
+import scipy.optimize as so  # noqa: E402
+import scipy.signal as ss  # noqa: E402
+import scipy.special as sc  # noqa: E402
+import scipy.stats as st  # noqa: E402
+
+import fgrad  # noqa: E402
+import fgrad.numpy as np  # noqa: E402
+from fgrad.errors import (ClosedOverTracerError, ConcretizationError,  # noqa: E402
+                          NoDerivativeRuleError)
+from fgrad.scipy import integrate, linalg, optimize, signal, special, stats  # noqa: E402
+from fgrad.testing import check_grads  # noqa: E402
+
+rng = onp.random.default_rng(0)
+X = rng.uniform(0.5, 2.0, 4)
+M = rng.uniform(-1, 1, (3, 3))
+SPD = M @ M.T + 3 * onp.eye(3)
+
+
+# --- import -------------------------------------------------------------------------------
+
+def _python(code):
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_import_fgrad_does_not_import_scipy():
+    proc = _python("import sys, fgrad, fgrad.numpy; print('scipy' in sys.modules)")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "False"
+
+
+def test_fgrad_scipy_without_scipy_says_to_install_the_extra():
+    proc = _python("import sys\nsys.modules['scipy'] = None  # scipy hidden\n"
+                   "import fgrad, fgrad.numpy as np\n"
+                   "print(float(fgrad.grad(np.sin)(0.0)))\n"
+                   "try:\n    import fgrad.scipy\nexcept ImportError as e:\n    print(e)\n")
+    assert proc.returncode == 0, proc.stderr
+    first, message = proc.stdout.strip().splitlines()
+    assert first == "1.0"
+    assert "fgrad.scipy needs scipy" in message and "pip install 'fgrad[scipy]'" in message
+
+
+# --- plain values are scipy's, exactly ----------------------------------------------------
+
+A23 = rng.uniform(-1, 1, (2, 3))
+PLAIN = [
+    (special.iv, sc.iv, (1.5, X)),
+    (special.polygamma, sc.polygamma, (2, X)),
+    (special.multigammaln, sc.multigammaln, (3.5, 3)),
+    (special.gammainc, sc.gammainc, (1.5, X)),
+    (special.expn, sc.expn, (2, X)),
+    (special.zeta, sc.zeta, (3.0, X)),
+    (special.lambertw, sc.lambertw, (X,)),
+    (special.gammaln, sc.gammaln, (onp.float32(2.5),)),
+    (lambda a: special.logsumexp(a, axis=1, b=A23 + 2, return_sign=True),
+     lambda a: sc.logsumexp(a, axis=1, b=A23 + 2, return_sign=True), (A23,)),
+    (lambda a: special.softmax(a, 1), lambda a: sc.softmax(a, 1), (A23,)),
+    (lambda x: stats.t.logpdf(x, 3.0, loc=0.5, scale=2.0),
+     lambda x: st.t.logpdf(x, 3.0, loc=0.5, scale=2.0), (X,)),
+    (lambda x: stats.t.logpdf(x, df=3.0), lambda x: st.t.logpdf(x, df=3.0), (X,)),
+    (stats.norm.cdf, st.norm.cdf, (X,)),
+    (stats.gamma.ppf, st.gamma.ppf, (0.3, 2.0)),
+    (stats.poisson.logpmf, st.poisson.logpmf, ([0, 1, 3], 2.5)),
+    (lambda k: stats.binom.cdf(k, 6, p=0.3), lambda k: st.binom.cdf(k, 6, p=0.3), ([0, 2],)),
+    (stats.dirichlet.logpdf, st.dirichlet.logpdf, ([0.2, 0.3], [1.0, 2.0, 3.0])),
+    (stats.multivariate_normal.logpdf, st.multivariate_normal.logpdf, (X[:3], None, 2.0)),
+    (stats.multivariate_normal.entropy, st.multivariate_normal.entropy, (None, SPD)),
+    (linalg.cho_factor, sl.cho_factor, (SPD,)),
+    (linalg.lu_factor, sl.lu_factor, (M,)),
+    (lambda a, b: linalg.solve_triangular(a, b, lower=True),
+     lambda a, b: sl.solve_triangular(a, b, lower=True), (SPD, X[:3])),
+    (linalg.expm, sl.expm, (M,)),
+    (lambda a, b: signal.convolve(a, b, mode="same"),
+     lambda a, b: ss.convolve(a, b, mode="same"), (X, X[:2])),
+    (integrate.simpson, si.simpson, (X,)),
+]
+
+
+@pytest.mark.parametrize("ours, theirs, args", PLAIN)
+def test_plain_values_are_scipys_exactly(ours, theirs, args):
+    got, want = ours(*args), theirs(*args)
+    for g, w in zip(*(v if isinstance(v, tuple) else (v,) for v in (got, want))):
+        onp.testing.assert_array_equal(g, w)
+        assert type(g) is type(w) and onp.result_type(g) == onp.result_type(w)
+
+
+# --- traced values: scipy's values, closed-form derivatives -------------------------------
+
+def test_gammaln_digamma_polygamma_chain():
+    # d/dx gammaln = digamma, and its derivatives are polygamma(n, x), to the third order
+    f = special.gammaln
+    for n, d in enumerate([fgrad.grad(f), fgrad.grad(fgrad.grad(f)),
+                           fgrad.grad(fgrad.grad(fgrad.grad(f)))]):
+        assert d(1.7) == pytest.approx(sc.polygamma(n, 1.7), rel=1e-12)
+
+
+def test_logsumexp_gradient_is_softmax_and_hessian_its_covariance():
+    a = rng.standard_normal(4)
+    s = sc.softmax(a)
+    onp.testing.assert_allclose(fgrad.grad(special.logsumexp)(a), s, rtol=1e-13)
+    onp.testing.assert_allclose(fgrad.hessian(special.logsumexp)(a),
+                                onp.diag(s) - onp.outer(s, s), atol=1e-13)
+
+
+def test_logsumexp_with_a_negative_sum_gives_the_sign_and_its_derivative():
+    a, b = onp.array([0.1, 0.5]), onp.array([1.0, -2.0])
+    (val, sign), pull = fgrad.vjp(lambda a: special.logsumexp(a, b=b, return_sign=True), a)
+    want = sc.logsumexp(a, b=b, return_sign=True)
+    assert val == want[0] and sign == want[1] == -1
+    total = onp.sum(b * onp.exp(a))  # d log|S| / da = b e^a / S
+    onp.testing.assert_allclose(pull((1.0, 0.0))[0], b * onp.exp(a) / total, rtol=1e-13)
+
+
+def test_normal_logpdf_derivatives_in_point_loc_and_scale():
+    x, loc, scale = 1.3, 0.4, 1.7
+    z = (x - loc) / scale
+    g = fgrad.grad(stats.norm.logpdf, argnums=(0, 1, 2))(x, loc, scale)
+    assert g == pytest.approx((-z / scale, z / scale, (z * z - 1) / scale), rel=1e-13)
+
+
+def test_t_logpdf_takes_keyword_parameters_and_differentiates_in_df():
+    def f(df):
+        return np.sum(stats.t.logpdf(X, df=df, scale=2.0))
+    value, g = fgrad.value_and_grad(f)(3.0)
+    assert value == onp.sum(st.t.logpdf(X, df=3.0, scale=2.0))
+    eps = 1e-6
+    assert g == pytest.approx((f(3.0 + eps) - f(3.0 - eps)) / (2 * eps), rel=1e-7)
+
+
+def test_ppf_derivative_is_the_reciprocal_density():
+    q = 0.3
+    x = st.gamma.ppf(q, 2.5)
+    assert fgrad.grad(lambda q: stats.gamma.ppf(q, 2.5))(q) == pytest.approx(
+        1 / st.gamma.pdf(x, 2.5), rel=1e-10)
+
+
+def test_poisson_cdf_derivative_in_mu_is_minus_the_pmf():
+    assert fgrad.grad(lambda mu: stats.poisson.cdf(3, mu))(2.2) == pytest.approx(
+        -st.poisson.pmf(3, 2.2), rel=1e-12)
+
+
+def test_multivariate_normal_takes_scipys_covariance_forms():
+    x, mean = rng.standard_normal((5, 3)), rng.standard_normal(3)
+    for cov in (2.0, onp.array([1.0, 2.0, 3.0]), SPD):
+        def f(x, mean):
+            return np.sum(stats.multivariate_normal.logpdf(x, mean, cov))
+        value, (gx, gm) = fgrad.value_and_grad(f, argnums=(0, 1))(x, mean)
+        full = onp.diag(onp.broadcast_to(cov, (3,))) if onp.ndim(cov) < 2 else cov
+        assert value == pytest.approx(onp.sum(st.multivariate_normal.logpdf(x, mean, cov)),
+                                      rel=1e-12)
+        onp.testing.assert_allclose(gx, -onp.linalg.solve(full, (x - mean).T).T, rtol=1e-10)
+        onp.testing.assert_allclose(gm, -gx.sum(0), rtol=1e-10)
+
+
+def test_multivariate_normal_covariance_gradient_is_symmetric_and_right():
+    x = rng.standard_normal(3)
+    g = fgrad.grad(lambda c: stats.multivariate_normal.logpdf(x, None, c))(SPD)
+    p = onp.linalg.inv(SPD)
+    onp.testing.assert_allclose(g, -0.5 * (p - p @ onp.outer(x, x) @ p), atol=1e-12)
+    onp.testing.assert_allclose(g, g.T)
+
+
+def test_dirichlet_with_one_component_left_out():
+    alpha = onp.array([1.5, 2.0, 3.0])
+    x = onp.array([0.2, 0.3])
+    value, g = fgrad.value_and_grad(lambda x: stats.dirichlet.logpdf(x, alpha))(x)
+    assert value == pytest.approx(st.dirichlet.logpdf(x, alpha), rel=1e-13)
+    last = 1 - x.sum()
+    onp.testing.assert_allclose(g, (alpha[:2] - 1) / x - (alpha[2] - 1) / last, rtol=1e-12)
+
+
+def test_lambertw_real_branch_derivative():
+    x = 1.3
+    w = sc.lambertw(x).real
+    assert fgrad.grad(lambda x: np.real(special.lambertw(x)))(x) == pytest.approx(
+        w / (x * (1 + w)), rel=1e-12)
+    assert fgrad.grad(lambda x: np.real(special.lambertw(x)))(0.0) == 1.0
+
+
+def test_cho_solve_and_lu_solve_match_solve_in_value_and_gradient():
+    b = rng.standard_normal(3)
+
+    def via(solver):
+        return lambda a, b: np.sum(solver(a, b) ** 2)
+
+    ref = fgrad.grad(via(np.linalg.solve), argnums=(0, 1))(SPD, b)
+    # the Cholesky route reads one triangle: its gradient is the symmetric part of solve's
+    sym = (ref[0] + ref[0].T) / 2
+    for solver, want in ((lambda a, b: linalg.cho_solve(linalg.cho_factor(a), b), sym),
+                         (lambda a, b: linalg.cho_solve(linalg.cho_factor(a, lower=True), b),
+                          sym),
+                         (lambda a, b: linalg.lu_solve(linalg.lu_factor(a), b), ref[0])):
+        got = fgrad.grad(via(solver), argnums=(0, 1))(SPD, b)
+        onp.testing.assert_allclose(got[0], want, rtol=1e-9, atol=1e-12)
+        onp.testing.assert_allclose(got[1], ref[1], rtol=1e-9)
+
+
+def test_expm_jvp_is_scipys_frechet_derivative():
+    e = rng.standard_normal((3, 3))
+    _, tangent = fgrad.jvp(linalg.expm, (M,), (e,))
+    onp.testing.assert_allclose(tangent, sl.expm_frechet(M, e, compute_expm=False),
+                                rtol=1e-10, atol=1e-12)
+
+
+def test_convolve_vjp_in_every_mode_against_the_full_jacobian():
+    x, y = rng.standard_normal(6), rng.standard_normal(3)
+    for mode in ("full", "same", "valid"):
+        jac = fgrad.jacrev(lambda x: signal.convolve(x, y, mode=mode))(x)
+        cols = [ss.convolve(e, y, mode=mode) for e in onp.eye(6)]
+        onp.testing.assert_allclose(jac, onp.array(cols).T, atol=1e-12)
+
+
+# --- odeint ---------------------------------------------------------------------------------
+
+def _decay(y, t, k):
+    return -k * y
+
+
+def test_odeint_gradient_against_the_closed_form():
+    t = onp.array([0.0, 0.5, 1.5])
+
+    def final(y0, k):
+        return integrate.odeint(_decay, y0, t, args=(k,), rtol=1e-12, atol=1e-12)[-1, 0]
+
+    gy0, gk = fgrad.grad(final, argnums=(0, 1))(onp.array([2.0]), 0.7)
+    assert gy0[0] == pytest.approx(math.exp(-0.7 * 1.5), rel=1e-8)
+    assert gk == pytest.approx(-1.5 * 2.0 * math.exp(-0.7 * 1.5), rel=1e-8)
+    # forward mode: the same numbers by forward sensitivities
+    _, tk = fgrad.jvp(lambda k: final(onp.array([2.0]), k), (0.7,), (1.0,))
+    assert tk == pytest.approx(gk, rel=1e-8)
+
+
+def _van_der_pol(y, t, mu):  # stiff for large mu
+    return np.stack([y[1], mu * (1 - y[0] ** 2) * y[1] - y[0]])
+
+
+def _pendulum(y, t, g, damping):
+    return np.stack([y[1], -g * np.sin(y[0]) - damping * y[1]])
+
+
+@pytest.mark.parametrize("func, args", [(_pendulum, (9.8, 0.3)), (_van_der_pol, (50.0,))],
+                         ids=["non-stiff", "stiff"])
+def test_odeint_derivatives_in_y0_t_and_args_against_finite_differences(func, args):
+    y0, t = onp.array([1.0, 0.0]), onp.array([0.0, 0.3, 0.7])
+
+    def f(y0, t, *args):
+        return integrate.odeint(func, y0, t, args=args, rtol=1e-12, atol=1e-12)
+
+    check_grads(f, (y0, t) + args, order=1, modes=("fwd", "rev"), eps=1e-5, rtol=1e-4,
+                atol=1e-6)
+
+
+def test_odeint_refuses_a_closure_over_a_traced_value():
+    def f(k):
+        return integrate.odeint(lambda y, t: -k * y, onp.array([1.0]), onp.array([0.0, 1.0]))
+
+    with pytest.raises(ClosedOverTracerError, match="args="):
+        fgrad.grad(lambda k: f(k)[-1, 0])(0.5)
+
+
+def test_odeint_tfirst_and_plain_values():
+    t = onp.array([0.0, 1.0])
+    ours = integrate.odeint(lambda t, y, k: -k * y, onp.array([1.0]), t, args=(0.5,),
+                            tfirst=True)
+    onp.testing.assert_array_equal(
+        ours, si.odeint(lambda t, y, k: -k * y, onp.array([1.0]), t, args=(0.5,), tfirst=True))
+    g = fgrad.grad(lambda k: integrate.odeint(lambda t, y, k: -k * y, onp.array([1.0]), t,
+                                              args=(k,), tfirst=True, rtol=1e-12,
+                                              atol=1e-12)[-1, 0])(0.5)
+    assert g == pytest.approx(-math.exp(-0.5), rel=1e-8)
+
+
+# --- optimisation -----------------------------------------------------------------------------
+
+def _quadratic(p, a=3.0):
+    return np.sum((p["w"] - a) ** 2) + (p["b"] + 1.0) ** 2 + 0.1 * np.sum(p["w"] ** 4)
+
+
+@pytest.mark.parametrize("method", ["BFGS", "L-BFGS-B", "Newton-CG", "trust-ncg", "trust-exact",
+                                    "dogleg", "trust-constr"])
+def test_minimize_on_a_pytree_with_fgrads_derivatives(method):
+    x0 = {"w": onp.zeros(2), "b": 0.5}
+    res = optimize.minimize(_quadratic, x0, method=method)
+    assert res.success, res.message
+    assert set(res.x) == {"w", "b"} and onp.shape(res.x["w"]) == (2,)
+    # stationarity: 2 (w - 3) + 0.4 w^3 = 0
+    w = so.brentq(lambda w: 2 * (w - 3) + 0.4 * w ** 3, 0, 3)
+    onp.testing.assert_allclose(res.x["w"], [w, w], rtol=1e-5)
+    assert float(res.x["b"]) == pytest.approx(-1.0, abs=1e-5)
+
+
+def test_minimize_uses_fewer_evaluations_than_finite_differences():
+    def rosen(x):
+        return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+
+    x0 = onp.full(6, -0.5)
+    ours = optimize.minimize(rosen, x0, method="BFGS")
+    fd = so.minimize(so.rosen, x0, method="BFGS")
+    onp.testing.assert_allclose(ours.x, onp.ones(6), atol=1e-4)
+    assert ours.nfev < fd.nfev
+
+
+def test_minimizer_is_differentiable_in_its_arguments():
+    # argmin_x (x - a)^2 + b x^2 = a / (1 + b)
+    def argmin(a, b):
+        return optimize.minimize(lambda x, a, b: np.sum((x - a) ** 2 + b * x ** 2),
+                                 onp.zeros(1), args=(a, b), method="BFGS", tol=1e-12).x[0]
+
+    a, b = 2.0, 0.5
+    assert argmin(a, b) == pytest.approx(a / (1 + b), rel=1e-7)
+    ga, gb = fgrad.grad(argmin, argnums=(0, 1))(a, b)
+    assert ga == pytest.approx(1 / (1 + b), rel=1e-7)
+    assert gb == pytest.approx(-a / (1 + b) ** 2, rel=1e-7)
+    # second derivative, through the implicit rule's own rules
+    assert fgrad.grad(fgrad.grad(argmin, argnums=1), argnums=1)(a, b) == pytest.approx(
+        2 * a / (1 + b) ** 3, rel=1e-6)
+
+
+def test_root_is_differentiable_in_its_arguments_both_modes():
+    def x_of(a):
+        return optimize.root(lambda x, a: x ** 3 + x - a, onp.zeros(1), args=(a,),
+                             tol=1e-13).x[0]
+
+    x = x_of(10.0)
+    assert x == pytest.approx(2.0, rel=1e-10)
+    assert fgrad.grad(x_of)(10.0) == pytest.approx(1 / (3 * x * x + 1), rel=1e-9)
+    assert fgrad.jvp(x_of, (10.0,), (1.0,))[1] == pytest.approx(1 / (3 * x * x + 1), rel=1e-9)
+
+
+# --- arguments without a derivative, refused by name ------------------------------------------
+
+REFUSED = [
+    (lambda v: special.iv(v, 1.0), "scipy.special.iv", "'v'"),
+    (lambda a: special.gammainc(a, 1.0), "scipy.special.gammainc", "'a'"),
+    (lambda x: special.zeta(x), "scipy.special.zeta", "'x'"),
+    (lambda x: special.zeta(x, 2.0), "scipy.special.zeta", "'x'"),
+    (lambda a: stats.gamma.cdf(1.0, a), "scipy.stats.gamma.cdf", "'a'"),
+    (lambda a: stats.gamma.ppf(0.3, a), "scipy.stats.gamma.ppf", "'a'"),
+    (lambda n: stats.binom.logpmf(2, n, 0.3), "scipy.stats.binom.logpmf", "'n'"),
+    (lambda k: stats.poisson.logpmf(k, 2.0), "scipy.stats.poisson.logpmf", "'k'"),
+    (lambda n: stats.nbinom.cdf(2, n, 0.3), "scipy.stats.nbinom.cdf", "'n'"),
+    (lambda x: integrate.simpson(onp.ones(3), x=x * onp.arange(3.0)),
+     "scipy.integrate.simpson", "'x'"),
+]
+
+
+@pytest.mark.parametrize("f, name, arg", REFUSED)
+def test_arguments_without_a_derivative_are_refused_by_name(f, name, arg):
+    with pytest.raises(NoDerivativeRuleError, match=f"fgrad.{name} has no derivative in its "
+                                                    f"argument {arg}"):
+        fgrad.grad(f)(3.0)
+
+
+def test_unsupported_options_on_traced_values_say_so():
+    with pytest.raises(NotImplementedError, match="assume_a"):
+        fgrad.grad(lambda a: np.sum(linalg.solve(a, onp.ones(3), assume_a="pos")))(SPD)
+    with pytest.raises(NotImplementedError, match="boundary='fill'"):
+        fgrad.grad(lambda a: np.sum(signal.convolve2d(a, a, boundary="wrap")))(M)
+    with pytest.raises(NotImplementedError, match="axes="):
+        fgrad.grad(lambda a: np.sum(signal.fftconvolve(a, a, axes=0)))(M)
+    with pytest.raises(NotImplementedError, match="full_output="):
+        fgrad.grad(lambda y: np.sum(integrate.odeint(_decay, y, onp.array([0.0, 1.0]),
+                                                     args=(1.0,), full_output=1)[0]))(X[:1])
+
+
+# --- scipy's own functions handed a traced value -------------------------------------------------
+
+def test_a_scipy_ufunc_on_a_traced_value_names_fgrads_version():
+    with pytest.raises(ConcretizationError, match=r"Use fgrad\.scipy\.special\.expit "):
+        fgrad.grad(lambda x: sc.expit(x))(0.5)
+
+
+def test_a_scipy_function_on_a_traced_value_names_fgrads_version():
+    with pytest.raises(ConcretizationError, match=r"Use fgrad\.scipy\.linalg\.inv "):
+        fgrad.grad(lambda a: np.sum(sl.inv(a)))(SPD)
+    with pytest.raises(ConcretizationError, match=r"Use fgrad\.scipy\.stats's version"):
+        fgrad.grad(lambda x: np.sum(st.norm.logpdf(x)))(X)
+
+
+def test_a_scipy_function_without_a_rule_says_how_to_add_one():
+    with pytest.raises(NoDerivativeRuleError,
+                       match=r"fgrad\.primitive\(scipy\.special\.ellipk\)"):
+        fgrad.grad(lambda x: sc.ellipk(x))(0.5)
+    with pytest.raises(NoDerivativeRuleError, match=r"scipy\.linalg\.expm_frechet was called"):
+        fgrad.grad(lambda a: np.sum(sl.expm_frechet(a, a)))(M)
+
+
+def test_every_suggested_fgrad_scipy_name_exists():
+    import re
+    for name in dir(sc):
+        fn = getattr(sc, name)
+        if not isinstance(fn, onp.ufunc) or fn.nin != 1:
+            continue
+        try:
+            fgrad.grad(lambda x: fn(x))(0.5)
+        except (ConcretizationError, NoDerivativeRuleError) as e:
+            for module, attr in re.findall(r"Use fgrad\.(scipy\.\w+)\.(\w+)", str(e)):
+                assert callable(getattr(sys.modules["fgrad." + module], attr)), (name, str(e))
+        except Exception:  # a scipy ufunc with no float loop: not fgrad's message to judge
+            pass
