@@ -63,11 +63,12 @@ class Continuous:
     (-0.2, 0.2) and scale in (1.5, 2)), ``shape_domains`` the shapes'."""
 
     def __init__(self, name, shapes, score, shape_scores=(), x_domain=(-2.0, 2.0),
-                 shape_domains=(), valid=None):
+                 shape_domains=(), valid=None, ppf_valid=None):
         self.name, self.shapes, self.score = name, tuple(shapes), score
         self.shape_scores = tuple(shape_scores)
         self.scipy = getattr(_st, name)
-        self._x_domain, self._shape_domains, self._valid = x_domain, shape_domains, valid
+        self._x_domain, self._shape_domains = x_domain, shape_domains
+        self._valid, self._ppf_valid = valid, ppf_valid
         self._prims, self.methods = {}, _METHODS
         for method in _METHODS:
             self._prims[method] = self._primitive(method)
@@ -118,6 +119,7 @@ class Continuous:
     def _spec(self, method):
         n = len(self.shapes)
         first = (0.1, 0.9) if method == "ppf" else self._x_domain
+        valid = self._ppf_valid if method == "ppf" else self._valid
         domain = [first, *self._shape_domains, (-0.2, 0.2), (1.5, 2.0)]
         cases = [(((),) * (n + 3), {}), (((3,),) + ((),) * (n + 2), {}),
                  (((2, 3),) + ((3,),) * n + ((), (2, 1)), {})]
@@ -125,9 +127,9 @@ class Continuous:
             # not differentiable in the shapes: they are fixed by the test's call
             fixed = tuple((a + b) / 2 for a, b in self._shape_domains)
             cases = [((c[0],) + c[-2:], p) for c, p in cases]
-            return Spec(cases, domain=[first, (-0.2, 0.2), (1.5, 2.0)], valid=self._valid,
+            return Spec(cases, domain=[first, (-0.2, 0.2), (1.5, 2.0)], valid=valid,
                         call=lambda f, x, loc, scale: f(x, *fixed, loc, scale))
-        return Spec(cases, domain=domain, valid=self._valid)
+        return Spec(cases, domain=domain, valid=valid)
 
     def _primitive(self, method):
         fn = getattr(self.scipy, method)
@@ -196,7 +198,8 @@ chi2 = Continuous("chi2", ("df",), lambda z, df: (df / 2 - 1) / z - 0.5,
 expon = Continuous("expon", (), lambda z: -fnp.ones_like(z), x_domain=_POSITIVE)
 # (the kink at z = 0 takes the average of the one-sided scores, 0)
 laplace = Continuous("laplace", (), lambda z: -_onp.sign(innermost(z)) * fnp.ones_like(z),
-                     valid=lambda x, loc, scale: _onp.all(_onp.abs(x - loc) > 0.05))
+                     valid=lambda x, loc, scale: _onp.all(_onp.abs(x - loc) > 0.05),
+                     ppf_valid=lambda q, loc, scale: _onp.all(_onp.abs(q - 0.5) > 0.02))
 logistic = Continuous("logistic", (), lambda z: -fnp.tanh(z / 2))
 cauchy = Continuous("cauchy", (), lambda z: -2 * z / (1 + z * z))
 lognorm = Continuous("lognorm", ("s",), lambda z, s: -(1 + fnp.log(z) / (s * s)) / z,
