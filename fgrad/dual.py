@@ -4,7 +4,8 @@ Used by ``jvp``. Every primitive call computes its output and, from the JVP rule
 output's tangent in the same step; nothing is recorded, so memory stays that of the forward
 pass. (``linearize`` and ``jacfwd`` instead record a tape once and sweep it per tangent.)
 """
-from .tracer import Trace, Tracer
+from . import errors
+from .tracer import _PLAIN, Trace, Tracer, semantics_of_its_own
 
 
 class DualTracer(Tracer):
@@ -32,6 +33,9 @@ class DualTrace(Trace):
                     nested = True
             elif isinstance(a, Tracer):
                 nested = True
+            elif a.__class__ not in _PLAIN and semantics_of_its_own(a):
+                raise errors.array_subclass(f"fgrad.numpy.{prim.name}", a.__class__,
+                                            f"argument {i}")
         ans = prim(*vals, **params) if nested else \
             prim.fast_impl(*vals, **params)
         out = prim.tangent(tangents, ans, vals, params)

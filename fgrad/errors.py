@@ -70,12 +70,58 @@ def concretization(how):
     )
 
 
-def plain_numpy(name):
+def plain_numpy(name, instead=None):
+    """numpy's ``name`` on a traced value; ``instead``: what to call (default: fgrad.numpy's
+    function of the same name, which exists)."""
+    instead = instead or f"fgrad.numpy.{name} (import fgrad.numpy as np)"
     return ConcretizationError(
         f"numpy.{name} was called on a traced value: plain numpy cannot record derivatives and "
-        f"would give a wrong (constant) result. Use fgrad.numpy.{name} "
-        "(import fgrad.numpy as np) inside functions you differentiate."
+        f"would give a wrong (constant) result. Use {instead} inside functions you "
+        "differentiate."
     )
+
+
+def into_plain_array(fname):
+    return ConcretizationError(
+        f"{fname}: a traced value was written into a plain numpy array (out[i] = x, "
+        "numpy.fromiter, numpy.array(..., dtype=float) of traced values), which would silently "
+        "drop its derivative (numpy reported it as 'setting an array element with a "
+        "sequence'). Build the array with fgrad.numpy instead: np.stack([...]) or "
+        "np.array([...]) of the traced values, or out.at[i].set(x) on an fgrad array.")
+
+
+def array_subclass(fname, cls, where):
+    """A numpy.matrix or masked array reached a transform, whose rules follow ndarray
+    semantics."""
+    if issubclass(cls, __import__("numpy").matrix):
+        why = ("its * and ** are matrix products, while fgrad differentiates ndarray "
+               "semantics (elementwise *), so the derivative would be of another function")
+        fix = "convert it with numpy.asarray(m) and write matrix products with @"
+    else:
+        why = ("fgrad's rules ignore the mask, so the value and the derivative would disagree "
+               "with numpy's masked result")
+        fix = ("work on plain arrays: x.filled(0.0), np.where(mask, 0.0, x), or x[~mask] "
+               "with x = numpy.ma.getdata(m)")
+    return TypeError(f"{fname}: {where} is a {cls.__module__}.{cls.__name__}, which fgrad "
+                     f"does not differentiate: {why}. Instead, {fix}.")
+
+
+def not_a_pytree(fname, obj, where):
+    cls = type(obj)
+    return TypeError(
+        f"{fname}: {where} is a {cls.__module__}.{cls.__qualname__}, which is neither an array "
+        "nor a container fgrad knows. Pytrees are tuples, lists, dicts, namedtuples, "
+        "OrderedDicts and defaultdicts (and None) of arrays and scalars; pass or return its "
+        "fields in one of those (e.g. dataclasses.astuple(obj)).")
+
+
+def mixed_keys(fname, keys):
+    kinds = sorted({type(k).__name__ for k in keys})
+    return TypeError(
+        f"{fname}: a dict in the arguments or results has keys of several types "
+        f"({', '.join(kinds)}), which cannot be ordered. fgrad visits a dict's keys in sorted "
+        "order (as JAX does), so its leaves have an order that does not depend on insertion; "
+        "use keys of one type (e.g. all str).")
 
 
 def plain_library(module, name, mirrored):

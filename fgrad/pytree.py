@@ -1,12 +1,16 @@
-"""Pytrees: nested tuples (namedtuples too), lists and dicts (and None) whose leaves are arrays or
-scalars.
+"""Pytrees: nested tuples (namedtuples too), lists and dicts (OrderedDict and defaultdict
+too) and None, whose leaves are arrays or scalars.
 
 Transforms flatten their arguments and results to a list of leaves plus a ``TreeDef`` that
 knows how to rebuild the containers, so the core only ever sees flat lists.
 Dict keys are visited in sorted order (as in JAX), so a tree's leaf order does not depend on
-insertion order.
+insertion order; an OrderedDict keeps its own order, a defaultdict its default factory.
 """
+from collections import OrderedDict, defaultdict
+
 import numpy as _np
+
+from . import errors
 
 
 class TreeDef:
@@ -32,9 +36,11 @@ class TreeDef:
             return "*"
         if self.kind == "none":
             return "None"
-        if self.kind == "dict":
-            inner = ", ".join(f"{k!r}: {c!r}" for k, c in zip(self.keys, self.children))
-            return "{" + inner + "}"
+        if self.kind in ("dict", "ordereddict", "defaultdict"):
+            keys = self.keys[1] if self.kind == "defaultdict" else self.keys
+            inner = ", ".join(f"{k!r}: {c!r}" for k, c in zip(keys, self.children))
+            return ("{" + inner + "}" if self.kind == "dict" else
+                    f"{'OrderedDict' if self.kind == 'ordereddict' else 'defaultdict'}({{{inner}}})")
         inner = ", ".join(repr(c) for c in self.children)
         if self.kind == "namedtuple":
             return f"{self.keys.__name__}({inner})"
@@ -65,12 +71,19 @@ def _flatten(tree, leaves):
     if cls is tuple or cls is list:
         kind, keys, items = ("tuple" if cls is tuple else "list"), None, tree
     elif cls is dict:
-        keys = tuple(sorted(tree))
+        keys = _sorted_keys(tree)
         kind, items = "dict", [tree[k] for k in keys]
     elif tree is None:
         return NONE
     elif isinstance(tree, tuple) and hasattr(cls, "_fields"):  # a namedtuple keeps its class
         kind, keys, items = "namedtuple", cls, tree
+    elif cls is OrderedDict:
+        keys = tuple(tree)
+        kind, items = "ordereddict", [tree[k] for k in keys]
+    elif cls is defaultdict:
+        sorted_keys = _sorted_keys(tree)
+        kind, keys, items = "defaultdict", (tree.default_factory, sorted_keys), \
+            [tree[k] for k in sorted_keys]
     else:
         leaves.append(tree)
         return LEAF
@@ -82,6 +95,13 @@ def _flatten(tree, leaves):
         else:
             children.append(_flatten(c, leaves))
     return TreeDef(kind, keys, tuple(children), len(leaves) - start)
+
+
+def _sorted_keys(d):
+    try:
+        return tuple(sorted(d))
+    except TypeError:  # keys of several types
+        raise errors.mixed_keys("fgrad", d.keys()) from None
 
 
 def tree_unflatten(treedef, leaves):
@@ -109,6 +129,10 @@ def _unflatten(td, it):
         return tuple(children)
     if kind == "dict":
         return dict(zip(td.keys, children))
+    if kind == "ordereddict":
+        return OrderedDict(zip(td.keys, children))
+    if kind == "defaultdict":
+        return defaultdict(td.keys[0], zip(td.keys[1], children))
     return td.keys(*children)  # a namedtuple
 
 

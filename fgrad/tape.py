@@ -18,7 +18,8 @@ import weakref
 
 import numpy as _onp
 
-from .tracer import Trace, Tracer, value_dtype
+from . import errors
+from .tracer import Trace, Tracer, semantics_of_its_own, value_dtype
 from . import tracer as _tracer
 
 _ndarray = _onp.ndarray
@@ -85,8 +86,10 @@ class Tape(Trace):
     def new_input(self, value):
         if isinstance(value, Tracer):
             self.nested = True
-        elif value.__class__ is _ndarray and self.kind not in _WALKED_WITHIN_THE_CALL:
-            value = value.copy()  # the caller may update their array before vjp_fn runs
+        elif value.__class__ is _ndarray:
+            # the caller may change their array before the walk: after the forward pass and
+            # before vjp_fn runs, or inside f itself after its use (grad too)
+            value = value.copy()
         return TapeTracer(self, value, Node(None, (), None, value, ()))
 
     def own(self, a):
@@ -143,6 +146,8 @@ class Tape(Trace):
                 self.nested = True  # an outer transform's tracer: its values nest from now on
             elif cls is list or (cls is tuple and _mutable_inside(a)):
                 vals[i] = self._owned(a)
+            elif semantics_of_its_own(a):
+                raise errors.array_subclass(f"fgrad.numpy.{prim.name}", cls, f"argument {i}")
             i += 1
         if params:
             for v in params.values():
@@ -279,9 +284,6 @@ class Tape(Trace):
 _SHARE_BYTES = 1 << 16
 
 _LEAN_KINDS = frozenset(["grad", "vjp", "jacrev"])
-# tapes walked before their transform returns: no caller's code runs between the recording
-# and the walk, so their inputs need no private copy (vjp's and linearize's do)
-_WALKED_WITHIN_THE_CALL = frozenset(["grad", "jacrev", "jacfwd"])
 # arrays below this size are kept whatever the rules need: a stand-in would cost more
 _SHED_BYTES = 1 << 12
 

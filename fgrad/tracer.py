@@ -120,6 +120,17 @@ def _arithmetic(name):
     return forward, reflected
 
 
+def semantics_of_its_own(a):
+    """Whether ``a`` is an ndarray subclass whose operators or values mean something else
+    than an ndarray's (``numpy.matrix``: ``*`` is a matrix product; a masked array: values
+    under the mask do not count), which fgrad's rules, written for ndarrays, would get
+    wrong. Such values are refused where they meet a transform."""
+    if isinstance(a, _onp.matrix):
+        return True
+    ma = sys.modules.get("numpy.ma")  # (a masked array exists only once numpy.ma is loaded)
+    return ma is not None and isinstance(a, ma.MaskedArray)
+
+
 class Tracer:
     """A value being differentiated. Behaves like a read-only numpy array.
 
@@ -161,6 +172,17 @@ class Tracer:
 
     def __format__(self, spec):
         return format(innermost(self), spec)
+
+    # a traced value is immutable, so a copy of it is the value itself: copy.deepcopy of a
+    # structure holding one works (inside grad too) and the copy keeps its escape check
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        raise errors.concretization("Pickling")
 
     # --- arithmetic (each is one primitive call) -------------------------------------
     def __neg__(self): return fnp.negative(self)
@@ -385,11 +407,35 @@ def _mirrored(module, name):
     return callable(getattr(ours, name, None))
 
 
+# what to call instead of a ufunc method on a traced value (fgrad.numpy has no ufunc methods)
+_METHOD_INSTEAD = {"add.reduce": "fgrad.numpy.sum", "multiply.reduce": "fgrad.numpy.prod",
+                   "maximum.reduce": "fgrad.numpy.max", "minimum.reduce": "fgrad.numpy.min",
+                   "add.accumulate": "fgrad.numpy.cumsum",
+                   "multiply.accumulate": "fgrad.numpy.cumprod",
+                   "add.at": "x.at[idx].add(v)", "multiply.at": "x.at[idx].multiply(v)",
+                   "maximum.at": "x.at[idx].max(v)", "minimum.at": "x.at[idx].min(v)"}
+
+
+def _instead(name, ns):
+    """What a plain-numpy call ``name`` made on a tracer should be, naming only what exists."""
+    ufunc, _, method = name.partition(".")
+    if name in _METHOD_INSTEAD:
+        return _METHOD_INSTEAD[name]
+    if method == "outer" and callable(getattr(fnp, ufunc, None)):
+        return f"fgrad.numpy.{ufunc}(x[..., None], y) (broadcasting gives the outer form)"
+    if method:
+        return ("fgrad.numpy's functions (ufunc methods such as " + name + " have no rules; "
+                "write the reduction or loop with fgrad.numpy)")
+    return None if callable(getattr(ns, name, None)) else (
+        f"fgrad.numpy's functions (fgrad.numpy has no {name}; add a rule with "
+        "fgrad.primitive and fgrad.defvjp)")
+
+
 def _redirect(name, ns, args, kwargs, original=None):
     """Run a plain-numpy call made on a tracer through fgrad.numpy's version of it."""
     fn = getattr(ns, name, None)
     if not callable(fn) or fn is original:  # never hand the call back to numpy itself
-        raise errors.plain_numpy(name)
+        raise errors.plain_numpy(name, _instead(name, ns))
     return fn(*args, **kwargs)  # fgrad.numpy's own stand-ins raise NoDerivativeRuleError
 
 

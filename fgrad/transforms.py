@@ -6,11 +6,12 @@ handled here, once, so the mechanisms only ever see flat lists of values.
 """
 import numpy as _onp
 
+from . import errors
 from . import tracer as _tracer
 from .dual import DualTrace, DualTracer
 from .pytree import LEAF, tree_flatten, tree_unflatten
 from .tape import Tape, TapeTracer
-from .tracer import innermost, strip, value_dtype
+from .tracer import innermost, semantics_of_its_own, strip, value_dtype
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev",
            "jacobian", "hessian", "stop_gradient"]
@@ -22,8 +23,11 @@ def _check_input(x, fname, where):
     """Differentiable inputs are float or complex (JAX's rule); Python floats become float64.
     ``where()`` describes the input for the error message."""
     v = innermost(x)
-    if isinstance(v, (bool, int)) or not isinstance(v, (float, complex, _onp.ndarray,
-                                                         _onp.generic)):
+    if semantics_of_its_own(v):
+        raise errors.array_subclass(fname, type(v), where())
+    if not isinstance(v, (bool, int, float, complex, _onp.ndarray, _onp.generic)):
+        raise errors.not_a_pytree(fname, v, where())
+    if isinstance(v, (bool, int)):
         kind = type(v).__name__
         raise TypeError(f"{fname} requires float or complex inputs, but {where()} is a {kind} "
                         f"({v!r}). Pass a float array, e.g. 2.0 instead of 2, or "
@@ -36,6 +40,37 @@ def _check_input(x, fname, where):
     if isinstance(x, (float, complex)):
         return _onp.float64(x) if isinstance(x, float) else _onp.complex128(x)
     return x
+
+
+def _check_output(o, fname):
+    """An output leaf that is not a tracer must be an array or a number fgrad can return."""
+    if semantics_of_its_own(o):
+        raise errors.array_subclass(fname, type(o), "an output")
+    if not isinstance(o, (bool, int, float, complex, _onp.ndarray, _onp.generic,
+                          _tracer.Tracer)):
+        raise errors.not_a_pytree(fname, o, "an output")
+
+
+def _call(f, args, fname):
+    """``f(*args)``, with numpy's wrapping of fgrad's conversion error undone: writing a traced
+    value into a plain array makes numpy raise 'setting an array element with a sequence'
+    from fgrad's ConcretizationError."""
+    try:
+        return f(*args)
+    except ValueError as e:
+        if isinstance(e.__cause__, errors.ConcretizationError):
+            raise errors.into_plain_array(fname) from e
+        raise
+
+
+def _fresh(v, given):
+    """``v``, or a copy of it if it may share memory with an array the caller passed in
+    (``given``): a result the caller scales in place must not change their input."""
+    if v.__class__ is _onp.ndarray:
+        for g in given:
+            if g.__class__ is _onp.ndarray and _onp.may_share_memory(v, g):
+                return v.copy()
+    return v
 
 
 def _shape(v):
@@ -125,7 +160,7 @@ class _Recording:
         tracers = [tape.new_input(x) for x in flat]
         self.in_nodes = [t._node for t in tracers]
         try:
-            out = f(*tree_unflatten(self.in_tree, tracers))
+            out = _call(f, tree_unflatten(self.in_tree, tracers), fname)
         finally:
             tape.alive = False
         self.aux = None
@@ -139,6 +174,7 @@ class _Recording:
                 self.out_vals.append(o._value)
                 self.out_nodes.append(o._node)
             else:
+                _check_output(o, fname)
                 self.out_vals.append(o)
                 self.out_nodes.append(None)
 
@@ -215,6 +251,8 @@ def _pull_back(rec, ct, consume, checked=False):
         elif not (c.__class__ is x.__class__ is _onp.ndarray and c.dtype is x.dtype
                   and c.shape == x.shape and c.shape):  # (else it is final already)
             c = _finish(_shaped_like(c, x), x)
+        if not checked:  # (grad's own seed is no caller's array)
+            c = _fresh(c, ct_flat)
         grads.append(c)
     return tree_unflatten(rec.in_tree, grads)
 
@@ -317,7 +355,7 @@ def jvp(f, primals, tangents, has_aux=False):
         _check_like("jvp", t, p, "a tangent")
         ins.append(DualTracer(trace, p, t))
     try:
-        out = f(*tree_unflatten(in_tree, ins))
+        out = _call(f, tree_unflatten(in_tree, ins), "jvp")
     finally:
         trace.alive = False
     aux = None
@@ -328,10 +366,11 @@ def jvp(f, primals, tangents, has_aux=False):
     vals, tans = [], []
     for o in out_flat:
         if o.__class__ is DualTracer and o._trace is trace:
-            vals.append(_finish(o._value))
-            tans.append(_finish(o._tangent, o._value))
+            vals.append(_fresh(_finish(o._value), flat))
+            tans.append(_fresh(_finish(o._tangent, o._value), t_flat))
         else:
-            vals.append(_finish(o))
+            _check_output(o, "jvp")
+            vals.append(_fresh(_finish(o), flat))
             tans.append(_zeros_like(o))
     res = (tree_unflatten(out_tree, vals), tree_unflatten(out_tree, tans))
     return res + (aux,) if has_aux else res
@@ -358,7 +397,8 @@ def linearize(f, *primals):
             _check_like("jvp_fn", t, p, "a tangent")
             seeds[n] = t
         tans = rec.tape.forward(seeds)
-        outs = [_zeros_like(v) if n is None or tans.get(n) is None else _finish(tans[n], v)
+        outs = [_zeros_like(v) if n is None or tans.get(n) is None
+                else _fresh(_finish(tans[n], v), t_flat)
                 for n, v in zip(rec.out_nodes, rec.out_vals)]
         return tree_unflatten(rec.out_tree, outs)
 
@@ -426,9 +466,14 @@ def jacrev(f, argnums=0, has_aux=False):
 jacobian = jacrev
 
 
-def jacfwd(f, argnums=0, has_aux=False):
+def jacfwd(f, argnums=0, has_aux=False, holomorphic=False):
     """The Jacobian of ``f`` by forward mode: records ``f`` once, then one forward sweep of
     the tape per input element. Same result layout as :func:`jacrev`.
+
+    Forward mode pushes one real unit tangent per input element, so for complex inputs the
+    result is ``df/dz``, which is the Jacobian only of a holomorphic ``f``: as in JAX, complex
+    inputs need ``holomorphic=True`` (for a real function of complex inputs use ``jacrev``
+    or ``grad``).
 
     >>> import fgrad, fgrad.numpy as np
     >>> fgrad.jacfwd(lambda x: np.sin(x) * 2)(np.array([0.0, 0.0])).tolist()
@@ -438,6 +483,15 @@ def jacfwd(f, argnums=0, has_aux=False):
     def jacfwd_f(*args, **kwargs):
         g, dyn = _argnums_partial(f, "jacfwd", args, kwargs, argnums)
         rec = _Recording(g, dyn, "jacfwd", has_aux)
+        if not holomorphic:
+            for i, x in enumerate(rec.inputs):
+                if value_dtype(innermost(x)).kind == "c":
+                    raise TypeError(
+                        f"jacfwd: input leaf {i} is complex ({value_dtype(innermost(x))}). "
+                        "Forward mode pushes real tangents only, so unless the function is "
+                        "holomorphic the Jacobian would miss the imaginary direction. For a "
+                        "real function of complex inputs use jacrev or grad; for a holomorphic "
+                        "function pass holomorphic=True (the result is then df/dz).")
         cols = [[[] for _ in rec.inputs] for _ in rec.out_vals]
         for j, (n, x) in enumerate(zip(rec.in_nodes, rec.inputs)):
             for e in _basis(x):
@@ -459,14 +513,15 @@ def jacfwd(f, argnums=0, has_aux=False):
     return jacfwd_f
 
 
-def hessian(f, argnums=0):
-    """``jacfwd(jacrev(f))``: shape ``in.shape + in.shape`` for a scalar ``f``.
+def hessian(f, argnums=0, holomorphic=False):
+    """``jacfwd(jacrev(f))``: shape ``in.shape + in.shape`` for a scalar ``f``. Complex inputs
+    need ``holomorphic=True``, as for :func:`jacfwd`.
 
     >>> import fgrad, fgrad.numpy as np
     >>> fgrad.hessian(lambda x: np.sum(x ** 3))(np.array([1.0, 2.0])).tolist()
     [[6.0, 0.0], [0.0, 12.0]]
     """
-    return jacfwd(jacrev(f, argnums), argnums)
+    return jacfwd(jacrev(f, argnums), argnums, holomorphic=holomorphic)
 
 
 def stop_gradient(x):

@@ -323,10 +323,25 @@ fgrad: the derivative follows {_what} argument; at a tie ``x == y`` each argumen
 Where one argument is NaN the other is returned, and the derivative follows it; where both are
 NaN neither gets any derivative.""" if _f.name.startswith("f") else "")
 
-logaddexp = binary("logaddexp", lambda ans, x, y: fnp.exp(x - ans),
-                   lambda ans, x, y: fnp.exp(y - ans))
-logaddexp2 = binary("logaddexp2", lambda ans, x, y: fnp.exp2(x - ans),
-                    lambda ans, x, y: fnp.exp2(y - ans))
+def _log_add_weight(exp, x, y, ans):
+    """d/dx of log(e^x + e^y) (in base e or 2): ``exp(x - ans)``, and at infinities its
+    limit, which the formula would give as nan (inf - inf): 1 where x alone is +inf, 1/2
+    where x and y are the same infinity (the tie convention), 0 where y alone is +inf."""
+    a = innermost(ans)
+    if _onp.all(_onp.isfinite(a)):
+        return exp(x - ans)
+    inf = _onp.isinf(a)
+    both = _onp.broadcast_to(innermost(x) == innermost(y), _onp.shape(a))
+    x_is_ans = _onp.broadcast_to(innermost(x) == a, _onp.shape(a))
+    limit = _onp.where(both, 0.5, _onp.where(x_is_ans, 1.0, 0.0)).astype(dtype_of(ans))
+    # (the formula only where it is finite: inf - inf would warn and give nan)
+    return where_p(inf, limit, exp(where_p(inf, 0.0, x) - where_p(inf, 0.0, ans)))
+
+
+logaddexp = binary("logaddexp", lambda ans, x, y: _log_add_weight(fnp.exp, x, y, ans),
+                   lambda ans, x, y: _log_add_weight(fnp.exp, y, x, ans))
+logaddexp2 = binary("logaddexp2", lambda ans, x, y: _log_add_weight(fnp.exp2, x, y, ans),
+                    lambda ans, x, y: _log_add_weight(fnp.exp2, y, x, ans))
 # arctan2(y, x): the argument order is numpy's (y first)
 arctan2 = binary("arctan2", lambda ans, y, x: _safe_div(x, x * x + y * y),
                  lambda ans, y, x: _safe_div(-y, x * x + y * y),

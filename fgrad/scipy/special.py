@@ -304,13 +304,31 @@ def _lse_impl(a, *b, axis=None, keepdims=False, signed=False):
 def _lse_weights(ans, a, b, axis, keepdims, signed):
     """d logsumexp / d(b e^a) = 1 / (sign * e^lse): the weights exp(a - lse) / sign."""
     ndim = max(_onp.ndim(innermost(x)) for x in (a, *b))
-    w = fnp.exp(a - _kept(ans, axis, ndim, keepdims))
+    lse = _kept(ans, axis, ndim, keepdims)
+    if not _onp.all(_onp.isfinite(innermost(ans))):
+        return _lse_limit_weights(lse, a, b, axis)
+    w = fnp.exp(a - lse)
     if signed:
         plain = [innermost(x) for x in (a, *b)]
         sign = _sc.logsumexp(plain[0], axis=axis, b=plain[1] if b else None, keepdims=True,
                              return_sign=True)[1]
         w = w * sign
     return w
+
+
+def _lse_limit_weights(lse, a, b, axis):
+    """The weights where the result is infinite, where ``exp(a - lse)`` is inf - inf: the
+    entries equal to the result share it (in proportion to ``b``), the others get 0."""
+    a_, lse_ = innermost(a), innermost(lse)
+    b_ = innermost(b[0]) if b else _onp.ones_like(a_)
+    tie = _onp.broadcast_to(a_ == lse_, _onp.broadcast_shapes(_onp.shape(a_), _onp.shape(b_)))
+    share = _onp.sum(_onp.where(tie, b_, 0.0), axis=axis, keepdims=True)
+    with _onp.errstate(divide="ignore", invalid="ignore"):
+        limit = _onp.where(tie, 1.0 / share, 0.0)
+    finite = _onp.broadcast_to(_onp.isfinite(lse_), _onp.shape(limit))
+    safe = fnp.where(finite, lse, 0.0)
+    w = fnp.exp(fnp.where(finite, a, 0.0) - safe)
+    return fnp.where(finite, w, limit.astype(w.dtype if hasattr(w, "dtype") else float))
 
 
 def _lse_vjp(i, g, ans, a, *b, axis=None, keepdims=False, signed=False):
