@@ -4,8 +4,13 @@ Used by ``jvp``. Every primitive call computes its output and, from the JVP rule
 output's tangent in the same step; nothing is recorded, so memory stays that of the forward
 pass. (``linearize`` and ``jacfwd`` instead record a tape once and sweep it per tangent.)
 """
+import numpy as _onp
+
 from . import errors
 from .tracer import _PLAIN, Trace, Tracer, semantics_of_its_own
+
+
+_ndarray = _onp.ndarray
 
 
 class DualTracer(Tracer):
@@ -33,7 +38,8 @@ class DualTrace(Trace):
                     nested = True
             elif isinstance(a, Tracer):
                 nested = True
-            elif a.__class__ not in _PLAIN and semantics_of_its_own(a):
+            elif a.__class__ not in _PLAIN and isinstance(a, _ndarray) and \
+                    semantics_of_its_own(a):  # (an ndarray subclass: rare)
                 raise errors.array_subclass(f"fgrad.numpy.{prim.name}", a.__class__,
                                             f"argument {i}")
         ans = prim(*vals, **params) if nested else \

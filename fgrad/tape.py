@@ -146,7 +146,7 @@ class Tape(Trace):
                 self.nested = True  # an outer transform's tracer: its values nest from now on
             elif cls is list or (cls is tuple and _mutable_inside(a)):
                 vals[i] = self._owned(a)
-            elif semantics_of_its_own(a):
+            elif isinstance(a, _ndarray) and semantics_of_its_own(a):  # (a subclass: rare)
                 raise errors.array_subclass(f"fgrad.numpy.{prim.name}", cls, f"argument {i}")
             i += 1
         if params:

@@ -51,16 +51,11 @@ def _check_output(o, fname):
         raise errors.not_a_pytree(fname, o, "an output")
 
 
-def _call(f, args, fname):
-    """``f(*args)``, with numpy's wrapping of fgrad's conversion error undone: writing a traced
-    value into a plain array makes numpy raise 'setting an array element with a sequence'
-    from fgrad's ConcretizationError."""
-    try:
-        return f(*args)
-    except ValueError as e:
-        if isinstance(e.__cause__, errors.ConcretizationError):
-            raise errors.into_plain_array(fname) from e
-        raise
+def _from_plain_array(e):
+    """Whether ``f``'s ValueError is numpy's 'setting an array element with a sequence',
+    raised from fgrad's ConcretizationError when a traced value is written into a plain array
+    (the transforms raise fgrad's error instead, said for that case)."""
+    return isinstance(e.__cause__, errors.ConcretizationError)
 
 
 def _fresh(v, given):
@@ -160,7 +155,11 @@ class _Recording:
         tracers = [tape.new_input(x) for x in flat]
         self.in_nodes = [t._node for t in tracers]
         try:
-            out = _call(f, tree_unflatten(self.in_tree, tracers), fname)
+            out = f(*tree_unflatten(self.in_tree, tracers))
+        except ValueError as e:
+            if _from_plain_array(e):
+                raise errors.into_plain_array(fname) from e
+            raise
         finally:
             tape.alive = False
         self.aux = None
@@ -355,7 +354,11 @@ def jvp(f, primals, tangents, has_aux=False):
         _check_like("jvp", t, p, "a tangent")
         ins.append(DualTracer(trace, p, t))
     try:
-        out = _call(f, tree_unflatten(in_tree, ins), "jvp")
+        out = f(*tree_unflatten(in_tree, ins))
+    except ValueError as e:
+        if _from_plain_array(e):
+            raise errors.into_plain_array("jvp") from e
+        raise
     finally:
         trace.alive = False
     aux = None
