@@ -65,7 +65,8 @@ class _Checkpointed(_Custom):
                 for o in call.var_of(out, "the function's output when run again")]
 
     def _pullback(self, call, gs, leaves, ans):
-        tape = Tape("checkpoint")
+        # walked once, backward, within this call, on values fgrad holds already
+        tape = Tape("checkpoint", lean=True, copy_inputs=False)
         ins = [tape.new_input(x) if _inexact(x) else x for x in leaves]
         try:
             out = self.fun(*call.args(ins))

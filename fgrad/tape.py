@@ -65,16 +65,20 @@ class Tape(Trace):
     again unchanged shares one copy (``own``), so loops over a big matrix do not multiply it.
     """
 
-    __slots__ = ("nodes", "owned", "lean", "nested", "walk_lock", "walker")
+    __slots__ = ("nodes", "owned", "lean", "copy_inputs", "nested", "walk_lock", "walker")
 
-    def __init__(self, kind="vjp"):
+    def __init__(self, kind="vjp", *, lean=False, copy_inputs=True):
+        """``kind`` names the tape in messages. Its policy is said where it is made:
+        ``lean``: the tape is only walked backward, so it keeps just the values its VJP rules
+        read (the primitives' ``residuals``); one also walked forward (linearize, jacfwd) or
+        shown (make_tape) keeps everything. ``copy_inputs``: its inputs may be the caller's
+        arrays, which the caller's code (``f`` itself) may change before the walk; a tape
+        whose inputs are fgrad's own values (a checkpoint's recomputation, a transpose) need
+        not copy them."""
         super().__init__(kind)
         self.nodes = []
         self.owned = {}
-        # a tape only walked backward keeps just the values its VJP rules read (the
-        # primitives' ``residuals``); one also walked forward (linearize, jacfwd) or shown
-        # (make_tape) keeps everything
-        self.lean = kind in _LEAN_KINDS
+        self.lean, self.copy_inputs = lean, copy_inputs
         # whether a tracer of an outer transform has reached this tape (as an input or an
         # argument): until then every value on it is plain, and numpy is called directly
         self.nested = False
@@ -86,7 +90,7 @@ class Tape(Trace):
     def new_input(self, value):
         if isinstance(value, Tracer):
             self.nested = True
-        elif value.__class__ is _ndarray:
+        elif value.__class__ is _ndarray and self.copy_inputs:
             # the caller may change their array before the walk: after the forward pass and
             # before vjp_fn runs, or inside f itself after its use (grad too)
             value = value.copy()
@@ -283,7 +287,6 @@ class Tape(Trace):
 # previous copy); above it, an unchanged array shares the copy made the first time
 _SHARE_BYTES = 1 << 16
 
-_LEAN_KINDS = frozenset(["grad", "vjp", "jacrev"])
 # arrays below this size are kept whatever the rules need: a stand-in would cost more
 _SHED_BYTES = 1 << 12
 

@@ -148,10 +148,10 @@ def _zeros_like(x):
 class _Recording:
     """A function run once on a fresh tape: flat inputs and outputs with their nodes."""
 
-    def __init__(self, f, args, fname, has_aux=False):
+    def __init__(self, f, args, fname, has_aux=False, lean=False):
         flat, self.in_tree = _flat_inputs(args, fname)
         self.inputs = flat
-        self.tape = tape = Tape(fname)
+        self.tape = tape = Tape(fname, lean=lean)
         tracers = [tape.new_input(x) for x in flat]
         self.in_nodes = [t._node for t in tracers]
         try:
@@ -219,7 +219,7 @@ def vjp(f, *primals, has_aux=False):
     >>> [float(c) for c in f_vjp(1.0)]
     [3.0, 2.0]
     """
-    rec = _Recording(f, primals, "vjp", has_aux)
+    rec = _Recording(f, primals, "vjp", has_aux, lean=True)
     out = rec.output()
 
     def vjp_fn(ct):
@@ -279,7 +279,7 @@ def value_and_grad(f, argnums=0, has_aux=False):
 
     def value_and_grad_f(*args, **kwargs):
         g, dyn = _argnums_partial(f, "grad", args, kwargs, argnums)
-        rec = _Recording(g, dyn, "grad", has_aux)
+        rec = _Recording(g, dyn, "grad", has_aux, lean=True)
         if rec.out_tree.kind != "leaf":
             raise TypeError("grad requires a function returning one real scalar, but it "
                             f"returned a {rec.out_tree!r} structure; use jacrev or vjp for "
@@ -445,7 +445,7 @@ def jacrev(f, argnums=0, has_aux=False):
 
     def jacrev_f(*args, **kwargs):
         g, dyn = _argnums_partial(f, "jacrev", args, kwargs, argnums)
-        rec = _Recording(g, dyn, "jacrev", has_aux)
+        rec = _Recording(g, dyn, "jacrev", has_aux, lean=True)
         blocks = []
         for node, val in zip(rec.out_nodes, rec.out_vals):
             rows = [[] for _ in rec.inputs]

@@ -61,6 +61,33 @@ def test_checkpointing_a_deep_chain_cuts_peak_memory_with_identical_gradients():
     assert ratio > 5, figure
 
 
+def _five_sines(x):
+    for _ in range(5):
+        x = np.sin(x)
+    return x
+
+
+def test_the_recomputation_tape_keeps_no_copy_of_its_inputs():
+    """4 checkpointed blocks of 5 sin steps on 250,000 floats: the peak, counted in arrays of
+    the input's size, is 13 (measured with tracemalloc) against 22 without checkpoint. The
+    recomputation's tape is made lean and without input copies (its inputs are values fgrad
+    holds already); one that copied them peaked at 14."""
+    blk = fgrad.checkpoint(_five_sines)
+    x = onp.linspace(-1.0, 1.0, 250_000)
+
+    def peak_in_arrays(b):
+        gc.collect()
+        tracemalloc.start()
+        try:
+            fgrad.grad(lambda x: np.sum(b(b(b(b(x))))))(x)
+            return tracemalloc.get_traced_memory()[1] / x.nbytes
+        finally:
+            tracemalloc.stop()
+
+    plain, ckpt = peak_in_arrays(_five_sines), peak_in_arrays(blk)
+    assert ckpt < 13.5 and plain > 20, (plain, ckpt)
+
+
 # --- the same derivatives as the plain function, in every mode --------------------------
 
 W = onp.array([0.3, -0.2, 0.5, 0.1, 0.4])
