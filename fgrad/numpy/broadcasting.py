@@ -4,10 +4,17 @@ A binary elementwise rule computes a cotangent shaped like the (broadcast) outpu
 argument may have been smaller. ``unbroadcast`` sums the cotangent back down to the argument's
 shape; ``broadcast_like`` does the reverse for tangents. Both are written with fgrad.numpy, so
 they are recorded like any other operation when derivatives are nested.
+
+The two primitives they rest on live here too, since each is the other's transpose: ``sum``
+(its VJP spreads the cotangent back by ``broadcast_to``) and ``broadcast_to`` (its VJP sums it
+down by ``unbroadcast``). The reductions and the layout functions build on them.
 """
+import math
+
 import numpy as _onp
 
 import fgrad.numpy as fnp
+from ..table import Spec, define
 from ..tracer import innermost
 
 
@@ -38,7 +45,7 @@ def unbroadcast(g, shape):
     stretched = tuple(lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1) \
         if 1 in shape else ()  # (only a length-1 axis can have been stretched)
     # (the axes are already numpy's normal form: the primitive itself, not fnp.sum's checks)
-    g = _reductions.sum_p(g, axis=tuple(range(lead)) + stretched, keepdims=bool(stretched))
+    g = sum_p(g, axis=tuple(range(lead)) + stretched, keepdims=bool(stretched))
     if stretched:
         g = fnp.reshape(g, shape)
     return g
@@ -59,7 +66,7 @@ def unbroadcast_like(g, x):
 def broadcast_like(t, ans):
     """``t`` broadcast to the shape of ``ans`` (a tangent must have the output's shape)."""
     shape = shape_of(ans)
-    return t if shape_of(t) == shape else _layout.broadcast_to_p(t, shape=tuple(shape))
+    return t if shape_of(t) == shape else broadcast_to_p(t, shape=tuple(shape))
 
 
 def mask(cond, like):
@@ -67,7 +74,50 @@ def mask(cond, like):
     return _onp.asarray(cond).astype(dtype_of(like))
 
 
-# reductions and layout build on the functions above, and these on their sum and broadcast
-# primitives (the rules' own calls, whose arguments are already in normal form): imported
-# last, so the cycle resolves whichever module is imported first
-from . import layout as _layout, reductions as _reductions  # noqa: E402
+# --- the transpose pair: sum and broadcast_to ---------------------------------------------
+
+REDUCE = [(((4,),), {"axis": None, "keepdims": False}),
+          (((2, 3),), {"axis": None, "keepdims": False}),
+          (((2, 3),), {"axis": (0,), "keepdims": False}),
+          (((2, 3),), {"axis": (1,), "keepdims": True}),
+          (((2, 3, 2),), {"axis": (0, 2), "keepdims": False}),
+          (((),), {"axis": None, "keepdims": False})]
+
+
+def kept_shape(shape, axis):
+    """The shape of the reduction's output with keepdims=True."""
+    if axis is None:
+        return (1,) * len(shape)
+    return tuple(1 if i in axis else n for i, n in enumerate(shape))
+
+
+def spread(g, x, axis, keepdims):
+    """Cotangent of a reduction, broadcast back to the input's shape."""
+    shape = shape_of(x)
+    if not keepdims and axis is not None:  # (over every axis g broadcasts as it is)
+        g = fnp.reshape(g, kept_shape(shape, axis))
+    return broadcast_to_p(g, shape=tuple(shape))
+
+
+# (numpy.sum is add.reduce behind a Python layer: the same values, without that layer's cost)
+sum_p = define("sum", lambda x, axis, keepdims: _onp.add.reduce(x, axis=axis, keepdims=keepdims),
+               [lambda g, ans, x, axis, keepdims: spread(g, x, axis, keepdims)],
+               linear=True, spec=Spec(REDUCE))
+
+
+def _broadcast_impl(x, shape):
+    """numpy.broadcast_to's values; a small result is filled in rather than made a view, which
+    numpy builds at several times the cost (a reduction's cotangent goes through here)."""
+    x = _onp.asarray(x)
+    if math.prod(shape) > 1024 or x.ndim > len(shape):  # (numpy's errors for more axes)
+        return _onp.broadcast_to(x, shape)
+    out = _onp.empty(shape, x.dtype)  # (a shape that does not fit: the assignment's ValueError)
+    out[...] = x
+    return out
+
+
+broadcast_to_p = define("broadcast_to", _broadcast_impl,
+                        [lambda g, ans, x, shape: unbroadcast_like(g, x)],
+                        linear=True,
+                        spec=Spec([(((3,),), {"shape": (2, 3)}), (((2, 1),), {"shape": (2, 4)}),
+                                   (((),), {"shape": (3,)})]))

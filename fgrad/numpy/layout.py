@@ -7,14 +7,13 @@ The public functions take numpy's signatures (negative axes, int-or-tuple shapes
 holding tracers) and are registered with Specs exercising them; the rest (``moveaxis``,
 ``atleast_2d``, ``meshgrid``, ``asfortranarray``, ...) are composed of these primitives.
 """
-import math
 
 import numpy as _onp
 
 import fgrad.numpy as fnp
 from ..table import Spec, define, register_function
 from ..tracer import Tracer, contains_tracer, innermost, strip
-from .broadcasting import dtype_of, shape_of, unbroadcast_like
+from .broadcasting import broadcast_to_p, dtype_of, shape_of
 from .wrapping import as_tuple, differentiable, unsupported_kwargs
 
 try:
@@ -136,24 +135,6 @@ squeeze_p = define("squeeze", lambda x, axis: _onp.squeeze(x, axis),
                                     (((1, 2, 1),), {"axis": (0, 2)})]))
 def squeeze(a, axis=None):
     return squeeze_p(fnp.asarray(a), axis=None if axis is None else as_tuple(strip(axis)))
-
-
-def _broadcast_impl(x, shape):
-    """numpy.broadcast_to's values; a small result is filled in rather than made a view, which
-    numpy builds at several times the cost (a reduction's cotangent goes through here)."""
-    x = _onp.asarray(x)
-    if math.prod(shape) > 1024 or x.ndim > len(shape):  # (numpy's errors for more axes)
-        return _onp.broadcast_to(x, shape)
-    out = _onp.empty(shape, x.dtype)  # (a shape that does not fit: the assignment's ValueError)
-    out[...] = x
-    return out
-
-
-broadcast_to_p = define("broadcast_to", _broadcast_impl,
-                        [lambda g, ans, x, shape: unbroadcast_like(g, x)],
-                        linear=True,
-                        spec=Spec([(((3,),), {"shape": (2, 3)}), (((2, 1),), {"shape": (2, 4)}),
-                                   (((),), {"shape": (3,)})]))
 
 
 @differentiable(_onp.broadcast_to, Spec([(((3,),), {"shape": (2, 3)}), (((),), {"shape": 3}),

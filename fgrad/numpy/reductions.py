@@ -18,16 +18,9 @@ from numpy.lib.array_utils import normalize_axis_tuple
 import fgrad.numpy as fnp
 from ..table import Spec, define
 from ..tracer import Tracer, contains_tracer, innermost, strip
-from .broadcasting import dtype_of, mask, shape_of
-from .layout import broadcast_to_p
+from .broadcasting import REDUCE, dtype_of, kept_shape, mask, shape_of, spread, sum_p
 from .wrapping import differentiable, unsupported_kwargs, with_numpy_values
 
-REDUCE = [(((4,),), {"axis": None, "keepdims": False}),
-          (((2, 3),), {"axis": None, "keepdims": False}),
-          (((2, 3),), {"axis": (0,), "keepdims": False}),
-          (((2, 3),), {"axis": (1,), "keepdims": True}),
-          (((2, 3, 2),), {"axis": (0, 2), "keepdims": False}),
-          (((),), {"axis": None, "keepdims": False})]
 
 
 def _axes(axis, ndim):
@@ -37,21 +30,6 @@ def _axes(axis, ndim):
     return tuple(sorted(normalize_axis_tuple(axis, ndim)))  # numpy's errors for bad axes
 
 
-def kept_shape(shape, axis):
-    """The shape of the reduction's output with keepdims=True."""
-    if axis is None:
-        return (1,) * len(shape)
-    return tuple(1 if i in axis else n for i, n in enumerate(shape))
-
-
-def spread(g, x, axis, keepdims):
-    """Cotangent of a reduction, broadcast back to the input's shape."""
-    shape = shape_of(x)
-    if not keepdims and axis is not None:  # (over every axis g broadcasts as it is)
-        g = fnp.reshape(g, kept_shape(shape, axis))
-    return broadcast_to_p(g, shape=tuple(shape))
-
-
 def _count(x, axis):
     shape = shape_of(x)
     if axis is None:
@@ -59,10 +37,6 @@ def _count(x, axis):
     return math.prod(shape[a] for a in axis)
 
 
-# (numpy.sum is add.reduce behind a Python layer: the same values, without that layer's cost)
-sum_p = define("sum", lambda x, axis, keepdims: _onp.add.reduce(x, axis=axis, keepdims=keepdims),
-               [lambda g, ans, x, axis, keepdims: spread(g, x, axis, keepdims)],
-               linear=True, spec=Spec(REDUCE))
 def _mean_impl(x, axis, keepdims):
     """numpy.mean's own arithmetic (a sum, then a division by the count as an intp) without
     its Python layer, for float and complex arrays; other inputs go to numpy.mean itself."""

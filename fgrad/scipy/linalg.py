@@ -19,10 +19,9 @@ import numpy as _onp
 import scipy.linalg as _sl
 
 import fgrad.numpy as fnp
-from .. import errors
 from ..numpy.broadcasting import shape_of
 from ..numpy.linalg import decompositions as _dec, solving as _solving
-from ..numpy.linalg.common import _mT, _shifted, _spd, _sym
+from ..numpy.linalg.common import _mT, _shifted, _spd
 from ..numpy.wrapping import differentiable, traced_version_of
 from ..table import Spec, define, define_multi
 from ..tracer import innermost

@@ -16,7 +16,6 @@ import numpy as _onp
 import scipy.optimize as _so
 
 import fgrad.numpy as fnp
-from ..numpy.broadcasting import shape_of
 from ..pytree import tree_flatten, tree_unflatten
 from ..table import Spec, define
 from ..tracer import contains_tracer, innermost, strip
