@@ -115,8 +115,9 @@ def main():
     grid = onp.linspace(0.0, 10.0, 200)
     mean, std = posterior(p, x, y, grid)
     truth = onp.sin(grid) + 0.3 * onp.cos(2.5 * grid)
-    print(f"  posterior mean vs the noise-free curve: max error {onp.max(onp.abs(mean - truth)):.3f}"
-          f", mean 2-sd band {onp.mean(2 * std):.3f}")
+    error = onp.max(onp.abs(mean - truth))
+    print(f"  posterior mean vs the noise-free curve: max error {error:.3f}, mean 2-sd band "
+          f"{onp.mean(2 * std):.3f}")
     path = plot(x, y, grid, mean, std)
     if path:
         print(f"  saved the fit to {path}")

@@ -324,16 +324,16 @@ class _CustomPrimitive(Primitive):
     def __init__(self, owner):
         super().__init__(owner._prim_name(), self._impl, doc=owner.__doc__)
         self.owner = owner
-        self.vjp_all = self._vjp_all
-        self.jvp_all = self._jvp_all
+        self.vjp_joint = self._vjp_joint
+        self.jvp_joint = self._jvp_joint
 
     def _impl(self, *leaves, call):
         return call.pack(self.owner._primal(call, leaves))
 
-    def _vjp_all(self, g, ans, *leaves, call):
+    def _vjp_joint(self, g, ans, *leaves, call):
         return self.owner._pullback(call, call.unpack(g), leaves, ans)
 
-    def _jvp_all(self, tangents, ans, *leaves, call):
+    def _jvp_joint(self, tangents, ans, *leaves, call):
         vals = self.owner._pushforward(call, tangents, leaves)
         if all(v is None for v in vals):
             return None  # no output depends on the perturbed arguments

@@ -39,8 +39,10 @@ class TreeDef:
         if self.kind in ("dict", "ordereddict", "defaultdict"):
             keys = self.keys[1] if self.kind == "defaultdict" else self.keys
             inner = ", ".join(f"{k!r}: {c!r}" for k, c in zip(keys, self.children))
-            return ("{" + inner + "}" if self.kind == "dict" else
-                    f"{'OrderedDict' if self.kind == 'ordereddict' else 'defaultdict'}({{{inner}}})")
+            if self.kind == "dict":
+                return "{" + inner + "}"
+            name = "OrderedDict" if self.kind == "ordereddict" else "defaultdict"
+            return f"{name}({{{inner}}})"
         inner = ", ".join(repr(c) for c in self.children)
         if self.kind == "namedtuple":
             return f"{self.keys.__name__}({inner})"

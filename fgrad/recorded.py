@@ -18,7 +18,7 @@ import numpy as _onp
 
 from .pytree import tree_flatten
 from .tracer import innermost
-from .transforms import _finish, _Recording
+from .transforms import Recording, finish
 
 __all__ = ["make_tape", "RecordedTape", "Entry"]
 
@@ -56,17 +56,17 @@ class RecordedTape:
         self.inputs = []
         for i, (node, x) in enumerate(zip(rec.in_nodes, rec.inputs)):
             names[node] = f"x{i}"
-            self.inputs.append(Entry(f"x{i}", None, (), None, _finish(x), node))
+            self.inputs.append(Entry(f"x{i}", None, (), None, finish(x), node))
         self.entries = []
         for k, node in enumerate(rec.tape.nodes, 1):
             names[node] = f"v{k}"
-            inputs = tuple(names[p] if p is not None else _finish(innermost(a))
+            inputs = tuple(names[p] if p is not None else finish(innermost(a))
                            for a, p in zip(node.args, node.parents))
             self.entries.append(Entry(f"v{k}", node.prim.name, inputs, node.params,
-                                      _finish(innermost(node.ans)), node))
+                                      finish(innermost(node.ans)), node))
         self._names = names
         # the output leaves, as entry names (or their constant values)
-        self.outputs = [names[n] if n is not None else _finish(innermost(v))
+        self.outputs = [names[n] if n is not None else finish(innermost(v))
                         for n, v in zip(rec.out_nodes, rec.out_vals)]
 
     @property
@@ -128,7 +128,7 @@ class RecordedTape:
         for e in self:
             v = by_node.get(e._node)
             if v is not None:
-                out[e.name] = _finish(innermost(v))
+                out[e.name] = finish(innermost(v))
         return out
 
 
@@ -154,7 +154,7 @@ def make_tape(f):
     {'x0': 5.5, 'x1': 1.716}
     """
     def recorded(*args):
-        return RecordedTape(_Recording(f, args, "make_tape"))
+        return RecordedTape(Recording(f, args, "make_tape"))
 
     recorded.__name__ = f"make_tape({getattr(f, '__name__', 'f')})"
     return recorded

@@ -46,6 +46,9 @@ class Spec:
     call    -- optional ``call(fn, *args, **params)``: how a test calls the function with the
                drawn arguments, for signatures that are not one array per argument
                (``hstack([a, b])``: ``call=lambda f, *xs: f(list(xs))``).
+    exact   -- whether the implementation gives the same bits on every call with one input,
+               so that traced values can be held to equal it bit for bit (scipy's ``logm``
+               does not: its forward values are compared to 1e-12 instead).
     """
 
     cases: list
@@ -57,6 +60,7 @@ class Spec:
     eps: float = 1e-6
     dtypes: tuple = ("float64", "float32")
     call: Optional[Callable] = None
+    exact: bool = True
 
     def invoke(self, fn, args, params):
         """``fn`` called on one drawn case, the way ``call`` says."""
@@ -78,14 +82,14 @@ class Primitive:
     def __init__(self, name, impl, spec=None, doc=None):
         self.name, self.impl, self.spec = name, impl, spec
         self.vjps, self.jvps = {}, {}
-        self.vjp_any = None  # a VJP rule taking the argnum first, for variadic primitives
+        self.vjp_by_argnum = None  # a VJP rule taking the argnum first, for variadic primitives
         # optional JVP taking every argument's tangent at once (None for zero), for n-ary
         # primitives where per-argument JVPs would repeat work: (tangents, ans, *args, **params)
-        self.jvp_all = None
+        self.jvp_joint = None
         # optional VJP giving every argument's cotangent at once (a list, None for zero), for
         # rules that cannot be split by argument (custom_vjp's bwd, checkpoint's recomputation):
         # (g, ans, *args, **params)
-        self.vjp_all = None
+        self.vjp_joint = None
         # optional ``(prim, args, params) -> params``, run on traced calls given keywords or
         # more than ``nin`` positional arguments: a family's check of what its rules cannot
         # take (the ufuncs refuse out=, where=, ... and a positional out)
@@ -139,15 +143,15 @@ class Primitive:
     def vjp(self, i):
         rule = self.vjps.get(i)
         if rule is None:
-            if self.vjp_any is None:
+            if self.vjp_by_argnum is None:
                 raise errors.missing_rule(self.name, i, "VJP")
-            rule = self.vjps[i] = _bind_argnum(self.vjp_any, i)
+            rule = self.vjps[i] = _bind_argnum(self.vjp_by_argnum, i)
         return rule
 
     def tangent(self, tangents, ans, args, params):
         """The output tangent given every argument's tangent (None for zero), or None."""
-        if self.jvp_all is not None:
-            return self.jvp_all(tangents, ans, *args, **params)
+        if self.jvp_joint is not None:
+            return self.jvp_joint(tangents, ans, *args, **params)
         out, rules = None, self.jvps
         i = -1
         for t in tangents:
@@ -242,10 +246,10 @@ def _linear_jvp(prim, i):
 def _jointly_linear_jvp(prim):
     """JVP of a primitive linear in all its arguments together (``concatenate``, ``stack``):
     the primitive applied to the tangents, zeros standing in for the missing ones."""
-    def jvp_all(tangents, ans, *args, **params):
+    def jvp_joint(tangents, ans, *args, **params):
         return prim(*[_zeros_like(x) if t is None else t for t, x in zip(tangents, args)],
                     **params)
-    return jvp_all
+    return jvp_joint
 
 
 def _zeros_like(x):
@@ -254,10 +258,10 @@ def _zeros_like(x):
 
 
 def define(name, impl, vjps=(), jvps=None, *, linear=False, spec=None, doc=None,
-           vjp_any=None, jointly_linear=False, check_call=None, residuals=None):
+           vjp_by_argnum=None, jointly_linear=False, check_call=None, residuals=None):
     """Make a built-in primitive and its rules in one statement (used by the rule families).
 
-    Variadic primitives give ``vjp_any(argnum, g, ans, *args, **params)`` instead of one VJP
+    Variadic primitives give ``vjp_by_argnum(argnum, g, ans, *args, **params)`` instead of one VJP
     per argument; ``jointly_linear=True`` makes their JVP the primitive applied to all the
     tangents at once. ``check_call(prim, args, params) -> params`` vets traced calls (the
     ufuncs' keyword arguments). ``residuals=(argnums, ans)`` says what the VJP rules read
@@ -269,9 +273,9 @@ def define(name, impl, vjps=(), jvps=None, *, linear=False, spec=None, doc=None,
         # multilinear one's reads the other arguments
         residuals = ("others" if linear and len(vjps) > 1 else (), False)
     p.residuals = residuals
-    p.vjp_any = vjp_any
+    p.vjp_by_argnum = vjp_by_argnum
     if jointly_linear:
-        p.jvp_all = _jointly_linear_jvp(p)
+        p.jvp_joint = _jointly_linear_jvp(p)
     if name in PRIMITIVES:
         raise ValueError(f"primitive {name} is defined twice")
     PRIMITIVES[name] = p
@@ -360,15 +364,15 @@ def define_multi(name, impl, out_shapes, vjp, jvp, *, spec=None, doc=None):
         parts = [fnp.zeros_like(innermost(o)) if p is None else p for p, o in zip(parts, like)]
         return fnp.concatenate([fnp.ravel(p) for p in parts])
 
-    def vjp_any(i, g, ans, *args, **params):
+    def vjp_by_argnum(i, g, ans, *args, **params):
         return vjp(i, unpack(g, args, params), unpack(ans, args, params), *args, **params)
 
-    def jvp_all(tangents, ans, *args, **params):
+    def jvp_joint(tangents, ans, *args, **params):
         outs = unpack(ans, args, params)
         return pack(jvp(tangents, outs, *args, **params), outs)
 
-    p = define(name, packed_impl, spec=spec, doc=doc, vjp_any=vjp_any)
-    p.jvp_all = jvp_all
+    p = define(name, packed_impl, spec=spec, doc=doc, vjp_by_argnum=vjp_by_argnum)
+    p.jvp_joint = jvp_joint
 
     def multi(*args, **params):
         return unpack(p(*args, **params), args, params)

@@ -231,8 +231,9 @@ class Tape(Trace):
                 ans = node.ans
                 rules = prim.vjps
                 every = None
-                if prim.vjp_all is not None:  # custom rules give every argument's cotangent at once
-                    every = prim.vjp_all(g, ans, *args, **params)
+                # (custom rules give every argument's cotangent at once)
+                if prim.vjp_joint is not None:
+                    every = prim.vjp_joint(g, ans, *args, **params)
                 reals = node.real_inputs
                 i = -1
                 for p in node.parents:

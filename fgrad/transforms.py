@@ -119,7 +119,7 @@ def _split_aux(out, fname):
     return out[0], out[1]
 
 
-def _finish(v, like=None):
+def finish(v, like=None):
     """Give back a plain numpy value: numpy scalars for 0-d, the dtype of ``like``."""
     if v.__class__ in _PYTHON_NUMBERS:  # a constant output or a Python seed
         v = _onp.asarray(v)
@@ -142,10 +142,10 @@ _PYTHON_NUMBERS = frozenset([bool, int, float, complex])
 
 def _zeros_like(x):
     v = innermost(x)
-    return _finish(_onp.zeros(_onp.shape(v), _onp.result_type(v)))
+    return finish(_onp.zeros(_onp.shape(v), _onp.result_type(v)))
 
 
-class _Recording:
+class Recording:
     """A function run once on a fresh tape: flat inputs and outputs with their nodes."""
 
     def __init__(self, f, args, fname, has_aux=False, lean=False):
@@ -180,7 +180,7 @@ class _Recording:
     def output(self):
         """The outputs, as copies: the tape's rules read these arrays, so a caller changing
         the returned array in place must not change what ``vjp_fn``/``jvp_fn`` compute."""
-        return tree_unflatten(self.out_tree, [_own(_finish(v)) for v in self.out_vals])
+        return tree_unflatten(self.out_tree, [_own(finish(v)) for v in self.out_vals])
 
 
 def _own(v):
@@ -192,7 +192,7 @@ def _lower(tree, trace):
     """Replace the tracers of ``trace`` in a pytree by copies of their values (for aux outputs:
     the tape's rules may read those arrays, and an input's value may be the caller's array)."""
     leaves, td = tree_flatten(tree)
-    return tree_unflatten(td, [_own(_finish(x._value)) if isinstance(x, _tracer.Tracer)
+    return tree_unflatten(td, [_own(finish(x._value)) if isinstance(x, _tracer.Tracer)
                                and x._trace is trace else x for x in leaves])
 
 
@@ -219,7 +219,7 @@ def vjp(f, *primals, has_aux=False):
     >>> [float(c) for c in f_vjp(1.0)]
     [3.0, 2.0]
     """
-    rec = _Recording(f, primals, "vjp", has_aux, lean=True)
+    rec = Recording(f, primals, "vjp", has_aux, lean=True)
     out = rec.output()
 
     def vjp_fn(ct):
@@ -249,7 +249,7 @@ def _pull_back(rec, ct, consume, checked=False):
             c = _zeros_like(x)
         elif not (c.__class__ is x.__class__ is _onp.ndarray and c.dtype is x.dtype
                   and c.shape == x.shape and c.shape):  # (else it is final already)
-            c = _finish(_shaped_like(c, x), x)
+            c = finish(_shaped_like(c, x), x)
         if not checked:  # (grad's own seed is no caller's array)
             c = _fresh(c, ct_flat)
         grads.append(c)
@@ -279,7 +279,7 @@ def value_and_grad(f, argnums=0, has_aux=False):
 
     def value_and_grad_f(*args, **kwargs):
         g, dyn = _argnums_partial(f, "grad", args, kwargs, argnums)
-        rec = _Recording(g, dyn, "grad", has_aux, lean=True)
+        rec = Recording(g, dyn, "grad", has_aux, lean=True)
         if rec.out_tree.kind != "leaf":
             raise TypeError("grad requires a function returning one real scalar, but it "
                             f"returned a {rec.out_tree!r} structure; use jacrev or vjp for "
@@ -288,7 +288,7 @@ def value_and_grad(f, argnums=0, has_aux=False):
         _check_scalar(out)
         grads = _pull_back(rec, [value_dtype(innermost(out)).type(1)], consume=True, checked=True)
         grads = grads[0] if isinstance(argnums, int) else grads
-        value = _finish(out)
+        value = finish(out)
         return ((value, rec.aux), grads) if has_aux else (value, grads)
 
     value_and_grad_f.__name__ = f"value_and_grad({getattr(f, '__name__', 'f')})"
@@ -369,11 +369,11 @@ def jvp(f, primals, tangents, has_aux=False):
     vals, tans = [], []
     for o in out_flat:
         if o.__class__ is DualTracer and o._trace is trace:
-            vals.append(_fresh(_finish(o._value), flat))
-            tans.append(_fresh(_finish(o._tangent, o._value), t_flat))
+            vals.append(_fresh(finish(o._value), flat))
+            tans.append(_fresh(finish(o._tangent, o._value), t_flat))
         else:
             _check_output(o, "jvp")
-            vals.append(_fresh(_finish(o), flat))
+            vals.append(_fresh(finish(o), flat))
             tans.append(_zeros_like(o))
     res = (tree_unflatten(out_tree, vals), tree_unflatten(out_tree, tans))
     return res + (aux,) if has_aux else res
@@ -388,7 +388,7 @@ def linearize(f, *primals):
     >>> float(f_jvp(3.0))
     3.0
     """
-    rec = _Recording(f, primals, "linearize")
+    rec = Recording(f, primals, "linearize")
 
     def jvp_fn(*tangents):
         t_flat, t_tree = tree_flatten(tuple(tangents))
@@ -401,7 +401,7 @@ def linearize(f, *primals):
             seeds[n] = t
         tans = rec.tape.forward(seeds)
         outs = [_zeros_like(v) if n is None or tans.get(n) is None
-                else _fresh(_finish(tans[n], v), t_flat)
+                else _fresh(finish(tans[n], v), t_flat)
                 for n, v in zip(rec.out_nodes, rec.out_vals)]
         return tree_unflatten(rec.out_tree, outs)
 
@@ -429,7 +429,7 @@ def _assemble(parts, lead_shape, tail_shape, axis, out, x):
         kinds = [k for k in kinds if _onp.issubdtype(k, _onp.inexact)]
         dtype = _onp.result_type(*kinds) if kinds else _onp.float64
         return _onp.zeros(tuple(lead_shape) + tuple(tail_shape), dtype)
-    return _finish(fnp.reshape(fnp.stack(parts, axis=axis), tuple(lead_shape) + tuple(tail_shape)))
+    return finish(fnp.reshape(fnp.stack(parts, axis=axis), tuple(lead_shape) + tuple(tail_shape)))
 
 
 def jacrev(f, argnums=0, has_aux=False):
@@ -445,7 +445,7 @@ def jacrev(f, argnums=0, has_aux=False):
 
     def jacrev_f(*args, **kwargs):
         g, dyn = _argnums_partial(f, "jacrev", args, kwargs, argnums)
-        rec = _Recording(g, dyn, "jacrev", has_aux, lean=True)
+        rec = Recording(g, dyn, "jacrev", has_aux, lean=True)
         blocks = []
         for node, val in zip(rec.out_nodes, rec.out_vals):
             rows = [[] for _ in rec.inputs]
@@ -485,7 +485,7 @@ def jacfwd(f, argnums=0, has_aux=False, holomorphic=False):
 
     def jacfwd_f(*args, **kwargs):
         g, dyn = _argnums_partial(f, "jacfwd", args, kwargs, argnums)
-        rec = _Recording(g, dyn, "jacfwd", has_aux)
+        rec = Recording(g, dyn, "jacfwd", has_aux)
         if not holomorphic:
             for i, x in enumerate(rec.inputs):
                 if value_dtype(innermost(x)).kind == "c":

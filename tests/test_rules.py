@@ -58,7 +58,7 @@ def test_every_case_has_both_rules(name):
         for i in range(len(shapes)):
             if spec.arg_domain(i) != "bool":
                 assert callable(prim.vjp(i))
-                assert prim.jvp_all is not None or callable(prim.jvp(i))
+                assert prim.jvp_joint is not None or callable(prim.jvp(i))
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
@@ -78,7 +78,10 @@ def test_forward_value_is_numpys(name, dtype):
         if isinstance(want, tuple):  # several outputs: compare them as a tuple
             got, want = tuple(got), tuple(want)
         for g, w in zip(*(tree_flatten(v)[0] for v in (got, want)), strict=True):
-            onp.testing.assert_array_equal(g, w)
+            if spec.exact:
+                onp.testing.assert_array_equal(g, w)
+            else:  # (an implementation whose own calls differ in the last bits)
+                onp.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-15)
             assert onp.result_type(g) == onp.result_type(w)
         _, tangent = fgrad.jvp(f, xs, xs)
         for t, w in zip(*(tree_flatten(v)[0] for v in (tangent, tuple(want) if isinstance(

@@ -127,7 +127,7 @@ def _einsum_jvp(tangents, ans, *ops, subscripts, optimize):
 einsum_p = define(
     "einsum", lambda *ops, subscripts, optimize: _onp.einsum(subscripts, *ops,
                                                              optimize=optimize),
-    vjp_any=_einsum_vjp,
+    vjp_by_argnum=_einsum_vjp,
     spec=Spec([(((2, 3), (3, 2)), {"subscripts": "ij,jk->ik", "optimize": False}),
                (((3, 3),), {"subscripts": "ii->", "optimize": False}),
                (((2, 2, 3),), {"subscripts": "iij->ij", "optimize": False}),
@@ -135,7 +135,7 @@ einsum_p = define(
                                             "optimize": False}),
                (((2, 3), (3,), (2,)), {"subscripts": "ij,j,k", "optimize": True})],
               domain=("complex",) * 3))
-einsum_p.jvp_all = _einsum_jvp
+einsum_p.jvp_joint = _einsum_jvp
 
 
 def _from_sublists(args):

@@ -150,7 +150,7 @@ def _concatenate_vjp(i, g, ans, *xs, axis):
 
 
 concatenate_p = define("concatenate", lambda *xs, axis: _onp.concatenate(xs, axis=axis),
-                       vjp_any=_concatenate_vjp, jointly_linear=True,
+                       vjp_by_argnum=_concatenate_vjp, jointly_linear=True,
                        spec=Spec([(((2,), (3,)), {"axis": 0}),
                                   (((2, 3), (1, 3), (2, 3)), {"axis": 0}),
                                   (((2, 1), (2, 3)), {"axis": 1})]))
@@ -191,7 +191,7 @@ def _stack_vjp(i, g, ans, *xs, axis):
 
 
 stack_p = define("stack", lambda *xs, axis: _onp.stack(xs, axis=axis),
-                 vjp_any=_stack_vjp, jointly_linear=True,
+                 vjp_by_argnum=_stack_vjp, jointly_linear=True,
                  spec=Spec([(((3,), (3,)), {"axis": 0}), (((2, 3), (2, 3), (2, 3)), {"axis": 2}),
                             (((), ()), {"axis": 0})]))
 

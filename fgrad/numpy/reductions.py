@@ -23,7 +23,7 @@ from .wrapping import differentiable, unsupported_kwargs, with_numpy_values
 
 
 
-def _axes(axis, ndim):
+def normal_axes(axis, ndim):
     """Normalise ``axis`` to a sorted tuple of non-negative ints, or None for all axes."""
     if axis is None:
         return None
@@ -120,16 +120,16 @@ min_p = _extreme("min", _onp.min)
 # and where=/initial=. A masked or initialised reduction adds in another order than the
 # composite below, so its value is numpy's own and only its derivatives come from the composite.
 
-_NoValue = _onp._NoValue
+NoValue = _onp._NoValue
 
 
-def _given(v):
-    return v is not _NoValue and v is not None
+def given(v):
+    return v is not NoValue and v is not None
 
 
-def _numpy_kwargs(**kwargs):
+def numpy_kwargs(**kwargs):
     """The keyword arguments a caller gave, as plain values, to hand to numpy itself."""
-    return {k: strip(v) for k, v in kwargs.items() if _given(v)}
+    return {k: strip(v) for k, v in kwargs.items() if given(v)}
 
 
 def numpy_result(result, value):
@@ -164,19 +164,19 @@ def _with_initial(r, x, axes, keep, initial, better):
 _FILL = {"sum": 0, "prod": 1, "max": -_onp.inf, "min": _onp.inf}
 
 
-def _reduce(prim, np_fn, a, axis, dtype, keepdims, initial=_NoValue, where=_NoValue):
+def reduction(prim, np_fn, a, axis, dtype, keepdims, initial=NoValue, where=NoValue):
     if not isinstance(a, Tracer):
         a = fnp.asarray(a)
     if dtype is not None:
         a = fnp.astype(a, dtype)
-    axes = _axes(axis, len(shape_of(a)))
-    keep = _given(keepdims) and bool(keepdims)
-    if not (_given(initial) or _given(where)):
+    axes = normal_axes(axis, len(shape_of(a)))
+    keep = given(keepdims) and bool(keepdims)
+    if not (given(initial) or given(where)):
         return prim(a, axis=axes, keepdims=keep)
-    kwargs = _numpy_kwargs(axis=axis, dtype=dtype, keepdims=keepdims, initial=initial,
+    kwargs = numpy_kwargs(axis=axis, dtype=dtype, keepdims=keepdims, initial=initial,
                            where=where)
     value = np_fn(strip(a), **kwargs)  # numpy's value, and numpy's errors, first
-    if _given(where):
+    if given(where):
         w = _onp.broadcast_to(strip(where), shape_of(a))
         if prim is mean_p:
             count = _onp.sum(w, axis=axes, keepdims=True)
@@ -185,7 +185,7 @@ def _reduce(prim, np_fn, a, axis, dtype, keepdims, initial=_NoValue, where=_NoVa
                                             _onp.shape(value)), value)
         a = fnp.where(w, a, _FILL[prim.name])
     r = prim(a, axis=axes, keepdims=keep)
-    if _given(initial):
+    if given(initial):
         if prim is sum_p:
             r = r + initial
         elif prim is prod_p:
@@ -215,41 +215,41 @@ def _public_spec(cases, **kwargs):
 
 @differentiable(_onp.sum, _public_spec(WITH_DTYPE + [
     (((2, 3),), {"axis": 1, "where": _MASK, "initial": 0.5})]))
-def sum(a, axis=None, dtype=None, out=None, keepdims=_NoValue, initial=_NoValue,
-        where=_NoValue):
+def sum(a, axis=None, dtype=None, out=None, keepdims=NoValue, initial=NoValue,
+        where=NoValue):
     """``initial`` may be traced; ``where`` masks entries out (they get zero derivative)."""
     unsupported_kwargs("sum", {"out": out})
-    return _reduce(sum_p, _onp.sum, a, axis, dtype, keepdims, initial, where)
+    return reduction(sum_p, _onp.sum, a, axis, dtype, keepdims, initial, where)
 
 
 @differentiable(_onp.mean, _public_spec(WITH_DTYPE + [(((2, 3),), {"axis": 0, "where": _MASK})]))
-def mean(a, axis=None, dtype=None, out=None, keepdims=_NoValue, *, where=_NoValue):
+def mean(a, axis=None, dtype=None, out=None, keepdims=NoValue, *, where=NoValue):
     """Masked entries (``where``) get zero derivative."""
     unsupported_kwargs("mean", {"out": out})
-    return _reduce(mean_p, _onp.mean, a, axis, dtype, keepdims, where=where)
+    return reduction(mean_p, _onp.mean, a, axis, dtype, keepdims, where=where)
 
 
 @differentiable(_onp.prod, _public_spec(WITH_DTYPE + [
     (((2, 3),), {"axis": 1, "where": _MASK, "initial": 1.5})], domain=(0.3, 1.5)))
-def prod(a, axis=None, dtype=None, out=None, keepdims=_NoValue, initial=_NoValue,
-         where=_NoValue):
+def prod(a, axis=None, dtype=None, out=None, keepdims=NoValue, initial=NoValue,
+         where=NoValue):
     """Exact through zeros: the derivative with respect to an entry is the product of the
     others, even when some of them are zero (to every order)."""
     unsupported_kwargs("prod", {"out": out})
-    return _reduce(prod_p, _onp.prod, a, axis, dtype, keepdims, initial, where)
+    return reduction(prod_p, _onp.prod, a, axis, dtype, keepdims, initial, where)
 
 
 def _extreme_public(prim, np_fn, name):
     @differentiable(np_fn, _public_spec(PUBLIC + [
         (((2, 3),), {"axis": 1, "where": _MASK, "initial": -3.0 if prim is max_p else 3.0})],
         valid=distinct), name=name)
-    def reduce(a, axis=None, out=None, keepdims=_NoValue, initial=_NoValue, where=_NoValue):
+    def reduce(a, axis=None, out=None, keepdims=NoValue, initial=NoValue, where=NoValue):
         """At a tie the cotangent is shared evenly among the tied entries (the average of the
         one-sided derivatives, as for ``maximum``); ``initial`` counts as one more entry, so
         at a tie with m entries each gets 1/(m + 1). Entries masked out by ``where`` get zero
         derivative."""
         unsupported_kwargs(name, {"out": out})
-        return _reduce(prim, np_fn, a, axis, None, keepdims, initial, where)
+        return reduction(prim, np_fn, a, axis, None, keepdims, initial, where)
 
     return reduce
 
@@ -261,8 +261,8 @@ amin = _extreme_public(min_p, _onp.amin, "amin")
 
 @differentiable(_onp.ptp, Spec([(((4,),), {}), (((2, 3),), {"axis": -1, "keepdims": True}),
                                 (((2, 3, 2),), {"axis": (0, 2)})], valid=distinct))
-def ptp(a, axis=None, out=None, keepdims=_NoValue):
+def ptp(a, axis=None, out=None, keepdims=NoValue):
     """``max - min``: at ties each side shares its cotangent evenly among its tied entries."""
     unsupported_kwargs("ptp", {"out": out})
-    return (_reduce(max_p, _onp.max, a, axis, None, keepdims)
-            - _reduce(min_p, _onp.min, a, axis, None, keepdims))
+    return (reduction(max_p, _onp.max, a, axis, None, keepdims)
+            - reduction(min_p, _onp.min, a, axis, None, keepdims))

@@ -25,8 +25,8 @@ import fgrad.numpy as fnp
 from ..table import Spec, define
 from ..tracer import contains_tracer, innermost, strip
 from .broadcasting import dtype_of, mask, shape_of
-from .reductions import (_NoValue, _axes, _given, _numpy_kwargs, _reduce, distinct, kept_shape,
-                         max_p, mean_p, min_p, numpy_result, prod_p, sum_p)
+from .reductions import (NoValue, distinct, given, kept_shape, max_p, mean_p, min_p,
+                         normal_axes, numpy_kwargs, numpy_result, prod_p, reduction, sum_p)
 from .wrapping import differentiable, unsupported_kwargs
 
 
@@ -190,19 +190,19 @@ def _replaced(a, fill):
 
 
 @differentiable(_onp.nansum, Spec(NAN_REDUCE, call=_nans_at))
-def nansum(a, axis=None, dtype=None, out=None, keepdims=_NoValue, initial=_NoValue,
-           where=_NoValue):
+def nansum(a, axis=None, dtype=None, out=None, keepdims=NoValue, initial=NoValue,
+           where=NoValue):
     """NaN entries get zero derivative."""
     unsupported_kwargs("nansum", {"out": out})
-    return _reduce(sum_p, _onp.sum, _replaced(a, 0), axis, dtype, keepdims, initial, where)
+    return reduction(sum_p, _onp.sum, _replaced(a, 0), axis, dtype, keepdims, initial, where)
 
 
 @differentiable(_onp.nanprod, Spec(NAN_REDUCE, call=_nans_at, domain=(0.3, 1.5)))
-def nanprod(a, axis=None, dtype=None, out=None, keepdims=_NoValue, initial=_NoValue,
-            where=_NoValue):
+def nanprod(a, axis=None, dtype=None, out=None, keepdims=NoValue, initial=NoValue,
+            where=NoValue):
     """NaN entries get zero derivative; exact through zeros, as ``prod``."""
     unsupported_kwargs("nanprod", {"out": out})
-    return _reduce(prod_p, _onp.prod, _replaced(a, 1), axis, dtype, keepdims, initial, where)
+    return reduction(prod_p, _onp.prod, _replaced(a, 1), axis, dtype, keepdims, initial, where)
 
 
 def _nan_extreme(prim, np_fn, nan_fn, name):
@@ -210,18 +210,18 @@ def _nan_extreme(prim, np_fn, nan_fn, name):
         (((2, 3),), {"axis": 0, "nans": _NANS, "where": _WHERE,
                      "initial": -3.0 if prim is max_p else 3.0})],
         call=_nans_at, valid=distinct), name=name)
-    def reduce(a, axis=None, out=None, keepdims=_NoValue, initial=_NoValue, where=_NoValue):
+    def reduce(a, axis=None, out=None, keepdims=NoValue, initial=NoValue, where=NoValue):
         """NaN entries get zero derivative; at a tie the cotangent is shared evenly among the
         tied entries (and ``initial``, which counts as one more entry), as for ``max``."""
         unsupported_kwargs(name, {"out": out})
         a = fnp.asarray(a)
         nan = _nan_mask(a)
         if nan is None:
-            return _reduce(prim, np_fn, a, axis, None, keepdims, initial, where)
-        value = nan_fn(strip(a), **_numpy_kwargs(axis=axis, keepdims=keepdims,
+            return reduction(prim, np_fn, a, axis, None, keepdims, initial, where)
+        value = nan_fn(strip(a), **numpy_kwargs(axis=axis, keepdims=keepdims,
                                                  initial=initial, where=where))
         filled = fnp.where(nan, -_onp.inf if prim is max_p else _onp.inf, a)
-        return numpy_result(_reduce(prim, np_fn, filled, axis, None, keepdims, initial, where),
+        return numpy_result(reduction(prim, np_fn, filled, axis, None, keepdims, initial, where),
                             value)
 
     return reduce
@@ -289,7 +289,7 @@ def _variance(a, axes, dtype, ddof, keep, mean, w):
 
 
 def _ddof(ddof, correction):
-    if _given(correction):
+    if given(correction):
         if ddof != 0:
             raise ValueError("ddof and correction can't be provided simultaneously.")
         return correction
@@ -307,19 +307,19 @@ def _root(v):
 
 def _var_or_std(np_fn, a, axis, dtype, ddof, keepdims, where, mean, correction, skip_nan,
                 root):
-    kwargs = _numpy_kwargs(axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where,
+    kwargs = numpy_kwargs(axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where,
                            mean=mean, correction=correction)
     ddof = _ddof(ddof, correction)
     a = fnp.asarray(a)
-    axes = _axes(axis, _ndim(a))
-    keep = _given(keepdims) and bool(keepdims)
+    axes = normal_axes(axis, _ndim(a))
+    keep = given(keepdims) and bool(keepdims)
     w = _nan_mask(a) if skip_nan else None
     if w is not None:
         w = ~w
-    if _given(where):
+    if given(where):
         wh = _onp.broadcast_to(strip(where), shape_of(a))
         w = wh if w is None else w & wh
-    r = _variance(a, axes, dtype, ddof, keep, mean if _given(mean) else None, w)
+    r = _variance(a, axes, dtype, ddof, keep, mean if given(mean) else None, w)
     if root:
         r = _root(r)
     if w is None:
@@ -339,8 +339,8 @@ NAN_VAR = [(((2, 3),), {"nans": _NANS}),
 
 
 @differentiable(_onp.var, Spec(VAR))
-def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NoValue, *, where=_NoValue,
-        mean=_NoValue, correction=_NoValue):
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=NoValue, *, where=NoValue,
+        mean=NoValue, correction=NoValue):
     """The gradient is ``2 (x - mean) / (n - ddof)``; a given ``mean`` may be traced (it is
     then an input like any other); entries masked out by ``where`` get zero derivative."""
     unsupported_kwargs("var", {"out": out})
@@ -349,8 +349,8 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NoValue, *, where=
 
 
 @differentiable(_onp.std, Spec(VAR, valid=distinct))  # zero spread is a kink
-def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NoValue, *, where=_NoValue,
-        mean=_NoValue, correction=_NoValue):
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=NoValue, *, where=NoValue,
+        mean=NoValue, correction=NoValue):
     """At zero spread (all entries equal, so the variance is exactly 0) the derivative is 0 at
     every order: std is ``|t| std(v)`` along any line through such a point, and 0 is the
     average of its one-sided derivatives (as ``abs'(0) = 0``); numpy's formula
@@ -362,25 +362,25 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NoValue, *, where=
 
 
 @differentiable(_onp.nanmean, Spec(NAN_REDUCE, call=_nans_at))
-def nanmean(a, axis=None, dtype=None, out=None, keepdims=_NoValue, *, where=_NoValue):
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=NoValue, *, where=NoValue):
     """NaN entries (and entries masked out by ``where``) get zero derivative."""
     unsupported_kwargs("nanmean", {"out": out})
     a = fnp.asarray(a)
     nan = _nan_mask(a)
     if nan is None:
-        return _reduce(mean_p, _onp.mean, a, axis, dtype, keepdims, where=where)
-    value = _onp.nanmean(strip(a), **_numpy_kwargs(axis=axis, dtype=dtype, keepdims=keepdims,
+        return reduction(mean_p, _onp.mean, a, axis, dtype, keepdims, where=where)
+    value = _onp.nanmean(strip(a), **numpy_kwargs(axis=axis, dtype=dtype, keepdims=keepdims,
                                                   where=where))
     w = ~nan
-    if _given(where):
+    if given(where):
         w = w & _onp.broadcast_to(strip(where), shape_of(a))
-    r = _masked_mean(a, _axes(axis, _ndim(a)), dtype, w)
+    r = _masked_mean(a, normal_axes(axis, _ndim(a)), dtype, w)
     return numpy_result(fnp.reshape(r, _onp.shape(value)), value)
 
 
 @differentiable(_onp.nanvar, Spec(NAN_VAR, call=_nans_at))
-def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NoValue, *, where=_NoValue,
-           mean=_NoValue, correction=_NoValue):
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=NoValue, *, where=NoValue,
+           mean=NoValue, correction=NoValue):
     """NaN entries get zero derivative; the others as in ``var``."""
     unsupported_kwargs("nanvar", {"out": out})
     return _var_or_std(_onp.nanvar, a, axis, dtype, ddof, keepdims, where, mean, correction,
@@ -388,8 +388,8 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NoValue, *, whe
 
 
 @differentiable(_onp.nanstd, Spec(NAN_VAR, call=_nans_at, valid=distinct))
-def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NoValue, *, where=_NoValue,
-           mean=_NoValue, correction=_NoValue):
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=NoValue, *, where=NoValue,
+           mean=NoValue, correction=NoValue):
     """NaN entries get zero derivative; at zero spread the derivative is 0, as in ``std``."""
     unsupported_kwargs("nanstd", {"out": out})
     return _var_or_std(_onp.nanstd, a, axis, dtype, ddof, keepdims, where, mean, correction,
@@ -408,7 +408,7 @@ def _weights_call(f, a, *rest, **params):
      (((2, 3), (2, 3)), {"axis": None}), (((2, 3), (3,)), {"axis": 1, "returned": True}),
      (((2, 3, 2), (2, 2)), {"axis": (0, 2)})],
     domain=((-2.0, 2.0), (0.5, 2.0)), call=_weights_call))
-def average(a, axis=None, weights=None, returned=False, *, keepdims=_NoValue):
+def average(a, axis=None, weights=None, returned=False, *, keepdims=NoValue):
     """``weights`` may be traced: the derivative with respect to them is
     ``(a - avg) / sum(weights)``. With ``returned=True`` the sum of the weights is returned
     too (traced when the weights are, a constant otherwise)."""
@@ -416,7 +416,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=_NoValue):
     nd = _ndim(a)
     if axis is not None:
         axis = normalize_axis_tuple(axis, nd, argname="axis")
-    kw = {} if keepdims is _NoValue else {"keepdims": keepdims}
+    kw = {} if keepdims is NoValue else {"keepdims": keepdims}
     if weights is None:
         avg = fnp.mean(a, axis, **kw)
         scl = _onp.dtype(dtype_of(avg)).type(_size(shape_of(a)) / _size(shape_of(avg)))
@@ -620,9 +620,9 @@ def _quantile_spec(scale, nan=False):
 def _order_statistic(np_fn, name, a, q, scale, axis, method, keepdims, kwargs, skip_nan):
     unsupported_kwargs(name, kwargs)
     value = np_fn(strip(a), strip(q), axis=axis, method=method,
-                  **_numpy_kwargs(keepdims=keepdims))
+                  **numpy_kwargs(keepdims=keepdims))
     qf = fnp.asarray(q) if scale == 1 else fnp.asarray(q) / scale
-    keep = _given(keepdims) and bool(keepdims)
+    keep = given(keepdims) and bool(keepdims)
     return numpy_result(_quantiles(a, qf, axis, method, keep, skip_nan), value)
 
 
@@ -642,7 +642,7 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
 
 @differentiable(_onp.nanquantile, _quantile_spec(1.0, nan=True))
 def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
-                keepdims=_NoValue, *, weights=None):
+                keepdims=NoValue, *, weights=None):
     """NaN entries are skipped and get zero derivative."""
     return _order_statistic(_onp.nanquantile, "nanquantile", a, q, 1, axis, method, keepdims,
                             {"out": out, "weights": weights}, skip_nan=True)
@@ -650,7 +650,7 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear
 
 @differentiable(_onp.nanpercentile, _quantile_spec(100.0, nan=True))
 def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
-                  keepdims=_NoValue, *, weights=None):
+                  keepdims=NoValue, *, weights=None):
     """NaN entries are skipped and get zero derivative."""
     return _order_statistic(_onp.nanpercentile, "nanpercentile", a, q, 100, axis, method,
                             keepdims, {"out": out, "weights": weights}, skip_nan=True)
@@ -679,11 +679,11 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
 @differentiable(_onp.nanmedian, Spec(
     [(((2, 3),), {"nans": _NANS}), (((2, 3),), {"axis": -1, "nans": _NANS}),
      (((2, 2, 2),), {"axis": (0, 2), "keepdims": True})], call=_nans_at, valid=distinct))
-def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=_NoValue):
+def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=NoValue):
     """NaN entries are skipped and get zero derivative; ties share as in ``median``."""
     unsupported_kwargs("nanmedian", {"out": out})
-    value = _onp.nanmedian(strip(a), axis=axis, **_numpy_kwargs(keepdims=keepdims))
-    keep = _given(keepdims) and bool(keepdims)
+    value = _onp.nanmedian(strip(a), axis=axis, **numpy_kwargs(keepdims=keepdims))
+    keep = given(keepdims) and bool(keepdims)
     return numpy_result(_quantiles(a, 0.5, axis, "linear", keep, True), value)
 
 
@@ -697,7 +697,7 @@ def _extras_call(f, a, *rest, **params):
 @differentiable(_onp.diff, Spec(
     [(((4,),), {}), (((2, 4),), {"n": 2, "axis": 0}), (((3, 2),), {"axis": 0, "n": 2}),
      (((2, 3), (2, 1), (2, 2)), {"axis": -1}), (((3,), ()), {})], call=_extras_call))
-def diff(a, n=1, axis=-1, prepend=_NoValue, append=_NoValue):
+def diff(a, n=1, axis=-1, prepend=NoValue, append=NoValue):
     """``prepend`` and ``append`` may be traced."""
     if n == 0:
         return a
@@ -710,7 +710,7 @@ def diff(a, n=1, axis=-1, prepend=_NoValue, append=_NoValue):
     axis = normalize_axis_index(axis, nd)
     combined = []
     for extra in (prepend, a, append):
-        if extra is _NoValue:
+        if extra is NoValue:
             continue
         if extra is not a:
             extra = fnp.asarray(extra)

@@ -119,9 +119,9 @@ _odeint = define(
         domain=[(-1.0, 1.0), (-0.5, 0.5), (0.5, 2.0), (0.1, 0.5)],
         call=lambda f, y0, dt, k, c, **p: f(y0, _times(dt), k, c, **p),
         eps=1e-4, rtol=2e-4, atol=1e-6, dtypes=("float64", "float32")))
-_odeint.vjp_all = _vjp_rule
-_odeint.jvp_all = _jvp_rule
-_odeint.vjp_any = lambda i, g, ans, *args, **params: _vjp_rule(g, ans, *args, **params)[i]
+_odeint.vjp_joint = _vjp_rule
+_odeint.jvp_joint = _jvp_rule
+_odeint.vjp_by_argnum = lambda i, g, ans, *args, **params: _vjp_rule(g, ans, *args, **params)[i]
 
 
 def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None, mu=None,

@@ -69,7 +69,7 @@ def _implicit_jvp(tangents, ans, *theta, F, solve):
     return -fnp.linalg.solve(_jac_x(F, ans, theta), rhs)
 
 
-def _implicit_vjp_all(g, ans, *theta, F, solve):
+def _implicit_vjp_joint(g, ans, *theta, F, solve):
     w = fnp.linalg.solve(fnp.transpose(_jac_x(F, ans, theta)), g)
     _, pull = vjp(lambda *th: F(ans, *th), *theta)
     return [cast_like(-c, a) for c, a in zip(pull(w), theta)]
@@ -92,9 +92,9 @@ implicit_solution = define(
               rtol=1e-4, eps=1e-5),
     doc="""The solution ``x = solve(*theta)`` of ``F(x, *theta) = 0``, differentiable in
     ``theta`` by the implicit function theorem (``root`` and ``minimize`` use it).""")
-implicit_solution.vjp_all = _implicit_vjp_all
-implicit_solution.vjp_any = lambda i, *a, **p: _implicit_vjp_all(*a, **p)[i]
-implicit_solution.jvp_all = _implicit_jvp
+implicit_solution.vjp_joint = _implicit_vjp_joint
+implicit_solution.vjp_by_argnum = lambda i, *a, **p: _implicit_vjp_joint(*a, **p)[i]
+implicit_solution.jvp_joint = _implicit_jvp
 
 
 # --- minimize and root -----------------------------------------------------------------

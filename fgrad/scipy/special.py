@@ -354,9 +354,9 @@ def _lse_jvp(tangents, ans, a, *b, axis=None, keepdims=False, signed=False):
 _LSE_CASES = [(((3,),), {}), (((2, 3),), {"axis": 1}), (((2, 3),), {"axis": 0, "keepdims": True}),
               (((2, 3), (3,)), {"axis": -1}), (((2, 3), (2, 3)), {"signed": True}),
               (((2, 2, 2),), {"axis": (0, 2)})]
-_logsumexp = define("scipy.special.logsumexp", _lse_impl, vjp_any=_lse_vjp,
+_logsumexp = define("scipy.special.logsumexp", _lse_impl, vjp_by_argnum=_lse_vjp,
                     spec=Spec(_LSE_CASES, domain=[(-3.0, 3.0), (0.3, 2.0)]))
-_logsumexp.jvp_all = _lse_jvp
+_logsumexp.jvp_joint = _lse_jvp
 
 
 @traced_version_of(_sc.logsumexp)

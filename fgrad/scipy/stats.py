@@ -46,8 +46,8 @@ def elementwise(name, impl, partial, spec, doc=None):
                 out = c if out is None else out + c
         return None if out is None else broadcast_like(out, ans)
 
-    p = define(name, impl, vjp_any=vjp, spec=spec, doc=doc)
-    p.jvp_all = jvp
+    p = define(name, impl, vjp_by_argnum=vjp, spec=spec, doc=doc)
+    p.jvp_joint = jvp
     return p
 
 
@@ -364,11 +364,11 @@ def _dirichlet_prim(method):
     fn = getattr(_st.dirichlet, method)
     pdf = method == "pdf"
     p = define(f"scipy.stats.dirichlet.{method}", lambda x, alpha: fn(x, alpha),
-               vjp_any=lambda i, g, ans, x, alpha: _dirichlet_vjp(i, g, ans, x, alpha, pdf),
+               vjp_by_argnum=lambda i, g, ans, x, alpha: _dirichlet_vjp(i, g, ans, x, alpha, pdf),
                spec=Spec([(((3,), (3,)), {}), (((3, 2), (3,)), {})],
                          domain=[(-1.0, 1.0), (0.5, 3.0)],
                          call=lambda f, y, alpha: f(_on_simplex(y), alpha)))
-    p.jvp_all = lambda ts, ans, x, alpha: _dirichlet_jvp(ts, ans, x, alpha, pdf)
+    p.jvp_joint = lambda ts, ans, x, alpha: _dirichlet_jvp(ts, ans, x, alpha, pdf)
 
     @traced_version_of(fn)
     def public(x, alpha):
@@ -441,11 +441,11 @@ def _mvn_prim(method):
     pdf = method == "pdf"
     p = define(f"scipy.stats.multivariate_normal.{method}",
                lambda x, mean, cov: fn(x, mean, cov),
-               vjp_any=lambda i, g, ans, *args: _mvn_vjp(i, g, ans, *args, pdf=pdf),
+               vjp_by_argnum=lambda i, g, ans, *args: _mvn_vjp(i, g, ans, *args, pdf=pdf),
                spec=Spec([(((3,), (3,), (3, 3)), {}), (((4, 2), (2,), (2, 2)), {}),
                           (((2, 3, 2), (2,), (2, 2)), {})], domain=(-1.0, 1.0),
                          call=lambda f, x, m, a: f(x, m, _spd(a))))
-    p.jvp_all = lambda ts, ans, *args: _mvn_jvp(ts, ans, *args, pdf=pdf)
+    p.jvp_joint = lambda ts, ans, *args: _mvn_jvp(ts, ans, *args, pdf=pdf)
 
     @traced_version_of(fn)
     def public(x, mean=None, cov=1, allow_singular=False):
