@@ -66,7 +66,7 @@ class _Checkpointed(_Custom):
 
     def _pullback(self, call, gs, leaves, ans):
         # walked once, backward, within this call, on values fgrad holds already
-        tape = Tape("checkpoint", lean=True, copy_inputs=False)
+        tape = Tape("checkpoint", lean=True, inputs="keep")
         ins = [tape.new_input(x) if _inexact(x) else x for x in leaves]
         try:
             out = self.fun(*call.args(ins))

@@ -292,7 +292,7 @@ def _transpose(fn, like, cts, nonlinear, context):
     a zero input and the tape is run backward from ``cts``. A map that gives a nonzero output
     for the zero input is not linear; ``nonlinear(k, value)`` makes the error to raise.
     ``context`` explains, in front of a conversion error, why the input is traced."""
-    tape = Tape("transpose", lean=True, copy_inputs=False)  # walked once, backward, here
+    tape = Tape("transpose", lean=True, inputs="keep")  # walked once, backward, here
     ins = [tape.new_input(_zeros(x)) for x in like]
     try:
         outs = fn(ins)

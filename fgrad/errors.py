@@ -90,6 +90,14 @@ def into_plain_array(fname):
         "np.array([...]) of the traced values, or out.at[i].set(x) on an fgrad array.")
 
 
+def input_written(fname):
+    return ValueError(
+        f"{fname}: the function wrote into one of its input arrays while {fname} was running. "
+        f"{fname} keeps an input array of 64 kB or more read-only until its derivative is "
+        "computed (it reads the values afterwards; copying them on every call would cost "
+        "time). Write into a copy instead (x = x.copy() inside the function), or pass a copy.")
+
+
 def array_subclass(fname, cls, where):
     """A numpy.matrix or masked array reached a transform, whose rules follow ndarray
     semantics."""

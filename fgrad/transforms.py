@@ -148,20 +148,36 @@ def _zeros_like(x):
 class Recording:
     """A function run once on a fresh tape: flat inputs and outputs with their nodes."""
 
-    def __init__(self, f, args, fname, has_aux=False, lean=False):
+    def __init__(self, f, args, fname, has_aux=False, lean=False, inputs="copy"):
+        """``lean`` and ``inputs``: the tape's policy (``Tape``); with ``inputs="guard"`` the
+        caller walks the tape before returning and calls ``release()`` when done, errors
+        included."""
         flat, self.in_tree = _flat_inputs(args, fname)
         self.inputs = flat
-        self.tape = tape = Tape(fname, lean=lean)
+        self.tape = tape = Tape(fname, lean=lean, inputs=inputs)
         tracers = [tape.new_input(x) for x in flat]
         self.in_nodes = [t._node for t in tracers]
         try:
             out = f(*tree_unflatten(self.in_tree, tracers))
-        except ValueError as e:
-            if _from_plain_array(e):
-                raise errors.into_plain_array(fname) from e
+        except BaseException as e:
+            guarded = bool(tape.guarded)
+            tape.release()
+            if isinstance(e, ValueError):
+                if _from_plain_array(e):
+                    raise errors.into_plain_array(fname) from e
+                if guarded and "read-only" in str(e):
+                    raise errors.input_written(fname) from e
             raise
         finally:
             tape.alive = False
+        try:
+            self._outputs(out, fname, has_aux)
+        except BaseException:
+            tape.release()
+            raise
+
+    def _outputs(self, out, fname, has_aux):
+        tape = self.tape
         self.aux = None
         if has_aux:
             out, self.aux = _split_aux(out, fname)
@@ -176,6 +192,9 @@ class Recording:
                 _check_output(o, fname)
                 self.out_vals.append(o)
                 self.out_nodes.append(None)
+
+    def release(self):
+        self.tape.release()
 
     def output(self):
         """The outputs, as copies: the tape's rules read these arrays, so a caller changing
@@ -279,14 +298,18 @@ def value_and_grad(f, argnums=0, has_aux=False):
 
     def value_and_grad_f(*args, **kwargs):
         g, dyn = _argnums_partial(f, "grad", args, kwargs, argnums)
-        rec = Recording(g, dyn, "grad", has_aux, lean=True)
-        if rec.out_tree.kind != "leaf":
-            raise TypeError("grad requires a function returning one real scalar, but it "
-                            f"returned a {rec.out_tree!r} structure; use jacrev or vjp for "
-                            "several outputs")
-        out = rec.out_vals[0]
-        _check_scalar(out)
-        grads = _pull_back(rec, [value_dtype(innermost(out)).type(1)], consume=True, checked=True)
+        rec = Recording(g, dyn, "grad", has_aux, lean=True, inputs="guard")
+        try:
+            if rec.out_tree.kind != "leaf":
+                raise TypeError("grad requires a function returning one real scalar, but it "
+                                f"returned a {rec.out_tree!r} structure; use jacrev or vjp "
+                                "for several outputs")
+            out = rec.out_vals[0]
+            _check_scalar(out)
+            grads = _pull_back(rec, [value_dtype(innermost(out)).type(1)], consume=True,
+                               checked=True)
+        finally:
+            rec.release()
         grads = grads[0] if isinstance(argnums, int) else grads
         value = finish(out)
         return ((value, rec.aux), grads) if has_aux else (value, grads)
@@ -445,25 +468,33 @@ def jacrev(f, argnums=0, has_aux=False):
 
     def jacrev_f(*args, **kwargs):
         g, dyn = _argnums_partial(f, "jacrev", args, kwargs, argnums)
-        rec = Recording(g, dyn, "jacrev", has_aux, lean=True)
-        blocks = []
-        for node, val in zip(rec.out_nodes, rec.out_vals):
-            rows = [[] for _ in rec.inputs]
-            for e in _basis(val):
-                cts = rec.tape.backward([(node, e)]) if node is not None else {}
-                for j, (n, x) in enumerate(zip(rec.in_nodes, rec.inputs)):
-                    rows[j].append(_zeros_like(x) if cts.get(n) is None
-                                   else _shaped_like(cts[n], x))
-            out_shape = _onp.shape(innermost(val))
-            blocks.append(tree_unflatten(rec.in_tree, [
-                _assemble(r, out_shape, _onp.shape(innermost(x)), 0, val, x)
-                for r, x in zip(rows, rec.inputs)]))
-        jac = tree_unflatten(rec.out_tree, [b[0] if isinstance(argnums, int) else b
-                                            for b in blocks])
-        return (jac, rec.aux) if has_aux else jac
+        rec = Recording(g, dyn, "jacrev", has_aux, lean=True, inputs="guard")
+        try:
+            return _jacrev_blocks(rec, argnums, has_aux)
+        finally:
+            rec.release()
 
     jacrev_f.__name__ = f"jacrev({getattr(f, '__name__', 'f')})"
     return jacrev_f
+
+
+def _jacrev_blocks(rec, argnums, has_aux):
+    """jacrev's result from a recorded function: one backward pass per output element."""
+    blocks = []
+    for node, val in zip(rec.out_nodes, rec.out_vals):
+        rows = [[] for _ in rec.inputs]
+        for e in _basis(val):
+            cts = rec.tape.backward([(node, e)]) if node is not None else {}
+            for j, (n, x) in enumerate(zip(rec.in_nodes, rec.inputs)):
+                rows[j].append(_zeros_like(x) if cts.get(n) is None
+                               else _shaped_like(cts[n], x))
+        out_shape = _onp.shape(innermost(val))
+        blocks.append(tree_unflatten(rec.in_tree, [
+            _assemble(r, out_shape, _onp.shape(innermost(x)), 0, val, x)
+            for r, x in zip(rows, rec.inputs)]))
+    jac = tree_unflatten(rec.out_tree, [b[0] if isinstance(argnums, int) else b
+                                        for b in blocks])
+    return (jac, rec.aux) if has_aux else jac
 
 
 jacobian = jacrev
@@ -485,35 +516,48 @@ def jacfwd(f, argnums=0, has_aux=False, holomorphic=False):
 
     def jacfwd_f(*args, **kwargs):
         g, dyn = _argnums_partial(f, "jacfwd", args, kwargs, argnums)
-        rec = Recording(g, dyn, "jacfwd", has_aux)
         if not holomorphic:
-            for i, x in enumerate(rec.inputs):
-                if value_dtype(innermost(x)).kind == "c":
-                    raise TypeError(
-                        f"jacfwd: input leaf {i} is complex ({value_dtype(innermost(x))}). "
-                        "Forward mode pushes real tangents only, so unless the function is "
-                        "holomorphic the Jacobian would miss the imaginary direction. For a "
-                        "real function of complex inputs use jacrev or grad; for a holomorphic "
-                        "function pass holomorphic=True (the result is then df/dz).")
-        cols = [[[] for _ in rec.inputs] for _ in rec.out_vals]
-        for j, (n, x) in enumerate(zip(rec.in_nodes, rec.inputs)):
-            for e in _basis(x):
-                tans = rec.tape.forward({n: e})
-                for k, (node, val) in enumerate(zip(rec.out_nodes, rec.out_vals)):
-                    t = tans.get(node) if node is not None else None
-                    cols[k][j].append(_zeros_like(val) if t is None else t)
-        blocks = []
-        for k, val in enumerate(rec.out_vals):
-            out_shape = _onp.shape(innermost(val))
-            parts = [_assemble(c, out_shape, _onp.shape(innermost(x)), -1, val, x)
-                     for c, x in zip(cols[k], rec.inputs)]
-            blocks.append(tree_unflatten(rec.in_tree, parts))
-        jac = tree_unflatten(rec.out_tree, [b[0] if isinstance(argnums, int) else b
-                                            for b in blocks])
-        return (jac, rec.aux) if has_aux else jac
+            _refuse_complex(dyn)
+        rec = Recording(g, dyn, "jacfwd", has_aux, inputs="guard")
+        try:
+            return _jacfwd_blocks(rec, argnums, has_aux)
+        finally:
+            rec.release()
 
     jacfwd_f.__name__ = f"jacfwd({getattr(f, '__name__', 'f')})"
     return jacfwd_f
+
+
+def _refuse_complex(args):
+    for i, x in enumerate(tree_flatten(args)[0]):
+        dtype = value_dtype(innermost(x))
+        if dtype.kind == "c":
+            raise TypeError(
+                f"jacfwd: input leaf {i} is complex ({dtype}). Forward mode pushes real tangents "
+                "only, so unless the function is holomorphic the Jacobian would miss the "
+                "imaginary direction. For a real function of complex inputs use jacrev or "
+                "grad; for a holomorphic function pass holomorphic=True (the result is then "
+                "df/dz).")
+
+
+def _jacfwd_blocks(rec, argnums, has_aux):
+    """jacfwd's result from a recorded function: one forward sweep per input element."""
+    cols = [[[] for _ in rec.inputs] for _ in rec.out_vals]
+    for j, (n, x) in enumerate(zip(rec.in_nodes, rec.inputs)):
+        for e in _basis(x):
+            tans = rec.tape.forward({n: e})
+            for k, (node, val) in enumerate(zip(rec.out_nodes, rec.out_vals)):
+                t = tans.get(node) if node is not None else None
+                cols[k][j].append(_zeros_like(val) if t is None else t)
+    blocks = []
+    for k, val in enumerate(rec.out_vals):
+        out_shape = _onp.shape(innermost(val))
+        parts = [_assemble(c, out_shape, _onp.shape(innermost(x)), -1, val, x)
+                 for c, x in zip(cols[k], rec.inputs)]
+        blocks.append(tree_unflatten(rec.in_tree, parts))
+    jac = tree_unflatten(rec.out_tree, [b[0] if isinstance(argnums, int) else b
+                                        for b in blocks])
+    return (jac, rec.aux) if has_aux else jac
 
 
 def hessian(f, argnums=0, holomorphic=False):

@@ -543,6 +543,43 @@ def test_the_input_array_changed_inside_f_after_its_use(transform):
     onp.testing.assert_array_equal(transform(f)(x), [2.0, 4.0])
 
 
+def test_a_large_input_written_inside_f_is_refused_and_given_back_writable():
+    big = onp.ones(10_000)  # 80 kB: guarded (read-only) while grad runs, not copied
+
+    def f(t):
+        y = np.sum(t * t)
+        big[0] = 100.0
+        return y
+
+    for transform in (fgrad.grad, fgrad.jacrev, fgrad.jacfwd):
+        with pytest.raises(ValueError, match="wrote into one of its input arrays"):
+            transform(f)(big)
+        assert big.flags.writeable and big[0] == 1.0
+    for failing in (lambda t: 1 / 0, lambda t: (t, t)):  # errors in f and after it
+        with pytest.raises((ZeroDivisionError, TypeError)):
+            fgrad.grad(failing)(big)
+        assert big.flags.writeable
+    onp.testing.assert_array_equal(fgrad.grad(lambda t: np.sum(t * t))(big), 2 * big)
+    assert big.flags.writeable
+    frozen = onp.ones(10_000)
+    frozen.flags.writeable = False
+    fgrad.grad(lambda t: np.sum(t))(frozen)
+    assert not frozen.flags.writeable  # left as it was
+
+
+def test_a_large_view_input_is_copied_so_writes_through_its_base_do_not_count():
+    base = onp.ones((200, 100))
+    x = base[:, :50]  # a view of 80 kB: its memory is writable through base, so it is copied
+
+    def f(t):
+        y = np.sum(t * t)
+        base[0, 0] = 100.0
+        return y
+
+    g = fgrad.grad(f)(x)
+    assert g[0, 0] == 2.0 and base[0, 0] == 100.0 and base.flags.writeable
+
+
 MATRIX = re.escape("is a numpy.matrix, which fgrad does not differentiate: its * and ** are "
                    "matrix products")
 

@@ -23,7 +23,7 @@ import numpy as _onp
 
 import fgrad.numpy as fnp
 from ..table import Spec, define
-from ..tracer import innermost, strip
+from ..tracer import Tracer, innermost, strip
 from .broadcasting import dtype_of, mask, shape_of, unbroadcast_like
 from .wrapping import differentiable
 
@@ -74,9 +74,23 @@ GETITEM_CASES = [
     (((2, 3),), {"idx": (-2, slice(0, 3, 2))}),
 ]
 
+def _getitem_vjp(g, ans, x, idx):
+    """The cotangent scattered into zeros of ``x``'s shape. A plain cotangent (no derivative
+    of this rule is being taken) goes into one fresh buffer: through ``index_add`` the zeros
+    would be allocated, then copied again, then added to."""
+    if isinstance(g, Tracer):
+        return fnp.index_add(_zeros(x, g), g, idx)
+    y = _zeros(x, g)
+    if _may_repeat(idx):
+        _onp.add.at(y, idx, g)
+    else:
+        y[idx] = g
+    return y
+
+
 getitem_p = define(
     "getitem", lambda x, idx: _onp.asarray(x)[idx],
-    [lambda g, ans, x, idx: fnp.index_add(_zeros(x, g), g, idx)],
+    [_getitem_vjp],
     linear=True,
     spec=Spec(GETITEM_CASES))
 
