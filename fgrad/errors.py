@@ -5,6 +5,9 @@ stays consistent and each message names the function, the argument and the way o
 All of them subclass the built-in type a Python user would expect (``TypeError`` mostly), so
 ``except TypeError`` keeps working.
 """
+import sys
+
+import numpy as _onp
 
 
 class NoDerivativeRuleError(TypeError):
@@ -101,7 +104,7 @@ def input_written(fname):
 def array_subclass(fname, cls, where):
     """A numpy.matrix or masked array reached a transform, whose rules follow ndarray
     semantics."""
-    if issubclass(cls, __import__("numpy").matrix):
+    if issubclass(cls, _onp.matrix):
         why = ("its * and ** are matrix products, while fgrad differentiates ndarray "
                "semantics (elementwise *), so the derivative would be of another function")
         fix = "convert it with numpy.asarray(m) and write matrix products with @"
@@ -136,7 +139,6 @@ def plain_library(module, name, mirrored):
     """Another library's function (``scipy.special.expit``) was handed a traced value.
     ``mirrored``: fgrad has its own version, ``fgrad.<module>.<name>``; or None when only the
     module is known to be mirrored (``fgrad.scipy.stats``), False when neither is."""
-    import sys  # (the library is loaded: one of its functions is running)
     public = callable(getattr(sys.modules.get(module), name, None))
     what = (f"{f'{module}.{name}' if public else f'{module} (its {name})'} was called on a "
             f"traced value: {module.split('.')[0]} cannot record derivatives and would give a "
