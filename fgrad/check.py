@@ -13,7 +13,7 @@ import numpy as _onp
 
 from . import numpy as _fnp  # noqa: F401  (registers the table)
 
-try:  # fgrad.scipy's entries, where scipy is installed
+try:  # fgrad.scipy's entries, where scipy is installed (the generated tests take them from here)
     from . import scipy as _fsp  # noqa: F401
 except ImportError:  # pragma: no cover
     pass

@@ -15,6 +15,7 @@ A name is
 ``python -m fgrad coverage`` prints the file; ``--write`` regenerates ``docs/coverage.md``. A
 test fails when the committed file differs from a fresh generation.
 """
+import importlib
 import types
 
 import numpy as _onp
@@ -213,27 +214,26 @@ def scipy_rows():
     """Rows ``(name, entry, not differentiable in)`` for every public function of
     ``fgrad.scipy`` (distributions' methods as ``stats.norm.logpdf``), or [] without scipy."""
     try:
-        import importlib
         mods = {m: importlib.import_module("fgrad.scipy." + m) for m in SCIPY_MODULES}
     except ImportError:
         return []
-    by_fn = {id(f.fn): f for f in FUNCTIONS.values()}
+    by_id = _entries_by_object()
     rows = []
 
     def add(name, obj):
         entry = obj if isinstance(obj, Primitive) else getattr(obj, "_fgrad_entry", None) \
-            or by_fn.get(id(obj))
+            or by_id.get(id(obj), (None, None))[1]
         rows.append((name, entry, getattr(obj, "_fgrad_not_in", ())))
 
     for m, mod in mods.items():
-        for name in sorted(getattr(mod, "__all__", None) or dir(mod)):
+        for name in sorted(dir(mod)):
             obj = getattr(mod, name)
             if name.startswith("_") or isinstance(obj, type):
                 continue
             if isinstance(obj, Primitive):
                 if obj.name.startswith(f"scipy.{m}."):
                     add(f"{m}.{name}", obj)
-            elif hasattr(obj, "_fgrad_entry") or id(obj) in by_fn:  # (wrapped: scipy's module)
+            elif hasattr(obj, "_fgrad_entry") or id(obj) in by_id:  # (wrapped: scipy's module)
                 add(f"{m}.{name}", obj)
             elif getattr(obj, "__module__", None) != mod.__name__:
                 continue

@@ -7,7 +7,7 @@ pass. (``linearize`` and ``jacfwd`` instead record a tape once and sweep it per 
 import numpy as _onp
 
 from . import errors
-from .tracer import _PLAIN, Trace, Tracer, semantics_of_its_own
+from .tracer import Trace, Tracer, semantics_of_its_own
 
 
 _ndarray = _onp.ndarray
@@ -38,7 +38,7 @@ class DualTrace(Trace):
                     nested = True
             elif isinstance(a, Tracer):
                 nested = True
-            elif a.__class__ not in _PLAIN and isinstance(a, _ndarray) and \
+            elif a.__class__ is not _ndarray and isinstance(a, _ndarray) and \
                     semantics_of_its_own(a):  # (an ndarray subclass: rare)
                 raise errors.array_subclass(f"fgrad.numpy.{prim.name}", a.__class__,
                                             f"argument {i}")

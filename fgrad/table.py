@@ -261,8 +261,8 @@ def define(name, impl, vjps=(), jvps=None, *, linear=False, spec=None, doc=None,
            vjp_by_argnum=None, jointly_linear=False, check_call=None, residuals=None):
     """Make a built-in primitive and its rules in one statement (used by the rule families).
 
-    Variadic primitives give ``vjp_by_argnum(argnum, g, ans, *args, **params)`` instead of one VJP
-    per argument; ``jointly_linear=True`` makes their JVP the primitive applied to all the
+    Variadic primitives give ``vjp_by_argnum(argnum, g, ans, *args, **params)`` instead of one
+    VJP per argument; ``jointly_linear=True`` makes their JVP the primitive applied to all the
     tangents at once. ``check_call(prim, args, params) -> params`` vets traced calls (the
     ufuncs' keyword arguments). ``residuals=(argnums, ans)`` says what the VJP rules read
     beyond shapes and dtypes (see ``Primitive``)."""

@@ -23,10 +23,7 @@ def _check_input(x, fname, where):
     """Differentiable inputs are float or complex (JAX's rule); Python floats become float64.
     ``where()`` describes the input for the error message."""
     v = innermost(x)
-    if semantics_of_its_own(v):
-        raise errors.array_subclass(fname, type(v), where())
-    if not isinstance(v, (bool, int, float, complex, _onp.ndarray, _onp.generic)):
-        raise errors.not_a_pytree(fname, v, where())
+    _refuse_unknown(v, fname, where)
     if isinstance(v, (bool, int)):
         kind = type(v).__name__
         raise TypeError(f"{fname} requires float or complex inputs, but {where()} is a {kind} "
@@ -42,13 +39,18 @@ def _check_input(x, fname, where):
     return x
 
 
-def _check_output(o, fname):
-    """An output leaf that is not a tracer must be an array or a number fgrad can return."""
-    if semantics_of_its_own(o):
-        raise errors.array_subclass(fname, type(o), "an output")
-    if not isinstance(o, (bool, int, float, complex, _onp.ndarray, _onp.generic,
+def _refuse_unknown(v, fname, where):
+    """A leaf (an input, or an output that is no tracer of this transform) must be an array
+    or a number with ndarray semantics; ``where()`` describes it for the message."""
+    if semantics_of_its_own(v):
+        raise errors.array_subclass(fname, type(v), where())
+    if not isinstance(v, (bool, int, float, complex, _onp.ndarray, _onp.generic,
                           _tracer.Tracer)):
-        raise errors.not_a_pytree(fname, o, "an output")
+        raise errors.not_a_pytree(fname, v, where())
+
+
+def _an_output():
+    return "an output"
 
 
 def _from_plain_array(e):
@@ -158,21 +160,18 @@ class Recording:
         tracers = [tape.new_input(x) for x in flat]
         self.in_nodes = [t._node for t in tracers]
         try:
-            out = f(*tree_unflatten(self.in_tree, tracers))
-        except BaseException as e:
-            guarded = bool(tape.guarded)
-            tape.release()
-            if isinstance(e, ValueError):
+            try:
+                out = f(*tree_unflatten(self.in_tree, tracers))
+            except ValueError as e:
                 if _from_plain_array(e):
                     raise errors.into_plain_array(fname) from e
-                if guarded and "read-only" in str(e):
+                if tape.guarded and "read-only" in str(e):
                     raise errors.input_written(fname) from e
-            raise
-        finally:
-            tape.alive = False
-        try:
+                raise
+            finally:
+                tape.alive = False
             self._outputs(out, fname, has_aux)
-        except BaseException:
+        except BaseException:  # (no caller will walk this tape: give the guarded inputs back)
             tape.release()
             raise
 
@@ -189,7 +188,7 @@ class Recording:
                 self.out_vals.append(o._value)
                 self.out_nodes.append(o._node)
             else:
-                _check_output(o, fname)
+                _refuse_unknown(o, fname, _an_output)
                 self.out_vals.append(o)
                 self.out_nodes.append(None)
 
@@ -395,7 +394,7 @@ def jvp(f, primals, tangents, has_aux=False):
             vals.append(_fresh(finish(o._value), flat))
             tans.append(_fresh(finish(o._tangent, o._value), t_flat))
         else:
-            _check_output(o, "jvp")
+            _refuse_unknown(o, "jvp", _an_output)
             vals.append(_fresh(finish(o), flat))
             tans.append(_zeros_like(o))
     res = (tree_unflatten(out_tree, vals), tree_unflatten(out_tree, tans))

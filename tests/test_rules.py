@@ -13,15 +13,11 @@ import pytest
 from hypothesis import given
 
 import fgrad
+import fgrad.check  # noqa: F401  (every family joins the table: fgrad.scipy's too, with scipy)
 from fgrad.pytree import tree_flatten
 from fgrad.table import Primitive, checked
 from fgrad.testing import as_function, check_grads
 from fgrad.testing.strategies import primitive_cases
-
-try:  # scipy's entries join the table (the test extra installs scipy; test_scipy.py says so)
-    import fgrad.scipy  # noqa: F401
-except ImportError:  # pragma: no cover
-    pass
 
 ENTRIES = checked()
 NAMES = sorted(ENTRIES)

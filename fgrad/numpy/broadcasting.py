@@ -69,6 +69,16 @@ def broadcast_like(t, ans):
     return t if shape_of(t) == shape else broadcast_to_p(t, shape=tuple(shape))
 
 
+def cast_like(c, x):
+    """A cotangent in ``x``'s real float dtype: a rule computing in float64 for a float32
+    argument (``float_power``, scipy's functions) gives a float32 gradient, and a real
+    argument of a complex-valued rule gets the real part."""
+    want = dtype_of(x)
+    if want.kind == "f" and dtype_of(c) != want:
+        return fnp.astype(fnp.real(c) if dtype_of(c).kind == "c" else c, want)
+    return c
+
+
 def mask(cond, like):
     """A plain 0/1 array of ``like``'s float dtype (a float64 mask would upcast float32)."""
     return _onp.asarray(cond).astype(dtype_of(like))

@@ -28,7 +28,8 @@ import fgrad.numpy as fnp
 from .. import errors
 from ..table import Spec, define
 from ..tracer import Tracer, contains_tracer, innermost, strip
-from .broadcasting import broadcast_like, dtype_of, mask, shape_of, unbroadcast_like
+from .broadcasting import (broadcast_like, cast_like, dtype_of, mask, shape_of,
+                           unbroadcast_like)
 from .namespace import zero_derivative
 from .wrapping import differentiable, unsupported_kwargs
 
@@ -84,7 +85,7 @@ def binary(name, dx, dy, domain=(-2.0, 2.0), valid=None, cases=BINARY, cast=Fals
         if d is None:
             return None
         if cast:
-            return lambda g, ans, x, y: _cast_like(
+            return lambda g, ans, x, y: cast_like(
                 unbroadcast_like(g * d(ans, x, y), (x, y)[arg]), (x, y)[arg])
         return lambda g, ans, x, y: unbroadcast_like(g * d(ans, x, y), (x, y)[arg])
 
@@ -253,15 +254,6 @@ def _dpow_exponent(ans, x, y):
 
 power = binary("power", lambda ans, x, y: _dpow_base(ans, x, y, fnp.power), _dpow_exponent,
                domain=((0.2, 2.0), (-2.0, 2.0)))
-
-
-def _cast_like(c, x):
-    """A cotangent in ``x``'s real float dtype (``float_power`` computes in float64 even for
-    float32 arguments, and a float32 argument gets a float32 gradient)."""
-    want = dtype_of(x)
-    if want.kind == "f" and dtype_of(c) != want and dtype_of(c).kind == "f":
-        return fnp.astype(c, want)
-    return c
 
 
 float_power = binary("float_power", lambda ans, x, y: _dpow_base(ans, x, y, fnp.float_power),

@@ -21,15 +21,11 @@ import scipy.integrate as _si
 
 import fgrad.numpy as fnp
 from .. import errors
-from ..numpy.broadcasting import shape_of
+from ..numpy.broadcasting import cast_like, shape_of
 from ..numpy.wrapping import traced_version_of
 from ..table import FUNCTIONS, Spec, define
 from ..tracer import contains_tracer, innermost, strip
 from ..transforms import jvp as _jvp, vjp as _vjp
-from .special import cast_like
-
-_OPTIONS = ("rtol", "atol", "mxstep", "hmax", "hmin", "h0")
-
 
 def _impl(y0, t, *args, func, **opts):
     return _si.odeint(func, y0, t, args=args, **opts)
@@ -45,7 +41,7 @@ def _forward_system(func, n, m):
     return system
 
 
-def _adjoint_system(func, n, shapes):
+def _adjoint_system(func, n):
     """The ODE of ``(y, a, a_args)`` backwards in time: ``a' = -J_y^T a``, the parameters'
     cotangents ``-J_args^T a`` (flat, one after another)."""
     def system(z, t, *args):
@@ -83,7 +79,7 @@ def _vjp_rule(g, ans, y0, t, *args, func, **opts):
     n, steps = shape_of(ans)[1], shape_of(ans)[0]
     shapes = [shape_of(a) for a in args]
     sizes = [int(_onp.prod(s, dtype=int)) for s in shapes]
-    system = _adjoint_system(func, n, shapes)
+    system = _adjoint_system(func, n)
     a, a_args = g[steps - 1], fnp.zeros(sum(sizes))
     t_bar = [None] * steps
     f_at = _f_at(func, ans, t, args)

@@ -19,13 +19,12 @@ import numpy as _onp
 import scipy.linalg as _sl
 
 import fgrad.numpy as fnp
-from ..numpy.broadcasting import shape_of
+from ..numpy.broadcasting import cast_like, mask, shape_of
 from ..numpy.linalg import decompositions as _dec, solving as _solving
 from ..numpy.linalg.common import _mT, _shift, _shifted, _spd
 from ..numpy.wrapping import differentiable, traced_version_of
 from ..table import Spec, define, define_multi
 from ..tracer import innermost
-from .special import cast_like
 
 _IGNORED = ("overwrite_a", "overwrite_b", "check_finite", "overwrite_c")
 SQUARE = [(((2, 2),), {}), (((3, 3),), {})]
@@ -49,9 +48,8 @@ def _only(fn_name, kwargs, allowed=()):
 def _tri(x, lower, k=0):
     """The lower (upper) triangle of ``x``, from diagonal ``k`` on (0: with the diagonal)."""
     n = shape_of(x)[-1]
-    m = _onp.tri(n, k=-k)  # entries with j <= i - k
-    m = m if lower else m.T
-    return x * m.astype(innermost(x).dtype)
+    m = _onp.tri(n, k=-k, dtype=bool)  # entries with j <= i - k
+    return x * mask(m if lower else m.T, x)
 
 
 def _same_rules(name, impl, np_prim, spec, doc=None):

@@ -16,11 +16,11 @@ import numpy as _onp
 import scipy.optimize as _so
 
 import fgrad.numpy as fnp
+from ..numpy.broadcasting import cast_like
 from ..pytree import tree_flatten, tree_unflatten
 from ..table import Spec, define
 from ..tracer import contains_tracer, innermost, strip
 from ..transforms import grad, hessian, jacfwd, jvp, value_and_grad, vjp
-from .special import cast_like
 
 # the methods that use a Hessian, and whether they take the product form
 _HESSP = {"newton-cg", "trust-ncg", "trust-krylov"}

@@ -15,10 +15,9 @@ import numpy as _onp
 import scipy.signal as _ss
 
 import fgrad.numpy as fnp
-from ..numpy.broadcasting import shape_of
+from ..numpy.broadcasting import cast_like, shape_of
 from ..numpy.wrapping import traced_version_of
 from ..table import Spec, define
-from .special import cast_like
 
 _MODES = ("full", "same", "valid")
 

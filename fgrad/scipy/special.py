@@ -18,7 +18,7 @@ import scipy.special as _sc
 
 import fgrad.numpy as fnp
 from .. import errors
-from ..numpy.broadcasting import broadcast_like, dtype_of, unbroadcast_like
+from ..numpy.broadcasting import broadcast_like, cast_like, dtype_of, unbroadcast_like
 from ..numpy.elementwise import binary, unary
 from ..numpy.wrapping import traced_version_of
 from ..table import Spec, define
@@ -31,15 +31,6 @@ POSITIVE = (0.2, 4.0)
 
 def _name(fn):
     return "scipy.special." + fn.__name__
-
-
-def cast_like(c, x):
-    """A cotangent in ``x``'s real float dtype (scipy computes some functions in float64 for
-    float32 input, and a float32 argument gets a float32 gradient)."""
-    want = dtype_of(x)
-    if want.kind == "f" and dtype_of(c) != want:
-        return fnp.astype(fnp.real(c) if dtype_of(c).kind == "c" else c, want)
-    return c
 
 
 def _ufunc(fn, d, domain=(-2.0, 2.0), **spec):
@@ -328,7 +319,7 @@ def _lse_limit_weights(lse, a, b, axis):
     finite = _onp.broadcast_to(_onp.isfinite(lse_), _onp.shape(limit))
     safe = fnp.where(finite, lse, 0.0)
     w = fnp.exp(fnp.where(finite, a, 0.0) - safe)
-    return fnp.where(finite, w, limit.astype(w.dtype if hasattr(w, "dtype") else float))
+    return fnp.where(finite, w, limit.astype(dtype_of(w)))
 
 
 def _lse_vjp(i, g, ans, a, *b, axis=None, keepdims=False, signed=False):
@@ -343,11 +334,11 @@ def _lse_vjp(i, g, ans, a, *b, axis=None, keepdims=False, signed=False):
 def _lse_jvp(tangents, ans, a, *b, axis=None, keepdims=False, signed=False):
     w = _lse_weights(ans, a, b, axis, keepdims, signed)
     ta, tb = tangents[0], tangents[1] if b else None
-    parts = ([ta * (w * b[0] if b else w)] if ta is not None else []) + \
-        ([tb * w] if tb is not None else [])
-    if not parts:
+    dot = None if ta is None else ta * (w * b[0] if b else w)
+    if tb is not None:
+        dot = tb * w if dot is None else dot + tb * w
+    if dot is None:
         return None
-    dot = parts[0] if len(parts) == 1 else parts[0] + parts[1]
     return broadcast_like(fnp.sum(dot, axis=axis, keepdims=keepdims), ans)
 
 

@@ -22,12 +22,11 @@ import scipy.stats as _st
 
 import fgrad.numpy as fnp
 from .. import errors
-from ..numpy.broadcasting import broadcast_like, unbroadcast_like
+from ..numpy.broadcasting import broadcast_like, cast_like, unbroadcast_like
 from ..numpy.wrapping import traced_version_of
 from ..table import Spec, define
 from ..tracer import contains_tracer, innermost
 from . import special as sp
-from .special import cast_like
 
 
 def elementwise(name, impl, partial, spec, doc=None):
@@ -54,6 +53,8 @@ def elementwise(name, impl, partial, spec, doc=None):
 # --- continuous distributions ---------------------------------------------------------------
 
 _METHODS = ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf")
+# the methods without a derivative in the shape parameters (no closed form in scipy)
+_NOT_IN_SHAPES = ("cdf", "logcdf", "sf", "logsf", "ppf")
 
 
 class Continuous:
@@ -73,7 +74,7 @@ class Continuous:
         for method in _METHODS:
             self._prims[method] = self._primitive(method)
             setattr(self, method, self._public(method))
-            if method in ("cdf", "logcdf", "sf", "logsf", "ppf"):
+            if method in _NOT_IN_SHAPES:
                 getattr(self, method)._fgrad_not_in = self.shapes
 
     def __repr__(self):
@@ -123,7 +124,7 @@ class Continuous:
         domain = [first, *self._shape_domains, (-0.2, 0.2), (1.5, 2.0)]
         cases = [(((),) * (n + 3), {}), (((3,),) + ((),) * (n + 2), {}),
                  (((2, 3),) + ((3,),) * n + ((), (2, 1)), {})]
-        if method in ("cdf", "logcdf", "sf", "logsf", "ppf") and n:
+        if method in _NOT_IN_SHAPES and n:
             # not differentiable in the shapes: they are fixed by the test's call
             fixed = tuple((a + b) / 2 for a, b in self._shape_domains)
             cases = [((c[0],) + c[-2:], p) for c, p in cases]
