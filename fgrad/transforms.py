@@ -42,11 +42,17 @@ def _check_input(x, fname, where):
 def _refuse_unknown(v, fname, where):
     """A leaf (an input, or an output that is no tracer of this transform) must be an array
     or a number with ndarray semantics; ``where()`` describes it for the message."""
+    if v.__class__ in _PLAIN_LEAVES:  # (the common leaves, without the checks below)
+        return
     if semantics_of_its_own(v):
         raise errors.array_subclass(fname, type(v), where())
     if not isinstance(v, (bool, int, float, complex, _onp.ndarray, _onp.generic,
                           _tracer.Tracer)):
         raise errors.not_a_pytree(fname, v, where())
+
+
+_PLAIN_LEAVES = frozenset([float, int, bool, complex, _onp.ndarray, _onp.float64,
+                           _onp.float32, _onp.complex128])
 
 
 def _an_output():
@@ -170,27 +176,23 @@ class Recording:
                 raise
             finally:
                 tape.alive = False
-            self._outputs(out, fname, has_aux)
+            self.aux = None
+            if has_aux:
+                out, self.aux = _split_aux(out, fname)
+                self.aux = _lower(self.aux, tape)
+            out_flat, self.out_tree = tree_flatten(out)
+            self.out_vals, self.out_nodes = [], []
+            for o in out_flat:
+                if o.__class__ is TapeTracer and o._trace is tape:
+                    self.out_vals.append(o._value)
+                    self.out_nodes.append(o._node)
+                else:
+                    _refuse_unknown(o, fname, _an_output)
+                    self.out_vals.append(o)
+                    self.out_nodes.append(None)
         except BaseException:  # (no caller will walk this tape: give the guarded inputs back)
             tape.release()
             raise
-
-    def _outputs(self, out, fname, has_aux):
-        tape = self.tape
-        self.aux = None
-        if has_aux:
-            out, self.aux = _split_aux(out, fname)
-            self.aux = _lower(self.aux, tape)
-        out_flat, self.out_tree = tree_flatten(out)
-        self.out_vals, self.out_nodes = [], []
-        for o in out_flat:
-            if o.__class__ is TapeTracer and o._trace is tape:
-                self.out_vals.append(o._value)
-                self.out_nodes.append(o._node)
-            else:
-                _refuse_unknown(o, fname, _an_output)
-                self.out_vals.append(o)
-                self.out_nodes.append(None)
 
     def release(self):
         self.tape.release()
