@@ -43,11 +43,12 @@ import inspect
 import numpy as _onp
 
 from . import errors
-from . import tracer as _tracer
+from .numpy import add, astype, concatenate, getitem, ravel, real, reshape
 from .pytree import tree_flatten, tree_map, tree_unflatten
 from .table import Primitive
 from .tape import Tape, TapeTracer
-from .tracer import Tracer, innermost
+from .tracer import Tracer, first_tracer, innermost
+from .values import copied
 
 __all__ = ["custom_jvp", "custom_vjp"]
 
@@ -86,17 +87,9 @@ def _cast(v, dtype):
     have = _dtype(v)
     if have == dtype:
         return v
-    fnp = _tracer.fnp
     if have.kind == "c" and dtype.kind != "c":
-        v = fnp.real(v)
-    return fnp.astype(v, dtype)
-
-
-def _first_tracer(leaves):
-    for v in leaves:
-        if isinstance(v, Tracer):
-            return v
-    return None
+        v = real(v)
+    return astype(v, dtype)
 
 
 def _private(tree, *owned):
@@ -105,8 +98,7 @@ def _private(tree, *owned):
     ``owned`` (the call's own arguments and outputs, which the traces keep private already:
     residuals are often just these)."""
     mine = {id(v) for vs in owned for v in vs}
-    return tree_map(lambda v: v.copy() if v.__class__ is _onp.ndarray and id(v) not in mine
-                    else v, tree)
+    return tree_map(lambda v: v if id(v) in mine else copied(v), tree)
 
 
 # --- one call -----------------------------------------------------------------------------
@@ -170,22 +162,20 @@ class _Call:
 
     def pack(self, vals):
         """The var leaves (None for zero) as the primitive's one output."""
-        fnp = _tracer.fnp
         if len(self.var) == 1:
             (_, shape, dtype, _, _), v = self.var[0], vals[0]
             return _onp.zeros(shape, dtype) if v is None else _cast(v, dtype)
         if not self.var:
             return _onp.zeros(0)
-        return fnp.concatenate([
-            _onp.zeros(stop - start, self.dtype) if v is None else fnp.ravel(_cast(v, self.dtype))
+        return concatenate([
+            _onp.zeros(stop - start, self.dtype) if v is None else ravel(_cast(v, self.dtype))
             for (_, _, _, start, stop), v in zip(self.var, vals)])
 
     def unpack(self, packed):
         """The var leaves, from the primitive's output (or its tangent or cotangent)."""
         if len(self.var) == 1:
             return [packed]
-        fnp = _tracer.fnp
-        return [_cast(fnp.reshape(fnp.getitem(packed, slice(start, stop)), shape), dtype)
+        return [_cast(reshape(getitem(packed, slice(start, stop)), shape), dtype)
                 for _, shape, dtype, start, stop in self.var]
 
     def output(self, packed):
@@ -414,7 +404,7 @@ class _Custom:
                                 f"but the call has {len(args)} positional argument(s)")
         nondiff = {i: args[i] for i in self.nondiff_argnums}
         for i, v in nondiff.items():
-            t = _first_tracer(tree_flatten(v)[0])
+            t = first_tracer(tree_flatten(v)[0])
             if t is not None:
                 raise TypeError(
                     f"{self._describe()}: argument {i} is in nondiff_argnums but holds a "
@@ -424,11 +414,11 @@ class _Custom:
                     "fgrad.stop_gradient if a zero derivative is what you want.")
         diff = tuple(a for i, a in enumerate(args) if i not in nondiff)
         leaves, in_tree = tree_flatten(diff)
-        if _first_tracer(leaves) is None:
+        if first_tracer(leaves) is None:
             # Not differentiated here: the function itself, as in JAX. Its output can only
             # be traced through a closure, which the rules would not see.
             out = self.fun(*args)
-            t = _first_tracer(tree_flatten(out)[0])
+            t = first_tracer(tree_flatten(out)[0])
             if t is not None:
                 raise self._closure_error(t._trace)
             return out
@@ -681,7 +671,7 @@ class custom_jvp(_Custom):
                 if rule is None:
                     continue
                 c = rule(t, out, *primals)
-                total = c if total is None else tree_map(_tracer.fnp.add, total, c)
+                total = c if total is None else tree_map(add, total, c)
             if total is None:
                 total = tree_map(_zero_tangent, out)
             return out, total

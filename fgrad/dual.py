@@ -7,13 +7,15 @@ pass. (``linearize`` and ``jacfwd`` instead record a tape once and sweep it per 
 import numpy as _onp
 
 from . import errors
+from .accumulate import output_tangent
+from .numpy.array_tracer import ArrayTracer
 from .tracer import Trace, Tracer, semantics_of_its_own
 
 
 _ndarray = _onp.ndarray
 
 
-class DualTracer(Tracer):
+class DualTracer(ArrayTracer):
     __slots__ = ("_tangent",)
 
     def __init__(self, trace, value, tangent):
@@ -44,6 +46,6 @@ class DualTrace(Trace):
                                             f"argument {i}")
         ans = prim(*vals, **params) if nested else \
             prim.fast_impl(*vals, **params)
-        out = prim.tangent(tangents, ans, vals, params)
+        out = output_tangent(prim, tangents, ans, vals, params)
         # A zero tangent leaves the value untraced: later operations on it cost nothing here.
         return ans if out is None else DualTracer(self, ans, out)

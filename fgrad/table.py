@@ -20,8 +20,8 @@ from typing import Any, Callable, Optional
 import numpy as _onp
 
 from . import errors
-from . import tracer as _tracer
-from .tracer import _PLAIN, Tracer, contains_tracer, innermost
+from .tracer import Tracer, first_tracer, innermost
+from .values import PLAIN_OPERANDS
 
 PRIMITIVES = {}  # name -> Primitive: the one table
 _BUILTIN = set()  # names defined by fgrad itself, which users may not replace
@@ -114,7 +114,7 @@ class Primitive:
 
     def __call__(self, *args, **params):
         for a in args:
-            if a.__class__ not in _PLAIN:
+            if a.__class__ not in PLAIN_OPERANDS:
                 break
         else:  # plain values only (most calls inside the rules): numpy at once
             return self.impl(*args, **params)
@@ -127,10 +127,10 @@ class Primitive:
                 if top is None or t.level > top.level:
                     top = t
             elif a.__class__ is list or a.__class__ is tuple:
-                if contains_tracer(a):
+                t = first_tracer(a)
+                if t is not None:
                     # a list holding tracers is one traced array (np.sin([x, 2 * x]))
-                    asarray = _tracer.fnp.asarray
-                    args = tuple(asarray(b) if type(b) in (list, tuple) else b for b in args)
+                    args = tuple(t.as_array(b) if type(b) in (list, tuple) else b for b in args)
                     return self(*args, **params)
         if top is None:
             return self.impl(*args, **params)
@@ -147,20 +147,6 @@ class Primitive:
                 raise errors.missing_rule(self.name, i, "VJP")
             rule = self.vjps[i] = _bind_argnum(self.vjp_by_argnum, i)
         return rule
-
-    def tangent(self, tangents, ans, args, params):
-        """The output tangent given every argument's tangent (None for zero), or None."""
-        if self.jvp_joint is not None:
-            return self.jvp_joint(tangents, ans, *args, **params)
-        out, rules = None, self.jvps
-        i = -1
-        for t in tangents:
-            i += 1
-            if t is not None:
-                c = (rules.get(i) or self.jvp(i))(t, ans, *args, **params)
-                if c is not None:
-                    out = c if out is None else _tracer.fnp.add(out, c)
-        return out
 
     def jvp(self, i):
         rule = self.jvps.get(i)
@@ -329,53 +315,3 @@ def register_function(name, fn, impl, spec):
     FUNCTIONS[name] = Function(name, fn, impl, spec)
     fn._fgrad_status = "differentiable"
     return fn
-
-
-def define_multi(name, impl, out_shapes, vjp, jvp, *, spec=None, doc=None):
-    """A primitive with several outputs (``eigh``'s values and vectors, ``svd``'s factors).
-
-    The table stays single-output: the outputs travel packed, ravelled into one vector, and
-    the returned function splits them again (with ``getitem``/``reshape``, which are
-    differentiable, so nesting works unchanged). The rules see the outputs as tuples:
-
-        impl(*args, **params)                 -> tuple of arrays (all of one dtype)
-        out_shapes(*args, **params)           -> their shapes (from the arguments' shapes)
-        vjp(argnum, gs, outs, *args, **params) -> cotangent of args[argnum]; ``gs`` is a tuple
-                                                 with one cotangent per output
-        jvp(tangents, outs, *args, **params)  -> tuple of output tangents; ``tangents`` has
-                                                 one entry per argument (None for zero)
-
-    Returns ``multi(*args, **params) -> tuple of outputs``; the primitive is ``multi.prim``.
-    """
-    def packed_impl(*args, **params):
-        return _onp.concatenate([_onp.ravel(o) for o in impl(*args, **params)])
-
-    def unpack(v, args, params):
-        outs, start = [], 0
-        for shape in out_shapes(*args, **params):
-            n = int(_onp.prod(shape, dtype=int))
-            outs.append(_tracer.fnp.reshape(_tracer.fnp.getitem(v, slice(start, start + n)),
-                                            shape))
-            start += n
-        return tuple(outs)
-
-    def pack(parts, like):
-        fnp = _tracer.fnp
-        parts = [fnp.zeros_like(innermost(o)) if p is None else p for p, o in zip(parts, like)]
-        return fnp.concatenate([fnp.ravel(p) for p in parts])
-
-    def vjp_by_argnum(i, g, ans, *args, **params):
-        return vjp(i, unpack(g, args, params), unpack(ans, args, params), *args, **params)
-
-    def jvp_joint(tangents, ans, *args, **params):
-        outs = unpack(ans, args, params)
-        return pack(jvp(tangents, outs, *args, **params), outs)
-
-    p = define(name, packed_impl, spec=spec, doc=doc, vjp_by_argnum=vjp_by_argnum)
-    p.jvp_joint = jvp_joint
-
-    def multi(*args, **params):
-        return unpack(p(*args, **params), args, params)
-
-    multi.prim = p
-    return multi

@@ -19,8 +19,11 @@ import weakref
 import numpy as _onp
 
 from . import errors
+from .accumulate import add_any, output_tangent
+from .numpy.array_tracer import ArrayTracer
+from .numpy.elementwise import real
 from .tracer import Trace, Tracer, semantics_of_its_own, value_dtype
-from . import tracer as _tracer
+from .values import IMMUTABLE_REALS
 
 _ndarray = _onp.ndarray
 
@@ -46,7 +49,7 @@ class Node:
         self.real_inputs = ()
 
 
-class TapeTracer(Tracer):
+class TapeTracer(ArrayTracer):
     __slots__ = ("_node",)
 
     def __init__(self, trace, value, node):
@@ -100,8 +103,9 @@ class Tape(Trace):
         if isinstance(value, Tracer):
             self.nested = True
         elif value.__class__ is _ndarray and self.inputs != "keep":
-            if self.inputs == "copy" or value.nbytes < _SHARE_BYTES or not self._guard(value):
-                value = value.copy()
+            if not (self.inputs == "guard" and value.nbytes >= _SHARE_BYTES and
+                    self._guard(value)):
+                value = self.own(value)
         return TapeTracer(self, value, Node(None, (), None, value, ()))
 
     def _guard(self, a):
@@ -164,25 +168,15 @@ class Tape(Trace):
                 parents[i] = a._node
                 if v.__class__ is _ndarray and v.nbytes >= _SHED_BYTES:
                     big = True
-            elif cls in _IMMUTABLE:
-                pass
             elif cls is _ndarray:
-                v = vals[i] = a.copy() if a.nbytes < _SHARE_BYTES else self.own(a)
+                v = vals[i] = self.own(a)
                 if v.nbytes >= _SHED_BYTES:
                     big = True
-            elif isinstance(a, Tracer):
-                self.nested = True  # an outer transform's tracer: its values nest from now on
-            elif cls is list or (cls is tuple and _mutable_inside(a)):
-                vals[i] = self._owned(a)
-            elif isinstance(a, _ndarray) and semantics_of_its_own(a):  # (a subclass: rare)
-                raise errors.array_subclass(f"fgrad.numpy.{prim.name}", cls, f"argument {i}")
+            elif cls not in IMMUTABLE_REALS:
+                vals[i] = self._other_argument(prim, i, a)
             i += 1
         if params:
-            for v in params.values():
-                cls = v.__class__
-                if cls is _ndarray or cls is list or (cls is tuple and _mutable_inside(v)):
-                    params = {k: self._owned(v) for k, v in params.items()}
-                    break
+            params = self._owned_params(params)
         # the values one level down go to the next transform, or straight to numpy: while no
         # outer tracer has reached this tape, none of its values can hold one
         if self.nested:
@@ -192,19 +186,38 @@ class Tape(Trace):
         else:  # (a call without keywords is the cheaper one, and the usual one)
             ans = prim.fast_impl(*vals)
         node = Node(prim, vals, params, ans, parents)
-        cls = ans.__class__
-        if cls is _ndarray:
+        if ans.__class__ is _ndarray:
             if ans.nbytes >= _SHED_BYTES:
                 big = True
-            dt = ans.dtype
-            if dt is not _REAL and dt.kind == "c":
-                node.real_inputs = _real_inputs(vals, parents)
-        elif cls not in _IMMUTABLE and getattr(ans, "dtype", _REAL).kind == "c":
-            node.real_inputs = _real_inputs(vals, parents)
+            if ans.dtype is not _REAL:
+                _note_complex(node)
+        elif ans.__class__ not in IMMUTABLE_REALS:
+            _note_complex(node)
         if big and self.lean and prim.residuals is not None:
             _shed(node, prim.residuals)
         self.nodes.append(node)
         return TapeTracer(self, ans, node)
+
+    def _other_argument(self, prim, i, a):
+        """An argument that is neither this tape's tracer, a plain array nor a real number:
+        an outer transform's tracer (values nest from now on), a list or tuple (owned), a
+        complex number, or an ndarray subclass (refused if its operators mean otherwise)."""
+        if isinstance(a, Tracer):
+            self.nested = True
+        elif a.__class__ is list or a.__class__ is tuple:
+            return self._owned(a)
+        elif isinstance(a, _ndarray) and semantics_of_its_own(a):
+            raise errors.array_subclass(f"fgrad.numpy.{prim.name}", a.__class__,
+                                        f"argument {i}")
+        return a
+
+    def _owned_params(self, params):
+        """``params`` with its arrays and lists owned (an index, a list of indices)."""
+        for v in params.values():
+            cls = v.__class__
+            if cls is _ndarray or cls is list or (cls is tuple and _mutable_inside(v)):
+                return {k: self._owned(v) for k, v in params.items()}
+        return params
 
     def backward(self, seeds, consume=False, keep=None):
         """Propagate ``seeds`` (pairs of node and output cotangent) to every node that needs
@@ -226,15 +239,10 @@ class Tape(Trace):
                 self.walker = None
 
     def _walk(self, seeds, consume, keep):
-        add = _add
-        reached = []  # nodes with a cotangent that are not walked (the inputs): read out last
+        # nodes given a cotangent that no entry of the tape produced (the inputs), read out last
+        reached = []
         for node, ct in seeds:
-            old = node.ct
-            if old is None:
-                node.ct = ct
-                reached.append(node)
-            else:
-                node.ct = add(old, ct)
+            _give(node, ct, reached)
         if consume:
             nodes, self.nodes = self.nodes, []
         else:
@@ -249,16 +257,11 @@ class Tape(Trace):
                 node.ct = None
                 if keep is not None:
                     keep[node] = g
-                prim = node.prim
-                args = node.args
-                params = node.params
-                ans = node.ans
-                rules = prim.vjps
-                every = None
+                prim, args, params, ans = node.prim, node.args, node.params, node.ans
+                rules, reals = prim.vjps, node.real_inputs
                 # (custom rules give every argument's cotangent at once)
-                if prim.vjp_joint is not None:
-                    every = prim.vjp_joint(g, ans, *args, **params)
-                reals = node.real_inputs
+                every = None if prim.vjp_joint is None else prim.vjp_joint(g, ans, *args,
+                                                                           **params)
                 i = -1
                 for p in node.parents:
                     i += 1
@@ -269,28 +272,22 @@ class Tape(Trace):
                         c = rule(g, ans, *args, **params) if params else rule(g, ans, *args)
                     else:
                         c = every[i]
-                    if c is not None:
-                        if reals and i in reals:
-                            c = _tracer.fnp.real(c)
-                        old = p.ct
-                        if old is not None:
-                            p.ct = add(old, c)
-                        else:
-                            p.ct = c
-                            if p.prim is None:  # an input: no entry of the tape produced it
-                                reached.append(p)
+                    if c is None:
+                        continue
+                    if reals and i in reals:
+                        c = real(c)
+                    old = p.ct
+                    if old is None:
+                        p.ct = c
+                        if p.prim is None:  # an input
+                            reached.append(p)
+                    else:
+                        p.ct = add_any(old, c)
         except BaseException:  # a rule raised: no cotangent may be left for the next pass
-            for n in nodes:
-                n.ct = None
-            for n in reached:
-                n.ct = None
+            _clear(nodes)
+            _clear(reached)
             raise
-        cts = {}
-        for n in reached:
-            if n.ct is not None:
-                cts[n] = n.ct
-                n.ct = None
-        return cts
+        return _take_cotangents(reached)
 
     def forward(self, seeds):
         """Push input tangents (``{input node: tangent}``) through the tape in order; returns
@@ -301,7 +298,7 @@ class Tape(Trace):
             ts = list(map(get, node.parents))  # (None, a constant's parent, is never a key)
             for t in ts:
                 if t is not None:
-                    out = node.prim.tangent(ts, node.ans, node.args, node.params)
+                    out = output_tangent(node.prim, ts, node.ans, node.args, node.params)
                     if out is not None:
                         tans[node] = out
                     break
@@ -335,15 +332,38 @@ def _shed(node, residuals):
         node.ans = _stand_in(node.ans)
 
 
-def _real_inputs(vals, parents):
-    """The traced real inputs of a complex output (see ``Node.real_inputs``)."""
-    return tuple(i for i, p in enumerate(parents)
-                 if p is not None and value_dtype(vals[i]).kind != "c")
+def _note_complex(node):
+    """For a complex output, note its traced real inputs (see ``Node.real_inputs``)."""
+    if getattr(node.ans, "dtype", _REAL).kind == "c":
+        node.real_inputs = tuple(i for i, p in enumerate(node.parents)
+                                 if p is not None and value_dtype(node.args[i]).kind != "c")
 
 
-# the classes of plain real values that need neither a copy nor a closer look
-_IMMUTABLE = frozenset([float, int, bool, _onp.float64, _onp.float32])
 _REAL = _onp.dtype(float)
+
+
+def _give(node, ct, reached):
+    """Add the cotangent ``ct`` to ``node``'s; a node given its first goes into ``reached``."""
+    if node.ct is None:
+        node.ct = ct
+        reached.append(node)
+    else:
+        node.ct = add_any(node.ct, ct)
+
+
+def _clear(nodes):
+    for n in nodes:
+        n.ct = None
+
+
+def _take_cotangents(reached):
+    """``{node: cotangent}`` of the nodes reached, each cleared for the next pass."""
+    cts = {}
+    for n in reached:
+        if n.ct is not None:
+            cts[n] = n.ct
+            n.ct = None
+    return cts
 
 
 def _big(v):
@@ -359,14 +379,6 @@ def _stand_in(v):
 
 
 _ZEROS = bytes(64)
-
-
-def _add(a, b):
-    """Two cotangents summed: numpy's own operator when both are plain values (a fan-out in a
-    loop makes this frequent), fgrad.numpy's add when either is traced."""
-    if isinstance(a, Tracer) or isinstance(b, Tracer):
-        return _tracer.fnp.add(a, b)
-    return a + b
 
 
 def _mutable_inside(t):

@@ -7,11 +7,12 @@ handled here, once, so the mechanisms only ever see flat lists of values.
 import numpy as _onp
 
 from . import errors
-from . import tracer as _tracer
 from .dual import DualTrace, DualTracer
+from .numpy import astype, reshape, stack
 from .pytree import LEAF, tree_flatten, tree_unflatten
 from .tape import Tape, TapeTracer
-from .tracer import innermost, semantics_of_its_own, strip, value_dtype
+from .tracer import Tracer, innermost, semantics_of_its_own, strip, value_dtype
+from .values import LEAVES, PYTHON_NUMBERS, copied
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev",
            "jacobian", "hessian", "stop_gradient"]
@@ -42,17 +43,13 @@ def _check_input(x, fname, where):
 def _refuse_unknown(v, fname, where):
     """A leaf (an input, or an output that is no tracer of this transform) must be an array
     or a number with ndarray semantics; ``where()`` describes it for the message."""
-    if v.__class__ in _PLAIN_LEAVES:  # (the common leaves, without the checks below)
+    if v.__class__ in LEAVES:  # (the common leaves, without the checks below)
         return
     if semantics_of_its_own(v):
         raise errors.array_subclass(fname, type(v), where())
     if not isinstance(v, (bool, int, float, complex, _onp.ndarray, _onp.generic,
-                          _tracer.Tracer)):
+                          Tracer)):
         raise errors.not_a_pytree(fname, v, where())
-
-
-_PLAIN_LEAVES = frozenset([float, int, bool, complex, _onp.ndarray, _onp.float64,
-                           _onp.float32, _onp.complex128])
 
 
 def _an_output():
@@ -129,7 +126,7 @@ def _split_aux(out, fname):
 
 def finish(v, like=None):
     """Give back a plain numpy value: numpy scalars for 0-d, the dtype of ``like``."""
-    if v.__class__ in _PYTHON_NUMBERS:  # a constant output or a Python seed
+    if v.__class__ in PYTHON_NUMBERS:  # a constant output or a Python seed
         v = _onp.asarray(v)
     if like is not None and not (v.__class__ is like.__class__ is _onp.ndarray
                                  and v.dtype is like.dtype):
@@ -137,15 +134,10 @@ def finish(v, like=None):
         # (a complex cotangent of a real input keeps its dtype: the tape took its real part
         # wherever the rules could give one, so this is a complex input's business)
         if have != want and not (have.kind == "c" and want.kind != "c"):
-            v = _tracer.fnp.astype(v, want)
+            v = astype(v, want)
     if v.__class__ is _onp.ndarray and v.ndim == 0:
         return v[()]
     return v
-
-
-# (exact classes: numpy's float64 and complex128 subclass float and complex, and need no
-# wrapping)
-_PYTHON_NUMBERS = frozenset([bool, int, float, complex])
 
 
 def _zeros_like(x):
@@ -200,19 +192,14 @@ class Recording:
     def output(self):
         """The outputs, as copies: the tape's rules read these arrays, so a caller changing
         the returned array in place must not change what ``vjp_fn``/``jvp_fn`` compute."""
-        return tree_unflatten(self.out_tree, [_own(finish(v)) for v in self.out_vals])
-
-
-def _own(v):
-    """A copy of a plain array (other values are immutable or belong to an outer trace)."""
-    return v.copy() if v.__class__ is _onp.ndarray else v
+        return tree_unflatten(self.out_tree, [copied(finish(v)) for v in self.out_vals])
 
 
 def _lower(tree, trace):
     """Replace the tracers of ``trace`` in a pytree by copies of their values (for aux outputs:
     the tape's rules may read those arrays, and an input's value may be the caller's array)."""
     leaves, td = tree_flatten(tree)
-    return tree_unflatten(td, [_own(finish(x._value)) if isinstance(x, _tracer.Tracer)
+    return tree_unflatten(td, [copied(finish(x._value)) if isinstance(x, Tracer)
                                and x._trace is trace else x for x in leaves])
 
 
@@ -444,7 +431,6 @@ def _basis(x):
 
 def _assemble(parts, lead_shape, tail_shape, axis, out, x):
     """Stack per-element results and shape them ``out.shape + in.shape``."""
-    fnp = _tracer.fnp
     size = int(_onp.prod(lead_shape if axis == 0 else tail_shape, dtype=int))
     if size == 0 or not parts:
         # no entries: the dtype a non-empty Jacobian of these values would have (float32
@@ -453,7 +439,7 @@ def _assemble(parts, lead_shape, tail_shape, axis, out, x):
         kinds = [k for k in kinds if _onp.issubdtype(k, _onp.inexact)]
         dtype = _onp.result_type(*kinds) if kinds else _onp.float64
         return _onp.zeros(tuple(lead_shape) + tuple(tail_shape), dtype)
-    return finish(fnp.reshape(fnp.stack(parts, axis=axis), tuple(lead_shape) + tuple(tail_shape)))
+    return finish(reshape(stack(parts, axis=axis), tuple(lead_shape) + tuple(tail_shape)))
 
 
 def jacrev(f, argnums=0, has_aux=False):
@@ -582,4 +568,4 @@ def stop_gradient(x):
     >>> float(fgrad.grad(lambda x: x * fgrad.stop_gradient(x))(3.0))
     3.0
     """
-    return strip(x, lambda t: _own(innermost(t)))
+    return strip(x, lambda t: copied(innermost(t)))

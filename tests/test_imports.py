@@ -1,12 +1,16 @@
 """No import cycle among fgrad's modules: a static graph of the module-level imports.
 
 One kind of edge is left out, and named here: a module's import of a package above it
-(``import fgrad.numpy as fnp`` in the rule families, and ``fgrad.numpy.linalg``'s modules
-importing their package). Python imports a package before its modules anyway; these are the
-back-links from the rules to ``fgrad.numpy``'s namespace that the core's clean-up (the issue
-"make room in the core for new traces", item 2) removes. Everything else must form no cycle:
-the circle ``broadcasting`` <-> ``layout`` <-> ``reductions`` that the sum/broadcast
-transpose pair made is gone (the pair lives in ``broadcasting``).
+(``import fgrad.numpy as fnp`` in the rule families, whose rules call the namespace's functions
+when they run, and ``fgrad.numpy.linalg``'s modules importing their package). Python imports a
+package before its modules anyway, so these cannot make an import fail. Everything else must
+form no cycle: the circle ``broadcasting`` <-> ``layout`` <-> ``reductions`` that the
+sum/broadcast transpose pair made is gone (the pair lives in ``broadcasting``).
+
+And the core depends only downward: the modules under the table (dispatch, tracers, the table
+itself) import nothing of ``fgrad.numpy`` or of the traces and transforms built on them, so a
+tracer's array surface and the traces' use of ``add``/``real`` come from above, not through a
+link filled in later.
 """
 import ast
 import pathlib
@@ -67,6 +71,29 @@ def test_no_import_cycle_among_fgrads_modules():
     graph = {m: _imports(m, p, mods) for m, p in mods.items()}
     assert "fgrad.numpy.broadcasting" in graph["fgrad.numpy.reductions"]  # the graph is read
     assert _cycles(graph) == []
+
+
+# the bottom of the core: the table and what it stands on
+_CORE = ("fgrad.errors", "fgrad.values", "fgrad.tracer", "fgrad.table", "fgrad.pytree")
+
+
+def _closure(graph, start):
+    seen, todo = set(), [start]
+    while todo:
+        for d in graph[todo.pop()]:
+            if d not in seen:
+                seen.add(d)
+                todo.append(d)
+    return seen
+
+
+def test_the_core_under_the_table_imports_nothing_above_it():
+    mods = _modules()
+    graph = {m: _imports(m, p, mods) for m, p in mods.items()}
+    for m in _CORE:
+        assert _closure(graph, m) <= set(_CORE), (m, _closure(graph, m) - set(_CORE))
+    # the traces stand on fgrad.numpy (their tracers' array surface, the add they sum with)
+    assert "fgrad.numpy.array_tracer" in _closure(graph, "fgrad.tape")
 
 
 def test_the_checker_finds_a_cycle():

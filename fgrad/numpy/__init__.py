@@ -11,10 +11,9 @@ The rules live in one module per family: ``elementwise``, ``reductions``, ``stat
 ``ranges``, ``functional`` (apply_along_axis and friends), ``counting``, and the ``linalg``
 and ``fft`` submodules. Beyond numpy's names this module has ``getitem`` and the
 ``index_add/set/multiply/min/max`` functions, the primitives behind ``x[idx]`` and
-``x.at[idx].add(v)`` and its siblings.
+``x.at[idx].add(v)`` and its siblings; ``array_tracer`` gives a traced value its ndarray
+operators and methods.
 """
-import sys as _sys
-
 import numpy as _onp
 
 from . import counting as _counting
@@ -31,7 +30,6 @@ from . import reductions as _reductions
 from . import selection as _selection
 from . import statistics as _statistics
 from .namespace import mirror as _mirror
-from .. import tracer as _tracer
 
 _EXTRAS = ("getitem", "index_add", "index_set", "index_multiply", "index_min", "index_max")
 
@@ -47,5 +45,5 @@ from . import fft, linalg  # noqa: E402  (our mirrors, before numpy's modules ar
 random = _onp.random
 _mirror(_onp, globals(), "")
 
-# The tracer's operators call into this module, which imports the tracer: link them now.
-_tracer.fnp = _sys.modules[__name__]
+# a tracer's array surface (operators, ndarray methods): it calls this namespace's functions
+from . import array_tracer as _array_tracer  # noqa: E402,F401

@@ -11,9 +11,9 @@ import inspect
 
 import numpy as _onp
 
+import fgrad.numpy as fnp
 from .. import errors
 from ..table import Primitive, register_function
-from .. import tracer as _tracer
 from ..tracer import contains_tracer, innermost, strip
 
 
@@ -67,7 +67,7 @@ _numpy_value.jvps[0] = lambda t, ans, y, value: _as_dtype_of(t, value)
 
 def _as_dtype_of(x, like):
     want = _onp.result_type(innermost(like))
-    return x if _onp.result_type(innermost(x)) == want else _tracer.fnp.astype(x, want)
+    return x if _onp.result_type(innermost(x)) == want else fnp.astype(x, want)
 
 
 def with_numpy_values(result, np_fn, args, kwargs):

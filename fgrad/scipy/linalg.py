@@ -22,8 +22,9 @@ import fgrad.numpy as fnp
 from ..numpy.broadcasting import cast_like, mask, shape_of
 from ..numpy.linalg import decompositions as _dec, solving as _solving
 from ..numpy.linalg.common import _mT, _shift, _shifted, _spd
+from ..numpy.multi_output import define_multi
 from ..numpy.wrapping import differentiable, traced_version_of
-from ..table import Spec, define, define_multi
+from ..table import Spec, define
 from ..tracer import innermost
 
 _IGNORED = ("overwrite_a", "overwrite_b", "check_finite", "overwrite_c")

@@ -4,7 +4,8 @@ travel through ``define_multi`` and come back as numpy's namedtuples)."""
 import numpy as _onp
 
 import fgrad.numpy as fnp
-from ...table import Spec, define, define_multi
+from ...table import Spec, define
+from ..multi_output import define_multi
 from ...tracer import innermost, strip
 from ..broadcasting import mask, shape_of
 from ..wrapping import differentiable, with_numpy_values

@@ -5,7 +5,8 @@ import operator
 import numpy as _onp
 
 import fgrad.numpy as fnp
-from ...table import Spec, define, define_multi
+from ...table import Spec, define
+from ..multi_output import define_multi
 from ...tracer import strip
 from ..broadcasting import shape_of, unbroadcast, unbroadcast_like
 from ..wrapping import differentiable, unsupported_kwargs

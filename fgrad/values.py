@@ -1,0 +1,31 @@
+"""Which values are plain, immutable or leaves: the class sets the hot paths test against.
+
+Each set holds exact classes (``x.__class__ in S``, one hash lookup), so it is a fast path,
+never the whole answer: a class outside it takes the slower, general check of the code that
+consults it. numpy's ``float64`` and ``complex128`` subclass Python's ``float`` and
+``complex``, so they are listed apart.
+"""
+import numpy as _onp
+
+_ndarray = _onp.ndarray
+
+# operands that hold no tracer for certain: a primitive called on these only runs numpy at
+# once, and a tracer's operator with one of them as the other operand goes to its own trace
+PLAIN_OPERANDS = frozenset([float, int, _onp.float64, _onp.float32, _ndarray])
+
+# plain real values that are never copied (nothing can change them) and are not complex
+IMMUTABLE_REALS = frozenset([float, int, bool, _onp.float64, _onp.float32])
+
+# values that are a pytree leaf and a transform's acceptable input or output as they are
+LEAVES = frozenset([float, int, bool, complex, _ndarray, _onp.float64, _onp.float32,
+                    _onp.complex128])
+
+# Python's own numbers (exact classes), which a transform turns into numpy values
+PYTHON_NUMBERS = frozenset([bool, int, float, complex])
+
+
+def copied(v):
+    """A copy of a plain array; any other value as it is (numbers are immutable, a tracer's
+    value belongs to its trace). The one way a transform hands out or keeps a constant that
+    the caller's code could change in place."""
+    return v.copy() if v.__class__ is _ndarray else v
