@@ -93,34 +93,71 @@ def _cast(v, dtype):
 
 
 def _private(tree, *owned):
-    """Copies of the plain arrays in ``tree`` (residuals may be arrays the caller owns and
-    changes in place before the backward pass; see ``Tape``), except those in the lists
-    ``owned`` (the call's own arguments and outputs, which the traces keep private already:
-    residuals are often just these)."""
+    """Copies of the plain arrays in ``tree``, except those in the lists ``owned``."""
     mine = {id(v) for vs in owned for v in vs}
     return tree_map(lambda v: v if id(v) in mine else copied(v), tree)
 
 
 # --- one call -----------------------------------------------------------------------------
 
+def _output_structure(out, owner):
+    """The structure of a custom function's (plain) output: ``(out_tree, fixed, var, dtype,
+    var leaves)``; ``var`` holds ``(leaf index, shape, dtype, start, stop)`` per var leaf."""
+    leaves, out_tree = tree_flatten(out)
+    fixed, var = {}, []
+    start = 0
+    for k, v in enumerate(leaves):
+        if isinstance(v, Tracer):
+            raise owner._closure_error(v._trace)
+        if _inexact(v):
+            v = _onp.asarray(v)
+            var.append((k, v.shape, v.dtype, start, start + v.size))
+            start += v.size
+            leaves[k] = v[()] if v.ndim == 0 else v  # Python floats as numpy values
+        else:
+            fixed[k] = v
+    dtype = _onp.result_type(*[d for _, _, d, _, _ in var]) if var else _onp.dtype(_onp.float64)
+    return out_tree, fixed, var, dtype, [leaves[k] for k, *_ in var]
+
+
 class _Call:
     """What one call of a custom function needs beyond its traced leaves. It is the
-    primitive's ``call`` parameter, so every trace and rule sees the same object.
+    primitive's ``call`` parameter, so every trace and rule sees the same object, and it is
+    complete once made: the function runs here, once, on the plain values under the traced
+    leaves, and the primitive's implementation only hands back the packed output.
 
     ``leaves`` (the primitive's arguments) are the leaves of the differentiable arguments,
     flattened together (``in_tree``). The output's leaves are either *var* (float or complex:
     packed into the primitive's output) or *fixed* (integers, strings: passed around it, as
-    plain values with no derivative)."""
+    plain values with no derivative). ``res`` are custom_vjp's residuals from that run, for
+    the rules called on the same values: ``traced`` holds ``(position, value)`` of the leaves
+    that were tracers (the others are plain at every level)."""
 
     __slots__ = ("owner", "in_tree", "nondiff", "nargs", "leaf_arg", "out_tree", "fixed",
-                 "var", "dtype", "res", "res_leaves")
+                 "var", "dtype", "packed", "res", "traced")
 
-    def __init__(self, owner, in_tree, nondiff, nargs):
+    def __init__(self, owner, in_tree, nondiff, nargs, leaves):
         self.owner, self.in_tree, self.nondiff, self.nargs = owner, in_tree, nondiff, nargs
         positions = [i for i in range(nargs) if i not in nondiff]
         self.leaf_arg = [p for p, td in zip(positions, in_tree.children)
                          for _ in range(td.num_leaves)]
-        self.res = self.res_leaves = None
+        plain = [innermost(v) for v in leaves]
+        self.traced = [(i, plain[i]) for i, v in enumerate(leaves) if isinstance(v, Tracer)]
+        out, res = owner._primal(self, plain)
+        self.out_tree, self.fixed, self.var, self.dtype, vals = _output_structure(out, owner)
+        self.packed = self.pack(vals)
+        # Residuals may be arrays the caller owns and changes in place before the backward
+        # pass (see ``Tape``): copied, except the traced leaves' values and the outputs, which
+        # the traces keep private already (residuals are often just these).
+        self.res = None if res is None else _private(res, [v for _, v in self.traced], vals)
+
+    def ran_on(self, leaves):
+        """Whether the rules' ``leaves`` are the values the function ran on here (rules called
+        on an outer transform's tracers are not)."""
+        for i, v in self.traced:
+            if leaves[i] is not v:
+                return False
+        return True
 
     def __repr__(self):  # as a parameter in a printed tape (make_tape)
         shown = ", ".join(f"{i}={self.nondiff[i]!r}" for i in sorted(self.nondiff))
@@ -141,25 +178,6 @@ class _Call:
         return tuple(self.nondiff[i] for i in sorted(self.nondiff))
 
     # outputs
-    def describe(self, out):
-        """Record the output's structure from the first (plain) run; its var leaves."""
-        leaves, self.out_tree = tree_flatten(out)
-        self.fixed, self.var = {}, []
-        start = 0
-        for k, v in enumerate(leaves):
-            if isinstance(v, Tracer):
-                raise self.owner._closure_error(v._trace)
-            if _inexact(v):
-                v = _onp.asarray(v)
-                self.var.append((k, v.shape, v.dtype, start, start + v.size))
-                start += v.size
-                leaves[k] = v[()] if v.ndim == 0 else v  # Python floats as numpy values
-            else:
-                self.fixed[k] = v
-        self.dtype = (_onp.result_type(*[d for _, _, d, _, _ in self.var]) if self.var
-                      else _onp.dtype(_onp.float64))
-        return [leaves[k] for k, *_ in self.var]
-
     def pack(self, vals):
         """The var leaves (None for zero) as the primitive's one output."""
         if len(self.var) == 1:
@@ -318,7 +336,7 @@ class _CustomPrimitive(Primitive):
         self.jvp_joint = self._jvp_joint
 
     def _impl(self, *leaves, call):
-        return call.pack(self.owner._primal(call, leaves))
+        return call.packed  # (``leaves`` are the values ``call`` ran the function on)
 
     def _vjp_joint(self, g, ans, *leaves, call):
         return self.owner._pullback(call, call.unpack(g), leaves, ans)
@@ -423,7 +441,7 @@ class _Custom:
                 raise self._closure_error(t._trace)
             return out
         self._ready()
-        call = _Call(self, in_tree, nondiff, len(args))
+        call = _Call(self, in_tree, nondiff, len(args), leaves)
         return call.output(self.prim(*leaves, call=call))
 
     def _ready(self):
@@ -535,17 +553,13 @@ class custom_vjp(_Custom):
         return r[0], r[1]
 
     def _primal(self, call, leaves):
-        out, res = self._run_fwd(call.args(leaves))
-        vals = call.describe(out)
-        # Residuals computed from exactly these values serve the rules called on them (one
-        # level of differentiation). Rules called on an outer transform's tracers run fwd
-        # again on those, so that the residuals carry the outer derivative.
-        call.res, call.res_leaves = _private(res, leaves, vals), leaves
-        return vals
+        return self._run_fwd(call.args(leaves))
 
     def _residuals(self, call, leaves):
-        kept = call.res_leaves
-        if kept is not None and all(a is b for a, b in zip(leaves, kept)):
+        # Residuals computed from the call's own values serve the rules called on them (one
+        # level of differentiation). Rules called on an outer transform's tracers run fwd
+        # again on those, so that the residuals carry the outer derivative.
+        if call.ran_on(leaves):
             return call.res
         return self._run_fwd(call.args(leaves))[1]
 
@@ -684,7 +698,7 @@ class custom_jvp(_Custom):
                             "decorate one with @f.defjvp first")
 
     def _primal(self, call, leaves):
-        return call.describe(self.fun(*call.args(leaves)))
+        return self.fun(*call.args(leaves)), None
 
     def _rule(self, call, leaves, tangent_leaves):
         r = self.jvp(*call.nondiff_values(), call.primals(leaves),

@@ -8,9 +8,8 @@ insertion order; an OrderedDict keeps its own order, a defaultdict its default f
 """
 from collections import OrderedDict, defaultdict
 
-import numpy as _np
-
 from . import errors
+from .values import LEAVES
 
 
 class TreeDef:
@@ -51,7 +50,6 @@ class TreeDef:
 
 LEAF = TreeDef("leaf", None, ())
 NONE = TreeDef("none", None, ())
-_LEAVES = frozenset([_np.ndarray, _np.float64, _np.float32, float, int, complex])
 
 
 def tree_flatten(tree):
@@ -66,7 +64,7 @@ def tree_flatten(tree):
 
 def _flatten(tree, leaves):
     cls = type(tree)
-    if cls in _LEAVES:  # (the common leaves, without the container checks below)
+    if cls in LEAVES:  # (the common leaves, without the container checks below)
         leaves.append(tree)
         return LEAF
     start = len(leaves)
@@ -91,7 +89,7 @@ def _flatten(tree, leaves):
         return LEAF
     children = []
     for c in items:
-        if c.__class__ in _LEAVES:  # (a leaf child without a call of its own)
+        if c.__class__ in LEAVES:  # (a leaf child without a call of its own)
             leaves.append(c)
             children.append(LEAF)
         else:

@@ -123,6 +123,28 @@ def test_fwd_runs_once_on_the_forward_pass_and_bwd_once_per_backward_pass():
     assert calls == {"fwd": 0, "bwd": 0}  # on plain values it is just the function
 
 
+def test_fwd_runs_once_with_a_constant_array_argument_which_a_later_write_cannot_change():
+    # the tape keeps its own copy of the constant ``w``; the residuals computed from the
+    # caller's ``w`` still serve the rules (equal values), and are copied, so writing into
+    # ``w`` before the backward pass changes nothing
+    seen = {"fwd": 0}
+
+    @fgrad.custom_vjp
+    def scaled(x, w):
+        return x * w
+
+    def fwd(x, w):
+        seen["fwd"] += 1
+        return x * w, w
+
+    scaled.defvjp(fwd, lambda w, g: (g * w, None))
+    x, w = onp.array([1.0, 2.0]), onp.array([3.0, 4.0])
+    out, f_vjp = fgrad.vjp(lambda x: scaled(x, w), x)
+    w[:] = 100.0
+    onp.testing.assert_array_equal(f_vjp(onp.ones(2))[0], [3.0, 4.0])
+    assert seen["fwd"] == 1
+
+
 def test_bwd_is_called_once_for_all_arguments():
     seen = []
 
