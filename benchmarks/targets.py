@@ -46,6 +46,8 @@ TARGETS = (
               "autograd", 1.0),
        Target("layer_jacobian (jacrev): fgrad <= autograd", "layer_jacobian", "jacrev",
               "autograd", 1.0),
+       Target("svi (natural-gradient steps): fgrad <= autograd", "svi",
+              "natural-gradient steps", "autograd", 1.0),
        Target("no-tracer fast path: fgrad.numpy on plain floats / numpy (no limit given)",
               "scalar_chain", "forward, no tracer", FWD, 0.0, "info")]
 )
