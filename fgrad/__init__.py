@@ -8,7 +8,7 @@
 
 See README.md for the transforms and ``fgrad.numpy`` for what is differentiable.
 """
-from . import numpy  # noqa: F401  (builds the primitive table and links the tracer operators)
+from . import numpy  # noqa: F401  (builds the primitive table)
 from .errors import (ClosedOverTracerError, ConcretizationError, EscapedTracerError,
                      NoDerivativeRuleError, TracerMutationError)
 from .pytree import tree_flatten, tree_map, tree_unflatten
@@ -19,6 +19,8 @@ from .transforms import (grad, hessian, jacfwd, jacobian, jacrev, jvp, linearize
                          stop_gradient, value_and_grad, vjp)
 from .custom import custom_jvp, custom_vjp
 from .checkpointing import checkpoint, remat
+from .graph import Graph, GuardError
+from .staging import make_graph
 
 __version__ = "0.1.0"
 
@@ -28,4 +30,4 @@ __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacre
            "tree_map",
            "NoDerivativeRuleError", "ConcretizationError", "TracerMutationError",
            "EscapedTracerError", "custom_jvp", "custom_vjp", "checkpoint", "remat",
-           "ClosedOverTracerError"]
+           "ClosedOverTracerError", "make_graph", "Graph", "GuardError"]

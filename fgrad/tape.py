@@ -69,7 +69,7 @@ class Tape(Trace):
     """
 
     __slots__ = ("nodes", "owned", "lean", "inputs", "guarded", "nested", "walk_lock",
-                 "walker")
+                 "walker", "shares_constants")
 
     def __init__(self, kind="vjp", *, lean=False, inputs="copy"):
         """``kind`` names the tape in messages. Its policy is said where it is made:
@@ -94,6 +94,7 @@ class Tape(Trace):
         # whether a tracer of an outer transform has reached this tape (as an input or an
         # argument): until then every value on it is plain, and numpy is called directly
         self.nested = False
+        self.shares_constants = False  # (see Trace: set once a staging trace is met)
         # backward passes keep their cotangents on the nodes, so two of one tape (vjp_fn called
         # from two threads) take turns; ``walker`` is the thread walking, to refuse re-entry
         self.walk_lock = threading.Lock()
@@ -101,7 +102,7 @@ class Tape(Trace):
 
     def new_input(self, value):
         if isinstance(value, Tracer):
-            self.nested = True
+            self._nest(value)
         elif value.__class__ is _ndarray and self.inputs != "keep":
             if not (self.inputs == "guard" and value.nbytes >= _SHARE_BYTES and
                     self._guard(value)):
@@ -124,8 +125,16 @@ class Tape(Trace):
             a.flags.writeable = True
         self.guarded = []
 
+    def _nest(self, tracer):
+        """An outer transform's tracer has reached this tape: its values nest from now on."""
+        self.nested = True
+        if tracer._trace.shares_constants:
+            self.shares_constants = True
+
     def own(self, a):
         """The tape's private copy of the plain array ``a`` (see the class docstring)."""
+        if self.shares_constants:
+            return a
         if a.nbytes < _SHARE_BYTES:
             return a.copy()
         key = id(a)
@@ -203,7 +212,7 @@ class Tape(Trace):
         an outer transform's tracer (values nest from now on), a list or tuple (owned), a
         complex number, or an ndarray subclass (refused if its operators mean otherwise)."""
         if isinstance(a, Tracer):
-            self.nested = True
+            self._nest(a)
         elif a.__class__ is list or a.__class__ is tuple:
             return self._owned(a)
         elif isinstance(a, _ndarray) and semantics_of_its_own(a):

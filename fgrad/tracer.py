@@ -33,6 +33,11 @@ class Trace:
 
     __slots__ = ("level", "alive", "kind")
 
+    # Whether the trace records the constants it meets as references to the caller's arrays
+    # (staging: a replay must see their values as they are then). A tape nested inside such a
+    # trace hands its constants down uncopied, or the record would hold a stale copy.
+    shares_constants = False
+
     def __init__(self, kind):
         self.level = next(_levels)
         self.alive = True
@@ -46,9 +51,18 @@ class Trace:
 
 
 def innermost(x):
-    """The plain numpy value under any number of tracers (used where derivatives are zero)."""
+    """The plain numpy value under any number of tracers, for its values (used where
+    derivatives are zero). A staging trace records that its value was used (a guard)."""
     while isinstance(x, Tracer):
         x = x._value
+    return x
+
+
+def innermost_meta(x):
+    """The plain value under any number of tracers, for its class, shape and dtype only: a
+    staging trace does not count this as a use of the value."""
+    while isinstance(x, Tracer):
+        x = x._meta
     return x
 
 
@@ -70,6 +84,11 @@ def strip(x, lower=innermost):
     if cls is dict:
         return {k: strip(v, lower) for k, v in x.items()}
     return x
+
+
+def _down(o):
+    """``o`` one level down: its value if it is a tracer."""
+    return o._value if isinstance(o, Tracer) else o
 
 
 def first_tracer(x):
@@ -129,10 +148,12 @@ class Tracer:
 
     # values are numpy arrays or scalars (or tracers of outer transforms), all of which have
     # these attributes
-    shape = property(lambda self: self._value.shape)
-    ndim = property(lambda self: self._value.ndim)
-    size = property(lambda self: self._value.size)
-    dtype = property(lambda self: value_dtype(innermost(self._value)))
+    shape = property(lambda self: self._meta.shape)
+    ndim = property(lambda self: self._meta.ndim)
+    size = property(lambda self: self._meta.size)
+    dtype = property(lambda self: value_dtype(innermost_meta(self._meta)))
+    # the value one level down, for its class, shape and dtype (see ``innermost_meta``)
+    _meta = property(lambda self: self._value)
 
     def __len__(self):
         shape = self.shape
@@ -158,16 +179,18 @@ class Tracer:
         raise errors.concretization("Pickling")
 
     # Comparisons have zero derivative: they give plain boolean arrays, so `if x > 0:` works.
-    def __lt__(self, o): return innermost(self) < innermost(o)
-    def __le__(self, o): return innermost(self) <= innermost(o)
-    def __gt__(self, o): return innermost(self) > innermost(o)
-    def __ge__(self, o): return innermost(self) >= innermost(o)
-    def __eq__(self, o): return innermost(self) == innermost(o)
-    def __ne__(self, o): return innermost(self) != innermost(o)
+    # They compare the values one level down, so a trace underneath that records (staging)
+    # sees the comparison and the branch taken on it.
+    def __lt__(self, o): return self._value < _down(o)
+    def __le__(self, o): return self._value <= _down(o)
+    def __gt__(self, o): return self._value > _down(o)
+    def __ge__(self, o): return self._value >= _down(o)
+    def __eq__(self, o): return self._value == _down(o)
+    def __ne__(self, o): return self._value != _down(o)
     __hash__ = None  # like ndarray
 
     def __bool__(self):
-        return bool(innermost(self))
+        return bool(self._value)
 
     def __round__(self, ndigits=None):  # rounding has zero derivative: a plain value
         return round(innermost(self), ndigits)

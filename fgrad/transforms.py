@@ -11,7 +11,8 @@ from .dual import DualTrace, DualTracer
 from .numpy import astype, reshape, stack
 from .pytree import LEAF, tree_flatten, tree_unflatten
 from .tape import Tape, TapeTracer
-from .tracer import Tracer, innermost, semantics_of_its_own, strip, value_dtype
+from .tracer import (Tracer, innermost, innermost_meta, semantics_of_its_own, strip,
+                     value_dtype)
 from .values import LEAVES, PYTHON_NUMBERS, copied
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev",
@@ -23,7 +24,7 @@ __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacre
 def _check_input(x, fname, where):
     """Differentiable inputs are float or complex (JAX's rule); Python floats become float64.
     ``where()`` describes the input for the error message."""
-    v = innermost(x)
+    v = innermost_meta(x)
     _refuse_unknown(v, fname, where)
     if isinstance(v, (bool, int)):
         kind = type(v).__name__
@@ -130,7 +131,7 @@ def finish(v, like=None):
         v = _onp.asarray(v)
     if like is not None and not (v.__class__ is like.__class__ is _onp.ndarray
                                  and v.dtype is like.dtype):
-        want, have = value_dtype(innermost(like)), value_dtype(innermost(v))
+        want, have = value_dtype(innermost_meta(like)), value_dtype(innermost_meta(v))
         # (a complex cotangent of a real input keeps its dtype: the tape took its real part
         # wherever the rules could give one, so this is a complex input's business)
         if have != want and not (have.kind == "c" and want.kind != "c"):
@@ -141,7 +142,7 @@ def finish(v, like=None):
 
 
 def _zeros_like(x):
-    v = innermost(x)
+    v = innermost_meta(x)
     return finish(_onp.zeros(_onp.shape(v), _onp.result_type(v)))
 
 
@@ -204,7 +205,7 @@ def _lower(tree, trace):
 
 
 def _check_like(name, given, ref, what):
-    g, r = innermost(given), innermost(ref)
+    g, r = innermost_meta(given), innermost_meta(ref)
     gs, rs = _shape(g), _shape(r)
     if gs != rs:
         raise ValueError(f"{name}: {what} has shape {gs}, but it must match the shape {rs}")
@@ -266,7 +267,7 @@ def _pull_back(rec, ct, consume, checked=False):
 def _shaped_like(ct, x):
     """A cotangent must have its input's shape; a rule that forgot to undo broadcasting would
     otherwise hand back a gradient of the wrong shape without a word."""
-    have, want = _shape(innermost(ct)), _shape(innermost(x))
+    have, want = _shape(innermost_meta(ct)), _shape(innermost_meta(x))
     if have != want:
         raise ValueError(f"a VJP rule produced a cotangent of shape {have} for an input of "
                          f"shape {want}; a rule that broadcasts its arguments must sum the "
@@ -294,7 +295,7 @@ def value_and_grad(f, argnums=0, has_aux=False):
                                 "for several outputs")
             out = rec.out_vals[0]
             _check_scalar(out)
-            grads = _pull_back(rec, [value_dtype(innermost(out)).type(1)], consume=True,
+            grads = _pull_back(rec, [value_dtype(innermost_meta(out)).type(1)], consume=True,
                                checked=True)
         finally:
             rec.release()
@@ -308,7 +309,7 @@ def value_and_grad(f, argnums=0, has_aux=False):
 
 
 def _check_scalar(out):
-    v = innermost(out)
+    v = innermost_meta(out)
     shape, dtype = _shape(v), value_dtype(v)
     if shape != () or dtype.kind != "f":
         raise TypeError(f"grad requires a function returning a real scalar (shape (), float "
@@ -421,7 +422,7 @@ def linearize(f, *primals):
 
 def _basis(x):
     """Unit vectors shaped like ``x``, one per element (plain numpy)."""
-    v = innermost(x)
+    v = innermost_meta(x)
     shape, dtype = _onp.shape(v), _onp.result_type(v)
     for k in range(int(_onp.prod(shape, dtype=int))):
         e = _onp.zeros(shape, dtype)
@@ -435,7 +436,7 @@ def _assemble(parts, lead_shape, tail_shape, axis, out, x):
     if size == 0 or not parts:
         # no entries: the dtype a non-empty Jacobian of these values would have (float32
         # stays float32, complex stays complex)
-        kinds = [_onp.result_type(innermost(v)) for v in (out, x)]
+        kinds = [_onp.result_type(innermost_meta(v)) for v in (out, x)]
         kinds = [k for k in kinds if _onp.issubdtype(k, _onp.inexact)]
         dtype = _onp.result_type(*kinds) if kinds else _onp.float64
         return _onp.zeros(tuple(lead_shape) + tuple(tail_shape), dtype)
@@ -475,9 +476,9 @@ def _jacrev_blocks(rec, argnums, has_aux):
             for j, (n, x) in enumerate(zip(rec.in_nodes, rec.inputs)):
                 rows[j].append(_zeros_like(x) if cts.get(n) is None
                                else _shaped_like(cts[n], x))
-        out_shape = _onp.shape(innermost(val))
+        out_shape = _onp.shape(innermost_meta(val))
         blocks.append(tree_unflatten(rec.in_tree, [
-            _assemble(r, out_shape, _onp.shape(innermost(x)), 0, val, x)
+            _assemble(r, out_shape, _onp.shape(innermost_meta(x)), 0, val, x)
             for r, x in zip(rows, rec.inputs)]))
     jac = tree_unflatten(rec.out_tree, [b[0] if isinstance(argnums, int) else b
                                         for b in blocks])
@@ -517,7 +518,7 @@ def jacfwd(f, argnums=0, has_aux=False, holomorphic=False):
 
 def _refuse_complex(args):
     for i, x in enumerate(tree_flatten(args)[0]):
-        dtype = value_dtype(innermost(x))
+        dtype = value_dtype(innermost_meta(x))
         if dtype.kind == "c":
             raise TypeError(
                 f"jacfwd: input leaf {i} is complex ({dtype}). Forward mode pushes real tangents "
@@ -538,8 +539,8 @@ def _jacfwd_blocks(rec, argnums, has_aux):
                 cols[k][j].append(_zeros_like(val) if t is None else t)
     blocks = []
     for k, val in enumerate(rec.out_vals):
-        out_shape = _onp.shape(innermost(val))
-        parts = [_assemble(c, out_shape, _onp.shape(innermost(x)), -1, val, x)
+        out_shape = _onp.shape(innermost_meta(val))
+        parts = [_assemble(c, out_shape, _onp.shape(innermost_meta(x)), -1, val, x)
                  for c, x in zip(cols[k], rec.inputs)]
         blocks.append(tree_unflatten(rec.in_tree, parts))
     jac = tree_unflatten(rec.out_tree, [b[0] if isinstance(argnums, int) else b

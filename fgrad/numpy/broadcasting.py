@@ -15,7 +15,7 @@ import numpy as _onp
 
 import fgrad.numpy as fnp
 from ..table import Spec, define
-from ..tracer import innermost
+from ..tracer import innermost_meta
 
 
 def shape_of(x):
@@ -26,7 +26,7 @@ def shape_of(x):
 
 
 def dtype_of(x):
-    return _onp.result_type(innermost(x))
+    return _onp.result_type(innermost_meta(x))
 
 
 def unbroadcast(g, shape):

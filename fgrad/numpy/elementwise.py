@@ -242,14 +242,15 @@ for _p, _op in ((add, operator.add), (subtract, operator.sub), (multiply, operat
 def _dpow_base(ans, x, y, power):
     # y * x**(y-1). At the single point x == 0, y == 0 it is 0 * inf; there the base is
     # replaced by 1 (giving 0). Guarding the exponent instead would change the derivative
-    # with respect to y at y == 0.
-    singular = (innermost(x) == 0) & (innermost(y) == 0)
+    # with respect to y at y == 0. (The masks compare one level down, not innermost values,
+    # so a staging trace records them instead of guarding the values; bool * bool is "and".)
+    singular = (x == 0) * (y == 0)
     return y * power(fnp.where(singular, 1, x), y - 1)
 
 
 def _dpow_exponent(ans, x, y):
     # d(x**y)/dy = x**y * log(x); 0**y has zero derivative (for y > 0), so log(0) is avoided
-    return ans * fnp.log(fnp.where(innermost(x) == 0, 1, x))
+    return ans * fnp.log(fnp.where(x == 0, 1, x))
 
 
 power = binary("power", lambda ans, x, y: _dpow_base(ans, x, y, fnp.power), _dpow_exponent,

@@ -1,0 +1,204 @@
+"""A staged computation as plain data, printed as a listing or DOT, and run as generated Python.
+
+A ``Graph`` holds its inputs (``Var``s with shape and dtype), its nodes in execution order
+(primitive, argument references, static parameters, output ``Var``), its constants, its guards
+(values that the trace read, with what they were) and its outputs. Running it calls a
+straight-line Python function generated from the nodes: each primitive's numpy function and
+each constant bound as a local of the generated code, each value in a local variable, so a
+replayed operation costs about what the numpy call itself costs.
+"""
+import numpy as _onp
+
+from .pytree import tree_flatten, tree_unflatten
+
+
+class Var:
+    """A value of the graph: an input or a node's output."""
+
+    __slots__ = ("id", "shape", "dtype")
+
+    def __init__(self, id, shape, dtype):
+        self.id, self.shape, self.dtype = id, shape, dtype
+
+    def __repr__(self):
+        return f"v{self.id}"
+
+
+class Const:
+    """A value the trace met that is not computed from the inputs: a plain array (the
+    caller's own object, so a replay sees its values as they are then), or a number."""
+
+    __slots__ = ("id", "value")
+
+    def __init__(self, id, value):
+        self.id, self.value = id, value
+
+    def __repr__(self):
+        return f"c{self.id}"
+
+
+class Node:
+    """``out = prim(*args, **params)``; each argument a ``Var``, a ``Const`` or a static value
+    (a tuple of indices, a string) kept as it is."""
+
+    __slots__ = ("prim", "args", "params", "out")
+
+    def __init__(self, prim, args, params, out):
+        self.prim, self.args, self.params, self.out = prim, args, params, out
+
+
+class GuardError(ValueError):
+    """A value the trace read came out differently on a replay (another branch, another
+    concrete value): the graph does not describe this call."""
+
+
+class Graph:
+    """``f`` traced once: call it on new values of the same structure, shapes and dtypes.
+
+    Made by :func:`fgrad.make_graph`. ``str(graph)`` lists it, ``graph.to_dot()`` gives
+    Graphviz source, ``graph.nodes`` is the data.
+    """
+
+    def __init__(self, name, inputs, in_tree, nodes, consts, guards, outputs, out_tree):
+        self.name, self.inputs, self.in_tree = name, inputs, in_tree
+        self.nodes, self.consts, self.guards = nodes, consts, guards
+        self.outputs, self.out_tree = outputs, out_tree
+        self._run = None
+
+    # --- running ------------------------------------------------------------------------
+    def __call__(self, *args):
+        leaves, tree = tree_flatten(args)
+        if tree != self.in_tree:
+            raise TypeError(f"{self.name}: the arguments have the structure {tree!r}, but the "
+                            f"graph was traced with {self.in_tree!r}")
+        for i, (x, v) in enumerate(zip(leaves, self.inputs)):
+            shape, dtype = _onp.shape(x), _onp.result_type(x)
+            if shape != v.shape or dtype != v.dtype:
+                raise ValueError(f"{self.name}: input leaf {i} has shape {shape} and dtype "
+                                 f"{dtype}, but the graph was traced with shape {v.shape} "
+                                 f"and dtype {v.dtype}; trace it again for these")
+        if self._run is None:
+            self._run = compile_graph(self)
+        return tree_unflatten(self.out_tree, self._run(*leaves))
+
+    # --- showing ------------------------------------------------------------------------
+    def __str__(self):
+        lines = [f"{self.name}({', '.join(_typed(v) for v in self.inputs)}) {{"]
+        for c in self.consts:
+            lines.append(f"  {c!r} = {_short(c.value)}")
+        guarded = {id(g[0]): g for g in self.guards}
+        for n in self.nodes:
+            args = " ".join(_ref(a) for a in n.args)
+            params = "".join(f" {k}={_short(v)}" for k, v in n.params.items())
+            lines.append(f"  {_typed(n.out)} = {_name(n.prim)} {args}{params}")
+            if id(n.out) in guarded:
+                lines.append(f"  guard {n.out!r} == {_short(guarded[id(n.out)][1])}")
+        for g in self.guards:
+            if g[0] in self.inputs:
+                lines.append(f"  guard {g[0]!r} == {_short(g[1])}")
+        outs = ", ".join(_ref(o) for o in self.outputs)
+        lines.append(f"  return {outs}")
+        lines.append("}")
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+    def to_dot(self):
+        """Graphviz DOT source: inputs and constants as boxes, operations as ellipses."""
+        out = ["digraph fgrad {", "  rankdir=LR;"]
+        for v in self.inputs:
+            out.append(f'  v{v.id} [shape=box, label="v{v.id}\\n{_type(v)}"];')
+        for c in self.consts:
+            out.append(f'  c{c.id} [shape=box, style=dashed, label="{_short(c.value)}"];')
+        for n in self.nodes:
+            out.append(f'  v{n.out.id} [label="{_name(n.prim)}\\n{_type(n.out)}"];')
+            for a in n.args:
+                if isinstance(a, (Var, Const)):
+                    out.append(f"  {a!r} -> v{n.out.id};")
+        for i, o in enumerate(self.outputs):
+            out.append(f'  out{i} [shape=plaintext, label="output {i}"];')
+            if isinstance(o, (Var, Const)):
+                out.append(f"  {o!r} -> out{i};")
+        out.append("}")
+        return "\n".join(out)
+
+
+def compile_graph(graph):
+    """A Python function ``run(*input_leaves) -> list of output leaves``, generated from the
+    nodes as straight-line code."""
+    env = {"_same": _same, "GuardError": GuardError}
+    for c in graph.consts:
+        env[f"c{c.id}"] = c.value
+    guards = {id(g[0]): (k, g) for k, g in enumerate(graph.guards)}
+    body = []
+
+    def check(var):
+        hit = guards.get(id(var))
+        if hit is not None:
+            k, (_, value) = hit
+            env[f"g{k}"] = value
+            body.append(f"    if not _same({var!r}, g{k}):")
+            body.append(f"        raise GuardError('{graph.name}: a value the trace read "
+                        f"({var!r}) came out differently')")
+
+    for v in graph.inputs:
+        check(v)
+    for k, n in enumerate(graph.nodes):
+        env[f"f{k}"] = n.prim.fast_impl
+        args = []
+        for j, a in enumerate(n.args):
+            if isinstance(a, (Var, Const)):
+                args.append(repr(a))
+            else:  # a static argument: bound as a local too
+                env[f"a{k}_{j}"] = a
+                args.append(f"a{k}_{j}")
+        if n.params:
+            env[f"p{k}"] = n.params
+            args.append(f"**p{k}")
+        body.append(f"    {n.out!r} = f{k}({', '.join(args)})")
+        check(n.out)
+    outs = []
+    for j, o in enumerate(graph.outputs):
+        if isinstance(o, (Var, Const)):
+            outs.append(repr(o))
+        else:
+            env[f"o{j}"] = o
+            outs.append(f"o{j}")
+    params = ", ".join(repr(v) for v in graph.inputs)
+    src = f"def run({params}):\n" + "\n".join(body) + f"\n    return [{', '.join(outs)}]\n"
+    exec(compile(src, f"<fgrad graph {graph.name}>", "exec"), env)  # noqa: S102
+    run = env["run"]
+    run.source = src
+    return run
+
+
+def _same(a, b):
+    return _onp.array_equal(a, b, equal_nan=True)
+
+
+def _name(prim):
+    return prim.name
+
+
+def _type(v):
+    dt = _onp.dtype(v.dtype)
+    short = {"f": "f", "c": "c", "i": "i", "u": "u", "b": "bool"}.get(dt.kind, dt.kind)
+    bits = "" if dt.kind == "b" else str(dt.itemsize * 8)
+    return f"{short}{bits}[{','.join(str(d) for d in v.shape)}]"
+
+
+def _typed(v):
+    return f"{v!r}:{_type(v)}"
+
+
+def _ref(a):
+    return repr(a) if isinstance(a, (Var, Const)) else _short(a)
+
+
+def _short(v):
+    """A value for a listing: numbers in full, arrays by shape and dtype, other values by repr
+    cut to a line."""
+    if isinstance(v, _onp.ndarray):
+        return repr(v.tolist()) if v.size <= 4 else f"array({v.dtype}{list(v.shape)})"
+    text = repr(v)
+    return text if len(text) <= 40 else text[:37] + "..."

@@ -1,0 +1,207 @@
+"""Staging: run ``f`` once, eagerly, and record every primitive call on its values as a graph.
+
+``StageTrace`` is the third kind of trace beside the tape and the dual numbers. Its tracers
+carry their eager value, so Python control flow, shapes and errors behave as in an eager call,
+and each primitive called on them appends a node to the graph being built. Transforms inside
+the staged function (``make_graph(grad(f))``) run their rules with ``fgrad.numpy`` on these
+tracers, so the derivative's own numpy calls are recorded too: the backward pass becomes
+graph nodes.
+
+Values the graph cannot compute from its inputs are guarded: where the trace reads the value
+under one of its tracers (a Python branch on it, a rule that takes a mask from its values, a
+zero-derivative function computed by numpy), the graph checks at every replay that the value
+read comes out the same, and raises ``GuardError`` if not. Nothing is silently different from
+the eager call.
+"""
+import numpy as _onp
+
+from . import errors
+from .graph import Const, Graph, Node, Var
+from .numpy.array_tracer import ArrayTracer
+from .pytree import tree_flatten, tree_unflatten
+from .table import Primitive
+from .tracer import Trace, Tracer
+
+__all__ = ["make_graph"]
+
+
+def _comparison(ufunc):
+    """A staged comparison: a node giving a boolean value (zero derivative, so no rules), on
+    which a branch is then a guard on just that boolean. With a tracer of another trace the
+    comparison is that tracer's business (the base class compares one level down)."""
+    prim = Primitive(ufunc.__name__, ufunc)
+    fallback = getattr(Tracer, f"__{_DUNDER[ufunc.__name__]}__")
+
+    def compare(self, o):
+        if isinstance(o, Tracer) and not (o.__class__ is StageTracer and o._trace is self._trace):
+            return fallback(self, o)
+        return self._trace.process(prim, (self, o), {})
+
+    return compare
+
+
+_DUNDER = {"less": "lt", "less_equal": "le", "greater": "gt", "greater_equal": "ge",
+           "equal": "eq", "not_equal": "ne"}
+
+
+class StageTracer(ArrayTracer):
+    """A staged value: its eager value (``_v``) and the graph variable that computes it.
+    Reading ``_value`` (what ``innermost`` does, for the values) guards the value."""
+
+    __slots__ = ("_v", "_var")
+
+    def __init__(self, trace, value, var):
+        self._trace, self._v, self._var = trace, value, var
+
+    @property
+    def _value(self):
+        self._trace.guard(self)
+        return self._v
+
+    @property
+    def _meta(self):  # shape, dtype and class read no value
+        return self._v
+
+    def __bool__(self):
+        self._trace.guard(self)
+        return bool(self._v)
+
+    __lt__ = _comparison(_onp.less)
+    __le__ = _comparison(_onp.less_equal)
+    __gt__ = _comparison(_onp.greater)
+    __ge__ = _comparison(_onp.greater_equal)
+    __eq__ = _comparison(_onp.equal)
+    __ne__ = _comparison(_onp.not_equal)
+    __hash__ = None
+
+
+class StageTrace(Trace):
+    """Records a graph while computing every value eagerly."""
+
+    __slots__ = ("nodes", "consts", "const_ids", "guards", "guarded", "count")
+    shares_constants = True
+
+    def __init__(self):
+        super().__init__("make_graph")
+        self.nodes, self.consts, self.const_ids = [], [], {}
+        self.guards, self.guarded = [], set()
+        self.count = 0
+
+    def new_var(self, value):
+        v = Var(self.count, _onp.shape(value), _onp.result_type(value))
+        self.count += 1
+        return v
+
+    def new_input(self, value):
+        return StageTracer(self, value, self.new_var(value))
+
+    def const(self, value):
+        """The graph's reference to a plain value met as an argument."""
+        key = id(value)
+        c = self.const_ids.get(key)
+        if c is None or c.value is not value:
+            c = Const(len(self.consts), value)
+            self.consts.append(c)
+            self.const_ids[key] = c
+        return c
+
+    def guard(self, tracer):
+        """The trace read ``tracer``'s value: a replay must find the same value there."""
+        if not self.alive:
+            raise errors.escaped(self)
+        var = tracer._var
+        if id(var) not in self.guarded:
+            self.guarded.add(id(var))
+            v = tracer._v
+            self.guards.append((var, v.copy() if isinstance(v, _onp.ndarray) else v))
+
+    def process(self, prim, args, params):
+        vals, refs = [], []
+        for a in args:
+            if a.__class__ is StageTracer and a._trace is self:
+                vals.append(a._v)
+                refs.append(a._var)
+            elif isinstance(a, Tracer):
+                raise errors.closed_over(f"make_graph: {prim.name}", a._trace,
+                                         "Pass the value as an argument of the staged "
+                                         "function instead.")
+            else:
+                vals.append(a)
+                refs.append(self.const(a) if _is_value(a) else a)
+        for v in params.values():
+            if isinstance(v, Tracer):
+                raise errors.closed_over(f"make_graph: {prim.name}", v._trace,
+                                         "Pass the value as an argument instead.")
+        ans = prim.fast_impl(*vals, **params)
+        out = StageTracer(self, ans, self.new_var(ans))
+        self.nodes.append(Node(prim, refs, dict(params), out._var))
+        return out
+
+
+def _is_value(a):
+    """Whether an argument is a value (an array or number) rather than a static argument (an
+    index, a tuple of axes, a string)."""
+    return isinstance(a, (_onp.ndarray, _onp.generic, float, int, complex)) and \
+        not isinstance(a, bool)
+
+
+def make_graph(f, static_argnums=()):
+    """``make_graph(f)(*args)`` traces ``f`` once on ``args`` and returns its :class:`Graph`.
+
+    The graph is plain data: ``str(graph)`` lists one node per primitive call
+    (``v3:f64[3] = sin v1``), ``graph.to_dot()`` gives Graphviz source, and
+    ``graph(*new_args)`` runs it on new values of the same pytree structure, shapes and dtypes
+    (the non-static arguments, in order). Transforms may be inside: ``make_graph(grad(f))``
+    shows the backward pass as nodes. Where ``f``'s Python reads a traced value (a branch on
+    it, ``float`` of a stopped gradient, a rule that computes a mask from it), the graph holds
+    a guard, and a replay on which that value comes out differently raises ``GuardError``.
+    Plain arrays that ``f`` closes over are constants of the graph, read anew at each replay;
+    values ``f`` computes with plain numpy while tracing, random numbers included, are fixed.
+
+    >>> import numpy, fgrad, fgrad.numpy as np
+    >>> graph = fgrad.make_graph(lambda x, y: np.log(x) + x * y - np.sin(y))(2.0, 5.0)
+    >>> print(graph)
+    make_graph(v0:f64[], v1:f64[]) {
+      v2:f64[] = log v0
+      v3:f64[] = multiply v0 v1
+      v4:f64[] = add v2 v3
+      v5:f64[] = sin v1
+      v6:f64[] = subtract v4 v5
+      return v6
+    }
+    >>> float(graph(3.0, 4.0)) == float(numpy.log(3.0) + 12.0 - numpy.sin(4.0))
+    True
+    """
+    statics = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+
+    def build(*args):
+        count = len(args)
+        for n in statics:
+            if not -count <= n < count:
+                raise ValueError(f"make_graph: static_argnums={static_argnums!r} does not fit "
+                                 f"a call with {count} positional argument(s)")
+        fixed = {n % count for n in statics}
+        dynamic = tuple(a for i, a in enumerate(args) if i not in fixed)
+        leaves, in_tree = tree_flatten(dynamic)
+        trace = StageTrace()
+        try:
+            ins = [trace.new_input(_onp.asarray(x) if isinstance(x, (float, int, complex))
+                                   else x) for x in leaves]
+            it = iter(tree_unflatten(in_tree, ins))
+            full = [a if i in fixed else next(it) for i, a in enumerate(args)]
+            out = f(*full)
+        finally:
+            trace.alive = False
+        out_leaves, out_tree = tree_flatten(out)
+        outputs = []
+        for o in out_leaves:
+            if o.__class__ is StageTracer and o._trace is trace:
+                outputs.append(o._var)
+            elif isinstance(o, Tracer):
+                raise errors.escaped(o._trace)
+            else:
+                outputs.append(trace.const(o) if _is_value(o) else o)
+        return Graph("make_graph", [t._var for t in ins], in_tree, trace.nodes, trace.consts,
+                     trace.guards, outputs, out_tree)
+
+    return build
