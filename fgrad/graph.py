@@ -90,7 +90,7 @@ class Graph:
         for n in self.nodes:
             args = " ".join(_ref(a) for a in n.args)
             params = "".join(f" {k}={_short(v)}" for k, v in n.params.items())
-            lines.append(f"  {_typed(n.out)} = {_name(n.prim)} {args}{params}")
+            lines.append(f"  {_typed(n.out)} = {n.prim.name} {args}{params}")
             if id(n.out) in guarded:
                 lines.append(f"  guard {n.out!r} == {_short(guarded[id(n.out)][1])}")
         for g in self.guards:
@@ -111,7 +111,7 @@ class Graph:
         for c in self.consts:
             out.append(f'  c{c.id} [shape=box, style=dashed, label="{_short(c.value)}"];')
         for n in self.nodes:
-            out.append(f'  v{n.out.id} [label="{_name(n.prim)}\\n{_type(n.out)}"];')
+            out.append(f'  v{n.out.id} [label="{n.prim.name}\\n{_type(n.out)}"];')
             for a in n.args:
                 if isinstance(a, (Var, Const)):
                     out.append(f"  {a!r} -> v{n.out.id};")
@@ -174,10 +174,6 @@ def compile_graph(graph):
 
 def _same(a, b):
     return _onp.array_equal(a, b, equal_nan=True)
-
-
-def _name(prim):
-    return prim.name
 
 
 def _type(v):
