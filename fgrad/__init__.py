@@ -21,6 +21,7 @@ from .custom import custom_jvp, custom_vjp
 from .checkpointing import checkpoint, remat
 from .graph import Graph, GuardError
 from .staging import make_graph
+from .jit import jit
 
 __version__ = "0.1.0"
 
@@ -30,4 +31,4 @@ __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacre
            "tree_map",
            "NoDerivativeRuleError", "ConcretizationError", "TracerMutationError",
            "EscapedTracerError", "custom_jvp", "custom_vjp", "checkpoint", "remat",
-           "ClosedOverTracerError", "make_graph", "Graph", "GuardError"]
+           "ClosedOverTracerError", "make_graph", "Graph", "GuardError", "jit"]

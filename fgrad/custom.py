@@ -47,7 +47,7 @@ from .numpy import add, astype, concatenate, getitem, ravel, real, reshape
 from .pytree import tree_flatten, tree_map, tree_unflatten
 from .table import Primitive
 from .tape import Tape, TapeTracer
-from .tracer import Tracer, first_tracer, innermost
+from .tracer import Tracer, ambient, first_tracer, innermost, innermost_meta, staging
 from .values import copied
 
 __all__ = ["custom_jvp", "custom_vjp"]
@@ -141,15 +141,25 @@ class _Call:
         positions = [i for i in range(nargs) if i not in nondiff]
         self.leaf_arg = [p for p, td in zip(positions, in_tree.children)
                          for _ in range(td.num_leaves)]
-        plain = [innermost(v) for v in leaves]
+        # (a staged graph records this call as one node that runs the function again on the
+        # new values, so reading the values here guards nothing, and the run records nothing)
+        plain = [innermost_meta(v) for v in leaves]
         self.traced = [(i, plain[i]) for i, v in enumerate(leaves) if isinstance(v, Tracer)]
-        out, res = owner._primal(self, plain)
-        self.out_tree, self.fixed, self.var, self.dtype, vals = _output_structure(out, owner)
-        self.packed = self.pack(vals)
+        with staging(None):
+            out, res = owner._primal(self, plain)
+            self.out_tree, self.fixed, self.var, self.dtype, vals = _output_structure(out, owner)
+            self.packed = self.pack(vals)
         # Residuals may be arrays the caller owns and changes in place before the backward
         # pass (see ``Tape``): copied, except the traced leaves' values and the outputs, which
         # the traces keep private already (residuals are often just these).
         self.res = None if res is None else _private(res, [v for _, v in self.traced], vals)
+
+    def rerun(self, *leaves):
+        """The packed output for other plain values: a staged graph's replay of the call.
+        (Outputs with no derivative, ``fixed``, stay those of the traced call.)"""
+        with staging(None):
+            out, _ = self.owner._primal(self, list(leaves))
+            return self.pack(_output_structure(out, self.owner)[4])
 
     def ran_on(self, leaves):
         """Whether the rules' ``leaves`` are the values the function ran on here (rules called
@@ -338,6 +348,16 @@ class _CustomPrimitive(Primitive):
     def _impl(self, *leaves, call):
         return call.packed  # (``leaves`` are the values ``call`` ran the function on)
 
+    @staticmethod
+    def replay_impl(*leaves, call):  # what a staged graph runs: the function on new values
+        return call.rerun(*leaves)
+
+    def interpret(self, *leaves, call):
+        """A staged graph's node run on tracers (``grad`` of a graph): the call made anew on
+        them, so the rules see these values."""
+        new = _Call(self.owner, call.in_tree, call.nondiff, call.nargs, leaves)
+        return self(*leaves, call=new)
+
     def _vjp_joint(self, g, ans, *leaves, call):
         return self.owner._pullback(call, call.unpack(g), leaves, ans)
 
@@ -437,7 +457,7 @@ class _Custom:
             # be traced through a closure, which the rules would not see.
             out = self.fun(*args)
             t = first_tracer(tree_flatten(out)[0])
-            if t is not None:
+            if t is not None and t._trace is not ambient():  # (staged plain calls are fine)
                 raise self._closure_error(t._trace)
             return out
         self._ready()

@@ -9,7 +9,7 @@ import numpy as _onp
 from . import errors
 from .accumulate import output_tangent
 from .numpy.array_tracer import ArrayTracer
-from .tracer import Trace, Tracer, semantics_of_its_own
+from .tracer import STAGING, Trace, Tracer, ambient, semantics_of_its_own
 
 
 _ndarray = _onp.ndarray
@@ -23,15 +23,17 @@ class DualTracer(ArrayTracer):
 
 
 class DualTrace(Trace):
-    __slots__ = ()
+    __slots__ = ("staged",)
 
     def __init__(self):
         super().__init__("jvp")
+        # inside a staged function, plain values go down through dispatch too (to be recorded)
+        self.staged = bool(STAGING) and ambient() is not None
 
     def process(self, prim, args, params):
         vals = list(args)
         tangents = [None] * len(args)
-        nested = False  # does a tracer of another transform remain among the values?
+        nested = self.staged  # does a tracer of another transform remain among the values?
         for i, a in enumerate(args):
             if a.__class__ is DualTracer and a._trace is self:
                 v = vals[i] = a._value

@@ -10,6 +10,7 @@ replayed operation costs about what the numpy call itself costs.
 import numpy as _onp
 
 from .pytree import tree_flatten, tree_unflatten
+from .tracer import STAGING, ambient, first_tracer, innermost, innermost_meta
 
 
 class Var:
@@ -26,12 +27,14 @@ class Var:
 
 class Const:
     """A value the trace met that is not computed from the inputs: a plain array (the
-    caller's own object, so a replay sees its values as they are then), or a number."""
+    caller's own object, so a replay sees its values as they are then), or a number.
+    ``fixed``: its value cannot change (a number, or a constant a graph pass computed)."""
 
-    __slots__ = ("id", "value")
+    __slots__ = ("id", "value", "fixed")
 
-    def __init__(self, id, value):
+    def __init__(self, id, value, fixed=None):
         self.id, self.value = id, value
+        self.fixed = not isinstance(value, _onp.ndarray) if fixed is None else fixed
 
     def __repr__(self):
         return f"c{self.id}"
@@ -45,6 +48,9 @@ class Node:
 
     def __init__(self, prim, args, params, out):
         self.prim, self.args, self.params, self.out = prim, args, params, out
+
+    def copy(self):
+        return Node(self.prim, list(self.args), self.params, self.out)
 
 
 class GuardError(ValueError):
@@ -63,6 +69,8 @@ class Graph:
         self.name, self.inputs, self.in_tree = name, inputs, in_tree
         self.nodes, self.consts, self.guards = nodes, consts, guards
         self.outputs, self.out_tree = outputs, out_tree
+        # whether a replay draws random numbers (fgrad.numpy.random)
+        self.effects = any(getattr(n.prim, "effect", False) for n in nodes)
         self._run = None
 
     # --- running ------------------------------------------------------------------------
@@ -72,14 +80,48 @@ class Graph:
             raise TypeError(f"{self.name}: the arguments have the structure {tree!r}, but the "
                             f"graph was traced with {self.in_tree!r}")
         for i, (x, v) in enumerate(zip(leaves, self.inputs)):
-            shape, dtype = _onp.shape(x), _onp.result_type(x)
+            m = innermost_meta(x)
+            shape, dtype = _onp.shape(m), _onp.result_type(m)
             if shape != v.shape or dtype != v.dtype:
                 raise ValueError(f"{self.name}: input leaf {i} has shape {shape} and dtype "
                                  f"{dtype}, but the graph was traced with shape {v.shape} "
                                  f"and dtype {v.dtype}; trace it again for these")
+        return tree_unflatten(self.out_tree, self.run(leaves))
+
+    def run(self, leaves):
+        """The output leaves for these input leaves (not checked). Plain values run the
+        generated code; tracers of transforms around the call (``grad`` of a graph), or a
+        staged function around it, get the nodes one primitive call at a time, so those
+        transforms see each call."""
+        if interpreting(leaves):
+            return self.interpret(leaves)
+        return (self._run or self.compile())(*leaves)
+
+    def compile(self):
+        """Generate the graph's code now (else the first plain call does)."""
         if self._run is None:
             self._run = compile_graph(self)
-        return tree_unflatten(self.out_tree, self._run(*leaves))
+        return self._run
+
+    def interpret(self, leaves):
+        """Run the nodes one by one, each primitive called as ``fgrad.numpy`` calls it."""
+        env = dict(zip(self.inputs, leaves))
+        guards = {g[0]: g[1] for g in self.guards}
+
+        def check(var):
+            if var in guards and not _same(innermost(env[var]), guards[var]):
+                raise GuardError(f"{self.name}: a value the trace read ({var!r}) came out "
+                                 "differently")
+
+        for v in self.inputs:
+            check(v)
+        for n in self.nodes:
+            args = [env[a] if a.__class__ is Var else a.value if a.__class__ is Const else a
+                    for a in n.args]
+            env[n.out] = getattr(n.prim, "interpret", n.prim)(*args, **n.params)
+            check(n.out)
+        return [env[o] if o.__class__ is Var else o.value if o.__class__ is Const else o
+                for o in self.outputs]
 
     # --- showing ------------------------------------------------------------------------
     def __str__(self):
@@ -123,6 +165,17 @@ class Graph:
         return "\n".join(out)
 
 
+def interpreting(leaves):
+    """Whether a graph run on these leaves goes node by node: a transform's tracers among
+    them, or a staged function being traced around the call, must see each primitive."""
+    return first_tracer(leaves) is not None or (STAGING and ambient() is not None)
+
+
+# Values at least this big are freed after their last use by the generated code (smaller
+# ones would cost a statement each for no memory worth having back).
+_FREE_BYTES = 1 << 12
+
+
 def compile_graph(graph):
     """A Python function ``run(*input_leaves) -> list of output leaves``, generated from the
     nodes as straight-line code."""
@@ -141,10 +194,24 @@ def compile_graph(graph):
             body.append(f"        raise GuardError('{graph.name}: a value the trace read "
                         f"({var!r}) came out differently')")
 
+    last = {}  # var -> index of the last node using it
+    for k, n in enumerate(graph.nodes):
+        for a in n.args:
+            if a.__class__ is Var:
+                last[a] = k
+    for o in graph.outputs:
+        last.pop(o, None)
+    for v in graph.inputs:
+        last.pop(v, None)  # (the caller holds the inputs anyway)
+    free = {}
+    for v, k in last.items():
+        if int(_onp.prod(v.shape, dtype=int)) * _onp.dtype(v.dtype).itemsize >= _FREE_BYTES:
+            free.setdefault(k, []).append(v)
+
     for v in graph.inputs:
         check(v)
     for k, n in enumerate(graph.nodes):
-        env[f"f{k}"] = n.prim.fast_impl
+        env[f"f{k}"] = getattr(n.prim, "replay_impl", n.prim.fast_impl)
         args = []
         for j, a in enumerate(n.args):
             if isinstance(a, (Var, Const)):
@@ -157,6 +224,8 @@ def compile_graph(graph):
             args.append(f"**p{k}")
         body.append(f"    {n.out!r} = f{k}({', '.join(args)})")
         check(n.out)
+        if k in free:  # (a guard reads its value right after the node, before this)
+            body.append(f"    del {', '.join(repr(v) for v in free[k])}")
     outs = []
     for j, o in enumerate(graph.outputs):
         if isinstance(o, (Var, Const)):

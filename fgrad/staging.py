@@ -13,6 +13,8 @@ zero-derivative function computed by numpy), the graph checks at every replay th
 read comes out the same, and raises ``GuardError`` if not. Nothing is silently different from
 the eager call.
 """
+import operator
+
 import numpy as _onp
 
 from . import errors
@@ -20,17 +22,20 @@ from .graph import Const, Graph, Node, Var
 from .numpy.array_tracer import ArrayTracer
 from .pytree import tree_flatten, tree_unflatten
 from .table import Primitive
-from .tracer import Trace, Tracer
+from .tracer import Trace, Tracer, innermost_meta, staging
 
-__all__ = ["make_graph"]
+__all__ = ["make_graph", "trace_graph"]
 
 
 def _comparison(ufunc):
     """A staged comparison: a node giving a boolean value (zero derivative, so no rules), on
     which a branch is then a guard on just that boolean. With a tracer of another trace the
-    comparison is that tracer's business (the base class compares one level down)."""
+    comparison is that tracer's business (the base class compares one level down), and so it
+    is when a graph is run on such tracers (``interpret``)."""
     prim = Primitive(ufunc.__name__, ufunc)
-    fallback = getattr(Tracer, f"__{_DUNDER[ufunc.__name__]}__")
+    dunder = f"__{_DUNDER[ufunc.__name__]}__"
+    fallback = getattr(Tracer, dunder)
+    prim.interpret = getattr(operator, dunder)
 
     def compare(self, o):
         if isinstance(o, Tracer) and not (o.__class__ is StageTracer and o._trace is self._trace):
@@ -62,9 +67,32 @@ class StageTracer(ArrayTracer):
     def _meta(self):  # shape, dtype and class read no value
         return self._v
 
+    # A concrete value taken from a staged one is a guard: the graph holds the value taken.
+    # (No derivative is lost: these tracers carry none.)
     def __bool__(self):
-        self._trace.guard(self)
-        return bool(self._v)
+        return bool(self._value)
+
+    def __float__(self):
+        return float(self._value)
+
+    def __int__(self):
+        return int(self._value)
+
+    def __complex__(self):
+        return complex(self._value)
+
+    def __index__(self):
+        return operator.index(self._value)
+
+    def item(self, *args):
+        return self._value.item(*args)
+
+    def tolist(self):
+        return self._value.tolist()
+
+    def __array__(self, dtype=None, copy=None):  # plain numpy reading a staged value
+        v = self._value
+        return _onp.array(v, dtype, copy=True) if copy else _onp.asarray(v, dtype)
 
     __lt__ = _comparison(_onp.less)
     __le__ = _comparison(_onp.less_equal)
@@ -81,8 +109,8 @@ class StageTrace(Trace):
     __slots__ = ("nodes", "consts", "const_ids", "guards", "guarded", "count")
     shares_constants = True
 
-    def __init__(self):
-        super().__init__("make_graph")
+    def __init__(self, name="make_graph"):
+        super().__init__(name)
         self.nodes, self.consts, self.const_ids = [], [], {}
         self.guards, self.guarded = [], set()
         self.count = 0
@@ -132,7 +160,8 @@ class StageTrace(Trace):
             if isinstance(v, Tracer):
                 raise errors.closed_over(f"make_graph: {prim.name}", v._trace,
                                          "Pass the value as an argument instead.")
-        ans = prim.fast_impl(*vals, **params)
+        with staging(None):  # (an implementation calling fgrad.numpy is not recorded inside)
+            ans = prim.fast_impl(*vals, **params)
         out = StageTracer(self, ans, self.new_var(ans))
         self.nodes.append(Node(prim, refs, dict(params), out._var))
         return out
@@ -182,26 +211,45 @@ def make_graph(f, static_argnums=()):
                                  f"a call with {count} positional argument(s)")
         fixed = {n % count for n in statics}
         dynamic = tuple(a for i, a in enumerate(args) if i not in fixed)
+
+        def call(dyn):
+            it = iter(dyn)
+            return f(*[a if i in fixed else next(it) for i, a in enumerate(args)])
+
         leaves, in_tree = tree_flatten(dynamic)
-        trace = StageTrace()
-        try:
-            ins = [trace.new_input(_onp.asarray(x) if isinstance(x, (float, int, complex))
-                                   else x) for x in leaves]
-            it = iter(tree_unflatten(in_tree, ins))
-            full = [a if i in fixed else next(it) for i, a in enumerate(args)]
-            out = f(*full)
-        finally:
-            trace.alive = False
-        out_leaves, out_tree = tree_flatten(out)
-        outputs = []
-        for o in out_leaves:
-            if o.__class__ is StageTracer and o._trace is trace:
-                outputs.append(o._var)
-            elif isinstance(o, Tracer):
-                raise errors.escaped(o._trace)
-            else:
-                outputs.append(trace.const(o) if _is_value(o) else o)
-        return Graph("make_graph", [t._var for t in ins], in_tree, trace.nodes, trace.consts,
-                     trace.guards, outputs, out_tree)
+        return trace_graph("make_graph", call, leaves, in_tree)[0]
 
     return build
+
+
+def trace_graph(name, call, leaves, in_tree):
+    """Run ``call(tree_unflatten(in_tree, leaves))`` once with the leaves staged; returns the
+    graph and the eager output leaves. The leaves may be tracers of outer transforms: the
+    trace runs on the plain values under them (guarding nothing there), and the caller
+    runs the graph on the tracers themselves."""
+    trace = StageTrace(name)
+    try:
+        ins = [trace.new_input(_plain_leaf(x)) for x in leaves]
+        with staging(trace):
+            out = call(tree_unflatten(in_tree, ins))
+    finally:
+        trace.alive = False
+    out_leaves, out_tree = tree_flatten(out)
+    outputs, values = [], []
+    for o in out_leaves:
+        if o.__class__ is StageTracer and o._trace is trace:
+            outputs.append(o._var)
+            values.append(o._v)
+        elif isinstance(o, Tracer):
+            raise errors.escaped(o._trace)
+        else:
+            outputs.append(trace.const(o) if _is_value(o) else o)
+            values.append(o)
+    graph = Graph(name, [t._var for t in ins], in_tree, trace.nodes, trace.consts,
+                  trace.guards, outputs, out_tree)
+    return graph, values
+
+
+def _plain_leaf(x):
+    x = innermost_meta(x)
+    return _onp.asarray(x) if isinstance(x, (float, int, complex)) else x

@@ -20,7 +20,7 @@ from typing import Any, Callable, Optional
 import numpy as _onp
 
 from . import errors
-from .tracer import Tracer, first_tracer, innermost
+from .tracer import STAGING, Tracer, ambient, first_tracer, innermost
 from .values import PLAIN_OPERANDS
 
 PRIMITIVES = {}  # name -> Primitive: the one table
@@ -116,8 +116,11 @@ class Primitive:
         for a in args:
             if a.__class__ not in PLAIN_OPERANDS:
                 break
-        else:  # plain values only (most calls inside the rules): numpy at once
-            return self.impl(*args, **params)
+        else:  # plain values only (most calls inside the rules): numpy at once, unless a
+            # staging trace runs in this thread (it records the call: see ``_ambient``)
+            if not STAGING or "out" in params or ambient() is None:
+                return self.impl(*args, **params)
+            return self._ambient(args, params)
         # dispatch: the call goes to the innermost trace among the arguments (the one with
         # the highest level); a trace calls the primitive again on the values one level down
         top = None
@@ -133,12 +136,22 @@ class Primitive:
                     args = tuple(t.as_array(b) if type(b) in (list, tuple) else b for b in args)
                     return self(*args, **params)
         if top is None:
-            return self.impl(*args, **params)
+            if not STAGING or "out" in params or ambient() is None:
+                return self.impl(*args, **params)
+            return self._ambient(args, params)
         if self.check_call is not None and (params or len(args) > self.nin):
             params = self.check_call(self, args, params)
         if not top.alive:
             raise errors.escaped(top)
         return top.process(self, args, params)
+
+    def _ambient(self, args, params):
+        """A call on plain values inside a staged function: recorded, so that a replay reads
+        the closed-over arrays it was given as they are then. (A call writing into ``out=``
+        runs at once: its result is a constant of the trace.)"""
+        if self.check_call is not None and (params or len(args) > self.nin):
+            params = self.check_call(self, args, params)
+        return ambient().process(self, args, params)
 
     def vjp(self, i):
         rule = self.vjps.get(i)

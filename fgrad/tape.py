@@ -22,7 +22,7 @@ from . import errors
 from .accumulate import add_any, output_tangent
 from .numpy.array_tracer import ArrayTracer
 from .numpy.elementwise import real
-from .tracer import Trace, Tracer, semantics_of_its_own, value_dtype
+from .tracer import STAGING, Trace, Tracer, ambient, semantics_of_its_own, value_dtype
 from .values import IMMUTABLE_REALS
 
 _ndarray = _onp.ndarray
@@ -93,7 +93,9 @@ class Tape(Trace):
         self.lean, self.inputs, self.guarded = lean, inputs, []
         # whether a tracer of an outer transform has reached this tape (as an input or an
         # argument): until then every value on it is plain, and numpy is called directly
-        self.nested = False
+        # (a tape inside a staged function hands its plain values down too: staging records
+        # them, see tracer.STAGING)
+        self.nested = bool(STAGING) and ambient() is not None
         self.shares_constants = False  # (see Trace: set once a staging trace is met)
         # backward passes keep their cotangents on the nodes, so two of one tape (vjp_fn called
         # from two threads) take turns; ``walker`` is the thread walking, to refuse re-entry

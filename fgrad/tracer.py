@@ -16,10 +16,14 @@ one is a constant there, which is exactly what prevents perturbation confusion:
     d/dx [x * d/dy (x + y)] = 1        (not 2)
 
 There is no global trace stack, so nothing is left behind when the differentiated function
-raises, and two threads differentiating at once never see each other's traces.
+raises, and two threads differentiating at once never see each other's traces. The one
+exception is staging (``STAGING``, per thread): a staged function's calls on plain values are
+recorded too, so that a replay reads closed-over arrays anew and draws new random numbers.
 """
+import contextlib
 import itertools
 import sys
+import threading
 
 import numpy as _onp
 
@@ -50,6 +54,32 @@ class Trace:
         raise NotImplementedError
 
 
+# thread id -> the staging traces running in that thread, innermost last. Empty unless a
+# staging trace runs somewhere, so eager code pays one test of an empty dict per plain call.
+STAGING = {}
+
+
+def ambient():
+    """The innermost staging trace running in this thread, or None."""
+    stack = STAGING.get(threading.get_ident())
+    return stack[-1] if stack else None
+
+
+@contextlib.contextmanager
+def staging(trace):
+    """Make ``trace`` this thread's ambient staging trace while the block runs (``None``:
+    no staging in the block, for computations on plain values that a graph redoes itself)."""
+    key = threading.get_ident()
+    STAGING.setdefault(key, []).append(trace)
+    try:
+        yield trace
+    finally:
+        stack = STAGING[key]
+        stack.pop()
+        if not stack:
+            del STAGING[key]
+
+
 def innermost(x):
     """The plain numpy value under any number of tracers, for its values (used where
     derivatives are zero). A staging trace records that its value was used (a guard)."""
@@ -60,7 +90,8 @@ def innermost(x):
 
 def innermost_meta(x):
     """The plain value under any number of tracers, for its class, shape and dtype only: a
-    staging trace does not count this as a use of the value."""
+    staging trace does not count this as a use of the value. (Also for a computation that a
+    staged graph redoes from the new values at each replay, such as a custom function's.)"""
     while isinstance(x, Tracer):
         x = x._meta
     return x

@@ -144,9 +144,13 @@ def test_namespace_mirrors_numpy():
         assert hasattr(np, name), f"fgrad.numpy lacks numpy.{name}"
         ours, theirs = getattr(np, name), getattr(onp, name)
         if isinstance(theirs, (type, types.ModuleType)) or not callable(theirs):
-            if name not in ("linalg", "fft"):
+            if name not in ("linalg", "fft", "random"):
                 assert ours is theirs, name
-    assert np.pi == onp.pi and np.newaxis is None and np.random is onp.random
+    assert np.pi == onp.pi and np.newaxis is None
+    for name in dir(onp.random):  # fgrad.numpy.random: numpy's names, the draws wrapped
+        if not name.startswith("_"):
+            assert hasattr(np.random, name), f"fgrad.numpy.random lacks numpy.random.{name}"
+    assert np.random.seed is onp.random.seed and np.random.Generator is onp.random.Generator
     assert np.float64 is onp.float64 and np.ndarray is onp.ndarray
 
 

@@ -40,9 +40,7 @@ for _family in (_elementwise, _reductions, _statistics, _layout, _joining, _prod
                 and callable(_obj) and not isinstance(_obj, type):
             globals()[_name] = _obj
 
-from . import fft, linalg  # noqa: E402  (our mirrors, before numpy's modules are copied)
-
-random = _onp.random
+from . import fft, linalg, random  # noqa: E402  (ours, before numpy's modules are copied)
 _mirror(_onp, globals(), "")
 
 # a tracer's array surface (operators, ndarray methods): it calls this namespace's functions

@@ -1,0 +1,151 @@
+"""``jit``: a function staged once per input signature and replayed with plain numpy.
+
+The first call with a given signature (pytree structure, shapes and dtypes of the arguments,
+values of the static ones) traces ``f`` into a graph (``staging.py``), which the graph passes
+shorten (``passes.py``); later calls with that signature run the graph's generated code, so
+no Python of ``f`` runs. What the trace read from the values (a branch, an ``int()``) is a
+guard: a call on which a guard comes out otherwise is traced again, and that graph is kept
+beside the first, so each branch is staged once and every call gives the eager result.
+"""
+import functools
+import inspect
+import threading
+import warnings
+
+import numpy as _onp
+
+from .graph import GuardError, interpreting
+from .passes import optimize
+from .pytree import tree_flatten, tree_unflatten
+from .staging import trace_graph
+from .tracer import innermost_meta
+
+__all__ = ["jit"]
+
+# Graphs kept per signature before jit stops tracing and calls f eagerly for it: a guard that
+# fails on most calls (a branch on a continuous value) would otherwise trace on every call.
+MAX_TRACES = 8
+
+
+def jit(f, static_argnums=(), static_argnames=()):
+    """``f``, staged on its first call for each input signature and replayed afterwards.
+
+    A signature is the pytree structure, shapes and dtypes of the arguments and the values of
+    the static ones (``static_argnums`` by position, ``static_argnames`` by keyword; they must
+    be hashable). A replay runs the graph's generated numpy code and no Python of ``f``;
+    results equal the eager call's bit for bit. Python control flow on traced values and
+    concrete values taken from them (``if x > 0``, ``int(n)``) are guards: a call on which
+    one comes out differently is traced again, and both graphs are kept (up to
+    ``MAX_TRACES`` per signature, then ``f`` runs eagerly for it, with a warning).
+    ``fgrad.numpy.random`` draws anew at every call, and arrays ``f`` closes over are read
+    as they are at each call; values ``f`` computes with plain ``numpy`` while tracing are
+    constants. Python side effects (``print``, appending to a list) happen while tracing only.
+    ``jit`` composes with every transform in both orders (``jit(grad(f))``,
+    ``grad(jit(f))``).
+
+    >>> import numpy, fgrad, fgrad.numpy as np
+    >>> @fgrad.jit
+    ... def loss(w, x):
+    ...     return np.sum(np.tanh(x @ w) ** 2)
+    >>> step = fgrad.jit(fgrad.grad(loss))
+    >>> w, x = numpy.ones(3), numpy.eye(3)
+    >>> bool(numpy.array_equal(step(w, x), fgrad.grad(loss)(w, x)))
+    True
+    """
+    return _Jitted(f, static_argnums, static_argnames)
+
+
+class _Jitted:
+    def __init__(self, f, static_argnums, static_argnames):
+        if not callable(f):
+            raise TypeError(f"jit: expected a function, got {type(f).__name__}")
+        functools.update_wrapper(self, f)
+        self.f = f
+        nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+        names = (static_argnames,) if isinstance(static_argnames, str) else \
+            tuple(static_argnames)
+        try:
+            params = list(inspect.signature(f).parameters.values())
+        except (TypeError, ValueError):
+            params = []
+        positional = [p.name for p in params
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        # as JAX does: a static argument may be named either way
+        nums += tuple(positional.index(n) for n in names if n in positional)
+        names += tuple(positional[n] for n in nums if 0 <= n < len(positional))
+        self.static_argnums, self.static_argnames = tuple(sorted(set(nums))), set(names)
+        self.cache = {}  # signature -> list of graphs; a lock guards the writes
+        self.lock = threading.Lock()
+        self.warned = set()
+
+    def __repr__(self):
+        return f"<fgrad.jit of {self.f!r}>"
+
+    def __get__(self, obj, objtype=None):  # a decorated method binds like a function
+        return self if obj is None else functools.partial(self, obj)
+
+    def _split(self, args, kwargs):
+        """(the dynamic arguments as one pytree, the static values, a rebuild function)."""
+        count = len(args)
+        for n in self.static_argnums:
+            if n >= count and not kwargs:
+                raise ValueError(f"jit: static_argnums={self.static_argnums!r} does not fit "
+                                 f"a call with {count} positional argument(s)")
+        fixed = {n % count for n in self.static_argnums if -count <= n < count}
+        statics = tuple((i, args[i]) for i in sorted(fixed)) + \
+            tuple(sorted((k, v) for k, v in kwargs.items() if k in self.static_argnames))
+        for where, v in statics:
+            try:
+                hash(v)
+            except TypeError:
+                raise TypeError(f"jit: the static argument {where!r} must be hashable (it is "
+                                f"part of the cache key), got {type(v).__name__}; pass a "
+                                "tuple for a list, or make it a traced argument") from None
+        dynamic = (tuple(a for i, a in enumerate(args) if i not in fixed),
+                   {k: v for k, v in kwargs.items() if k not in self.static_argnames})
+
+        def call(dyn):
+            it = iter(dyn[0])
+            full = [a if i in fixed else next(it) for i, a in enumerate(args)]
+            return self.f(*full, **dict(kwargs, **dyn[1]))
+
+        return dynamic, statics, call
+
+    def __call__(self, *args, **kwargs):
+        dynamic, statics, call = self._split(args, kwargs)
+        leaves, in_tree = tree_flatten(dynamic)
+        key = (in_tree, statics, tuple(_signature(x) for x in leaves))
+        graphs = self.cache.get(key, ())
+        for graph in graphs:
+            state = _onp.random.get_state() if graph.effects else None
+            try:
+                return tree_unflatten(graph.out_tree, graph.run(leaves))
+            except GuardError:
+                if state is not None:  # the next trace draws what the eager call would
+                    _onp.random.set_state(state)
+        if len(graphs) >= MAX_TRACES:
+            if key not in self.warned:
+                self.warned.add(key)
+                warnings.warn(f"jit({self.__name__}): traced {MAX_TRACES} times for one input "
+                              "signature because values its Python reads (branches, int()) "
+                              "kept changing; it now runs eagerly for that signature. Make "
+                              "such a value a static argument, or compute it with "
+                              "fgrad.numpy.where instead of a branch.", RuntimeWarning,
+                              stacklevel=2)
+            return call(dynamic)
+        graph, values = trace_graph(f"jit({self.__name__})", call, leaves, in_tree)
+        graph = optimize(graph)
+        with self.lock:
+            self.cache.setdefault(key, []).append(graph)
+        if interpreting(leaves):  # transforms around the call see each primitive
+            return tree_unflatten(graph.out_tree, graph.run(leaves))
+        graph.compile()
+        return tree_unflatten(graph.out_tree, values)
+
+
+def _signature(x):
+    """What a graph is specialised to: shape and dtype (a Python number: its type)."""
+    m = innermost_meta(x)
+    if isinstance(m, (bool, int, float, complex)):
+        return type(m)
+    return _onp.shape(m), _onp.result_type(m)

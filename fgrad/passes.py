@@ -1,0 +1,177 @@
+"""Graph passes: each a function from a graph to a graph that computes the same values.
+
+``fold_constants`` computes nodes whose arguments are all fixed constants (numbers, and the
+results of earlier folding: never an array the caller owns, which may change before a replay).
+``remove_noops`` drops what rules produce on known shapes and changes nothing (a reshape to
+the same shape, a cast to the same dtype, multiplying by a fixed one). ``cse`` computes a
+repeated call once. ``dce`` drops nodes no output, guard or draw depends on. ``optimize``
+runs them in that order. A node with an ``effect`` (a random draw) is never dropped, merged
+or folded: a replay draws in the eager call's order. Freeing values after their last use is
+the code generator's business (``graph.compile_graph``).
+
+>>> import numpy, fgrad, fgrad.numpy as np
+>>> from fgrad.passes import optimize
+>>> g = fgrad.make_graph(fgrad.grad(lambda x: np.sum(np.sin(x) * 1.0)))(numpy.ones(3))
+>>> len(optimize(g).nodes) < len(g.nodes)
+True
+"""
+import numpy as _onp
+
+from .graph import Const, Graph, Var
+from .tracer import staging
+
+__all__ = ["optimize", "fold_constants", "remove_noops", "cse", "dce"]
+
+# Folded values are kept by the graph for as long as it lives: fold only what is small.
+_FOLD_BYTES = 1 << 16
+
+
+def optimize(graph):
+    """The graph after every pass."""
+    for p in (fold_constants, remove_noops, cse, dce):
+        graph = p(graph)
+    return graph
+
+
+def _rebuilt(graph, nodes, subst, consts=None, guards=None):
+    """``graph`` with these nodes, every reference replaced through ``subst`` (Var -> Var or
+    Const), and these constants."""
+    def ref(a):
+        return subst.get(a, a) if a.__class__ is Var else a
+
+    for n in nodes:
+        n.args = [ref(a) for a in n.args]
+    new = Graph(graph.name, graph.inputs, graph.in_tree, nodes,
+                graph.consts if consts is None else consts,
+                graph.guards if guards is None else guards,
+                [ref(o) for o in graph.outputs], graph.out_tree)
+    return new
+
+
+def _copy_nodes(nodes):
+    return [n.copy() for n in nodes]
+
+
+def fixed(a):
+    """Whether a reference's value can be known now: a number, or a folded constant."""
+    if a.__class__ is Const:
+        return a.fixed
+    return a.__class__ is not Var
+
+
+def fold_constants(graph):
+    """Nodes whose arguments are all fixed, computed now; their outputs become constants."""
+    nodes, subst, consts, guards = [], {}, list(graph.consts), list(graph.guards)
+    guarded = {g[0] for g in guards}
+    for n in _copy_nodes(graph.nodes):
+        n.args = [subst.get(a, a) if a.__class__ is Var else a for a in n.args]
+        if getattr(n.prim, "effect", False) or not all(fixed(a) for a in n.args):
+            nodes.append(n)
+            continue
+        size = int(_onp.prod(n.out.shape, dtype=int)) * _onp.dtype(n.out.dtype).itemsize
+        if size > _FOLD_BYTES:
+            nodes.append(n)
+            continue
+        vals = [a.value if a.__class__ is Const else a for a in n.args]
+        impl = getattr(n.prim, "replay_impl", n.prim.fast_impl)
+        with staging(None):  # (inside a staged function: computed here, not recorded)
+            value = impl(*vals, **n.params)
+        if n.out in guarded:  # a fixed value passes its guard at every replay
+            guards = [g for g in guards if g[0] is not n.out]
+        c = Const(len(consts), value, fixed=True)
+        consts.append(c)
+        subst[n.out] = c
+    return _rebuilt(graph, nodes, subst, consts, guards)
+
+
+def _same_meta(var, a):
+    """Whether reference ``a`` has ``var``'s shape and dtype (so it can stand in for it)."""
+    if a.__class__ is Var:
+        return a.shape == var.shape and a.dtype == var.dtype
+    if a.__class__ is Const and a.fixed:
+        v = a.value
+        return _onp.shape(v) == var.shape and _onp.result_type(v) == var.dtype
+    return False
+
+
+def _is_one(a):
+    if a.__class__ is Const and a.fixed:
+        v = a.value
+        return _onp.size(v) <= 4096 and bool(_onp.all(_onp.asarray(v) == 1))
+    return a.__class__ is not Var and isinstance(a, (int, float)) and a == 1
+
+
+def _noop_input(n):
+    """The reference a node changes nothing of, or None."""
+    name, out, args, p = n.prim.name, n.out, n.args, n.params
+    if name in ("reshape", "broadcast_to", "astype", "squeeze", "real", "conjugate") or (
+            name == "transpose" and (p.get("axes") is None and len(out.shape) <= 1 or
+                                     p.get("axes") == tuple(range(len(out.shape))))):
+        if name in ("real", "conjugate") and _onp.dtype(out.dtype).kind == "c":
+            return None
+        return args[0] if args and _same_meta(out, args[0]) else None
+    if name == "multiply" and len(args) == 2 and not p:
+        for x, y in (args, args[::-1]):
+            if _is_one(y) and _same_meta(out, x):
+                return x
+    return None
+
+
+def remove_noops(graph):
+    """Nodes that hand back their input unchanged, replaced by that input. (Not a node whose
+    output is an output of the graph or guarded: a caller may own and change what it gets,
+    and the guard stays where it was recorded.)"""
+    keep = {o for o in graph.outputs if o.__class__ is Var} | {g[0] for g in graph.guards}
+    nodes, subst = [], {}
+    for n in _copy_nodes(graph.nodes):
+        n.args = [subst.get(a, a) if a.__class__ is Var else a for a in n.args]
+        same = None if n.out in keep else _noop_input(n)
+        if same is None:
+            nodes.append(n)
+        else:
+            subst[n.out] = same
+    return _rebuilt(graph, nodes, subst)
+
+
+def _key(n):
+    """What makes two nodes the same computation, or None where that cannot be told."""
+    try:
+        args = tuple(a if a.__class__ in (Var, Const) else (type(a), a) for a in n.args)
+        params = tuple(sorted((k, type(v), v) for k, v in n.params.items()))
+        key = (n.prim, args, params)
+        hash(key)
+    except TypeError:  # (an unhashable static argument: a list, an array)
+        return None
+    return key
+
+
+def cse(graph):
+    """A node computing what an earlier node computed, replaced by that node's output."""
+    seen, nodes, subst = {}, [], {}
+    guards = list(graph.guards)
+    for n in _copy_nodes(graph.nodes):
+        n.args = [subst.get(a, a) if a.__class__ is Var else a for a in n.args]
+        key = None if getattr(n.prim, "effect", False) else _key(n)
+        first = seen.get(key) if key is not None else None
+        if first is None:
+            if key is not None:
+                seen[key] = n.out
+            nodes.append(n)
+        else:
+            subst[n.out] = first
+    guards = [(subst.get(v, v), value) for v, value in guards]
+    return _rebuilt(graph, nodes, subst, guards=guards)
+
+
+def dce(graph):
+    """Only the nodes an output, a guard or a draw depends on."""
+    live = {o for o in graph.outputs if o.__class__ is Var} | {g[0] for g in graph.guards}
+    kept = []
+    for n in reversed(graph.nodes):
+        if n.out in live or getattr(n.prim, "effect", False):
+            kept.append(n)
+            live.update(a for a in n.args if a.__class__ is Var)
+    used = {a for n in kept for a in n.args if a.__class__ is Const} | \
+        {o for o in graph.outputs if o.__class__ is Const}
+    consts = [c for c in graph.consts if c in used]
+    return _rebuilt(graph, _copy_nodes(kept[::-1]), {}, consts)
