@@ -21,7 +21,7 @@ from .custom import custom_jvp, custom_vjp
 from .checkpointing import checkpoint, remat
 from .graph import Graph, GuardError
 from .staging import make_graph
-from .jit import jit
+from .jitting import jit
 
 __version__ = "0.1.0"
 

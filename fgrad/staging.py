@@ -108,6 +108,7 @@ class StageTrace(Trace):
 
     __slots__ = ("nodes", "consts", "const_ids", "guards", "guarded", "count")
     shares_constants = True
+    stages = True
 
     def __init__(self, name="make_graph"):
         super().__init__(name)
@@ -212,26 +213,27 @@ def make_graph(f, static_argnums=()):
         fixed = {n % count for n in statics}
         dynamic = tuple(a for i, a in enumerate(args) if i not in fixed)
 
-        def call(dyn):
-            it = iter(dyn)
+        leaves, in_tree = tree_flatten(dynamic)
+
+        def call(ins):
+            it = iter(tree_unflatten(in_tree, ins))
             return f(*[a if i in fixed else next(it) for i, a in enumerate(args)])
 
-        leaves, in_tree = tree_flatten(dynamic)
         return trace_graph("make_graph", call, leaves, in_tree)[0]
 
     return build
 
 
 def trace_graph(name, call, leaves, in_tree):
-    """Run ``call(tree_unflatten(in_tree, leaves))`` once with the leaves staged; returns the
-    graph and the eager output leaves. The leaves may be tracers of outer transforms: the
-    trace runs on the plain values under them (guarding nothing there), and the caller
-    runs the graph on the tracers themselves."""
+    """Run ``call(staged leaves)`` once; returns the graph (its inputs the leaves, of the
+    pytree structure ``in_tree``) and the eager output leaves. The leaves may be tracers of
+    outer transforms: the trace runs on the plain values under them (guarding nothing
+    there), and the caller runs the graph on the tracers themselves."""
     trace = StageTrace(name)
     try:
         ins = [trace.new_input(_plain_leaf(x)) for x in leaves]
         with staging(trace):
-            out = call(tree_unflatten(in_tree, ins))
+            out = call(ins)
     finally:
         trace.alive = False
     out_leaves, out_tree = tree_flatten(out)

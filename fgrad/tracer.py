@@ -41,6 +41,8 @@ class Trace:
     # (staging: a replay must see their values as they are then). A tape nested inside such a
     # trace hands its constants down uncopied, or the record would hold a stale copy.
     shares_constants = False
+    # Whether the trace stages (records calls to replay them later) rather than differentiates.
+    stages = False
 
     def __init__(self, kind):
         self.level = next(_levels)

@@ -14,6 +14,7 @@ import pytest
 import fgrad
 import fgrad.check  # noqa: F401  (the whole table, fgrad.scipy's entries too with scipy)
 import fgrad.numpy as np
+from fgrad.passes import optimize
 from fgrad.pytree import tree_flatten
 from fgrad.table import checked
 from fgrad.testing import as_function, random_case
@@ -31,15 +32,21 @@ def _equal(a, b):
 
 def _replays_as_eager(f, first, second):
     """``make_graph(f)`` built on ``first`` gives eager ``f``'s values on ``first`` and on
-    ``second`` (or refuses ``second`` by a guard). Returns whether ``second`` replayed."""
+    ``second`` (or refuses ``second`` by a guard), and so does the graph after every pass
+    (``fgrad.passes``). Returns whether ``second`` replayed."""
     graph = fgrad.make_graph(f)(*first)
+    shortened = optimize(graph)
     _equal(graph(*first), f(*first))
+    _equal(shortened(*first), f(*first))
     try:
         got = graph(*second)
     except fgrad.GuardError:
         assert graph.guards, "a GuardError from a graph without guards"
+        with pytest.raises(fgrad.GuardError):
+            shortened(*second)
         return False
     _equal(got, f(*second))
+    _equal(shortened(*second), got)
     return True
 
 

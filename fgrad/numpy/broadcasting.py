@@ -15,7 +15,7 @@ import numpy as _onp
 
 import fgrad.numpy as fnp
 from ..table import Spec, define
-from ..tracer import innermost_meta
+from ..tracer import Tracer, innermost_meta
 
 
 def shape_of(x):
@@ -80,7 +80,10 @@ def cast_like(c, x):
 
 
 def mask(cond, like):
-    """A plain 0/1 array of ``like``'s float dtype (a float64 mask would upcast float32)."""
+    """A 0/1 array of ``like``'s float dtype (a float64 mask would upcast float32): plain,
+    or staged where ``cond`` is (a comparison recorded by a staged function)."""
+    if isinstance(cond, Tracer):
+        return fnp.astype(cond, dtype_of(like))
     return _onp.asarray(cond).astype(dtype_of(like))
 
 

@@ -162,13 +162,13 @@ degrees = linear_unary("degrees", lambda g: fnp.degrees(g))
 def _abs_vjp(g, ans, x):
     if _is_complex(x):
         return g * _safe_div(fnp.conjugate(x), ans)
-    return g * _onp.sign(innermost(x))
+    return g * fnp.sign(x)  # (zero derivative: a staged function records it, guards nothing)
 
 
 def _abs_jvp(t, ans, x):
     if _is_complex(x):
         return _safe_div(fnp.real(fnp.conjugate(x) * t), ans)
-    return t * _onp.sign(innermost(x))
+    return t * fnp.sign(x)
 
 
 absolute = define("absolute", _onp.absolute, [_abs_vjp], [_abs_jvp],
@@ -178,7 +178,7 @@ fgrad: the derivative at 0 is 0 (the average of -1 and 1); of a complex z it is 
 ``conj(z) / |z|`` (JAX's convention), also 0 at z = 0.
 """
 abs = absolute
-fabs = unary("fabs", lambda ans, x: _onp.sign(innermost(x)), valid=_away_from([0.0]), reads="x")
+fabs = unary("fabs", lambda ans, x: fnp.sign(x), valid=_away_from([0.0]), reads="x")
 fabs.__doc__ = (_onp.fabs.__doc__ or "") + "\nfgrad: the derivative at 0 is 0, as for abs.\n"
 
 
@@ -285,16 +285,15 @@ fmod = binary("fmod", lambda ans, x, y: 1, _trunc_quotient,
 
 def _tie_split(x, y):
     """d max(x, y)/dx: 1 where x wins, 0.5 at a tie, 0 where y wins (as a plain mask)."""
-    xv, yv = innermost(x), innermost(y)
-    return mask(xv > yv, x) + 0.5 * mask(xv == yv, x)
+    return mask(fnp.greater(x, y), x) + 0.5 * mask(fnp.equal(x, y), x)
 
 
 def _nan_ignoring(wins):
     """``wins`` for ``fmax``/``fmin``: also 1 where only the other argument is NaN (then the
     result is this argument)."""
     def split(x, y):
-        xv, yv = innermost(x), innermost(y)
-        return wins(x, y) + mask(_onp.isnan(yv) & ~_onp.isnan(xv), x)
+        return wins(x, y) + mask(fnp.logical_and(fnp.isnan(y), fnp.logical_not(fnp.isnan(x))),
+                                 x)
     return split
 
 

@@ -16,7 +16,8 @@ import functools
 import types
 
 from .. import errors
-from ..tracer import contains_tracer, strip
+from ..table import Primitive
+from ..tracer import STAGING, Tracer, ambient, contains_tracer, innermost, innermost_meta, strip
 from .unsupported import reason
 
 ZERO_DERIVATIVE = """
@@ -42,15 +43,65 @@ bitwise_left_shift bitwise_right_shift
 """.split()
 
 
+# What reads only shapes and dtypes: a staged function reading these guards nothing.
+META = set("""
+shape ndim size zeros_like ones_like empty_like result_type isscalar iscomplexobj isrealobj
+iterable typename isfortran
+""".split())
+
+# What gives one array (or numpy scalar) of values: a staged function records these as nodes
+# (computed anew at each replay) instead of guarding the values they read.
+ARRAY_VALUED = set("""
+floor ceil round around rint trunc fix sign signbit floor_divide argmax argmin nanargmax
+nanargmin argsort searchsorted digitize isnan isinf isfinite isneginf isposinf isreal iscomplex
+isclose any all greater greater_equal less less_equal equal not_equal logical_and logical_or
+logical_not logical_xor
+""".split())
+
+
 def zero_derivative(fn):
-    """numpy's ``fn`` on the values under any tracers: its result carries no derivative."""
+    """numpy's ``fn`` on the values under any tracers: its result carries no derivative.
+
+    Inside a staged function (``jit``, ``make_graph``) it is recorded when it gives an array
+    of values (``ARRAY_VALUED``), reads no value when it reads shapes only (``META``), and
+    otherwise guards the values it reads."""
+    name = fn.__name__
+    lower = innermost_meta if name in META else innermost
+    prim = None
+    if name in ARRAY_VALUED:
+        prim = Primitive(name, fn)
+        prim.interpret = None  # (set below: run on tracers, a node is this function again)
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        return fn(*strip(args), **strip(kwargs))
+        if prim is not None and STAGING:
+            top = ambient()
+            if top is not None:
+                down = _to_stage(args, top)
+                if down is not None and not contains_tracer(kwargs):
+                    return top.process(prim, down, kwargs)
+        return fn(*strip(args, lower), **strip(kwargs, lower))
 
+    if prim is not None:
+        prim.interpret = wrapper
     wrapper._fgrad_status = "zero"
     return wrapper
+
+
+def _to_stage(args, top):
+    """``args`` with every tracer of a differentiating transform replaced by the value under
+    it, down to ``top``'s tracers (a zero derivative needs none of them); None where that
+    cannot be recorded (another staging trace's tracer, a tracer inside a list)."""
+    out = []
+    for a in args:
+        while isinstance(a, Tracer) and a._trace is not top:
+            if a._trace.stages:
+                return None
+            a = a._value
+        if a.__class__ in (list, tuple, dict) and contains_tracer(a):
+            return None
+        out.append(a)
+    return out
 
 
 def no_rule_yet(fn, qualname):

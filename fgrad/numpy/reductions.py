@@ -93,11 +93,10 @@ def distinct(*xs):
 
 def _extreme_weights(ans, x, axis, keepdims):
     """1/count on the entries that attain the extreme value along ``axis``, else 0."""
-    xv, av = innermost(x), innermost(ans)
     if not keepdims:
-        av = _onp.reshape(av, kept_shape(_onp.shape(xv), axis))
-    hit = mask(xv == av, x)
-    return hit / _onp.sum(hit, axis=axis, keepdims=True)
+        ans = fnp.reshape(ans, kept_shape(shape_of(x), axis))
+    hit = mask(fnp.equal(x, ans), x)
+    return hit / fnp.sum(hit, axis=axis, keepdims=True)
 
 
 def _extreme(name, fn):

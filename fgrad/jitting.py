@@ -85,7 +85,7 @@ class _Jitted:
         return self if obj is None else functools.partial(self, obj)
 
     def _split(self, args, kwargs):
-        """(the dynamic arguments as one pytree, the static values, a rebuild function)."""
+        """(the traced leaves, their structure, the static values, ``call(leaves)``)."""
         count = len(args)
         for n in self.static_argnums:
             if n >= count and not kwargs:
@@ -94,6 +94,26 @@ class _Jitted:
         fixed = {n % count for n in self.static_argnums if -count <= n < count}
         statics = tuple((i, args[i]) for i in sorted(fixed)) + \
             tuple(sorted((k, v) for k, v in kwargs.items() if k in self.static_argnames))
+        dynamic = (tuple(a for i, a in enumerate(args) if i not in fixed),
+                   {k: v for k, v in kwargs.items() if k not in self.static_argnames})
+
+        # Leaves that are not values (a model object, a function) are static too, by
+        # identity: JAX refuses them; fgrad keys the cache on them.
+        leaves, in_tree = tree_flatten(dynamic)
+        held = tuple((i, x) for i, x in enumerate(leaves) if not _is_value(x))
+        statics += held
+        if held:
+            leaves = [x for x in leaves if _is_value(x)]
+
+        def call(ins):
+            full = list(ins)
+            for i, x in held:
+                full.insert(i, x)
+            pos, kw = tree_unflatten(in_tree, full)
+            it = iter(pos)
+            return self.f(*[a if i in fixed else next(it) for i, a in enumerate(args)],
+                          **dict(kwargs, **kw))
+
         for where, v in statics:
             try:
                 hash(v)
@@ -101,19 +121,10 @@ class _Jitted:
                 raise TypeError(f"jit: the static argument {where!r} must be hashable (it is "
                                 f"part of the cache key), got {type(v).__name__}; pass a "
                                 "tuple for a list, or make it a traced argument") from None
-        dynamic = (tuple(a for i, a in enumerate(args) if i not in fixed),
-                   {k: v for k, v in kwargs.items() if k not in self.static_argnames})
-
-        def call(dyn):
-            it = iter(dyn[0])
-            full = [a if i in fixed else next(it) for i, a in enumerate(args)]
-            return self.f(*full, **dict(kwargs, **dyn[1]))
-
-        return dynamic, statics, call
+        return leaves, in_tree, statics, call
 
     def __call__(self, *args, **kwargs):
-        dynamic, statics, call = self._split(args, kwargs)
-        leaves, in_tree = tree_flatten(dynamic)
+        leaves, in_tree, statics, call = self._split(args, kwargs)
         key = (in_tree, statics, tuple(_signature(x) for x in leaves))
         graphs = self.cache.get(key, ())
         for graph in graphs:
@@ -132,7 +143,7 @@ class _Jitted:
                               "such a value a static argument, or compute it with "
                               "fgrad.numpy.where instead of a branch.", RuntimeWarning,
                               stacklevel=2)
-            return call(dynamic)
+            return call(leaves)
         graph, values = trace_graph(f"jit({self.__name__})", call, leaves, in_tree)
         graph = optimize(graph)
         with self.lock:
@@ -141,6 +152,10 @@ class _Jitted:
             return tree_unflatten(graph.out_tree, graph.run(leaves))
         graph.compile()
         return tree_unflatten(graph.out_tree, values)
+
+
+def _is_value(x):
+    return isinstance(innermost_meta(x), (_onp.ndarray, _onp.generic, int, float, complex))
 
 
 def _signature(x):

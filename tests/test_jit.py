@@ -1,0 +1,326 @@
+"""jit: one test per clause of SPEC's "Staging: build once, run many" for jit, each against the
+eager call (numpy.array_equal, dtype and structure), and the graph passes on whole programs."""
+import threading
+import warnings
+
+import numpy as onp
+import pytest
+
+import fgrad
+import fgrad.numpy as np
+from fgrad import jit
+from fgrad.jitting import MAX_TRACES
+from fgrad.passes import cse, dce, fold_constants, optimize, remove_noops
+from fgrad.pytree import tree_flatten
+
+
+def _same(a, b):
+    la, ta = tree_flatten(a)
+    lb, tb = tree_flatten(b)
+    assert ta == tb
+    for x, y in zip(la, lb):
+        assert onp.result_type(x) == onp.result_type(y)
+        assert onp.array_equal(x, y, equal_nan=True), (x, y)
+
+
+def loss(w, x):
+    h = np.tanh(x @ w["a"] + w["b"])
+    return np.sum(h ** 2) / x.shape[0]
+
+
+def _params(rng):
+    return {"a": rng.normal(size=(3, 4)), "b": rng.normal(size=4)}
+
+
+def test_jit_equals_eager_on_new_values_and_runs_no_python_on_a_replay():
+    calls = []
+
+    def f(w, x):
+        calls.append(1)
+        return {"loss": loss(w, x), "n": x.shape[0], "w": w["b"] * 2}
+
+    jf = jit(f)
+    rng = onp.random.default_rng(0)
+    for _ in range(4):
+        w, x = _params(rng), rng.normal(size=(5, 3))
+        _same(jf(w, x), f(w, x))
+    assert len(calls) == 4 + 1  # one trace, then replays (the other 4 are the eager calls)
+
+
+@pytest.mark.parametrize("compose", ["jit(grad)", "grad(jit)", "jit(value_and_grad)",
+                                     "jit(jvp)", "jvp(jit)", "vjp(jit)", "jit(hessian)",
+                                     "hessian(jit)", "jacfwd(jit)", "jacrev(jit)", "jit(jit)",
+                                     "make_graph(jit)", "jit(grad(jit))"])
+def test_jit_composes_with_the_transforms_in_both_orders(compose):
+    def f(x):
+        return np.sum(np.sin(x) * x ** 2) + np.prod(np.cos(x))
+
+    ones = onp.ones(3)
+    forms = {
+        "jit(grad)": (jit(fgrad.grad(f)), fgrad.grad(f)),
+        "grad(jit)": (fgrad.grad(jit(f)), fgrad.grad(f)),
+        "jit(value_and_grad)": (jit(fgrad.value_and_grad(f)), fgrad.value_and_grad(f)),
+        "jit(jvp)": (jit(lambda x: fgrad.jvp(f, (x,), (ones,))),
+                     lambda x: fgrad.jvp(f, (x,), (ones,))),
+        "jvp(jit)": (lambda x: fgrad.jvp(jit(f), (x,), (ones,)),
+                     lambda x: fgrad.jvp(f, (x,), (ones,))),
+        "vjp(jit)": (lambda x: fgrad.vjp(jit(f), x)[1](1.0), lambda x: fgrad.vjp(f, x)[1](1.0)),
+        "jit(hessian)": (jit(fgrad.hessian(f)), fgrad.hessian(f)),
+        "hessian(jit)": (fgrad.hessian(jit(f)), fgrad.hessian(f)),
+        "jacfwd(jit)": (fgrad.jacfwd(jit(np.sin)), fgrad.jacfwd(np.sin)),
+        "jacrev(jit)": (fgrad.jacrev(jit(np.sin)), fgrad.jacrev(np.sin)),
+        "jit(jit)": (jit(jit(f)), f),
+        "make_graph(jit)": (lambda x: fgrad.make_graph(jit(f))(ones)(x), f),
+        "jit(grad(jit))": (jit(fgrad.grad(jit(f))), fgrad.grad(f)),
+    }
+    staged, eager = forms[compose]
+    rng = onp.random.default_rng(1)
+    for _ in range(3):
+        x = rng.normal(size=3)
+        _same(staged(x), eager(x))
+
+
+def test_grad_of_jit_runs_the_graph_not_the_python():
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return np.sum(np.exp(x))
+
+    g = fgrad.grad(jit(f))
+    for v in (1.0, 2.0, 3.0):
+        _same(g(onp.full(2, v)), onp.exp(onp.full(2, v)))
+    assert len(calls) == 1
+
+
+def test_static_arguments_by_position_and_name_and_unhashable_ones():
+    calls = []
+
+    def f(x, n, scale=1.0):
+        calls.append(n)
+        for _ in range(n):
+            x = np.sin(x) * scale
+        return x
+
+    jf = jit(f, static_argnums=1, static_argnames="scale")
+    x = onp.linspace(0, 1, 3)
+    for n, scale in ((2, 1.0), (3, 1.0), (2, 1.0), (2, 0.5), (3, 1.0)):
+        _same(jf(x, n, scale=scale), f(x, n, scale=scale))
+    assert len(calls) == 3 + 5  # (2, 1.0), (3, 1.0), (2, 0.5) traced once each
+    with pytest.raises(TypeError, match=r"jit: the static argument 1 must be hashable"):
+        jit(lambda x, s: x, static_argnums=1)(x, [1, 2])
+    with pytest.raises(ValueError, match=r"static_argnums=\(3,\) does not fit a call with 1"):
+        jit(lambda x: x, static_argnums=3)(x)
+
+
+def test_a_new_shape_or_dtype_is_traced_again():
+    jf = jit(lambda x: np.sum(x ** 2))
+    for x in (onp.ones(3), onp.ones(4), onp.ones(3, onp.float32), onp.ones((2, 2)), 2.0, 3):
+        _same(jf(x), np.sum(onp.asarray(x) ** 2))
+    assert len(jf.cache) == 6
+
+
+def test_both_sides_of_a_branch_called_alternately_are_staged_once_each():
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        if np.sum(x) > 0:
+            return np.sin(x)
+        return np.cos(x) * 2.0
+
+    jf = jit(f)
+    values = [onp.array([1.0, 2.0]), onp.array([-1.0, -2.0])] * 3
+    for v in values:
+        _same(jf(v), f(v))
+    assert len(calls) == 2 + len(values)
+    for v in values:  # and under grad, whose branch reads the same boolean
+        _same(jit(fgrad.grad(lambda x: np.sum(f(x))))(v), fgrad.grad(lambda x: np.sum(f(x)))(v))
+
+
+def test_a_python_int_taken_from_a_traced_value_is_a_guard():
+    def f(x, n):
+        out = x
+        for _ in range(int(n)):  # int() of a traced value: guarded, traced per value
+            out = out * x
+        return out
+
+    jf = jit(f)
+    for n in (1, 3, 1, 2, 3):
+        _same(jf(onp.ones(2) * 1.5, onp.array(n)), f(onp.ones(2) * 1.5, onp.array(n)))
+    assert sum(len(v) for v in jf.cache.values()) == 3
+
+
+def test_a_guard_failing_on_most_calls_falls_back_to_eager_with_a_warning():
+    def f(x):
+        return np.sin(x) if float(x) > float(np.round(x)) else np.cos(x)
+
+    jf = jit(f)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for v in onp.linspace(0.1, 5.3, 40):
+            _same(jf(onp.float64(v)), f(onp.float64(v)))
+    assert len(jf.cache[next(iter(jf.cache))]) == MAX_TRACES
+    assert len(caught) == 1
+    assert str(caught[0].message).startswith("jit(f): traced 8 times for one input signature")
+
+
+def test_random_numbers_are_drawn_anew_at_every_call_as_eagerly():
+    def f(x):
+        noise = np.random.normal(size=x.shape)
+        if np.sum(x) > 0:  # a branch after a draw: a failing guard must not skip a draw
+            return x + noise
+        return x - noise * np.random.uniform()
+
+    jf = jit(f)
+    xs = [onp.ones(3), -onp.ones(3), onp.ones(3), onp.ones(3), -onp.ones(3)]
+    onp.random.seed(3)
+    got = [jf(x) for x in xs]
+    onp.random.seed(3)
+    want = [f(x) for x in xs]
+    for a, b in zip(got, want):
+        _same(a, b)
+    assert not onp.array_equal(got[2], got[3])
+
+
+def test_a_closed_over_array_changed_in_place_is_read_anew():
+    w = onp.ones(3)
+    scale = onp.array(2.0)
+
+    def f(x):  # w and scale are constants of the trace, read by fgrad.numpy
+        return np.sum(np.exp(w) * x) + np.sum(np.square(w)) * scale + np.sum(np.floor(w))
+
+    jf, jg = jit(f), jit(fgrad.grad(lambda x: f(x) * np.sum(np.sin(w))))
+    x = onp.arange(3.0)
+    for k in range(3):
+        _same(jf(x), f(x))
+        _same(jg(x), fgrad.grad(lambda x: f(x) * np.sum(np.sin(w)))(x))
+        w[k] = -1.5  # in place, between calls
+        scale[...] = k
+
+
+def test_plain_numpy_on_a_closed_over_array_is_a_constant_of_the_trace():
+    w = onp.ones(2)
+    jf = jit(lambda x: x * (w ** 2))  # numpy's own ** on a plain array, while tracing
+    jf(onp.ones(2))
+    w[0] = 3.0
+    _same(jf(onp.ones(2)), onp.ones(2))  # as documented (and as in JAX)
+
+
+def test_an_exception_inside_f_propagates_and_leaves_the_cache_usable():
+    def f(x):
+        if np.any(x < 0):
+            raise ValueError("negative input")
+        return np.sqrt(x)
+
+    jf = jit(f)
+    _same(jf(onp.ones(2)), onp.ones(2))
+    with pytest.raises(ValueError, match="negative input"):
+        jf(-onp.ones(2))
+    _same(jf(onp.full(2, 4.0)), onp.full(2, 2.0))
+    with pytest.raises(ValueError, match="negative input"):
+        jf(-onp.ones(2))
+
+
+def test_side_effects_happen_while_tracing_only():
+    seen = []
+
+    def f(x):
+        seen.append(x.shape)
+        print("tracing")
+        return x * 2
+
+    jf = jit(f)
+    for _ in range(3):
+        jf(onp.ones(2))
+    assert seen == [(2,)]
+
+
+def test_four_threads_calling_one_jitted_function():
+    jf = jit(fgrad.grad(lambda x: np.sum(np.sin(x) ** 2) if np.sum(x) > 0 else np.sum(x ** 3)))
+    eager = fgrad.grad(lambda x: np.sum(np.sin(x) ** 2) if np.sum(x) > 0 else np.sum(x ** 3))
+    errors = []
+
+    def work(seed):
+        rng = onp.random.default_rng(seed)
+        try:
+            for _ in range(50):
+                x = rng.normal(size=(int(rng.integers(2, 4)),))
+                _same(jf(x), eager(x))
+        except Exception as e:  # noqa: BLE001  (reported below)
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+def test_custom_vjp_rules_are_kept_in_both_orders():
+    @fgrad.custom_vjp
+    def clip_grad(x):
+        return np.sin(x)
+
+    clip_grad.defvjp(lambda x: (np.sin(x), x), lambda x, g: (np.clip(g * np.cos(x), -.1, .1),))
+
+    def f(x):
+        return np.sum(clip_grad(x) * x)
+
+    x = onp.linspace(-1, 1, 4)
+    for staged in (jit(fgrad.grad(f)), fgrad.grad(jit(f))):
+        for v in (x, 2 * x):
+            _same(staged(v), fgrad.grad(f)(v))
+    _same(jit(f)(3 * x), f(3 * x))
+
+
+def test_methods_and_keyword_arguments():
+    class Model:
+        def __init__(self):
+            self.w = onp.ones(2)
+
+        @jit
+        def predict(self, x, bias=0.0):
+            return x @ self.w + bias
+
+    m = Model()
+    _same(m.predict(onp.ones((3, 2)), bias=1.0), onp.full(3, 3.0))
+    m.w[:] = 2.0  # (an attribute's array changed in place: read anew)
+    _same(m.predict(onp.ones((3, 2)), bias=1.0), onp.full(3, 5.0))
+
+
+def test_each_pass_preserves_the_values_of_a_gradient_graph():
+    def f(w, x):
+        return loss(w, x) * 1.0 + np.sum(np.reshape(x, x.shape) * np.ones_like(x))
+
+    rng = onp.random.default_rng(5)
+    w, x = _params(rng), rng.normal(size=(4, 3))
+    graph = fgrad.make_graph(fgrad.grad(f))(w, x)
+    for p in (fold_constants, remove_noops, cse, dce, optimize):
+        shortened = p(graph)
+        for _ in range(3):
+            w2, x2 = _params(rng), rng.normal(size=(4, 3))
+            _same(shortened(w2, x2), graph(w2, x2))
+    assert len(optimize(graph).nodes) < len(graph.nodes)
+
+
+def test_dce_keeps_draws_and_guards_and_cse_merges_repeated_calls():
+    def f(x):
+        np.random.normal()  # unused, but a replay must draw it as the eager call does
+        a, b = np.sin(x), np.sin(x)
+        if np.sum(np.cos(x)) > 0:  # guarded, otherwise unused
+            pass
+        return a + b
+
+    graph = optimize(fgrad.make_graph(f)(onp.ones(2)))
+    names = [n.prim.name for n in graph.nodes]
+    assert names.count("random.normal") == 1 and names.count("sin") == 1
+    assert "cos" in names and len(graph.guards) == 1
+
+
+def test_the_generated_code_frees_big_values_after_their_last_use():
+    graph = fgrad.make_graph(lambda x: np.sum(np.exp(np.sin(x))))(onp.ones(10_000))
+    graph(onp.ones(10_000))
+    source = graph.compile().source
+    assert "del v1" in source and "del v2" in source
