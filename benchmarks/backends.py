@@ -5,6 +5,8 @@ Every backend offers the same small surface, so a workload writes its function o
 ``b.jacrev``/``b.hessian`` for the transform:
 
 * ``fgrad``    -- ``fgrad`` with ``fgrad.numpy``;
+* ``fgrad.jit`` -- the same transforms under ``fgrad.jit``: its first call (the check) traces,
+  runs the graph passes and generates the code; the timed calls replay;
 * ``numpy``    -- plain numpy, no transforms: the floor (forward only, or backprop by hand);
 * ``autograd`` -- HIPS/autograd (``jacfwd`` is a loop of ``make_jvp`` over the unit vectors);
 * ``jax``      -- JAX without ``jit`` (op-by-op dispatch), float64;
@@ -77,6 +79,19 @@ def _fgrad():
     return Backend("fgrad", fnp, fgrad.__version__, grad=fgrad.grad,
                    value_and_grad=fgrad.value_and_grad, jacfwd=fgrad.jacfwd,
                    jacrev=fgrad.jacrev, hessian=fgrad.hessian)
+
+
+def _fgrad_jit():
+    import fgrad
+    import fgrad.numpy as fnp
+
+    def staged(t):
+        return lambda f, *a, **k: fgrad.jit(t(f, *a, **k))
+
+    return Backend("fgrad.jit", fnp, fgrad.__version__, grad=staged(fgrad.grad),
+                   value_and_grad=staged(fgrad.value_and_grad), jacfwd=staged(fgrad.jacfwd),
+                   jacrev=staged(fgrad.jacrev), hessian=staged(fgrad.hessian),
+                   notes=["fgrad.jit traces during the check call (its first call)"])
 
 
 def _numpy():
@@ -172,7 +187,7 @@ def load(peers=PEERS, threads=0):
     imports; a peer that does not is skipped with a note naming the reason. ``threads > 0``
     sets torch's intra-op threads (numpy's and XLA's are set by the environment, before
     import: see ``__main__``)."""
-    found = {"fgrad": _fgrad(), "numpy": _numpy()}
+    found = {"fgrad": _fgrad(), "fgrad.jit": _fgrad_jit(), "numpy": _numpy()}
     notes = []
     for name in peers:
         if name not in _MAKERS:

@@ -3,13 +3,13 @@
 An ``Impl`` is a zero-argument callable (inputs already built in its backend's array type)
 labelled by the row it fills: ``fgrad``, ``numpy fwd`` (the forward pass alone), ``numpy hand``
 (the same derivative by hand-written backprop or a closed form), ``autograd``, ``jax``,
-``jax.jit``, ``torch``. Its ``kind`` says what it returns: ``"deriv"`` (compared with fgrad's
+``jax.jit``, ``torch``, and ``fgrad.jit`` (fgrad's transforms under ``fgrad.jit``). Its ``kind`` says what it returns: ``"deriv"`` (compared with fgrad's
 derivative) or ``"forward"`` (compared with fgrad's forward value).
 """
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-FGRAD, FWD, HAND = "fgrad", "numpy fwd", "numpy hand"
+FGRAD, FWD, HAND, JIT = "fgrad", "numpy fwd", "numpy hand", "fgrad.jit"
 
 
 @dataclass
@@ -57,7 +57,7 @@ def peer_impls(backends, make, kind="deriv", skip=()):
     """``Impl``s for the peers present: ``make(b)`` returns the zero-argument callable, or
     ``None`` where that backend cannot do it."""
     out = []
-    for name in ("autograd", "jax", "jax.jit", "torch"):
+    for name in (JIT, "autograd", "jax", "jax.jit", "torch"):
         b = backends.get(name)
         if b is None or name in skip:
             continue

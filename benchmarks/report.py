@@ -6,7 +6,7 @@ import json
 from .case import FGRAD
 from .targets import TARGETS, evaluate, tape_target
 
-ORDER = (FGRAD, "numpy fwd", "numpy hand", "autograd", "jax", "jax.jit", "torch")
+ORDER = (FGRAD, "fgrad.jit", "numpy fwd", "numpy hand", "autograd", "jax", "jax.jit", "torch")
 
 
 def fmt_time(s):

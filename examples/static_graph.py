@@ -1,36 +1,32 @@
-"""The static-graph example without a static graph: h1 = x1*x2, h2 = h1 + x1, out = h2 / x2.
+"""The seed's static graph, built once and run on many feeds: h1 = x1*x2, h2 = h1 + x1,
+out = h2 / x2.
 
-From the seed article on static and dynamic graphs (TensorFlow-style placeholders, a
-gradients() function that builds a backward graph by reverse topological sort, and an Executor
-that evaluates a fetch list for a feed dict). There the graph is declared first and run later,
-so debugging needs a Print node and an if/else needs both branches built in advance. With fgrad
-the graph is an ordinary Python function: it runs eagerly, its tape is recorded as it runs
-(``fgrad.make_tape`` shows it), ``value_and_grad`` plays the part of gradients() plus the
-executor, print() works inside it, and an ``if`` on a traced value just takes one branch.
+The seed article declares the graph with placeholders, builds the gradient graph by a reverse
+topological sort (``gradients()``), and runs both with an ``Executor`` for a feed dict.
+``fgrad.make_graph`` does the same from an ordinary Python function: it runs it once on
+example values (the placeholders' shapes and dtypes), recording each numpy call as a node;
+``make_graph(value_and_grad(f))`` records the backward pass as nodes too (the gradient
+graph), and calling the graph on new values is the executor. ``fgrad.jit`` does all of it
+behind a function call, and re-traces where a Python branch comes out differently, which a
+static graph cannot do. Last, a training loop sped up by ``jit``, timed beside eager fgrad.
 
 Run:  python examples/static_graph.py
 """
+import pathlib
+import shutil
+import tempfile
+import time
+
+import numpy
+
 import fgrad
 import fgrad.numpy as np
+from fgrad.passes import optimize
 
 
 def graph(x1, x2):
     h1 = x1 * x2
     h2 = h1 + x1
-    return h2 / x2
-
-
-def graph_with_h2(x1, x2):
-    """The same graph, also returning the intermediate h2 (the 'fetch_list=[h2]' of the article)."""
-    h1 = x1 * x2
-    h2 = h1 + x1
-    return h2 / x2, h2
-
-
-def graph_printing(x1, x2):
-    h1 = x1 * x2
-    h2 = h1 + x1
-    print("   inside graph: h2 =", h2)
     return h2 / x2
 
 
@@ -41,44 +37,99 @@ def branch(x, x3, x4):
     return x4 - x
 
 
+def logistic_loss(w, X, y):
+    return np.mean(np.log1p(np.exp(-y * (X @ w))))
+
+
+def train(step, w, X, y, steps=300, lr=0.5):
+    for _ in range(steps):
+        w = w - lr * step(w, X, y)
+    return w
+
+
+def seconds(fn, repeat=3):
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def render(dot, name):
+    """The DOT source as a PNG where Graphviz's ``dot`` program is installed."""
+    exe = shutil.which("dot")
+    if exe is None:
+        return None
+    import subprocess
+    out = pathlib.Path(tempfile.gettempdir()) / f"{name}.png"
+    subprocess.run([exe, "-Tpng", "-o", str(out)], input=dot, text=True, check=True)
+    return out
+
+
 def main():
-    print("1. The graph h1 = x1*x2, h2 = h1 + x1, out = h2 / x2, "
-          "recorded by running it at (0.6, 0.2):")
-    print(fgrad.make_tape(graph)(0.6, 0.2))
-    print("   (fgrad names the entries: its x0, x1 are the graph's x1, x2; "
-          "v1 is h1, v2 is h2, v3 is out)")
+    print("1. Placeholders: trace the graph once on example values (float64 scalars)")
+    forward = fgrad.make_graph(graph)(0.6, 0.2)
+    print("   " + str(forward).replace("\n", "\n   "))
 
-    out, (g1, g2) = fgrad.value_and_grad(graph, argnums=(0, 1))(0.6, 0.2)
-    print("\n2. 'sess.run([output, grad], feed_dict={x1: 0.6, x2: 0.2})' is one call:")
-    print("   fgrad.value_and_grad(graph, argnums=(0, 1))(0.6, 0.2)")
-    print(f"   out = {out:.6g}   d out/d x1 = {g1:.6g}   d out/d x2 = {g2:.6g}")
-    print("   (by hand: out = x1 + x1/x2 = 3.6, d/dx1 = 1 + 1/x2 = 6, d/dx2 = -x1/x2^2 = -15)")
+    print("\n2. The gradient graph: value_and_grad's backward pass recorded as nodes,")
+    print("   then shortened by the graph passes (dead code, constants, no-ops)")
+    full = fgrad.make_graph(fgrad.value_and_grad(graph, argnums=(0, 1)))(0.6, 0.2)
+    backward = optimize(full)
+    print(f"   ({len(full.nodes)} nodes as traced, {len(backward.nodes)} after the passes)")
+    print("   " + str(backward).replace("\n", "\n   "))
 
-    (out, h2), grads = fgrad.value_and_grad(graph_with_h2, argnums=(0, 1), has_aux=True)(0.6, 0.2)
-    print("\n3. Fetching an intermediate value: return it as aux (has_aux=True)")
-    print(f"   h2 = {h2:.6g}, out = {out:.6g}, gradients {grads[0]:.6g}, {grads[1]:.6g}")
-    print("   or just print it inside the function (no Print node needed); while grad runs, the")
-    print("   value is a tracer that shows its number:")
-    fgrad.grad(graph_printing)(0.6, 0.2)
+    print("\n3. The executor: the gradient graph run on many feeds, no Python of graph() runs")
+    for x1, x2 in ((0.6, 0.2), (1.0, 0.5), (2.0, 4.0)):
+        out, (g1, g2) = backward(x1, x2)
+        print(f"   feed x1 = {x1:g}, x2 = {x2:g}:   out = {float(out):.6g}   "
+              f"d out/d x1 = {float(g1):.6g}   d out/d x2 = {float(g2):.6g}")
+    print("   (by hand: out = x1 + x1/x2, d/dx1 = 1 + 1/x2, d/dx2 = -x1/x2^2: "
+          "3.6, 6, -15 at the first feed)")
 
-    x1 = np.array([0.6, 1.0, 2.0])
-    x2 = np.array([0.2, 0.5, 4.0])
-    _, pull_back = fgrad.vjp(graph, x1, x2)
-    d1, d2 = pull_back(np.ones(3))
-    print("\n4. Feeding a batch: the same function on arrays, "
-          "one vjp gives every element's gradient")
-    print(f"   x1 = {x1.tolist()}, x2 = {x2.tolist()}")
-    print(f"   out = {graph(x1, x2).round(12).tolist()}")
-    print(f"   d out/d x1 = {d1.round(12).tolist()}   d out/d x2 = {d2.round(12).tolist()}")
+    dot = backward.to_dot()
+    picture = render(dot, "fgrad_gradient_graph")
+    if picture is not None:
+        print(f"\n   the gradient graph drawn by Graphviz: {picture}")
+    else:
+        print(f"\n   Graphviz DOT source ({len(dot.splitlines())} lines; install graphviz's "
+              "'dot' to draw it):")
+        print("   " + "\n   ".join(dot.splitlines()[:4]) + "\n   ...")
 
-    print("\n5. Control flow: branch(x, x3, x4) = x * x3 if x > 2 else x4 - x, at x3 = 4, x4 = 10")
-    print("   A static graph must build both branches; fgrad's tape records the one taken:")
-    for x in (3.0, 1.0):
-        side = "x > 2: x * x3" if x > 2 else "x <= 2: x4 - x"
-        value, (dx, dx3, dx4) = fgrad.value_and_grad(branch, argnums=(0, 1, 2))(x, 4.0, 10.0)
-        print(f"   x = {x:g} ({side})   value {value:g}   gradient (d/dx, d/dx3, d/dx4) = "
-              f"({dx:g}, {dx3:g}, {dx4:g})")
-        print("   " + str(fgrad.make_tape(branch)(x, 4.0, 10.0)).replace("\n", "\n   "))
+    print("\n4. A Python branch: a static graph holds one side, and a guard says so")
+    staged = fgrad.make_graph(branch)(3.0, 4.0, 10.0)
+    print("   " + str(staged).replace("\n", "\n   "))
+    try:
+        staged(1.0, 4.0, 10.0)
+    except fgrad.GuardError as e:
+        print(f"   replayed at x = 1: GuardError: {e}")
+    print("   fgrad.jit traces each side once and picks the graph whose guards hold:")
+    step = fgrad.jit(fgrad.value_and_grad(branch, argnums=(0, 1, 2)))
+    for x in (3.0, 1.0, 3.5, 0.5):
+        value, (dx, dx3, dx4) = step(x, 4.0, 10.0)
+        print(f"   x = {x:g}   value {float(value):g}   gradient (d/dx, d/dx3, d/dx4) = "
+              f"({float(dx):g}, {float(dx3):g}, {float(dx4):g})")
+    graphs = sum(len(g) for g in step.cache.values())
+    print(f"   ({graphs} graphs traced for 4 calls)")
+
+    print("\n5. A training loop: 300 gradient steps of logistic regression, X 256 x 16")
+    rng = numpy.random.default_rng(0)
+    X = rng.standard_normal((256, 16))
+    y = numpy.sign(X @ rng.standard_normal(16) + 0.3 * rng.standard_normal(256))
+    w0 = numpy.zeros(16)
+    eager_step = fgrad.grad(logistic_loss)
+    jit_step = fgrad.jit(fgrad.grad(logistic_loss))
+    start = time.perf_counter()
+    jit_step(w0, X, y)
+    first = time.perf_counter() - start
+    w_eager, w_jit = train(eager_step, w0, X, y), train(jit_step, w0, X, y)
+    same = bool(numpy.array_equal(w_eager, w_jit))
+    t_eager = seconds(lambda: train(eager_step, w0, X, y))
+    t_jit = seconds(lambda: train(jit_step, w0, X, y))
+    print(f"   eager fgrad: {t_eager * 1e3:.1f} ms   fgrad.jit: {t_jit * 1e3:.1f} ms   "
+          f"({t_eager / t_jit:.1f}x faster; the first call traced in {first * 1e3:.1f} ms)")
+    print(f"   final weights equal bit for bit: {same}; "
+          f"final loss {float(logistic_loss(w_jit, X, y)):.4f}")
 
 
 if __name__ == "__main__":

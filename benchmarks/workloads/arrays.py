@@ -47,7 +47,8 @@ def build_elementwise(backends, size):
              Impl(FWD, np_, lambda: elementwise_chain(numpy, x), "forward"),
              Impl(HAND, np_, lambda: elementwise_grad_by_hand(x))]
     impls += peer_impls(backends, of)
-    memory = tuple(i.label for i in impls if i.label in (FGRAD, FWD, HAND, "autograd"))
+    memory = tuple(i.label for i in impls
+                   if i.label in (FGRAD, FWD, HAND, "autograd", "fgrad.jit"))
     return [Case("grad", impls, {"deriv": deriv, "forward": value}, rtol=1e-9, atol=1e-12,
                  memory=memory,
                  notes=["peak memory by tracemalloc, which sees numpy's buffers only "
