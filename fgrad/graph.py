@@ -7,19 +7,23 @@ straight-line Python function generated from the nodes: each primitive's numpy f
 each constant bound as a local of the generated code, each value in a local variable, so a
 replayed operation costs about what the numpy call itself costs.
 """
+import math
+
 import numpy as _onp
 
 from .pytree import tree_flatten, tree_unflatten
 from .tracer import STAGING, ambient, first_tracer, innermost, innermost_meta
+from .values import PYTHON_NUMBERS
 
 
 class Var:
-    """A value of the graph: an input or a node's output."""
+    """A value of the graph: an input or a node's output. ``numpy``: whether the traced value
+    was a numpy array or scalar (not a Python number), so numpy's operators apply to it."""
 
-    __slots__ = ("id", "shape", "dtype")
+    __slots__ = ("id", "shape", "dtype", "numpy")
 
-    def __init__(self, id, shape, dtype):
-        self.id, self.shape, self.dtype = id, shape, dtype
+    def __init__(self, id, shape, dtype, numpy=False):
+        self.id, self.shape, self.dtype, self.numpy = id, shape, dtype, numpy
 
     def __repr__(self):
         return f"v{self.id}"
@@ -48,9 +52,6 @@ class Node:
 
     def __init__(self, prim, args, params, out):
         self.prim, self.args, self.params, self.out = prim, args, params, out
-
-    def copy(self):
-        return Node(self.prim, list(self.args), self.params, self.out)
 
 
 class GuardError(ValueError):
@@ -86,10 +87,11 @@ class Graph:
                 raise ValueError(f"{self.name}: input leaf {i} has shape {shape} and dtype "
                                  f"{dtype}, but the graph was traced with shape {v.shape} "
                                  f"and dtype {v.dtype}; trace it again for these")
-        return tree_unflatten(self.out_tree, self.run(leaves))
+        return tree_unflatten(self.out_tree, self.run(numpy_leaves(leaves)))
 
     def run(self, leaves):
-        """The output leaves for these input leaves (not checked). Plain values run the
+        """The output leaves for these input leaves (not checked; Python numbers made numpy
+        values, see ``numpy_leaves``). Plain values run the
         generated code; tracers of transforms around the call (``grad`` of a graph), or a
         staged function around it, get the nodes one primitive call at a time, so those
         transforms see each call."""
@@ -165,6 +167,15 @@ class Graph:
         return "\n".join(out)
 
 
+def numpy_leaves(leaves):
+    """Python numbers among the leaves as 0-d arrays, as the trace saw them (the generated
+    code calls numpy's operators, which on two Python numbers would do Python arithmetic)."""
+    for x in leaves:
+        if x.__class__ in PYTHON_NUMBERS:
+            return [_onp.asarray(x) if x.__class__ in PYTHON_NUMBERS else x for x in leaves]
+    return leaves
+
+
 def interpreting(leaves):
     """Whether a graph run on these leaves goes node by node: a transform's tracers among
     them, or a staged function being traced around the call, must see each primitive."""
@@ -205,7 +216,7 @@ def compile_graph(graph):
         last.pop(v, None)  # (the caller holds the inputs anyway)
     free = {}
     for v, k in last.items():
-        if int(_onp.prod(v.shape, dtype=int)) * _onp.dtype(v.dtype).itemsize >= _FREE_BYTES:
+        if math.prod(v.shape) * v.dtype.itemsize >= _FREE_BYTES:
             free.setdefault(k, []).append(v)
 
     for v in graph.inputs:
@@ -222,7 +233,13 @@ def compile_graph(graph):
         if n.params:
             env[f"p{k}"] = n.params
             args.append(f"**p{k}")
-        body.append(f"    {n.out!r} = f{k}({', '.join(args)})")
+        if _by_operator(n):  # numpy's operator, without the stand-in's call
+            if len(args) == 1:
+                body.append(f"    {n.out!r} = {n.prim.operator}{args[0]}")
+            else:
+                body.append(f"    {n.out!r} = {args[0]} {n.prim.operator} {args[1]}")
+        else:
+            body.append(f"    {n.out!r} = f{k}({', '.join(args)})")
         check(n.out)
         if k in free:  # (a guard reads its value right after the node, before this)
             body.append(f"    del {', '.join(repr(v) for v in free[k])}")
@@ -239,6 +256,26 @@ def compile_graph(graph):
     run = env["run"]
     run.source = src
     return run
+
+
+def _by_operator(node):
+    """Whether the generated code may write the node's arithmetic as numpy's operator: its
+    primitive has one (``prim.operator``) and numpy's types answer it, i.e. an operand was a
+    numpy value when traced and none is a Python complex (Python's complex arithmetic would
+    take a numpy float64, a float subclass, and answer a Python complex)."""
+    if getattr(node.prim, "operator", None) is None or node.params:
+        return False
+    numpy_operand = False
+    for a in node.args:
+        if a.__class__ is Var:
+            numpy_operand = numpy_operand or a.numpy
+        elif a.__class__ is Const:
+            if isinstance(a.value, complex) and not isinstance(a.value, _onp.generic):
+                return False
+            numpy_operand = numpy_operand or isinstance(a.value, (_onp.ndarray, _onp.generic))
+        else:
+            return False
+    return numpy_operand
 
 
 def _same(a, b):

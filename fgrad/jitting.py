@@ -14,7 +14,7 @@ import warnings
 
 import numpy as _onp
 
-from .graph import GuardError, interpreting
+from .graph import GuardError, interpreting, numpy_leaves
 from .passes import optimize
 from .pytree import tree_flatten, tree_unflatten
 from .staging import trace_graph
@@ -86,6 +86,14 @@ class _Jitted:
 
     def _split(self, args, kwargs):
         """(the traced leaves, their structure, the static values, ``call(leaves)``)."""
+        if not kwargs and not self.static_argnums:  # (the common call, kept short)
+            leaves, in_tree = tree_flatten(args)
+            for x in leaves:
+                if x.__class__ not in _ARRAYS and not _is_value(x):
+                    break
+            else:
+                return leaves, in_tree, (), lambda ins: self.f(*tree_unflatten(in_tree, ins))
+            kwargs = {}
         count = len(args)
         for n in self.static_argnums:
             if n >= count and not kwargs:
@@ -126,11 +134,12 @@ class _Jitted:
     def __call__(self, *args, **kwargs):
         leaves, in_tree, statics, call = self._split(args, kwargs)
         key = (in_tree, statics, tuple(_signature(x) for x in leaves))
+        run_on = numpy_leaves(leaves)
         graphs = self.cache.get(key, ())
         for graph in graphs:
             state = _onp.random.get_state() if graph.effects else None
             try:
-                return tree_unflatten(graph.out_tree, graph.run(leaves))
+                return tree_unflatten(graph.out_tree, graph.run(run_on))
             except GuardError:
                 if state is not None:  # the next trace draws what the eager call would
                     _onp.random.set_state(state)
@@ -149,9 +158,12 @@ class _Jitted:
         with self.lock:
             self.cache.setdefault(key, []).append(graph)
         if interpreting(leaves):  # transforms around the call see each primitive
-            return tree_unflatten(graph.out_tree, graph.run(leaves))
+            return tree_unflatten(graph.out_tree, graph.run(run_on))
         graph.compile()
         return tree_unflatten(graph.out_tree, values)
+
+
+_ARRAYS = frozenset([_onp.ndarray, _onp.float64])
 
 
 def _is_value(x):
@@ -160,6 +172,8 @@ def _is_value(x):
 
 def _signature(x):
     """What a graph is specialised to: shape and dtype (a Python number: its type)."""
+    if x.__class__ is _onp.ndarray:
+        return x.shape, x.dtype
     m = innermost_meta(x)
     if isinstance(m, (bool, int, float, complex)):
         return type(m)

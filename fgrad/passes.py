@@ -15,9 +15,11 @@ the code generator's business (``graph.compile_graph``).
 >>> len(optimize(g).nodes) < len(g.nodes)
 True
 """
+import math
+
 import numpy as _onp
 
-from .graph import Const, Graph, Var
+from .graph import Const, Graph, Node, Var
 from .tracer import staging
 
 __all__ = ["optimize", "fold_constants", "remove_noops", "cse", "dce"]
@@ -34,22 +36,22 @@ def optimize(graph):
 
 
 def _rebuilt(graph, nodes, subst, consts=None, guards=None):
-    """``graph`` with these nodes, every reference replaced through ``subst`` (Var -> Var or
-    Const), and these constants."""
-    def ref(a):
-        return subst.get(a, a) if a.__class__ is Var else a
-
-    for n in nodes:
-        n.args = [ref(a) for a in n.args]
-    new = Graph(graph.name, graph.inputs, graph.in_tree, nodes,
-                graph.consts if consts is None else consts,
-                graph.guards if guards is None else guards,
-                [ref(o) for o in graph.outputs], graph.out_tree)
-    return new
+    """``graph`` with these nodes (their arguments substituted already), its outputs
+    replaced through ``subst`` (Var -> Var or Const), and these constants and guards."""
+    return Graph(graph.name, graph.inputs, graph.in_tree, nodes,
+                 graph.consts if consts is None else consts,
+                 graph.guards if guards is None else guards,
+                 [subst.get(o, o) if o.__class__ is Var else o for o in graph.outputs],
+                 graph.out_tree)
 
 
-def _copy_nodes(nodes):
-    return [n.copy() for n in nodes]
+def _substituted(n, subst):
+    """Node ``n`` with its arguments replaced through ``subst`` (itself if none is)."""
+    if subst:
+        args = [subst.get(a, a) if a.__class__ is Var else a for a in n.args]
+        if any(x is not y for x, y in zip(args, n.args)):
+            return Node(n.prim, args, n.params, n.out)
+    return n
 
 
 def fixed(a):
@@ -63,12 +65,12 @@ def fold_constants(graph):
     """Nodes whose arguments are all fixed, computed now; their outputs become constants."""
     nodes, subst, consts, guards = [], {}, list(graph.consts), list(graph.guards)
     guarded = {g[0] for g in guards}
-    for n in _copy_nodes(graph.nodes):
-        n.args = [subst.get(a, a) if a.__class__ is Var else a for a in n.args]
+    for n in graph.nodes:
+        n = _substituted(n, subst)
         if getattr(n.prim, "effect", False) or not all(fixed(a) for a in n.args):
             nodes.append(n)
             continue
-        size = int(_onp.prod(n.out.shape, dtype=int)) * _onp.dtype(n.out.dtype).itemsize
+        size = math.prod(n.out.shape) * n.out.dtype.itemsize
         if size > _FOLD_BYTES:
             nodes.append(n)
             continue
@@ -95,10 +97,12 @@ def _same_meta(var, a):
 
 
 def _is_one(a):
-    if a.__class__ is Const and a.fixed:
-        v = a.value
-        return _onp.size(v) <= 4096 and bool(_onp.all(_onp.asarray(v) == 1))
-    return a.__class__ is not Var and isinstance(a, (int, float)) and a == 1
+    if a.__class__ is not Const or not a.fixed:
+        return False
+    v = a.value
+    if isinstance(v, _onp.ndarray):
+        return v.size <= 4096 and bool((v == 1).all())
+    return isinstance(v, (int, float, _onp.generic)) and not isinstance(v, bool) and v == 1
 
 
 def _noop_input(n):
@@ -123,8 +127,8 @@ def remove_noops(graph):
     and the guard stays where it was recorded.)"""
     keep = {o for o in graph.outputs if o.__class__ is Var} | {g[0] for g in graph.guards}
     nodes, subst = [], {}
-    for n in _copy_nodes(graph.nodes):
-        n.args = [subst.get(a, a) if a.__class__ is Var else a for a in n.args]
+    for n in graph.nodes:
+        n = _substituted(n, subst)
         same = None if n.out in keep else _noop_input(n)
         if same is None:
             nodes.append(n)
@@ -149,8 +153,8 @@ def cse(graph):
     """A node computing what an earlier node computed, replaced by that node's output."""
     seen, nodes, subst = {}, [], {}
     guards = list(graph.guards)
-    for n in _copy_nodes(graph.nodes):
-        n.args = [subst.get(a, a) if a.__class__ is Var else a for a in n.args]
+    for n in graph.nodes:
+        n = _substituted(n, subst)
         key = None if getattr(n.prim, "effect", False) else _key(n)
         first = seen.get(key) if key is not None else None
         if first is None:
@@ -174,4 +178,4 @@ def dce(graph):
     used = {a for n in kept for a in n.args if a.__class__ is Const} | \
         {o for o in graph.outputs if o.__class__ is Const}
     consts = [c for c in graph.consts if c in used]
-    return _rebuilt(graph, _copy_nodes(kept[::-1]), {}, consts)
+    return _rebuilt(graph, kept[::-1], {}, consts)

@@ -15,10 +15,11 @@ from .values import LEAVES
 class TreeDef:
     """The shape of a pytree without its leaves: a node type, its keys and its children."""
 
-    __slots__ = ("kind", "keys", "children", "num_leaves")
+    __slots__ = ("kind", "keys", "children", "num_leaves", "_hash")
 
     def __init__(self, kind, keys, children, num_leaves=None):
         self.kind, self.keys, self.children = kind, keys, children
+        self._hash = None  # (computed on the first use: jit keys its cache on tree structures)
         if num_leaves is None:
             num_leaves = 1 if kind == "leaf" else sum(c.num_leaves for c in children)
         self.num_leaves = num_leaves
@@ -28,7 +29,10 @@ class TreeDef:
                 and self.keys == other.keys and self.children == other.children)
 
     def __hash__(self):
-        return hash((self.kind, self.keys, tuple(self.children)))
+        h = self._hash
+        if h is None:
+            h = self._hash = hash((self.kind, self.keys, tuple(self.children)))
+        return h
 
     def __repr__(self):
         if self.kind == "leaf":

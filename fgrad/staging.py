@@ -14,6 +14,7 @@ read comes out the same, and raises ``GuardError`` if not. Nothing is silently d
 the eager call.
 """
 import operator
+from threading import get_ident
 
 import numpy as _onp
 
@@ -22,7 +23,7 @@ from .graph import Const, Graph, Node, Var
 from .numpy.array_tracer import ArrayTracer
 from .pytree import tree_flatten, tree_unflatten
 from .table import Primitive
-from .tracer import Trace, Tracer, innermost_meta, staging
+from .tracer import STAGING, Trace, Tracer, innermost_meta, staging
 
 __all__ = ["make_graph", "trace_graph"]
 
@@ -117,7 +118,10 @@ class StageTrace(Trace):
         self.count = 0
 
     def new_var(self, value):
-        v = Var(self.count, _onp.shape(value), _onp.result_type(value))
+        if isinstance(value, (_onp.ndarray, _onp.generic)):
+            v = Var(self.count, value.shape, value.dtype, True)
+        else:
+            v = Var(self.count, _onp.shape(value), _onp.result_type(value))
         self.count += 1
         return v
 
@@ -151,7 +155,7 @@ class StageTrace(Trace):
                 vals.append(a._v)
                 refs.append(a._var)
             elif isinstance(a, Tracer):
-                raise errors.closed_over(f"make_graph: {prim.name}", a._trace,
+                raise errors.closed_over(f"{self.kind}: {prim.name}", a._trace,
                                          "Pass the value as an argument of the staged "
                                          "function instead.")
             else:
@@ -159,10 +163,19 @@ class StageTrace(Trace):
                 refs.append(self.const(a) if _is_value(a) else a)
         for v in params.values():
             if isinstance(v, Tracer):
-                raise errors.closed_over(f"make_graph: {prim.name}", v._trace,
+                raise errors.closed_over(f"{self.kind}: {prim.name}", v._trace,
                                          "Pass the value as an argument instead.")
-        with staging(None):  # (an implementation calling fgrad.numpy is not recorded inside)
+        # (an implementation calling fgrad.numpy is not recorded inside: no ambient trace
+        # while it runs; a list push, not ``staging(None)``, measured 1 us less per node)
+        stack = STAGING.get(get_ident())
+        if stack is None:
             ans = prim.fast_impl(*vals, **params)
+        else:
+            stack.append(None)
+            try:
+                ans = prim.fast_impl(*vals, **params)
+            finally:
+                stack.pop()
         out = StageTracer(self, ans, self.new_var(ans))
         self.nodes.append(Node(prim, refs, dict(params), out._var))
         return out

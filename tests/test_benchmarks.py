@@ -16,7 +16,7 @@ if str(ROOT) not in sys.path:  # benchmarks/ sits beside the package, not inside
 
 from benchmarks import backends  # noqa: E402
 from benchmarks.__main__ import main  # noqa: E402
-from benchmarks.case import FGRAD, FWD, HAND  # noqa: E402
+from benchmarks.case import FGRAD, FWD, HAND, JIT  # noqa: E402
 from benchmarks.names import NAMES, PEERS  # noqa: E402
 from benchmarks.runner import TINY, agree, run_workload  # noqa: E402
 from benchmarks.workloads import BY_NAME, WORKLOADS  # noqa: E402
@@ -26,7 +26,7 @@ from benchmarks.workloads.scalar import chain_grad_by_hand, tanh_derivative_poly
 @pytest.fixture(scope="module")
 def base():
     found, notes = backends.load(peers=())
-    assert set(found) == {"fgrad", "numpy"}
+    assert set(found) == {"fgrad", JIT, "numpy"}  # (fgrad.jit: fgrad's own, always there)
     return found
 
 
@@ -57,7 +57,7 @@ def test_workload_runs_and_checks_at_tiny_size(name, base):
         for st in case.stats.values():
             assert st.median > 0 and st.lo <= st.median <= st.hi
     if name == "elementwise_1e6":
-        assert set(result.cases[0].memory) == {FGRAD, FWD, HAND}
+        assert set(result.cases[0].memory) == {FGRAD, FWD, HAND, JIT}
     if name == "tanh_derivatives":
         assert "growth per order (x)" in result.summary[FGRAD]
 
@@ -104,7 +104,7 @@ def no_peers(monkeypatch):
 
 def test_missing_peer_is_skipped_with_a_note(no_peers):
     found, notes = backends.load(PEERS)
-    assert set(found) == {"fgrad", "numpy"}
+    assert set(found) == {"fgrad", JIT, "numpy"}
     for peer in PEERS:
         assert any(n.startswith(f"{peer}: skipped, not installed") and ".[bench]" in n
                    for n in notes), (peer, notes)
@@ -119,7 +119,7 @@ def test_command_line_without_peers(no_peers, tmp_path, capsys):
     assert "== scalar_chain" in printed and "== logreg" in printed and "== mlp" not in printed
     data = json.loads(out.read_text())
     assert [w["name"] for w in data["workloads"]] == ["scalar_chain", "logreg"]
-    assert set(data["workloads"][0]["cases"][0]["stats"]) == {FGRAD, FWD, HAND}
+    assert set(data["workloads"][0]["cases"][0]["stats"]) == {FGRAD, JIT, FWD, HAND}
     assert any("torch: skipped" in n for n in data["notes"])
     assert data["alive"]["without_gc"] >= 0
 

@@ -324,3 +324,10 @@ def test_the_generated_code_frees_big_values_after_their_last_use():
     graph(onp.ones(10_000))
     source = graph.compile().source
     assert "del v1" in source and "del v2" in source
+
+
+def test_python_numbers_are_replayed_as_numpy_values_as_traced():
+    f = jit(lambda x, y: np.multiply(x, y) + 1)  # numpy's int64 arithmetic, eagerly too
+    with onp.errstate(over="ignore"):
+        for a in (3, 2 ** 40, 2 ** 41):
+            _same(f(a, 2 ** 40), np.multiply(a, 2 ** 40) + 1)

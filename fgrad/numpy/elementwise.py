@@ -234,9 +234,11 @@ def _by_operator(op, ufunc):
 
 
 _NUMPY_VALUES = (_onp.ndarray, _onp.generic)
-for _p, _op in ((add, operator.add), (subtract, operator.sub), (multiply, operator.mul),
-                (divide, operator.truediv), (negative, operator.neg)):
+for _p, _op, _symbol in ((add, operator.add, "+"), (subtract, operator.sub, "-"),
+                         (multiply, operator.mul, "*"), (divide, operator.truediv, "/"),
+                         (negative, operator.neg, "-")):
     _p.fast_impl = _by_operator(_op, _p.impl)
+    _p.operator = _symbol  # (a staged graph's generated code writes the operator itself)
 
 
 def _dpow_base(ans, x, y, power):
