@@ -48,9 +48,10 @@ def _rebuilt(graph, nodes, subst, consts=None, guards=None):
 def _substituted(n, subst):
     """Node ``n`` with its arguments replaced through ``subst`` (itself if none is)."""
     if subst:
-        args = [subst.get(a, a) if a.__class__ is Var else a for a in n.args]
-        if any(x is not y for x, y in zip(args, n.args)):
-            return Node(n.prim, args, n.params, n.out)
+        for a in n.args:
+            if a.__class__ is Var and a in subst:
+                return Node(n.prim, [subst.get(x, x) if x.__class__ is Var else x
+                                     for x in n.args], n.params, n.out)
     return n
 
 
