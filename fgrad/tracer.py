@@ -90,6 +90,15 @@ def innermost(x):
     return x
 
 
+def below_transforms(x):
+    """The value under a tracer's differentiating transforms: the plain value, or a staging
+    trace's tracer, which records what is computed from it instead of reading it (for values
+    with no derivative that stay arrays: a condition, a mask)."""
+    while isinstance(x, Tracer) and not x._trace.stages:
+        x = x._value
+    return x
+
+
 def innermost_meta(x):
     """The plain value under any number of tracers, for its class, shape and dtype only: a
     staging trace does not count this as a use of the value. (Also for a computation that a

@@ -27,7 +27,7 @@ import numpy as _onp
 import fgrad.numpy as fnp
 from .. import errors
 from ..table import Spec, define
-from ..tracer import Tracer, contains_tracer, innermost, strip
+from ..tracer import Tracer, below_transforms, contains_tracer, innermost, strip
 from .broadcasting import (broadcast_like, cast_like, dtype_of, mask, shape_of,
                            unbroadcast_like)
 from .namespace import zero_derivative
@@ -246,6 +246,8 @@ def _dpow_base(ans, x, y, power):
     # replaced by 1 (giving 0). Guarding the exponent instead would change the derivative
     # with respect to y at y == 0. (The masks compare one level down, not innermost values,
     # so a staging trace records them instead of guarding the values; bool * bool is "and".)
+    if not isinstance(y, Tracer) and not _onp.any(_onp.equal(y, 0)):
+        return y * power(x, y - 1)  # (a constant exponent with no zero: no singular point)
     singular = (x == 0) * (y == 0)
     return y * power(fnp.where(singular, 1, x), y - 1)
 
@@ -490,10 +492,10 @@ where_p = define("where", _where_impl,
     call=lambda f, c, x, y, scalar_y=False: f(c, x, 0.5 if scalar_y else y)))
 def where(condition, x=None, y=None):
     """numpy.where; the condition has no derivative, ``x`` and ``y`` are selected from."""
-    condition = strip(condition)  # tracers anywhere in it, lists included, count as values
     if x is None and y is None:
-        return _onp.where(condition)
-    return where_p(condition, x, y)
+        return _onp.where(strip(condition))
+    # tracers anywhere in it, lists included, count as values (a staged one stays staged)
+    return where_p(strip(condition, below_transforms), x, y)
 
 
 def _clip_valid(*xs):
