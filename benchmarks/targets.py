@@ -1,4 +1,5 @@
-"""The targets of issue 5, each a ratio measured within one run, and whether it is met.
+"""The targets of issue 5 and of the staging issue (fgrad.jit), each a ratio measured within
+one run, and whether it is met.
 
 ``fgrad / X <= limit`` for time (median against median) or peak memory; "faster than X" is
 ``fgrad / X < 1``. A target whose rows are missing (a peer not installed, a case not run) is
@@ -30,15 +31,19 @@ def _pair(workload, case, autograd_limit):
 def _jit_targets():
     """The staging issue's targets for ``fgrad.jit``."""
     out = []
-    for workload, case, limit in (("scalar_chain", "grad", 3.5),
-                                  ("mlp", "width 16, batch 8", 3.3), ("rnn", "grad", 3.5),
-                                  ("logreg", "train", 3.0)):
+    # (logreg's timed call is a loop of 200 steps, the first of them tracing: its first call
+    # says nothing of one step's; benchmarks/graph_sizes.py times that)
+    for workload, case, limit, first in (("scalar_chain", "grad", 3.5, True),
+                                         ("mlp", "width 16, batch 8", 3.3, True),
+                                         ("rnn", "grad", 3.5, True),
+                                         ("logreg", "train", 3.0, False)):
         out += [Target(f"{workload} ({case}): fgrad.jit <= {limit}x numpy forward", workload,
                        case, FWD, limit, label=JIT),
                 Target(f"{workload} ({case}): fgrad.jit at least 3x faster than eager fgrad",
-                       workload, case, FGRAD, 1 / 3, label=JIT),
-                Target(f"{workload} ({case}): fgrad.jit's first call <= 3x an eager call",
-                       workload, case, FGRAD, 3.0, "first", label=JIT)]
+                       workload, case, FGRAD, 1 / 3, label=JIT)]
+        if first:
+            out.append(Target(f"{workload} ({case}): fgrad.jit's first call <= 3x an eager "
+                              "call", workload, case, FGRAD, 3.0, "first", label=JIT))
     for workload, case in (("elementwise_1e6", "grad"), ("mlp", "width 256, batch 128"),
                            ("matmul_chain", "grad")):
         out.append(Target(f"{workload} ({case}): fgrad.jit no slower than eager fgrad",

@@ -5,7 +5,8 @@ A ``Graph`` holds its inputs (``Var``s with shape and dtype), its nodes in execu
 (values that the trace read, with what they were) and its outputs. Running it calls a
 straight-line Python function generated from the nodes: each primitive's numpy function and
 each constant bound as a local of the generated code, each value in a local variable, so a
-replayed operation costs about what the numpy call itself costs.
+replayed operation costs about what the numpy call itself costs. On tracers (a transform
+around the call) the nodes are interpreted one call at a time instead (``Graph.interpret``).
 """
 import math
 
@@ -91,10 +92,9 @@ class Graph:
 
     def run(self, leaves):
         """The output leaves for these input leaves (not checked; Python numbers made numpy
-        values, see ``numpy_leaves``). Plain values run the
-        generated code; tracers of transforms around the call (``grad`` of a graph), or a
-        staged function around it, get the nodes one primitive call at a time, so those
-        transforms see each call."""
+        values, see ``numpy_leaves``). Plain values run the generated code; tracers of
+        transforms around the call (``grad`` of a graph), or a staged function around it, get
+        the nodes one primitive call at a time, so those transforms see each call."""
         if interpreting(leaves):
             return self.interpret(leaves)
         return (self._run or self.compile())(*leaves)

@@ -74,6 +74,9 @@ class _Jitted:
         nums += tuple(positional.index(n) for n in names if n in positional)
         names += tuple(positional[n] for n in nums if 0 <= n < len(positional))
         self.static_argnums, self.static_argnames = tuple(sorted(set(nums))), set(names)
+        # positions a call may leave out (defaults); None: any (no signature, or *args)
+        self.positions = None if not params or any(p.kind == p.VAR_POSITIONAL for p in params) \
+            else len(positional)
         self.cache = {}  # signature -> list of graphs; a lock guards the writes
         self.lock = threading.Lock()
         self.warned = set()
@@ -96,7 +99,7 @@ class _Jitted:
             kwargs = {}
         count = len(args)
         for n in self.static_argnums:
-            if n >= count and not kwargs:
+            if n >= count and (self.positions is None or n >= self.positions):
                 raise ValueError(f"jit: static_argnums={self.static_argnums!r} does not fit "
                                  f"a call with {count} positional argument(s)")
         fixed = {n % count for n in self.static_argnums if -count <= n < count}

@@ -12,6 +12,11 @@ under one of its tracers (a Python branch on it, a rule that takes a mask from i
 zero-derivative function computed by numpy), the graph checks at every replay that the value
 read comes out the same, and raises ``GuardError`` if not. Nothing is silently different from
 the eager call.
+
+While a trace runs, it is its thread's ambient staging trace (``tracer.STAGING``): calls of
+``fgrad.numpy`` on plain values are recorded too, so a replay reads the arrays ``f`` closes
+over as they are then, and ``fgrad.numpy.random`` draws anew. ``jitting.py`` keeps the graphs
+per input signature; ``passes.py`` shortens them.
 """
 import operator
 from threading import get_ident
@@ -199,7 +204,8 @@ def make_graph(f, static_argnums=()):
     it, ``float`` of a stopped gradient, a rule that computes a mask from it), the graph holds
     a guard, and a replay on which that value comes out differently raises ``GuardError``.
     Plain arrays that ``f`` closes over are constants of the graph, read anew at each replay;
-    values ``f`` computes with plain numpy while tracing, random numbers included, are fixed.
+    ``fgrad.numpy.random`` draws anew; values ``f`` computes with plain numpy while tracing
+    (its random numbers too) are fixed.
 
     >>> import numpy, fgrad, fgrad.numpy as np
     >>> graph = fgrad.make_graph(lambda x, y: np.log(x) + x * y - np.sin(y))(2.0, 5.0)

@@ -107,6 +107,7 @@ def test_static_arguments_by_position_and_name_and_unhashable_ones():
     for n, scale in ((2, 1.0), (3, 1.0), (2, 1.0), (2, 0.5), (3, 1.0)):
         _same(jf(x, n, scale=scale), f(x, n, scale=scale))
     assert len(calls) == 3 + 5  # (2, 1.0), (3, 1.0), (2, 0.5) traced once each
+    _same(jf(x, 2), f(x, 2))  # a static argument left to its default
     with pytest.raises(TypeError, match=r"jit: the static argument 1 must be hashable"):
         jit(lambda x, s: x, static_argnums=1)(x, [1, 2])
     with pytest.raises(ValueError, match=r"static_argnums=\(3,\) does not fit a call with 1"):
