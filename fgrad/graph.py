@@ -218,6 +218,7 @@ def compile_graph(graph):
     for v, k in last.items():
         if math.prod(v.shape) * v.dtype.itemsize >= _FREE_BYTES:
             free.setdefault(k, []).append(v)
+    reuse = _in_place(graph, last)
 
     for v in graph.inputs:
         check(v)
@@ -233,7 +234,10 @@ def compile_graph(graph):
         if n.params:
             env[f"p{k}"] = n.params
             args.append(f"**p{k}")
-        if _by_operator(n):  # numpy's operator, without the stand-in's call
+        if k in reuse:  # the same ufunc, written into an operand nothing reads again
+            env[f"u{k}"] = _IN_PLACE[n.prim.name]
+            body.append(f"    {n.out!r} = u{k}({args[0]}, {args[1]}, out={reuse[k]!r})")
+        elif _by_operator(n):  # numpy's operator, without the stand-in's call
             if len(args) == 1:
                 body.append(f"    {n.out!r} = {n.prim.operator}{args[0]}")
             else:
@@ -256,6 +260,37 @@ def compile_graph(graph):
     run = env["run"]
     run.source = src
     return run
+
+
+# Binary arithmetic that may write into an operand, and the primitives whose result is always
+# a new array of its own (never a view of an argument): a value made by one of these and read
+# only by these can take the result of its last reader in place. (A 32 x 32 accumulation in
+# the RNN's gradient: one allocation fewer per step.)
+_IN_PLACE = {"add": _onp.add, "subtract": _onp.subtract, "multiply": _onp.multiply}
+_FRESH = {"add", "subtract", "multiply", "divide", "negative", "matmul", "tanh", "sin", "cos",
+          "exp", "log", "sqrt", "square"}
+
+
+def _in_place(graph, last):
+    """node index -> the operand its result is written into."""
+    readers = {}
+    for n in graph.nodes:
+        for a in n.args:
+            if a.__class__ is Var:
+                readers.setdefault(a, set()).add(n.prim.name)
+    made = {n.out: n.prim.name for n in graph.nodes}
+    guarded = {g[0] for g in graph.guards}
+    reuse = {}
+    for k, n in enumerate(graph.nodes):
+        if n.prim.name not in _IN_PLACE or len(n.args) != 2 or not _by_operator(n):
+            continue
+        for a in n.args:
+            if (a.__class__ is Var and last.get(a) == k and a.numpy and a.shape
+                    and a.shape == n.out.shape and a.dtype == n.out.dtype
+                    and made.get(a) in _FRESH and readers[a] <= _FRESH and a not in guarded):
+                reuse[k] = a
+                break
+    return reuse
 
 
 def _by_operator(node):

@@ -332,3 +332,28 @@ def test_python_numbers_are_replayed_as_numpy_values_as_traced():
     with onp.errstate(over="ignore"):
         for a in (3, 2 ** 40, 2 ** 41):
             _same(f(a, 2 ** 40), np.multiply(a, 2 ** 40) + 1)
+
+
+def test_the_generated_code_accumulates_in_place_only_where_nothing_else_reads_the_value():
+    def accumulate(x, y):
+        acc = np.sin(x) * 2.0
+        for _ in range(3):
+            acc = acc + x * y  # acc is read by nothing else: written in place
+        return acc
+
+    def viewed(x, y):
+        a = np.sin(x) * 2.0
+        view = np.reshape(a, (3, 1))  # a view of a, read after a's last arithmetic use
+        b = a + y
+        return view * b
+
+    x, y = onp.linspace(0.1, 1, 3), onp.linspace(-1, 2, 3)
+    sources = {}
+    for f in (accumulate, viewed):
+        graph = fgrad.make_graph(f)(x, y)
+        _same(graph(x, y), f(x, y))
+        _same(graph(2 * x, y), f(2 * x, y))
+        sources[f] = graph.compile().source
+    assert sources[accumulate].count("out=") == 4  # sin * 2, then each of the three sums
+    # viewed: sin(x) * 2 is written into sin(x)'s array; a (v3) is viewed, so never written
+    assert "v3 = u1(v2, c0, out=v2)" in sources[viewed] and "out=v3" not in sources[viewed]
