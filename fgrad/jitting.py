@@ -18,7 +18,7 @@ from .graph import GuardError, interpreting, numpy_leaves
 from .passes import optimize
 from .pytree import tree_flatten, tree_unflatten
 from .staging import trace_graph
-from .tracer import innermost_meta
+from .tracer import STAGING, ambient, innermost_meta
 
 __all__ = ["jit"]
 
@@ -136,13 +136,23 @@ class _Jitted:
 
     def __call__(self, *args, **kwargs):
         leaves, in_tree, statics, call = self._split(args, kwargs)
-        key = (in_tree, statics, tuple(_signature(x) for x in leaves))
-        run_on = numpy_leaves(leaves)
+        sig, arrays = [], True
+        for x in leaves:
+            if x.__class__ is _onp.ndarray:
+                sig.append((x.shape, x.dtype))
+            else:  # (a number, a numpy scalar, a tracer)
+                sig.append(_signature(x))
+                arrays = False
+        key = (in_tree, statics, tuple(sig))
+        # arrays only, and no staged function around the call: the generated code directly
+        direct = arrays and not (STAGING and ambient() is not None)
+        run_on = leaves if arrays else numpy_leaves(leaves)
         graphs = self.cache.get(key, ())
         for graph in graphs:
             state = _onp.random.get_state() if graph.effects else None
             try:
-                return tree_unflatten(graph.out_tree, graph.run(run_on))
+                out = (graph._run or graph.compile())(*run_on) if direct else graph.run(run_on)
+                return tree_unflatten(graph.out_tree, out)
             except GuardError:
                 if state is not None:  # the next trace draws what the eager call would
                     _onp.random.set_state(state)
@@ -175,8 +185,6 @@ def _is_value(x):
 
 def _signature(x):
     """What a graph is specialised to: shape and dtype (a Python number: its type)."""
-    if x.__class__ is _onp.ndarray:
-        return x.shape, x.dtype
     m = innermost_meta(x)
     if isinstance(m, (bool, int, float, complex)):
         return type(m)

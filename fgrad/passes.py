@@ -138,10 +138,16 @@ def remove_noops(graph):
     return _rebuilt(graph, nodes, subst)
 
 
+# (a + b and b + a are the same bits in IEEE arithmetic, and so are a * b and b * a)
+_COMMUTATIVE = {"add", "multiply"}
+
+
 def _key(n):
     """What makes two nodes the same computation, or None where that cannot be told."""
     try:
         args = tuple(a if a.__class__ in (Var, Const) else (type(a), a) for a in n.args)
+        if n.prim.name in _COMMUTATIVE and len(args) == 2 and not n.params:
+            args = frozenset(args) if args[0] is not args[1] else args
         params = tuple(sorted((k, type(v), v) for k, v in n.params.items()))
         key = (n.prim, args, params)
         hash(key)
