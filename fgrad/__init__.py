@@ -22,6 +22,7 @@ from .checkpointing import checkpoint, remat
 from .graph import Graph, GuardError
 from .staging import make_graph
 from .jitting import jit
+from .batching import vmap
 
 __version__ = "0.1.0"
 
@@ -31,4 +32,4 @@ __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacre
            "tree_map",
            "NoDerivativeRuleError", "ConcretizationError", "TracerMutationError",
            "EscapedTracerError", "custom_jvp", "custom_vjp", "checkpoint", "remat",
-           "ClosedOverTracerError", "make_graph", "Graph", "GuardError", "jit"]
+           "ClosedOverTracerError", "make_graph", "Graph", "GuardError", "jit", "vmap"]

@@ -115,6 +115,7 @@ class StageTrace(Trace):
     __slots__ = ("nodes", "consts", "const_ids", "guards", "guarded", "count")
     shares_constants = True
     stages = True
+    sees_all = True
 
     def __init__(self, name="make_graph"):
         super().__init__(name)

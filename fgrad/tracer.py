@@ -43,6 +43,10 @@ class Trace:
     shares_constants = False
     # Whether the trace stages (records calls to replay them later) rather than differentiates.
     stages = False
+    # Whether the trace must see every operation on its values, zero derivative or not
+    # (staging records them, batching maps them over the batch); a differentiating trace is
+    # bypassed for those (``below_transforms``).
+    sees_all = False
 
     def __init__(self, kind):
         self.level = next(_levels)
@@ -91,10 +95,10 @@ def innermost(x):
 
 
 def below_transforms(x):
-    """The value under a tracer's differentiating transforms: the plain value, or a staging
-    trace's tracer, which records what is computed from it instead of reading it (for values
-    with no derivative that stay arrays: a condition, a mask)."""
-    while isinstance(x, Tracer) and not x._trace.stages:
+    """The value under a tracer's differentiating transforms: the plain value, or the tracer
+    of a trace that must see the computation (staging records it, batching maps it), for
+    values with no derivative that stay arrays: a condition, a mask."""
+    while isinstance(x, Tracer) and not x._trace.sees_all:
         x = x._value
     return x
 

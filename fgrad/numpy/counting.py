@@ -4,7 +4,7 @@ import numpy as _onp
 
 import fgrad.numpy as fnp
 from ..table import Spec
-from ..tracer import innermost
+from ..tracer import innermost, innermost_meta
 from .wrapping import differentiable
 
 _BINS = _onp.array([0, 2, 2, 3])
@@ -21,7 +21,8 @@ def bincount(x, weights=None, minlength=0):
         return _onp.bincount(x, minlength=minlength)
     n = max(int(x.max(initial=-1)) + 1, int(minlength))
     weights = fnp.asarray(weights)
-    return fnp.index_add(_onp.zeros(n, _onp.result_type(innermost(weights), float)), weights, x)
+    dtype = _onp.result_type(innermost_meta(weights), float)
+    return fnp.index_add(_onp.zeros(n, dtype), weights, x)
 
 
 def _edges(a, bins, range):
@@ -64,7 +65,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
         hist = _onp.bincount(idx[inside], minlength=n).astype(float if density else _onp.intp)
     else:
         w = fnp.ravel(fnp.asarray(weights))
-        hist = fnp.index_add(_onp.zeros(n, _onp.result_type(innermost(w), float)), w[inside],
+        hist = fnp.index_add(_onp.zeros(n, _onp.result_type(innermost_meta(w), float)), w[inside],
                              idx[inside])
     if density:
         hist = hist / fnp.diff(edges) / fnp.sum(hist)

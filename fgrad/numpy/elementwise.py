@@ -27,7 +27,8 @@ import numpy as _onp
 import fgrad.numpy as fnp
 from .. import errors
 from ..table import Spec, define
-from ..tracer import Tracer, below_transforms, contains_tracer, innermost, strip
+from ..tracer import (Tracer, below_transforms, contains_tracer, innermost, innermost_meta,
+                      strip)
 from .broadcasting import (broadcast_like, cast_like, dtype_of, mask, shape_of,
                            unbroadcast_like)
 from .namespace import zero_derivative
@@ -114,7 +115,7 @@ def _safe_div(num, den):
 
 
 def _is_complex(x):
-    return _onp.iscomplexobj(innermost(x))
+    return _onp.iscomplexobj(innermost_meta(x))
 
 
 # (squares in the rules are written x * x: a product, where ``x ** 2`` would record ``power``
@@ -385,7 +386,7 @@ def _at_zero(ans, x1, x2):
 # the tests put zeros into x1, or that derivative would never be exercised
 _ZEROS = _onp.array([0.0, 1.0, 0.0, 1.0, 1.0, 0.0])
 heaviside = binary("heaviside", None, _at_zero,
-                   call=lambda f, x1, x2: f(x1 * _ZEROS[:_onp.size(innermost(x1))].reshape(
+                   call=lambda f, x1, x2: f(x1 * _ZEROS[:_onp.size(innermost_meta(x1))].reshape(
                        _shape(x1)).astype(dtype_of(x1)), x2),
                    cases=[(((3,), (3,)), {}), (((2, 3), (3,)), {}), (((2, 1), (1, 3)), {})],
                    valid=_away_from([0.0]))
@@ -552,7 +553,7 @@ _NONFINITE = _onp.array([0.0, _onp.inf, 0.0, _onp.nan, -_onp.inf, 0.0])
 
 
 def _with_nonfinite(x):
-    extra = _NONFINITE[:_onp.size(innermost(x))].reshape(_shape(x)).astype(dtype_of(x))
+    extra = _NONFINITE[:_onp.size(innermost_meta(x))].reshape(_shape(x)).astype(dtype_of(x))
     return x + extra
 
 
@@ -818,7 +819,7 @@ def piecewise(x, condlist, funclist, *args, **kw):
     for cond, func in zip(condlist, funclist):
         if callable(func):
             vals = x[cond]
-            if _onp.size(innermost(vals)) == 0:
+            if _onp.size(innermost_meta(vals)) == 0:
                 continue
             value = func(vals, *args, **kw)
         else:

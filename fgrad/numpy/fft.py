@@ -28,7 +28,7 @@ from numpy.lib.array_utils import normalize_axis_index as _normalize_axis
 
 import fgrad.numpy as fnp
 from ..table import Spec, define
-from ..tracer import innermost
+from ..tracer import innermost_meta
 from .broadcasting import dtype_of, shape_of
 from .namespace import mirror
 from .wrapping import as_tuple, differentiable, unsupported_kwargs
@@ -53,7 +53,7 @@ def _fit(x, axis, m):
 def _real_if_real(c, x):
     """The cotangent ``c`` of ``x``: its real part when ``x`` is real. (The tape does this for
     complex outputs; ``irfft`` and ``hfft`` give real outputs from possibly real inputs.)"""
-    return c if _onp.iscomplexobj(innermost(x)) else fnp.real(c)
+    return c if _onp.iscomplexobj(innermost_meta(x)) else fnp.real(c)
 
 
 def _twice_inside(c, axis, n):

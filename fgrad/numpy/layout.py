@@ -12,7 +12,7 @@ import numpy as _onp
 
 import fgrad.numpy as fnp
 from ..table import Spec, define, register_function
-from ..tracer import Tracer, contains_tracer, innermost, strip
+from ..tracer import Tracer, contains_tracer, innermost, innermost_meta, strip
 from .broadcasting import broadcast_to_p, dtype_of, shape_of
 from .wrapping import as_tuple, differentiable, unsupported_kwargs
 
@@ -216,7 +216,7 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind", **kwargs
 
 
 def _astype_vjp(g, ans, x, dtype):
-    if _onp.iscomplexobj(innermost(g)) and not _onp.iscomplexobj(innermost(x)):
+    if _onp.iscomplexobj(innermost_meta(g)) and not _onp.iscomplexobj(innermost_meta(x)):
         g = fnp.real(g)  # the real part is the real input's share of a complex cotangent
     return fnp.astype(g, dtype_of(x))
 

@@ -17,7 +17,8 @@ import types
 
 from .. import errors
 from ..table import Primitive
-from ..tracer import STAGING, Tracer, ambient, contains_tracer, innermost, innermost_meta, strip
+from ..tracer import (STAGING, Tracer, ambient, below_transforms, contains_tracer, innermost,
+                      innermost_meta, strip)
 from .unsupported import reason
 
 ZERO_DERIVATIVE = """
@@ -74,12 +75,11 @@ def zero_derivative(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        if prim is not None and STAGING:
-            top = ambient()
-            if top is not None:
-                down = _to_stage(args, top)
-                if down is not None and not contains_tracer(kwargs):
-                    return top.process(prim, down, kwargs)
+        if prim is not None and (STAGING or contains_tracer(args)):
+            down = _below_transforms(args)
+            if down is not None and not contains_tracer(kwargs) and (
+                    any(isinstance(a, Tracer) for a in down) or ambient() is not None):
+                return prim(*down, **kwargs)  # (to the staging or batching trace)
         return fn(*strip(args, lower), **strip(kwargs, lower))
 
     if prim is not None:
@@ -88,16 +88,13 @@ def zero_derivative(fn):
     return wrapper
 
 
-def _to_stage(args, top):
+def _below_transforms(args):
     """``args`` with every tracer of a differentiating transform replaced by the value under
-    it, down to ``top``'s tracers (a zero derivative needs none of them); None where that
-    cannot be recorded (another staging trace's tracer, a tracer inside a list)."""
+    it, down to a tracer of a trace that sees all operations (staging, batching; a zero
+    derivative needs no other); None where a tracer hides inside a list."""
     out = []
     for a in args:
-        while isinstance(a, Tracer) and a._trace is not top:
-            if a._trace.stages:
-                return None
-            a = a._value
+        a = below_transforms(a)
         if a.__class__ in (list, tuple, dict) and contains_tracer(a):
             return None
         out.append(a)

@@ -10,7 +10,7 @@ import numpy as _onp
 
 import fgrad.numpy as fnp
 from ..table import Spec, define
-from ..tracer import innermost
+from ..tracer import innermost, innermost_meta
 from .broadcasting import dtype_of, shape_of
 from .products import convolve
 from .wrapping import differentiable, unsupported_kwargs
@@ -319,7 +319,7 @@ def poly(seq_of_zeros):
     a, one = _onp.ones((1,), dtype), _onp.ones((), dtype)
     for k in range(n):
         a = convolve(a, fnp.stack([one, -z[k]]), mode="full")
-    if _onp.iscomplexobj(innermost(a)):
+    if _onp.iscomplexobj(innermost_meta(a)):
         zeros = _onp.asarray(innermost(z), complex)
         if _onp.all(_onp.sort(zeros) == _onp.sort(zeros.conjugate())):
             a = fnp.real(a)

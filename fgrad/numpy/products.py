@@ -18,7 +18,7 @@ from numpy.lib.array_utils import normalize_axis_index
 
 import fgrad.numpy as fnp
 from ..table import Spec, define
-from ..tracer import innermost
+from ..tracer import innermost_meta
 from .broadcasting import dtype_of, shape_of, unbroadcast_like
 from .wrapping import as_tuple, differentiable, unsupported_kwargs
 
@@ -42,7 +42,7 @@ def _inverse_perm(perm):
 
 
 def _is_complex(x):
-    return _onp.iscomplexobj(innermost(x))
+    return _onp.iscomplexobj(innermost_meta(x))
 
 
 def _conj(x):

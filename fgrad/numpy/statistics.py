@@ -23,7 +23,7 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 import fgrad.numpy as fnp
 from ..table import Spec, define
-from ..tracer import contains_tracer, innermost, strip
+from ..tracer import contains_tracer, innermost, innermost_meta, strip
 from .broadcasting import dtype_of, mask, shape_of
 from .reductions import (NoValue, distinct, given, kept_shape, max_p, mean_p, min_p,
                          normal_axes, numpy_kwargs, numpy_result, prod_p, reduction, sum_p)
@@ -271,7 +271,7 @@ def _variance(a, axes, dtype, ddof, keep, mean, w):
     d = a - mean
     if w is not None:
         d = fnp.where(w, d, 0)
-    if _onp.iscomplexobj(innermost(d)):
+    if _onp.iscomplexobj(innermost_meta(d)):
         sq = fnp.square(fnp.real(d)) + fnp.square(fnp.imag(d))
     else:
         sq = fnp.square(d)
@@ -949,7 +949,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
         fact = 0.0
     X = X - fnp.getitem(avg, (slice(None), None))
     X_T = fnp.transpose(X if w is None else X * w)
-    if _onp.iscomplexobj(innermost(X_T)):  # (numpy's conj of a real array is the array itself)
+    if _onp.iscomplexobj(innermost_meta(X_T)):  # (numpy's conj of a real array is the array itself)
         X_T = fnp.conjugate(X_T)
     c = fnp.dot(X, X_T)
     c = c * (_onp.true_divide(1, fact) if not contains_tracer(fact) else 1 / fact)
@@ -985,6 +985,6 @@ def corrcoef(x, y=None, rowvar=True, *, dtype=None):
     stddev = fnp.sqrt(fnp.real(d))
     c = c / fnp.getitem(stddev, (slice(None), None))
     c = c / fnp.getitem(stddev, (None, slice(None)))
-    if _onp.iscomplexobj(innermost(c)):
+    if _onp.iscomplexobj(innermost_meta(c)):
         return fnp.clip(fnp.real(c), -1, 1) + 1j * fnp.clip(fnp.imag(c), -1, 1)
     return fnp.clip(c, -1, 1)

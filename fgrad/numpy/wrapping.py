@@ -14,7 +14,7 @@ import numpy as _onp
 import fgrad.numpy as fnp
 from .. import errors
 from ..table import Primitive, register_function
-from ..tracer import contains_tracer, innermost, strip
+from ..tracer import contains_tracer, innermost_meta, strip
 
 
 def traced_version_of(np_fn):
@@ -66,8 +66,8 @@ _numpy_value.jvps[0] = lambda t, ans, y, value: _as_dtype_of(t, value)
 
 
 def _as_dtype_of(x, like):
-    want = _onp.result_type(innermost(like))
-    return x if _onp.result_type(innermost(x)) == want else fnp.astype(x, want)
+    want = _onp.result_type(innermost_meta(like))
+    return x if _onp.result_type(innermost_meta(x)) == want else fnp.astype(x, want)
 
 
 def with_numpy_values(result, np_fn, args, kwargs):

@@ -1,0 +1,296 @@
+"""Batching: ``vmap`` maps a function over an axis of its arguments in one pass.
+
+``BatchTrace`` is a trace beside the tape, the dual numbers and staging. Its tracers hold a
+batched value one level down (``_b``) and which of its axes is the batch (``_bdim``); to the
+mapped function they look like one example (``x.shape`` has no batch axis). A primitive called
+on them runs its batching rule (``prim.batch``) on the batched values: the rule calls
+``fgrad.numpy`` on them, so transforms around ``vmap`` see the batched calls. Families share
+rules: elementwise ufuncs align the batch axis and broadcast, reductions shift their axes,
+``matmul`` uses numpy's stacked form. A primitive without a rule runs once per batch element
+and the results are stacked (correct, slower).
+
+A value under a batch tracer cannot be read by Python (``bool(x)``, a rule taking a mask from
+the values): it is a whole batch, not one example. That raises ``ConcretizationError``, as
+JAX's ``vmap`` does, never a silently batched constant.
+"""
+import numpy as _onp
+
+import fgrad.numpy as fnp
+from . import errors
+from .numpy.array_tracer import ArrayTracer
+from .pytree import tree_flatten, tree_unflatten
+from .tracer import Trace, Tracer, innermost_meta
+
+__all__ = ["vmap"]
+
+
+class BatchTracer(ArrayTracer):
+    """One example of a batch: the batched value ``_b`` (one level down), batch axis ``_bdim``."""
+
+    __slots__ = ("_b", "_bdim")
+
+    def __init__(self, trace, batched, bdim):
+        self._trace, self._b, self._bdim = trace, batched, bdim
+
+    @property
+    def _value(self):
+        raise errors.ConcretizationError(
+            "vmap: the values of a batched array were read by Python (a branch on them, "
+            "float(), or a derivative rule that takes a mask from the values): under vmap "
+            "they are a whole batch, not one example. Use fgrad.numpy.where for a branch, or "
+            "call the function in a loop.")
+
+    @property
+    def _meta(self):  # one example's shape and dtype
+        m = innermost_meta(self._b)
+        shape = _onp.shape(m)
+        return _onp.broadcast_to(_onp.zeros((), _onp.result_type(m)),
+                                 shape[:self._bdim] + shape[self._bdim + 1:])
+
+    def __bool__(self):
+        return bool(self._value)
+
+    def __repr__(self):
+        return f"BatchTracer(one example of shape {self.shape}, {self._trace!r})"
+
+    __lt__ = lambda self, o: fnp.less(self, o)  # noqa: E731  (batched comparisons)
+    __le__ = lambda self, o: fnp.less_equal(self, o)  # noqa: E731
+    __gt__ = lambda self, o: fnp.greater(self, o)  # noqa: E731
+    __ge__ = lambda self, o: fnp.greater_equal(self, o)  # noqa: E731
+    __eq__ = lambda self, o: fnp.equal(self, o)  # noqa: E731
+    __ne__ = lambda self, o: fnp.not_equal(self, o)  # noqa: E731
+    __hash__ = None
+
+
+class BatchTrace(Trace):
+    """A ``vmap`` call: ``size`` examples at once."""
+
+    __slots__ = ("size",)
+    sees_all = True
+
+    def __init__(self, size):
+        super().__init__("vmap")
+        self.size = size
+
+    def process(self, prim, args, params):
+        vals, dims = [], []
+        for a in args:
+            if a.__class__ is BatchTracer and a._trace is self:
+                vals.append(a._b)
+                dims.append(a._bdim)
+            else:
+                vals.append(a)
+                dims.append(None)
+        for v in params.values():
+            if isinstance(v, BatchTracer) and v._trace is self:
+                raise ValueError(f"vmap: fgrad.numpy.{prim.name}'s parameter is batched; only "
+                                 "array arguments may be mapped")
+        rule = getattr(prim, "batch", None) or _default_rule(prim, params)
+        out, bdim = rule(prim, self.size, vals, dims, **params)
+        return BatchTracer(self, out, bdim) if bdim is not None else out
+
+
+# --- rules ------------------------------------------------------------------------------
+# A rule is ``rule(prim, size, vals, dims, **params) -> (batched output, its batch axis)``:
+# ``vals`` are the arguments one level down, ``dims`` each one's batch axis (None: unbatched).
+
+def _rank(v, d):
+    """One example's rank."""
+    n = len(_onp.shape(innermost_meta(v)))
+    return n if d is None else n - 1
+
+
+def _to_front(v, d):
+    return v if d in (None, 0) else fnp.moveaxis(v, d, 0)
+
+
+def elementwise(prim, size, vals, dims, **params):
+    """Broadcasting n-ary functions: every batched argument's batch axis first, then padded
+    with unit axes to the examples' common rank, so numpy's broadcasting lines the examples
+    up; unbatched arguments broadcast as they would for one example."""
+    rank = max(_rank(v, d) for v, d in zip(vals, dims))
+    new = []
+    for v, d in zip(vals, dims):
+        if d is not None:
+            v = _to_front(v, d)
+            r = _rank(v, 0)
+            if r < rank:
+                shape = _onp.shape(innermost_meta(v))
+                v = fnp.reshape(v, shape[:1] + (1,) * (rank - r) + shape[1:])
+        new.append(v)
+    return prim(*new, **params), 0
+
+
+def reduction(prim, size, vals, dims, axis=None, keepdims=False, **params):
+    """``f(x, axis=..., keepdims=...)``: the batch axis first, the reduced axes one further."""
+    (x,), (d,) = vals[:1], dims[:1]
+    x = _to_front(x, d)
+    rank = _rank(x, 0)
+    if axis is None:
+        axis = tuple(range(1, rank + 1))
+    elif isinstance(axis, tuple):
+        axis = tuple(a % rank + 1 for a in axis)
+    else:
+        axis = axis % rank + 1
+    return prim(x, *vals[1:], axis=axis, keepdims=keepdims, **params), 0
+
+
+def matmul(prim, size, vals, dims, **params):
+    """numpy's stacked matmul: the batch axis first, stack axes padded to a common rank, a
+    batched vector made a one-column (or one-row) matrix and squeezed back."""
+    (x, y), (dx, dy) = vals, dims
+    xr, yr = _rank(x, dx), _rank(y, dy)
+    x, y = _to_front(x, dx), _to_front(y, dy)
+    if dx is not None and xr == 1:
+        x = fnp.expand_dims(x, 1)  # (B, 1, k)
+    if dy is not None and yr == 1:
+        y = fnp.expand_dims(y, 2)  # (B, k, 1)
+    stack = max(r - 2 for r in (max(xr, 2), max(yr, 2)))
+
+    def pad(v, d, r):
+        if d is None:
+            return v
+        shape = _onp.shape(innermost_meta(v))
+        have = len(shape) - 3
+        return v if have >= stack else fnp.reshape(v, shape[:1] + (1,) * (stack - have)
+                                                   + shape[1:])
+
+    out = prim(pad(x, dx, xr), pad(y, dy, yr), **params)
+    if dy is not None and yr == 1:
+        out = fnp.squeeze(out, -1)
+    if dx is not None and xr == 1:
+        out = fnp.squeeze(out, -1 if (dy is not None and yr == 1) or yr == 1 else -2)
+    return out, 0
+
+
+def one_at_a_time(prim, size, vals, dims, **params):
+    """The fallback: the primitive once per example, the results stacked."""
+    outs = []
+    for i in range(size):
+        args = [v if d is None else v[(slice(None),) * d + (i,)] for v, d in zip(vals, dims)]
+        outs.append(prim(*args, **params))
+    return fnp.stack(outs), 0
+
+
+# The families' rules by primitive name, until each family declares its own beside its VJP
+# and JVP rules (``prim.batch``, which takes precedence).
+_BY_NAME = {"matmul": matmul, "where": elementwise, "sum": reduction, "mean": reduction,
+            "prod": reduction, "max": reduction, "min": reduction, "amax": reduction,
+            "amin": reduction}
+
+
+def _default_rule(prim, params):
+    rule = _BY_NAME.get(prim.name)
+    if rule is reduction and "axis" not in params:
+        rule = None
+    if rule is not None:
+        return rule
+    impl = prim.impl
+    if isinstance(impl, _onp.ufunc) and impl.nout == 1 and impl.signature is None \
+            and not params:
+        return elementwise
+    return one_at_a_time
+
+
+# --- vmap -------------------------------------------------------------------------------
+
+def _axes_for(spec, tree_value, what):
+    """One axis (or None) per leaf of ``tree_value``, from ``spec``, an int, None, or a
+    pytree prefix of it."""
+    if spec is None or isinstance(spec, int):
+        return [spec] * len(tree_flatten(tree_value)[0])
+    if isinstance(spec, (tuple, list)) and isinstance(tree_value, (tuple, list)) \
+            and len(spec) == len(tree_value):
+        return [a for s, v in zip(spec, tree_value) for a in _axes_for(s, v, what)]
+    if isinstance(spec, dict) and isinstance(tree_value, dict) and \
+            sorted(spec) == sorted(tree_value):
+        return [a for k in sorted(tree_value) for a in _axes_for(spec[k], tree_value[k], what)]
+    raise ValueError(f"vmap: {what}={spec!r} does not match the structure it maps "
+                     f"({type(tree_value).__name__} of {len(tree_flatten(tree_value)[0])} "
+                     "leaves): give an int, None, or a tree of them of the same structure")
+
+
+def vmap(f, in_axes=0, out_axes=0, axis_size=None):
+    """``f`` mapped over an axis of its arguments, in one batched pass (JAX's ``vmap``).
+
+    ``in_axes``: the mapped axis of every argument (an int, negative counting from the end),
+    ``None`` for an argument passed whole to every example, or a tuple/dict prefix of the
+    arguments giving one per argument or leaf. ``out_axes`` places the batch axis in the
+    results likewise; a result that does not depend on the mapped arguments is broadcast along
+    the batch. ``axis_size`` gives the batch size when no argument is mapped. Composes with the
+    other transforms in both orders (``vmap(grad(f))`` gives per-example gradients).
+
+    >>> import numpy, fgrad, fgrad.numpy as np
+    >>> xs = numpy.array([[1.0, 2.0], [3.0, 4.0]])
+    >>> fgrad.vmap(lambda x: np.sum(x ** 2))(xs).tolist()
+    [5.0, 25.0]
+    >>> fgrad.vmap(fgrad.grad(lambda w, x: np.sum(w * x) ** 2), in_axes=(None, 0))(
+    ...     numpy.ones(2), xs).tolist()
+    [[6.0, 12.0], [14.0, 28.0]]
+    """
+    if not callable(f):
+        raise TypeError(f"vmap: expected a function, got {type(f).__name__}")
+
+    def batched(*args):
+        leaves, in_tree = tree_flatten(args)
+        spec = in_axes if not isinstance(in_axes, list) else tuple(in_axes)
+        if isinstance(spec, tuple) and len(spec) != len(args):
+            raise ValueError(f"vmap: in_axes={in_axes!r} has {len(spec)} entries but the "
+                             f"function was called with {len(args)} argument(s)")
+        axes = _axes_for(spec, args, "in_axes")
+        size, seen = axis_size, []
+        for i, (x, ax) in enumerate(zip(leaves, axes)):
+            if ax is None:
+                continue
+            shape = _onp.shape(innermost_meta(x))
+            if not -len(shape) <= ax < len(shape):
+                raise ValueError(f"vmap: in_axes={ax} for input leaf {i} of rank "
+                                 f"{len(shape)}: the axis is out of range")
+            n = shape[ax % len(shape)]
+            seen.append(f"input leaf {i} has size {n} along axis {ax}")
+            if size is None:
+                size = n
+            elif n != size:
+                raise ValueError("vmap got inconsistent sizes for the mapped axes: "
+                                 + "; ".join(seen) + (f" (axis_size={axis_size})"
+                                                      if axis_size is not None else ""))
+        if size is None:
+            raise ValueError("vmap: no argument is mapped (every in_axes is None): give "
+                             "axis_size=")
+        trace = BatchTrace(size)
+        ins = [x if ax is None else
+               BatchTracer(trace, x, ax % len(_onp.shape(innermost_meta(x))))
+               for x, ax in zip(leaves, axes)]
+        try:
+            out = f(*tree_unflatten(in_tree, ins))
+        finally:
+            trace.alive = False
+        out_leaves, out_tree = tree_flatten(out)
+        oaxes = _axes_for(out_axes if not isinstance(out_axes, list) else tuple(out_axes),
+                          out, "out_axes")
+        results = []
+        for i, (o, ax) in enumerate(zip(out_leaves, oaxes)):
+            if o.__class__ is BatchTracer and o._trace is trace:
+                if ax is None:
+                    raise ValueError(f"vmap: output leaf {i} depends on the mapped inputs, "
+                                     "but out_axes is None for it")
+                v, d = o._b, o._bdim
+            elif isinstance(o, Tracer) and not o._trace.alive and o._trace is not trace:
+                raise errors.escaped(o._trace)
+            else:  # the same for every example: broadcast along the batch
+                if ax is None:
+                    results.append(o)
+                    continue
+                o = fnp.asarray(o)
+                v, d = fnp.broadcast_to(o, (size,) + tuple(_onp.shape(innermost_meta(o)))), 0
+            rank = len(_onp.shape(innermost_meta(v)))
+            if not -rank <= ax < rank:
+                raise ValueError(f"vmap: out_axes={ax} for output leaf {i} of rank {rank - 1}:"
+                                 " the axis is out of range")
+            ax %= rank
+            results.append(v if d == ax else fnp.moveaxis(v, d, ax))
+        return tree_unflatten(out_tree, results)
+
+    batched.__wrapped__ = f
+    batched.__name__ = f"vmap({getattr(f, '__name__', 'f')})"
+    return batched
