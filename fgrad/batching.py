@@ -226,7 +226,7 @@ def vmap(f, in_axes=0, out_axes=0, axis_size=None):
     [5.0, 25.0]
     >>> fgrad.vmap(fgrad.grad(lambda w, x: np.sum(w * x) ** 2), in_axes=(None, 0))(
     ...     numpy.ones(2), xs).tolist()
-    [[6.0, 12.0], [14.0, 28.0]]
+    [[6.0, 12.0], [42.0, 56.0]]
     """
     if not callable(f):
         raise TypeError(f"vmap: expected a function, got {type(f).__name__}")

@@ -10,7 +10,8 @@ import pytest
 
 MODULES = ["fgrad.transforms", "fgrad.table", "fgrad.pytree", "fgrad.testing",
            "fgrad.numpy.broadcasting", "fgrad.recorded", "fgrad.custom", "fgrad.checkpointing",
-           "fgrad.staging", "fgrad.jitting", "fgrad.passes", "fgrad.numpy.random"]
+           "fgrad.staging", "fgrad.jitting", "fgrad.passes", "fgrad.numpy.random",
+           "fgrad.batching"]
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -31,5 +32,5 @@ def test_public_transforms_have_examples():
     import fgrad
     for name in ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev",
                  "hessian", "stop_gradient", "primitive", "custom_vjp", "custom_jvp",
-                 "checkpoint", "make_graph", "jit"]:
+                 "checkpoint", "make_graph", "jit", "vmap"]:
         assert ">>>" in (getattr(fgrad, name).__doc__ or ""), f"fgrad.{name} has no example"
