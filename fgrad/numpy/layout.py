@@ -308,7 +308,7 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, d
     """No derivative with respect to ``a`` (only its shape and dtype are
     used); a traced ``fill_value`` is broadcast, with its derivative."""
     _no_like("full_like", None, device)
-    template = _onp.empty_like(innermost(a), dtype=dtype, shape=shape)
+    template = _onp.empty_like(innermost_meta(a), dtype=dtype, shape=shape)
     if not contains_tracer(fill_value):
         return _onp.full_like(template, fill_value)
     return _filled(fill_value, template.shape, template.dtype)

@@ -19,7 +19,7 @@ import fgrad.numpy as fnp
 from ..numpy.broadcasting import cast_like
 from ..pytree import tree_flatten, tree_unflatten
 from ..table import Spec, define
-from ..tracer import contains_tracer, innermost, strip
+from ..tracer import contains_tracer, innermost, innermost_meta, strip
 from ..transforms import grad, hessian, jacfwd, jvp, value_and_grad, vjp
 
 # the methods that use a Hessian, and whether they take the product form
@@ -37,7 +37,7 @@ def ravel_pytree(tree):
     ([1.0, 1.0, 3.0], [1.0, 1.0])
     """
     leaves, treedef = tree_flatten(tree)
-    shapes = [_onp.shape(innermost(x)) for x in leaves]
+    shapes = [_onp.shape(innermost_meta(x)) for x in leaves]
     sizes = [int(_onp.prod(s, dtype=int)) for s in shapes]
     flat = _onp.concatenate([_onp.ravel(_onp.asarray(strip(x), float)) for x in leaves]) \
         if leaves else _onp.zeros(0)

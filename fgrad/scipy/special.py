@@ -22,7 +22,7 @@ from ..numpy.broadcasting import broadcast_like, cast_like, dtype_of, unbroadcas
 from ..numpy.elementwise import binary, unary
 from ..numpy.wrapping import traced_version_of
 from ..table import Spec, define
-from ..tracer import contains_tracer, innermost
+from ..tracer import contains_tracer, innermost, innermost_meta
 
 _SQRT_PI = math.sqrt(math.pi)
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
@@ -294,7 +294,7 @@ def _lse_impl(a, *b, axis=None, keepdims=False, signed=False):
 
 def _lse_weights(ans, a, b, axis, keepdims, signed):
     """d logsumexp / d(b e^a) = 1 / (sign * e^lse): the weights exp(a - lse) / sign."""
-    ndim = max(_onp.ndim(innermost(x)) for x in (a, *b))
+    ndim = max(_onp.ndim(innermost_meta(x)) for x in (a, *b))
     lse = _kept(ans, axis, ndim, keepdims)
     if not _onp.all(_onp.isfinite(innermost(ans))):
         return _lse_limit_weights(lse, a, b, axis)
@@ -324,7 +324,7 @@ def _lse_limit_weights(lse, a, b, axis):
 
 def _lse_vjp(i, g, ans, a, *b, axis=None, keepdims=False, signed=False):
     w = _lse_weights(ans, a, b, axis, keepdims, signed)
-    ndim = _onp.ndim(innermost(w))
+    ndim = _onp.ndim(innermost_meta(w))
     gk = _kept(g, axis, ndim, keepdims)
     if i == 0:
         return unbroadcast_like(gk * (w * b[0] if b else w), a)

@@ -25,7 +25,7 @@ from .. import errors
 from ..numpy.broadcasting import broadcast_like, cast_like, unbroadcast_like
 from ..numpy.wrapping import traced_version_of
 from ..table import Spec, define
-from ..tracer import contains_tracer, innermost
+from ..tracer import contains_tracer, innermost, innermost_meta
 from . import special as sp
 
 
@@ -325,7 +325,7 @@ bernoulli = Discrete(
 def _components_first(a, x):
     """``a`` (K,) shaped to broadcast against ``x`` (K, ...): dirichlet's components are x's
     first axis."""
-    return fnp.reshape(a, _onp.shape(a) + (1,) * (_onp.ndim(innermost(x)) - 1))
+    return fnp.reshape(a, _onp.shape(a) + (1,) * (_onp.ndim(innermost_meta(x)) - 1))
 
 
 def _dirichlet_partial(i, x, alpha):
@@ -340,8 +340,8 @@ def _dirichlet_vjp(i, g, ans, x, alpha, pdf=False):
     d = w * _dirichlet_partial(i, x, alpha)
     if i == 0:
         return cast_like(d, x)
-    return cast_like(fnp.reshape(fnp.sum(d, axis=tuple(range(1, _onp.ndim(innermost(x))))),
-                                 _onp.shape(innermost(alpha))), alpha)
+    return cast_like(fnp.reshape(fnp.sum(d, axis=tuple(range(1, _onp.ndim(innermost_meta(x))))),
+                                 _onp.shape(innermost_meta(alpha))), alpha)
 
 
 def _dirichlet_jvp(tangents, ans, x, alpha, pdf=False):
@@ -374,7 +374,7 @@ def _dirichlet_prim(method):
     @traced_version_of(fn)
     def public(x, alpha):
         x, alpha = fnp.asarray(x), fnp.asarray(alpha)
-        if _onp.shape(innermost(x))[0] + 1 == _onp.shape(innermost(alpha))[0]:
+        if _onp.shape(innermost_meta(x))[0] + 1 == _onp.shape(innermost_meta(alpha))[0]:
             # K - 1 components given: the last is what makes the sum 1
             x = fnp.concatenate([x, 1 - fnp.sum(x, axis=0, keepdims=True)], axis=0)
         return p(x, alpha)
@@ -400,7 +400,7 @@ dirichlet = _Dirichlet()
 
 def _mvn_parts(x, mean, cov):
     """The batch shape, ``P = inv(cov)`` and ``P (x - mean)`` per point (last axis)."""
-    batch = _onp.shape(innermost(x))[:-1]
+    batch = _onp.shape(innermost_meta(x))[:-1]
     prec = fnp.linalg.inv(cov)
     return batch, prec, fnp.matmul(x - mean, prec)  # (prec is symmetric)
 
@@ -412,8 +412,8 @@ def _mvn_vjp(i, g, ans, x, mean, cov, pdf=False):
         return cast_like(-fnp.expand_dims(w, -1) * pr, x)
     if i == 1:
         return cast_like(unbroadcast_like(fnp.expand_dims(w, -1) * pr, mean), mean)
-    wpr = fnp.reshape(fnp.expand_dims(w, -1) * pr, (-1, _onp.shape(innermost(cov))[-1]))
-    outer = fnp.matmul(fnp.swapaxes(fnp.reshape(pr, _onp.shape(innermost(wpr))), 0, 1), wpr)
+    wpr = fnp.reshape(fnp.expand_dims(w, -1) * pr, (-1, _onp.shape(innermost_meta(cov))[-1]))
+    outer = fnp.matmul(fnp.swapaxes(fnp.reshape(pr, _onp.shape(innermost_meta(wpr))), 0, 1), wpr)
     return cast_like(-0.5 * (fnp.sum(w) * prec - outer), cov)
 
 
@@ -428,7 +428,7 @@ def _mvn_jvp(tangents, ans, x, mean, cov, pdf=False):
     if tc is not None:
         quad = fnp.sum(fnp.matmul(pr, tc) * pr, axis=-1)
         out = out - 0.5 * (fnp.sum(prec * tc) - quad)
-    out = fnp.reshape(broadcast_like(out, _onp.zeros(batch)), _onp.shape(innermost(ans)))
+    out = fnp.reshape(broadcast_like(out, _onp.zeros(batch)), _onp.shape(innermost_meta(ans)))
     return ans * out if pdf else out
 
 
@@ -451,15 +451,15 @@ def _mvn_prim(method):
     @traced_version_of(fn)
     def public(x, mean=None, cov=1, allow_singular=False):
         x = fnp.asarray(x)
-        d = _onp.shape(innermost(x))[-1] if _onp.ndim(innermost(x)) else 1
+        d = _onp.shape(innermost_meta(x))[-1] if _onp.ndim(innermost_meta(x)) else 1
         if allow_singular:
             raise NotImplementedError(f"fgrad.scipy.stats.multivariate_normal.{method}: "
                                       "allow_singular=True is not supported on traced values")
-        if _onp.ndim(innermost(x)) == 0:
+        if _onp.ndim(innermost_meta(x)) == 0:
             x = fnp.reshape(x, (1,))
         mean = _onp.zeros(d) if mean is None else mean
         cov = fnp.asarray(cov)
-        if _onp.ndim(innermost(cov)) < 2:  # a scalar variance or a diagonal
+        if _onp.ndim(innermost_meta(cov)) < 2:  # a scalar variance or a diagonal
             cov = fnp.diag(fnp.broadcast_to(cov, (d,)))
         return p(x, mean, cov)
 
@@ -493,8 +493,8 @@ class _MultivariateNormal:
     @traced_version_of(_st.multivariate_normal.entropy)
     def entropy(mean=None, cov=1):
         cov = fnp.asarray(cov)
-        if _onp.ndim(innermost(cov)) < 2:
-            d = 1 if mean is None else _onp.size(innermost(mean))
+        if _onp.ndim(innermost_meta(cov)) < 2:
+            d = 1 if mean is None else _onp.size(innermost_meta(mean))
             cov = fnp.diag(fnp.broadcast_to(cov, (d,)))
         return _mvn_entropy(cov)
 

@@ -4,7 +4,7 @@ helpers that draw well-conditioned, symmetric positive definite or well-separate
 import numpy as _onp
 
 import fgrad.numpy as fnp
-from ...tracer import innermost
+from ...tracer import innermost, innermost_meta
 from ..broadcasting import dtype_of, mask, shape_of
 
 _la = _onp.linalg
@@ -71,7 +71,7 @@ def _noted(np_fn, note):
 
 def _real_only(name, *xs):
     for x in xs:
-        if _onp.iscomplexobj(innermost(x)):
+        if _onp.iscomplexobj(innermost_meta(x)):
             raise NotImplementedError(
                 f"fgrad.numpy.linalg.{name}: complex input is not supported on traced values "
                 "(its derivative rules are written for real matrices); differentiate the real "

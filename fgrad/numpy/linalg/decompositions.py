@@ -6,7 +6,7 @@ import numpy as _onp
 import fgrad.numpy as fnp
 from ...table import Spec, define
 from ..multi_output import define_multi
-from ...tracer import innermost, strip
+from ...tracer import innermost, innermost_meta, strip
 from ..broadcasting import mask, shape_of
 from ..wrapping import differentiable, with_numpy_values
 from .common import (EigResult, EighResult, QRResult, SVDResult, _diag, _diag_embed, _eig_call,
@@ -353,7 +353,7 @@ def _eig_jvp(ts, outs, a):
     p = fnp.matmul(fnp.matmul(inv(v), t), v)
     vt = fnp.matmul(v, _gap_inverse(w) * p)
     d = fnp.sum(fnp.conjugate(v) * vt, axis=-2)
-    if _onp.iscomplexobj(innermost(v)):
+    if _onp.iscomplexobj(innermost_meta(v)):
         top = _largest(v)
         e = fnp.sum(top * vt, axis=-2) / fnp.sum(top * v, axis=-2)
         c = -fnp.real(d) - 1j * fnp.imag(e)
@@ -365,7 +365,7 @@ def _eig_jvp(ts, outs, a):
 def _eig_vjp(i, gs, outs, a):
     (gw, gv), (w, v) = gs, outs
     gc = fnp.sum(v * gv, axis=-2)
-    if _onp.iscomplexobj(innermost(v)):
+    if _onp.iscomplexobj(innermost_meta(v)):
         top = _largest(v)
         gvt = (gv - fnp.conjugate(v) * fnp.expand_dims(fnp.real(gc), -2)
                - top * fnp.expand_dims(1j * fnp.imag(gc) / fnp.sum(top * v, axis=-2), -2))

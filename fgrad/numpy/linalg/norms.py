@@ -6,7 +6,7 @@ import numpy as _onp
 
 import fgrad.numpy as fnp
 from ...table import Spec
-from ...tracer import innermost, strip
+from ...tracer import innermost, innermost_meta, strip
 from ..broadcasting import dtype_of, mask, shape_of
 from ..namespace import zero_derivative
 from ..wrapping import differentiable
@@ -28,7 +28,7 @@ def _root0(s, p=2):
 
 
 def _sum_squares(x, axis, keepdims):
-    sq = fnp.real(fnp.conjugate(x) * x) if _onp.iscomplexobj(innermost(x)) else x * x
+    sq = fnp.real(fnp.conjugate(x) * x) if _onp.iscomplexobj(innermost_meta(x)) else x * x
     return fnp.sum(sq, axis=axis, keepdims=keepdims)
 
 
