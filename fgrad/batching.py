@@ -163,6 +163,16 @@ def matmul(prim, size, vals, dims, **params):
     return out, 0
 
 
+def getitem(prim, size, vals, dims, idx):
+    """Basic indexing (ints, slices, None, ...): the batch axis first, kept whole by the index."""
+    parts = idx if isinstance(idx, tuple) else (idx,)
+    if len(vals) > 1 or not all(p is None or p is Ellipsis or isinstance(p, slice) or
+                                (isinstance(p, (int, _onp.integer)) and not isinstance(p, bool))
+                                for p in parts):
+        return one_at_a_time(prim, size, vals, dims, idx=idx)
+    return prim(_to_front(vals[0], dims[0]), idx=(slice(None),) + parts), 0
+
+
 def one_at_a_time(prim, size, vals, dims, **params):
     """The fallback: the primitive once per example, the results stacked."""
     outs = []
@@ -174,7 +184,7 @@ def one_at_a_time(prim, size, vals, dims, **params):
 
 # The families' rules by primitive name, until each family declares its own beside its VJP
 # and JVP rules (``prim.batch``, which takes precedence).
-_BY_NAME = {"matmul": matmul, "where": elementwise, "sum": reduction, "mean": reduction,
+_BY_NAME = {"matmul": matmul, "where": elementwise, "getitem": getitem, "sum": reduction, "mean": reduction,
             "prod": reduction, "max": reduction, "min": reduction, "amax": reduction,
             "amin": reduction}
 

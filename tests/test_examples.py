@@ -361,3 +361,18 @@ def test_gaussian_process_objective_is_the_cholesky_formula_and_its_gradient_van
         dict(zip(sorted(p), v)), x, y), (onp.array([p[n] for n in sorted(p)]) + 0.1,), order=2,
         eps=1e-5, rtol=1e-5)
     assert check < 1e-5
+
+
+# --- per_example_gradients.py ------------------------------------------------------------------
+
+def test_per_example_gradients_equal_the_loop_and_average_to_the_mean_gradient(run):
+    lines = squeeze(run("per_example_gradients.py"))
+    (diff,) = line_with(lines, "largest difference from the loop of grad calls:")
+    assert numbers(diff)[-1] <= 1e-12
+    (mean,) = line_with(lines, "3. their mean equals the gradient of the mean loss:")
+    assert numbers(mean)[-1] <= 1e-12
+    (timing,) = line_with(lines, "4. timing: vmap")
+    assert "loop of grad" in timing and "one gradient of the mean loss" in timing
+    # the shapes: one gradient per example, each layer's as its parameters'
+    assert "shapes: [((128, 8, 64), (128, 64)), ((128, 64, 64), (128, 64)), " \
+           "((128, 64, 1), (128, 1))]" in lines
