@@ -7,6 +7,7 @@ handled here, once, so the mechanisms only ever see flat lists of values.
 import numpy as _onp
 
 from . import errors
+from .batching import vmap
 from .dual import DualTrace, DualTracer
 from .numpy import astype, reshape, stack
 from .pytree import LEAF, tree_flatten, tree_unflatten
@@ -466,17 +467,47 @@ def jacrev(f, argnums=0, has_aux=False):
     return jacrev_f
 
 
+def _all_at_once(sweep, like, out_axes):
+    """``sweep`` over every unit vector shaped like ``like`` in one batched pass (``vmap``
+    over the stacked basis), or None where that cannot be done: a basis of complex or no
+    elements, or a rule that reads the values it is given (it raises under vmap; the caller
+    then sweeps one vector at a time, as before)."""
+    v = innermost_meta(like)
+    shape, dtype = _onp.shape(v), _onp.result_type(v)
+    n = int(_onp.prod(shape, dtype=int))
+    if n == 0 or dtype.kind != "f":
+        return None
+    basis = _onp.eye(n, dtype=dtype).reshape((n,) + tuple(shape))
+    try:
+        return vmap(sweep, out_axes=out_axes)(basis)
+    except errors.ConcretizationError:
+        return None
+
+
 def _jacrev_blocks(rec, argnums, has_aux):
-    """jacrev's result from a recorded function: one backward pass per output element."""
+    """jacrev's result from a recorded function: all backward passes at once (batched over
+    the output's unit vectors), or one per output element."""
     blocks = []
     for node, val in zip(rec.out_nodes, rec.out_vals):
+        out_shape = _onp.shape(innermost_meta(val))
+
+        def sweep(e, node=node):
+            cts = rec.tape.backward([(node, e)])
+            return [_zeros_like(x) if cts.get(n) is None else _shaped_like(cts[n], x)
+                    for n, x in zip(rec.in_nodes, rec.inputs)]
+
+        rows = _all_at_once(sweep, val, 0) if node is not None else None
+        if rows is not None:
+            blocks.append(tree_unflatten(rec.in_tree, [
+                finish(reshape(r, tuple(out_shape) + _onp.shape(innermost_meta(x))))
+                for r, x in zip(rows, rec.inputs)]))
+            continue
         rows = [[] for _ in rec.inputs]
         for e in _basis(val):
             cts = rec.tape.backward([(node, e)]) if node is not None else {}
             for j, (n, x) in enumerate(zip(rec.in_nodes, rec.inputs)):
                 rows[j].append(_zeros_like(x) if cts.get(n) is None
                                else _shaped_like(cts[n], x))
-        out_shape = _onp.shape(innermost_meta(val))
         blocks.append(tree_unflatten(rec.in_tree, [
             _assemble(r, out_shape, _onp.shape(innermost_meta(x)), 0, val, x)
             for r, x in zip(rows, rec.inputs)]))
@@ -529,9 +560,20 @@ def _refuse_complex(args):
 
 
 def _jacfwd_blocks(rec, argnums, has_aux):
-    """jacfwd's result from a recorded function: one forward sweep per input element."""
+    """jacfwd's result from a recorded function: all forward sweeps of an input at once
+    (batched over its unit vectors), or one per input element."""
     cols = [[[] for _ in rec.inputs] for _ in rec.out_vals]
     for j, (n, x) in enumerate(zip(rec.in_nodes, rec.inputs)):
+        def sweep(e, n=n):
+            tans = rec.tape.forward({n: e})
+            return [_zeros_like(val) if node is None or tans.get(node) is None else tans[node]
+                    for node, val in zip(rec.out_nodes, rec.out_vals)]
+
+        batched = _all_at_once(sweep, x, -1)
+        if batched is not None:  # (out_shape + (n,)): the columns already stacked last
+            for k, c in enumerate(batched):
+                cols[k][j] = c
+            continue
         for e in _basis(x):
             tans = rec.tape.forward({n: e})
             for k, (node, val) in enumerate(zip(rec.out_nodes, rec.out_vals)):
@@ -540,7 +582,9 @@ def _jacfwd_blocks(rec, argnums, has_aux):
     blocks = []
     for k, val in enumerate(rec.out_vals):
         out_shape = _onp.shape(innermost_meta(val))
-        parts = [_assemble(c, out_shape, _onp.shape(innermost_meta(x)), -1, val, x)
+        parts = [finish(reshape(c, tuple(out_shape) + _onp.shape(innermost_meta(x))))
+                 if not isinstance(c, list) else
+                 _assemble(c, out_shape, _onp.shape(innermost_meta(x)), -1, val, x)
                  for c, x in zip(cols[k], rec.inputs)]
         blocks.append(tree_unflatten(rec.in_tree, parts))
     jac = tree_unflatten(rec.out_tree, [b[0] if isinstance(argnums, int) else b
