@@ -163,14 +163,75 @@ def matmul(prim, size, vals, dims, **params):
     return out, 0
 
 
-def getitem(prim, size, vals, dims, idx):
-    """Basic indexing (ints, slices, None, ...): the batch axis first, kept whole by the index."""
+def _batchable_index(idx):
+    """The index's parts, if a leading ``slice(None)`` keeps the batch axis first: basic parts
+    (ints, slices, None, ...) and at most one array (numpy moves the axes of several
+    non-adjacent arrays to the front)."""
     parts = idx if isinstance(idx, tuple) else (idx,)
-    if len(vals) > 1 or not all(p is None or p is Ellipsis or isinstance(p, slice) or
-                                (isinstance(p, (int, _onp.integer)) and not isinstance(p, bool))
-                                for p in parts):
+    arrays = 0
+    for p in parts:
+        if isinstance(p, (list, _onp.ndarray)):
+            arrays += 1
+        elif not (p is None or p is Ellipsis or isinstance(p, slice) or
+                  (isinstance(p, (int, _onp.integer)) and not isinstance(p, bool))):
+            return None
+    return parts if arrays <= 1 else None
+
+
+def getitem(prim, size, vals, dims, idx):
+    """Indexing one example: the same index behind a whole first (batch) axis."""
+    parts = _batchable_index(idx)
+    if len(vals) > 1 or parts is None:
         return one_at_a_time(prim, size, vals, dims, idx=idx)
     return prim(_to_front(vals[0], dims[0]), idx=(slice(None),) + parts), 0
+
+
+def _batch_first(v, d, size):
+    """``v`` with its batch axis first; an unbatched ``v`` broadcast along a new first axis."""
+    if d is not None:
+        return _to_front(v, d)
+    v = fnp.asarray(v)
+    return fnp.broadcast_to(v, (size,) + tuple(_onp.shape(innermost_meta(v))))
+
+
+def indexed_update(prim, size, vals, dims, idx):
+    """``x.at[idx].add(v)`` and the like: the target batched, the index behind a whole batch
+    axis, the update padded so it broadcasts against each example's selection."""
+    parts = _batchable_index(idx)
+    if parts is None or len(vals) != 2:
+        return one_at_a_time(prim, size, vals, dims, idx=idx)
+    (x, v), (dx, dv) = vals, dims
+    x = _batch_first(x, dx, size)
+    if dv is not None:
+        v = _to_front(v, dv)
+        one = _onp.broadcast_to(_onp.zeros(()), _onp.shape(innermost_meta(x))[1:])
+        picked = len(one[parts].shape)
+        vs = _onp.shape(innermost_meta(v))
+        if len(vs) - 1 < picked:
+            v = fnp.reshape(v, vs[:1] + (1,) * (picked - len(vs) + 1) + vs[1:])
+    return prim(x, v, idx=(slice(None),) + parts), 0
+
+
+def reshape(prim, size, vals, dims, shape, order="C"):
+    if order != "C":
+        return one_at_a_time(prim, size, vals, dims, shape=shape, order=order)
+    shape = (shape,) if isinstance(shape, (int, _onp.integer)) else tuple(shape)
+    return prim(_to_front(vals[0], dims[0]), shape=(size,) + shape, order=order), 0
+
+
+def broadcast_to(prim, size, vals, dims, shape):
+    shape = (shape,) if isinstance(shape, (int, _onp.integer)) else tuple(shape)
+    x = _to_front(vals[0], dims[0])
+    xs = _onp.shape(innermost_meta(x))
+    if len(xs) - 1 < len(shape):
+        x = fnp.reshape(x, xs[:1] + (1,) * (len(shape) - len(xs) + 1) + xs[1:])
+    return prim(x, shape=(size,) + shape), 0
+
+
+def stack(prim, size, vals, dims, axis):
+    rank = _rank(vals[0], dims[0])
+    new = [_batch_first(v, d, size) for v, d in zip(vals, dims)]
+    return prim(*new, axis=axis % (rank + 1) + 1), 0
 
 
 def one_at_a_time(prim, size, vals, dims, **params):
@@ -184,9 +245,11 @@ def one_at_a_time(prim, size, vals, dims, **params):
 
 # The families' rules by primitive name, until each family declares its own beside its VJP
 # and JVP rules (``prim.batch``, which takes precedence).
-_BY_NAME = {"matmul": matmul, "where": elementwise, "getitem": getitem, "sum": reduction, "mean": reduction,
+_BY_NAME = {"matmul": matmul, "where": elementwise, "getitem": getitem, "reshape": reshape,
+            "broadcast_to": broadcast_to, "stack": stack, "sum": reduction, "mean": reduction,
             "prod": reduction, "max": reduction, "min": reduction, "amax": reduction,
-            "amin": reduction}
+            "amin": reduction, **{f"index_{op}": indexed_update
+                                  for op in ("add", "set", "multiply", "min", "max")}}
 
 
 def _default_rule(prim, params):
