@@ -82,7 +82,11 @@ TARGETS = (
        Target("no-tracer fast path: fgrad.numpy on plain floats / numpy (no limit given)",
               "scalar_chain", "forward, no tracer", FWD, 0.0, "info")]
     + _jit_targets()
-    + [Target("per_example: vmap(grad) <= 3x one gradient of the mean loss", "per_example",
+    + [Target("layer_jacobian (jacfwd): fgrad faster than torch.func", "layer_jacobian",
+              "jacfwd", "torch", 1.0),
+       Target("layer_jacobian (jacrev): fgrad faster than torch.func", "layer_jacobian",
+              "jacrev", "torch", 1.0),
+       Target("per_example: vmap(grad) <= 3x one gradient of the mean loss", "per_example",
               "width 64, batch 128", "fgrad mean grad", 3.0),
        Target("per_example: vmap(grad) at least 10x faster than the loop of grads",
               "per_example", "width 64, batch 128", "fgrad loop", 0.1)]
