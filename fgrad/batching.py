@@ -24,6 +24,12 @@ from .tracer import Trace, Tracer, innermost_meta
 __all__ = ["vmap"]
 
 
+def _batched(name):
+    def compare(self, other):
+        return getattr(fnp, name)(self, other)
+    return compare
+
+
 class BatchTracer(ArrayTracer):
     """One example of a batch: the batched value ``_b`` (one level down), batch axis ``_bdim``."""
 
@@ -53,12 +59,13 @@ class BatchTracer(ArrayTracer):
     def __repr__(self):
         return f"BatchTracer(one example of shape {self.shape}, {self._trace!r})"
 
-    __lt__ = lambda self, o: fnp.less(self, o)  # noqa: E731  (batched comparisons)
-    __le__ = lambda self, o: fnp.less_equal(self, o)  # noqa: E731
-    __gt__ = lambda self, o: fnp.greater(self, o)  # noqa: E731
-    __ge__ = lambda self, o: fnp.greater_equal(self, o)  # noqa: E731
-    __eq__ = lambda self, o: fnp.equal(self, o)  # noqa: E731
-    __ne__ = lambda self, o: fnp.not_equal(self, o)  # noqa: E731
+    # comparisons are batched (their values cannot be read one level down, as other traces do)
+    __lt__ = _batched("less")
+    __le__ = _batched("less_equal")
+    __gt__ = _batched("greater")
+    __ge__ = _batched("greater_equal")
+    __eq__ = _batched("equal")
+    __ne__ = _batched("not_equal")
     __hash__ = None
 
 

@@ -132,9 +132,10 @@ def strip(x, lower=innermost):
     return x
 
 
-def _down(o):
-    """``o`` one level down: its value if it is a tracer."""
-    return o._value if isinstance(o, Tracer) else o
+def _down(o, trace):
+    """``o`` one level down from ``trace``: its value if it is a tracer of that trace (a
+    tracer of another trace is compared where its own trace meets it)."""
+    return o._value if isinstance(o, Tracer) and o._trace is trace else o
 
 
 def first_tracer(x):
@@ -227,12 +228,12 @@ class Tracer:
     # Comparisons have zero derivative: they give plain boolean arrays, so `if x > 0:` works.
     # They compare the values one level down, so a trace underneath that records (staging)
     # sees the comparison and the branch taken on it.
-    def __lt__(self, o): return self._value < _down(o)
-    def __le__(self, o): return self._value <= _down(o)
-    def __gt__(self, o): return self._value > _down(o)
-    def __ge__(self, o): return self._value >= _down(o)
-    def __eq__(self, o): return self._value == _down(o)
-    def __ne__(self, o): return self._value != _down(o)
+    def __lt__(self, o): return self._value < _down(o, self._trace)
+    def __le__(self, o): return self._value <= _down(o, self._trace)
+    def __gt__(self, o): return self._value > _down(o, self._trace)
+    def __ge__(self, o): return self._value >= _down(o, self._trace)
+    def __eq__(self, o): return self._value == _down(o, self._trace)
+    def __ne__(self, o): return self._value != _down(o, self._trace)
     __hash__ = None  # like ndarray
 
     def __bool__(self):

@@ -202,3 +202,12 @@ def test_a_user_primitive_without_a_batching_rule_runs_once_per_example():
     _close(vmap(cube)(xs), xs ** 3)
     assert calls == [(2,), (2,), (2,)]
     _close(vmap(fgrad.grad(lambda x: np.sum(cube(x))))(xs), 3 * xs ** 2)
+
+
+def test_a_comparison_between_a_differentiated_and_a_batched_constant_value():
+    xs, ys = onp.linspace(-1, 1, 8).reshape(4, 2), onp.linspace(1, -1, 8).reshape(4, 2)
+
+    def f(x, y):  # y is batched but not differentiated: a constant of grad's tape
+        return np.sum(np.where(x > y, x ** 2, -x))
+
+    _close(vmap(fgrad.grad(f))(xs, ys), onp.stack([fgrad.grad(f)(x, y) for x, y in zip(xs, ys)]))
