@@ -7,7 +7,7 @@ import numpy as _onp
 import fgrad.numpy as fnp
 from ...table import Spec, define
 from ..multi_output import define_multi
-from ...tracer import strip
+from ...tracer import innermost_meta, strip
 from ..broadcasting import shape_of, unbroadcast, unbroadcast_like
 from ..wrapping import differentiable, unsupported_kwargs
 from .common import SlogdetResult, _la, _lift, _mT, _ndim, _noted, _real_only, _shift, _shifted
@@ -201,7 +201,7 @@ def multi_dot(arrays, *, out=None):
     """numpy.linalg.multi_dot (numpy's values, from its cheapest order of products)."""
     unsupported_kwargs("linalg.multi_dot", {"out": out})
     arrays = [fnp.asarray(a) for a in arrays]
-    _la.multi_dot([strip(a) for a in arrays])  # numpy's errors
+    _la.multi_dot([strip(a, innermost_meta) for a in arrays])  # numpy's errors (shapes)
     result = arrays[0]
     for a in arrays[1:]:
         result = fnp.dot(result, a)
