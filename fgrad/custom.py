@@ -57,7 +57,7 @@ __all__ = ["custom_jvp", "custom_vjp"]
 
 def _inexact(v):
     """Whether ``v`` (a leaf) is a float or complex value, i.e. one that has a derivative."""
-    v = innermost(v)
+    v = innermost_meta(v)
     if isinstance(v, (float, complex)):
         return True
     dt = getattr(v, "dtype", None)
@@ -65,17 +65,17 @@ def _inexact(v):
 
 
 def _dtype(v):
-    return _onp.result_type(innermost(v))
+    return _onp.result_type(innermost_meta(v))
 
 
 def _zeros(v):
-    v = innermost(v)
+    v = innermost_meta(v)
     return _onp.zeros(_onp.shape(v), _onp.result_type(v))
 
 
 def _zero_tangent(v):
     """What a rule receives for an argument that is not being differentiated."""
-    v = innermost(v)
+    v = innermost_meta(v)
     if isinstance(v, (bool, int, float, complex, _onp.ndarray, _onp.generic)):
         return _onp.zeros_like(v)
     return None  # a string, a function, ...: no tangent at all
@@ -231,7 +231,7 @@ class _Call:
                             f"output has {self.out_tree!r}; they must match")
         vals = []
         for k, shape, _, _, _ in self.var:
-            have = _onp.shape(innermost(leaves[k]))
+            have = _onp.shape(innermost_meta(leaves[k]))
             if have != shape:
                 raise ValueError(f"{name}: {what} has shape {have} at output leaf {k}, "
                                  f"where the function's output has shape {shape}")
@@ -259,7 +259,7 @@ class _Call:
             if c is None or not _inexact(x):
                 out.append(None)
                 continue
-            have, want = _onp.shape(innermost(c)), _onp.shape(innermost(x))
+            have, want = _onp.shape(innermost_meta(c)), _onp.shape(innermost_meta(x))
             if have != want:
                 raise ValueError(f"{name}: bwd returned a cotangent of shape {have} for "
                                  f"argument {self.leaf_arg[j]}, whose shape is {want}; a "
@@ -346,7 +346,9 @@ class _CustomPrimitive(Primitive):
         self.jvp_joint = self._jvp_joint
 
     def _impl(self, *leaves, call):
-        return call.packed  # (``leaves`` are the values ``call`` ran the function on)
+        # ``leaves`` are the values ``call`` ran the function on, except where a batching
+        # trace hands down one example at a time (the call ran on shape stand-ins there)
+        return call.packed if call.ran_on(leaves) else call.rerun(*leaves)
 
     @staticmethod
     def replay_impl(*leaves, call):  # what a staged graph runs: the function on new values

@@ -210,3 +210,14 @@ def test_a_comparison_between_a_differentiated_and_a_batched_constant_value():
         return np.sum(np.where(x > y, x ** 2, -x))
 
     _close(vmap(fgrad.grad(f))(xs, ys), onp.stack([fgrad.grad(f)(x, y) for x, y in zip(xs, ys)]))
+
+
+def test_custom_vjp_under_vmap_gives_each_example_its_own_values_and_rule():
+    @fgrad.custom_vjp
+    def f(x):
+        return np.sin(x) * 2
+
+    f.defvjp(lambda x: (f(x), x), lambda x, g: (g * 3 * np.cos(x),))  # (not sin's derivative)
+    xs = onp.linspace(0.1, 1, 6).reshape(3, 2)
+    _close(vmap(f)(xs), onp.sin(xs) * 2)
+    _close(vmap(fgrad.grad(lambda x: np.sum(f(x))))(xs), 3 * onp.cos(xs))
