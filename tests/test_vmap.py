@@ -96,6 +96,12 @@ def test_every_entry_batched_equals_its_stacked_calls(name):
         axes = (0,) + (None,) * len(rest)
         _close(vmap(f, in_axes=axes)(batched[0], *rest),
                _stacked([f(x[0], *rest) for x in xs]))
+    # nested two deep: a 2 x 3 grid of the examples, the inner batch on the last axis
+    grid = [xs, xs[1:] + xs[:1]]
+    deep = [onp.stack([onp.stack([x[i] for x in row], -1) for row in grid])
+            for i in range(len(xs[0]))]
+    _close(vmap(vmap(f, in_axes=-1))(*deep),
+           _stacked([_stacked([f(*x) for x in row]) for row in grid]))
 
 
 def test_per_example_gradients_equal_the_loop():
