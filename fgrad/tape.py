@@ -93,10 +93,9 @@ class Tape(Trace):
         self.lean, self.inputs, self.guarded = lean, inputs, []
         # whether a tracer of an outer transform has reached this tape (as an input or an
         # argument): until then every value on it is plain, and numpy is called directly
-        # (a tape inside a staged function hands its plain values down too: staging records
-        # them, see tracer.STAGING)
-        self.nested = bool(STAGING) and ambient() is not None
-        self.shares_constants = False  # (see Trace: set once a staging trace is met)
+        # (a tape inside a staged function hands its plain values down too, uncopied: staging
+        # records them and reads them anew at each replay, see tracer.STAGING)
+        self.nested = self.shares_constants = bool(STAGING) and ambient() is not None
         # backward passes keep their cotangents on the nodes, so two of one tape (vjp_fn called
         # from two threads) take turns; ``walker`` is the thread walking, to refuse re-entry
         self.walk_lock = threading.Lock()

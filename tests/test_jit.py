@@ -368,3 +368,17 @@ def test_the_generated_code_accumulates_in_place_only_where_nothing_else_reads_t
     assert sources[accumulate].count("out=") == 4  # sin * 2, then each of the three sums
     # viewed: sin(x) * 2 is written into sin(x)'s array; a is viewed, so a + y is not
     assert sources[viewed].count("out=") == 1 and "u1(" in sources[viewed]
+
+
+@pytest.mark.parametrize("inner", ["grad", "vjp", "jvp", "hessian"])
+def test_a_closed_over_array_differentiated_inside_jit_is_read_anew(inner):
+    w = onp.ones(3)
+    cube = lambda v: np.sum(v ** 3)  # noqa: E731
+    take = {"grad": lambda: fgrad.grad(cube)(w),
+            "vjp": lambda: fgrad.vjp(cube, w)[1](1.0),
+            "jvp": lambda: fgrad.jvp(cube, (w,), (onp.ones(3),))[1],
+            "hessian": lambda: fgrad.hessian(cube)(w)}[inner]
+    jf = jit(lambda x: x * take())  # the derivative's input is the plain array w
+    for value in (1.0, 2.0, -0.5):
+        w[:] = value  # in place, between calls
+        _same(jf(onp.ones(3)), onp.ones(3) * take())
