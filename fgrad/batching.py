@@ -130,8 +130,9 @@ def elementwise(prim, size, vals, dims, **params):
 
 def reduction(prim, size, vals, dims, axis=None, keepdims=False, **params):
     """``f(x, axis=..., keepdims=...)``: the batch axis first, the reduced axes one further."""
-    (x,), (d,) = vals[:1], dims[:1]
-    x = _to_front(x, d)
+    if len(vals) != 1:
+        return one_at_a_time(prim, size, vals, dims, axis=axis, keepdims=keepdims, **params)
+    x = _to_front(vals[0], dims[0])
     rank = _rank(x, 0)
     if axis is None:
         axis = tuple(range(1, rank + 1))
@@ -139,7 +140,7 @@ def reduction(prim, size, vals, dims, axis=None, keepdims=False, **params):
         axis = tuple(a % rank + 1 for a in axis)
     else:
         axis = axis % rank + 1
-    return prim(x, *vals[1:], axis=axis, keepdims=keepdims, **params), 0
+    return prim(x, axis=axis, keepdims=keepdims, **params), 0
 
 
 def matmul(prim, size, vals, dims, **params):
@@ -166,7 +167,7 @@ def matmul(prim, size, vals, dims, **params):
     if dy is not None and yr == 1:
         out = fnp.squeeze(out, -1)
     if dx is not None and xr == 1:
-        out = fnp.squeeze(out, -1 if (dy is not None and yr == 1) or yr == 1 else -2)
+        out = fnp.squeeze(out, -1 if yr == 1 else -2)  # (the row of one: last if y is a vector)
     return out, 0
 
 
@@ -254,9 +255,8 @@ def one_at_a_time(prim, size, vals, dims, **params):
 # and JVP rules (``prim.batch``, which takes precedence).
 _BY_NAME = {"matmul": matmul, "where": elementwise, "getitem": getitem, "reshape": reshape,
             "broadcast_to": broadcast_to, "stack": stack, "sum": reduction, "mean": reduction,
-            "prod": reduction, "max": reduction, "min": reduction, "amax": reduction,
-            "amin": reduction, **{f"index_{op}": indexed_update
-                                  for op in ("add", "set", "multiply", "min", "max")}}
+            "prod": reduction, "max": reduction, "min": reduction,
+            **{f"index_{op}": indexed_update for op in ("add", "set", "multiply", "min", "max")}}
 
 
 def _default_rule(prim, params):

@@ -97,7 +97,7 @@ class Graph:
         the nodes one primitive call at a time, so those transforms see each call."""
         if interpreting(leaves):
             return self.interpret(leaves)
-        return (self._run or self.compile())(*leaves)
+        return self.compile()(*leaves)
 
     def compile(self):
         """Generate the graph's code now (else the first plain call does)."""
@@ -118,12 +118,10 @@ class Graph:
         for v in self.inputs:
             check(v)
         for n in self.nodes:
-            args = [env[a] if a.__class__ is Var else a.value if a.__class__ is Const else a
-                    for a in n.args]
+            args = [resolve(a, env) for a in n.args]
             env[n.out] = getattr(n.prim, "interpret", n.prim)(*args, **n.params)
             check(n.out)
-        return [env[o] if o.__class__ is Var else o.value if o.__class__ is Const else o
-                for o in self.outputs]
+        return [resolve(o, env) for o in self.outputs]
 
     # --- showing ------------------------------------------------------------------------
     def __str__(self):
@@ -176,6 +174,20 @@ def numpy_leaves(leaves):
     return leaves
 
 
+def resolve(ref, env):
+    """What a node's argument or a graph's output stands for: a ``Var``'s value in ``env``,
+    a ``Const``'s value, or a static argument itself."""
+    if ref.__class__ is Var:
+        return env[ref]
+    return ref.value if ref.__class__ is Const else ref
+
+
+def replay_impl(prim):
+    """What a graph calls for ``prim`` on plain values: its ``replay_impl`` where it has one
+    (a custom function runs again), else its ``fast_impl``."""
+    return getattr(prim, "replay_impl", prim.fast_impl)
+
+
 def interpreting(leaves):
     """Whether a graph run on these leaves goes node by node: a transform's tracers among
     them, or a staged function being traced around the call, must see each primitive."""
@@ -225,19 +237,20 @@ def compile_graph(graph):
     reuse = _in_place(graph, last)
     free_names, count = [], 0
 
+    def ref(a, local):
+        """The source text for a reference; a static value is bound as ``local``."""
+        if a.__class__ is Var:
+            return names[a]
+        if a.__class__ is Const:
+            return repr(a)
+        env[local] = a
+        return local
+
     for v in graph.inputs:
         check(v)
     for k, n in enumerate(graph.nodes):
-        env[f"f{k}"] = getattr(n.prim, "replay_impl", n.prim.fast_impl)
-        args = []
-        for j, a in enumerate(n.args):
-            if a.__class__ is Var:
-                args.append(names[a])
-            elif a.__class__ is Const:
-                args.append(repr(a))
-            else:  # a static argument: bound as a local too
-                env[f"a{k}_{j}"] = a
-                args.append(f"a{k}_{j}")
+        env[f"f{k}"] = replay_impl(n.prim)
+        args = [ref(a, f"a{k}_{j}") for j, a in enumerate(n.args)]
         if n.params:
             env[f"p{k}"] = n.params
             args.append(f"**p{k}")
@@ -265,15 +278,7 @@ def compile_graph(graph):
             free_names.extend(gone)
         if n.out not in last and n.out not in kept:  # (read by nothing: its name is free)
             free_names.append(out)
-    outs = []
-    for j, o in enumerate(graph.outputs):
-        if o.__class__ is Var:
-            outs.append(names[o])
-        elif o.__class__ is Const:
-            outs.append(repr(o))
-        else:
-            env[f"o{j}"] = o
-            outs.append(f"o{j}")
+    outs = [ref(o, f"o{j}") for j, o in enumerate(graph.outputs)]
     params = ", ".join(repr(v) for v in graph.inputs)
     src = f"def run({params}):\n" + "\n".join(body) + f"\n    return [{', '.join(outs)}]\n"
     exec(compile(src, f"<fgrad graph {graph.name}>", "exec"), env)  # noqa: S102

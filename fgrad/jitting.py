@@ -151,7 +151,7 @@ class _Jitted:
         for graph in graphs:
             state = _onp.random.get_state() if graph.effects else None
             try:
-                out = (graph._run or graph.compile())(*run_on) if direct else graph.run(run_on)
+                out = graph.compile()(*run_on) if direct else graph.run(run_on)
                 return tree_unflatten(graph.out_tree, out)
             except GuardError:
                 if state is not None:  # the next trace draws what the eager call would

@@ -19,7 +19,7 @@ import math
 
 import numpy as _onp
 
-from .graph import Const, Graph, Node, Var
+from .graph import Const, Graph, Node, Var, replay_impl, resolve
 from .tracer import staging
 
 __all__ = ["optimize", "fold_constants", "remove_noops", "cse", "dce"]
@@ -75,10 +75,9 @@ def fold_constants(graph):
         if size > _FOLD_BYTES:
             nodes.append(n)
             continue
-        vals = [a.value if a.__class__ is Const else a for a in n.args]
-        impl = getattr(n.prim, "replay_impl", n.prim.fast_impl)
+        vals = [resolve(a, None) for a in n.args]  # (no Var among them)
         with staging(None):  # (inside a staged function: computed here, not recorded)
-            value = impl(*vals, **n.params)
+            value = replay_impl(n.prim)(*vals, **n.params)
         if n.out in guarded:  # a fixed value passes its guard at every replay
             guards = [g for g in guards if g[0] is not n.out]
         c = Const(len(consts), value, fixed=True)

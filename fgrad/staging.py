@@ -114,7 +114,6 @@ class StageTrace(Trace):
 
     __slots__ = ("nodes", "consts", "const_ids", "guards", "guarded", "count")
     shares_constants = True
-    stages = True
     sees_all = True
 
     def __init__(self, name="make_graph"):

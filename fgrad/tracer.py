@@ -8,9 +8,9 @@ boxed by a trace while the transformed function runs; it holds the value one lev
 Each trace gets a level from a counter when it starts. Transforms nest, so a trace that is
 still alive always has a higher level than every live trace it runs inside. A primitive call
 (``Primitive.__call__`` in ``table.py``; a tracer's arithmetic operators take the same route
-directly, ``fgrad/numpy/array_tracer.py``) goes to the highest-level trace among its arguments; that trace unwraps its own
-tracers and calls the primitive again on the values beneath, which dispatches to the next trace
-down, until no tracer is left and numpy runs. A tracer of an outer transform reaching an inner
+directly, ``fgrad/numpy/array_tracer.py``) goes to the highest-level trace among its
+arguments; that trace unwraps its own tracers and calls the primitive again on the values
+beneath, which dispatches to the next trace down, until no tracer is left and numpy runs. A tracer of an outer transform reaching an inner
 one is a constant there, which is exactly what prevents perturbation confusion:
 
     d/dx [x * d/dy (x + y)] = 1        (not 2)
@@ -41,8 +41,6 @@ class Trace:
     # (staging: a replay must see their values as they are then). A tape nested inside such a
     # trace hands its constants down uncopied, or the record would hold a stale copy.
     shares_constants = False
-    # Whether the trace stages (records calls to replay them later) rather than differentiates.
-    stages = False
     # Whether the trace must see every operation on its values, zero derivative or not
     # (staging records them, batching maps them over the batch); a differentiating trace is
     # bypassed for those (``below_transforms``).

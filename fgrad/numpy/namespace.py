@@ -4,9 +4,10 @@ Each numpy name falls in one of three groups:
 
 * **zero derivative** (``ZERO_DERIVATIVE``): rounding, sign, comparisons, arg-functions, shape
   and dtype queries, ``*_like``, printing, and constructors that take sizes (``zeros``,
-  ``arange``, window functions). They accept tracers and return plain numpy results;
+  ``arange``, window functions). They accept tracers and return plain numpy results (staged
+  or batched ones under ``jit`` and ``vmap``: see ``zero_derivative``);
 * **passed through**: types, dtypes, constants and modules (``np.float64``, ``np.pi``,
-  ``np.newaxis``, ``np.random``) are numpy's own objects;
+  ``np.newaxis``) are numpy's own objects (``np.random`` is fgrad's: ``random.py``);
 * **no rule**: every other function. On plain values it *is* numpy's function; handed a
   tracer it raises ``NoDerivativeRuleError`` naming itself, giving the reason
   (``unsupported.py``) and showing how to add a rule, so it never returns a silent zero or an
@@ -63,15 +64,13 @@ logical_not logical_xor
 def zero_derivative(fn):
     """numpy's ``fn`` on the values under any tracers: its result carries no derivative.
 
-    Inside a staged function (``jit``, ``make_graph``) it is recorded when it gives an array
-    of values (``ARRAY_VALUED``), reads no value when it reads shapes only (``META``), and
-    otherwise guards the values it reads."""
+    One that gives an array of values (``ARRAY_VALUED``) is a primitive without rules for a
+    trace that sees every operation: a staged function (``jit``, ``make_graph``) records it,
+    ``vmap`` batches it. One that reads shapes only (``META``) reads no value; any other
+    reads the values (a staged function guards them)."""
     name = fn.__name__
     lower = innermost_meta if name in META else innermost
-    prim = None
-    if name in ARRAY_VALUED:
-        prim = Primitive(name, fn)
-        prim.interpret = None  # (set below: run on tracers, a node is this function again)
+    prim = Primitive(name, fn) if name in ARRAY_VALUED else None
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -82,7 +81,7 @@ def zero_derivative(fn):
                 return prim(*down, **kwargs)  # (to the staging or batching trace)
         return fn(*strip(args, lower), **strip(kwargs, lower))
 
-    if prim is not None:
+    if prim is not None:  # (a graph run on tracers calls this function again for the node)
         prim.interpret = wrapper
     wrapper._fgrad_status = "zero"
     return wrapper
