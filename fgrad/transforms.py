@@ -492,25 +492,20 @@ def _jacrev_blocks(rec, argnums, has_aux):
         out_shape = _onp.shape(innermost_meta(val))
 
         def sweep(e, node=node):
-            cts = rec.tape.backward([(node, e)])
+            cts = rec.tape.backward([(node, e)]) if node is not None else {}
             return [_zeros_like(x) if cts.get(n) is None else _shaped_like(cts[n], x)
                     for n, x in zip(rec.in_nodes, rec.inputs)]
 
         rows = _all_at_once(sweep, val, 0) if node is not None else None
-        if rows is not None:
-            blocks.append(tree_unflatten(rec.in_tree, [
-                finish(reshape(r, tuple(out_shape) + _onp.shape(innermost_meta(x))))
-                for r, x in zip(rows, rec.inputs)]))
-            continue
-        rows = [[] for _ in rec.inputs]
-        for e in _basis(val):
-            cts = rec.tape.backward([(node, e)]) if node is not None else {}
-            for j, (n, x) in enumerate(zip(rec.in_nodes, rec.inputs)):
-                rows[j].append(_zeros_like(x) if cts.get(n) is None
-                               else _shaped_like(cts[n], x))
-        blocks.append(tree_unflatten(rec.in_tree, [
-            _assemble(r, out_shape, _onp.shape(innermost_meta(x)), 0, val, x)
-            for r, x in zip(rows, rec.inputs)]))
+        if rows is None:  # one backward pass per unit vector, stacked first
+            swept = [sweep(e) for e in _basis(val)]
+            parts = [_assemble([s[j] for s in swept], out_shape,
+                               _onp.shape(innermost_meta(x)), 0, val, x)
+                     for j, x in enumerate(rec.inputs)]
+        else:
+            parts = [finish(reshape(r, tuple(out_shape) + _onp.shape(innermost_meta(x))))
+                     for r, x in zip(rows, rec.inputs)]
+        blocks.append(tree_unflatten(rec.in_tree, parts))
     jac = tree_unflatten(rec.out_tree, [b[0] if isinstance(argnums, int) else b
                                         for b in blocks])
     return (jac, rec.aux) if has_aux else jac
@@ -562,31 +557,26 @@ def _refuse_complex(args):
 def _jacfwd_blocks(rec, argnums, has_aux):
     """jacfwd's result from a recorded function: all forward sweeps of an input at once
     (batched over its unit vectors), or one per input element."""
-    cols = [[[] for _ in rec.inputs] for _ in rec.out_vals]
+    out_shapes = [_onp.shape(innermost_meta(val)) for val in rec.out_vals]
+    parts = [[None] * len(rec.inputs) for _ in rec.out_vals]  # [output][input]
     for j, (n, x) in enumerate(zip(rec.in_nodes, rec.inputs)):
+        in_shape = _onp.shape(innermost_meta(x))
+
         def sweep(e, n=n):
             tans = rec.tape.forward({n: e})
             return [_zeros_like(val) if node is None or tans.get(node) is None else tans[node]
                     for node, val in zip(rec.out_nodes, rec.out_vals)]
 
-        batched = _all_at_once(sweep, x, -1)
-        if batched is not None:  # (out_shape + (n,)): the columns already stacked last
-            for k, c in enumerate(batched):
-                cols[k][j] = c
-            continue
-        for e in _basis(x):
-            tans = rec.tape.forward({n: e})
-            for k, (node, val) in enumerate(zip(rec.out_nodes, rec.out_vals)):
-                t = tans.get(node) if node is not None else None
-                cols[k][j].append(_zeros_like(val) if t is None else t)
-    blocks = []
-    for k, val in enumerate(rec.out_vals):
-        out_shape = _onp.shape(innermost_meta(val))
-        parts = [finish(reshape(c, tuple(out_shape) + _onp.shape(innermost_meta(x))))
-                 if not isinstance(c, list) else
-                 _assemble(c, out_shape, _onp.shape(innermost_meta(x)), -1, val, x)
-                 for c, x in zip(cols[k], rec.inputs)]
-        blocks.append(tree_unflatten(rec.in_tree, parts))
+        cols = _all_at_once(sweep, x, -1)  # (each output's shape + (n,): stacked last)
+        if cols is None:  # one forward sweep per unit vector
+            swept = [sweep(e) for e in _basis(x)]
+            for k, val in enumerate(rec.out_vals):
+                parts[k][j] = _assemble([s[k] for s in swept], out_shapes[k], in_shape, -1,
+                                        val, x)
+        else:
+            for k, c in enumerate(cols):
+                parts[k][j] = finish(reshape(c, tuple(out_shapes[k]) + in_shape))
+    blocks = [tree_unflatten(rec.in_tree, p) for p in parts]
     jac = tree_unflatten(rec.out_tree, [b[0] if isinstance(argnums, int) else b
                                         for b in blocks])
     return (jac, rec.aux) if has_aux else jac
