@@ -134,7 +134,10 @@ def numpy_kwargs(**kwargs):
 def numpy_result(result, value):
     """``result`` (a composite of primitives, giving the derivatives) carrying numpy's ``value``:
     for composites that compute the same number in another order. ``result`` is cast to
-    ``value``'s dtype first, so cotangents keep numpy's dtype."""
+    ``value``'s dtype first, so cotangents keep numpy's dtype. ``value`` None (numpy's could
+    not be computed: see ``numpy_reference``) leaves ``result`` as it is."""
+    if value is None:
+        return result
     if not contains_tracer(result):
         return value
     if shape_of(result) != _onp.shape(value):

@@ -23,11 +23,12 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 import fgrad.numpy as fnp
 from ..table import Spec, define
-from ..tracer import contains_tracer, innermost, innermost_meta, strip
+from ..tracer import (Tracer, below_transforms, contains_tracer, innermost, innermost_meta,
+                      strip)
 from .broadcasting import dtype_of, mask, shape_of
 from .reductions import (NoValue, distinct, given, kept_shape, max_p, mean_p, min_p,
                          normal_axes, numpy_kwargs, numpy_result, prod_p, reduction, sum_p)
-from .wrapping import differentiable, unsupported_kwargs
+from .wrapping import differentiable, numpy_reference, unsupported_kwargs
 
 
 def _ndim(x):
@@ -162,9 +163,10 @@ def cumulative_prod(x, /, *, axis=None, dtype=None, out=None, include_initial=Fa
 # --- NaN-skipping sums, products, extremes and running versions ------------------------------
 
 def _nan_mask(a):
-    """The plain boolean mask of a's NaN entries, or None if it has none."""
-    nan = _onp.isnan(innermost(a))
-    return nan if nan.any() else None
+    """The boolean mask of a's NaN entries, or None if it has none; under ``vmap`` (or
+    staging) the mask of the whole batch, which cannot be tested and is always used."""
+    nan = fnp.isnan(below_transforms(a))
+    return nan if isinstance(nan, Tracer) or nan.any() else None
 
 
 def _nans_at(f, x, *rest, nans=None, **params):
@@ -218,8 +220,8 @@ def _nan_extreme(prim, np_fn, nan_fn, name):
         nan = _nan_mask(a)
         if nan is None:
             return reduction(prim, np_fn, a, axis, None, keepdims, initial, where)
-        value = nan_fn(strip(a), **numpy_kwargs(axis=axis, keepdims=keepdims,
-                                                 initial=initial, where=where))
+        value = numpy_reference(nan_fn, a, **numpy_kwargs(axis=axis, keepdims=keepdims,
+                                                          initial=initial, where=where))
         filled = fnp.where(nan, -_onp.inf if prim is max_p else _onp.inf, a)
         return numpy_result(reduction(prim, np_fn, filled, axis, None, keepdims, initial, where),
                             value)
@@ -251,12 +253,12 @@ def nancumprod(a, axis=None, dtype=None, out=None):
 # --- mean, var and std, plain and NaN-skipping ------------------------------------------------
 
 def _masked_mean(a, axes, dtype, w):
-    """The mean over ``axes`` (keepdims) of the entries where the plain mask ``w`` is true."""
-    count = _onp.sum(w, axis=axes, keepdims=True)
+    """The mean over ``axes`` (keepdims) of the entries where the mask ``w`` is true."""
+    count = fnp.sum(w, axis=axes, keepdims=True)
     a0 = fnp.where(w, a, 0)
     if dtype is not None:
         a0 = fnp.astype(a0, dtype)
-    return sum_p(a0, axis=axes, keepdims=True) / mask(_onp.maximum(count, 1), a0)
+    return sum_p(a0, axis=axes, keepdims=True) / mask(fnp.maximum(count, 1), a0)
 
 
 def _variance(a, axes, dtype, ddof, keep, mean, w):
@@ -282,8 +284,8 @@ def _variance(a, axes, dtype, ddof, keep, mean, w):
         n = _size(shape_of(a)) if axes is None else _size([shape_of(a)[i] for i in axes])
         dof = _onp.float64(max(n - ddof, 0))
     else:
-        dof = _onp.sum(w, axis=axes, keepdims=keep) - ddof
-        dof = _onp.where(dof > 0, dof, _onp.nan)  # numpy's value there is NaN or inf
+        dof = fnp.sum(w, axis=axes, keepdims=keep) - ddof
+        dof = fnp.where(dof > 0, dof, _onp.nan)  # numpy's value there is NaN or inf
     # numpy divides in float64 and rounds to the sum's dtype; so does this
     return fnp.astype(total / dof, dtype_of(total))
 
@@ -299,8 +301,8 @@ def _ddof(ddof, correction):
 def _root(v):
     """sqrt of a variance; where it is exactly 0 (zero spread) the result is the constant 0, so
     its derivative is 0 there, to every order."""
-    zero = innermost(v) == 0
-    if not _onp.any(zero):
+    zero = below_transforms(v) == 0
+    if not isinstance(zero, Tracer) and not zero.any():
         return fnp.sqrt(v)
     return fnp.where(zero, 0, fnp.sqrt(fnp.where(zero, 1, v)))
 
@@ -315,16 +317,16 @@ def _var_or_std(np_fn, a, axis, dtype, ddof, keepdims, where, mean, correction, 
     keep = given(keepdims) and bool(keepdims)
     w = _nan_mask(a) if skip_nan else None
     if w is not None:
-        w = ~w
+        w = fnp.logical_not(w)
     if given(where):
         wh = _onp.broadcast_to(strip(where), shape_of(a))
-        w = wh if w is None else w & wh
+        w = wh if w is None else fnp.logical_and(w, wh)
     r = _variance(a, axes, dtype, ddof, keep, mean if given(mean) else None, w)
     if root:
         r = _root(r)
     if w is None:
         return r
-    return numpy_result(r, np_fn(strip(a), **kwargs))
+    return numpy_result(r, numpy_reference(np_fn, a, **kwargs))
 
 
 VAR = [(((4,),), {}),
@@ -369,13 +371,15 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=NoValue, *, where=NoVal
     nan = _nan_mask(a)
     if nan is None:
         return reduction(mean_p, _onp.mean, a, axis, dtype, keepdims, where=where)
-    value = _onp.nanmean(strip(a), **numpy_kwargs(axis=axis, dtype=dtype, keepdims=keepdims,
-                                                  where=where))
-    w = ~nan
+    value = numpy_reference(_onp.nanmean, a, **numpy_kwargs(axis=axis, dtype=dtype,
+                                                             keepdims=keepdims, where=where))
+    w = fnp.logical_not(nan)
     if given(where):
-        w = w & _onp.broadcast_to(strip(where), shape_of(a))
+        w = fnp.logical_and(w, _onp.broadcast_to(strip(where), shape_of(a)))
     r = _masked_mean(a, normal_axes(axis, _ndim(a)), dtype, w)
-    return numpy_result(fnp.reshape(r, _onp.shape(value)), value)
+    if not given(keepdims) or not keepdims:
+        r = fnp.squeeze(r, axis=normal_axes(axis, _ndim(a)))
+    return numpy_result(r, value)
 
 
 @differentiable(_onp.nanvar, Spec(NAN_VAR, call=_nans_at))
@@ -619,8 +623,8 @@ def _quantile_spec(scale, nan=False):
 
 def _order_statistic(np_fn, name, a, q, scale, axis, method, keepdims, kwargs, skip_nan):
     unsupported_kwargs(name, kwargs)
-    value = np_fn(strip(a), strip(q), axis=axis, method=method,
-                  **numpy_kwargs(keepdims=keepdims))
+    value = numpy_reference(np_fn, a, q, axis=axis, method=method,
+                            **numpy_kwargs(keepdims=keepdims))
     qf = fnp.asarray(q) if scale == 1 else fnp.asarray(q) / scale
     keep = given(keepdims) and bool(keepdims)
     return numpy_result(_quantiles(a, qf, axis, method, keep, skip_nan), value)
@@ -672,7 +676,7 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     derivatives for two tied entries, so [1, 2, 2] gives (0, 1/2, 1/2). ``overwrite_input``
     is accepted and has no effect."""
     unsupported_kwargs("median", {"out": out})
-    value = _onp.median(strip(a), axis=axis, keepdims=keepdims)
+    value = numpy_reference(_onp.median, a, axis=axis, keepdims=keepdims)
     return numpy_result(_quantiles(a, 0.5, axis, "linear", bool(keepdims), False), value)
 
 
@@ -682,7 +686,7 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=NoValue):
     """NaN entries are skipped and get zero derivative; ties share as in ``median``."""
     unsupported_kwargs("nanmedian", {"out": out})
-    value = _onp.nanmedian(strip(a), axis=axis, **numpy_kwargs(keepdims=keepdims))
+    value = numpy_reference(_onp.nanmedian, a, axis=axis, **numpy_kwargs(keepdims=keepdims))
     keep = given(keepdims) and bool(keepdims)
     return numpy_result(_quantiles(a, 0.5, axis, "linear", keep, True), value)
 
@@ -839,7 +843,7 @@ def gradient(f, *varargs, axis=None, edge_order=1):
         outvals.append(_slopes(f, ax, ax_dx, edge_order, otype))
     out = outvals[0] if len(axes) == 1 else tuple(outvals)
     if traced_coordinates:
-        value = _onp.gradient(strip(f), *strip(varargs), axis=axis, edge_order=edge_order)
+        value = numpy_reference(_onp.gradient, f, *varargs, axis=axis, edge_order=edge_order)
         return numpy_result(out, value)
     return out
 
@@ -910,13 +914,14 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     """``m``, ``y`` and ``aweights`` may be traced; ``fweights`` (integer counts) are
     constants."""
     weighted = fweights is not None or aweights is not None
-    value = _onp.cov(strip(m), strip(y), rowvar, bias, ddof, strip(fweights), strip(aweights),
-                     dtype=dtype)  # numpy's checks and, when weighted, numpy's value
+    value = numpy_reference(_onp.cov, m, y, rowvar, bias, ddof, fweights, aweights,
+                            dtype=dtype)  # numpy's checks and, when weighted, numpy's value
     m = fnp.asarray(m)
     if _ndim(m) > 2:
         raise ValueError("m has more than 2 dimensions")
     if dtype is None:
-        dtype = _onp.result_type(*[innermost(v) for v in (m, y) if v is not None], _onp.float64)
+        dtype = _onp.result_type(*[innermost_meta(v) for v in (m, y) if v is not None],
+                                _onp.float64)
     X = _as_rows(m, dtype)
     if not rowvar and _ndim(m) != 1:
         X = fnp.transpose(X)

@@ -70,9 +70,24 @@ def _as_dtype_of(x, like):
     return x if _onp.result_type(innermost_meta(x)) == want else fnp.astype(x, want)
 
 
+def numpy_reference(np_fn, *args, **kwargs):
+    """numpy's own result on the arguments' plain values (numpy's checks and errors, and the
+    values a composite's are replaced with), or None where the values cannot be read: under
+    ``vmap`` they are a whole batch, and the composite's own values (equal to rounding)
+    stand."""
+    try:
+        args, kwargs = strip(args), strip(kwargs)
+    except errors.ConcretizationError:
+        return None
+    return np_fn(*args, **kwargs)
+
+
 def with_numpy_values(result, np_fn, args, kwargs):
-    """``result`` (an array or tuple of arrays) with the values numpy's ``np_fn`` gives."""
-    value = np_fn(*strip(args), **strip(kwargs))
+    """``result`` (an array or tuple of arrays) with the values numpy's ``np_fn`` gives
+    (``result`` itself where they cannot be read: see ``numpy_reference``)."""
+    value = numpy_reference(np_fn, *args, **kwargs)
+    if value is None:
+        return result
     if isinstance(result, tuple):
         parts = [r if not contains_tracer(r) else _numpy_value(r, value=v)
                  for r, v in zip(result, value)]

@@ -6,10 +6,10 @@ import numpy as _onp
 
 import fgrad.numpy as fnp
 from ...table import Spec
-from ...tracer import innermost, innermost_meta, strip
+from ...tracer import below_transforms, innermost_meta
 from ..broadcasting import dtype_of, mask, shape_of
 from ..namespace import zero_derivative
-from ..wrapping import differentiable
+from ..wrapping import differentiable, numpy_reference
 from .common import _la, _min_gap, _ndim, _real_only, _shift, _shifted
 from .solving import inv
 from .decompositions import _svdvals
@@ -22,7 +22,7 @@ from .decompositions import _svdvals
 
 def _root0(s, p=2):
     """``s ** (1/p)``, with value and derivative 0 where ``s`` is exactly 0."""
-    zero = mask(innermost(s) == 0, s)
+    zero = mask(below_transforms(s) == 0, s)
     r = fnp.sqrt(s + zero) if p == 2 else (s + zero) ** (1.0 / p)
     return r * (1 - zero)
 
@@ -47,15 +47,18 @@ def _vector_norm(x, ord, axis, keepdims, value):
     if ord == -_onp.inf:
         return fnp.min(fnp.abs(x), axis=axis, keepdims=keepdims)
     if ord == 0:  # the number of nonzero entries: zero derivative
+        if value is None:  # (numpy's is not known under vmap)
+            return fnp.sum(mask(below_transforms(x) != 0, fnp.real(x)), axis=axis,
+                           keepdims=keepdims)
         return value
     if ord == 1:
         return fnp.sum(fnp.abs(x), axis=axis, keepdims=keepdims)
     p = float(ord)
     ax = fnp.abs(x)
-    zero = mask(innermost(ax) == 0, ax)  # |0|^p is left out (it is 0 or, for p < 0, inf)
+    zero = mask(below_transforms(ax) == 0, ax)  # |0|^p is left out (it is 0 or, for p < 0, inf)
     r = _root0(fnp.sum((ax + zero) ** p * (1 - zero), axis=axis, keepdims=keepdims), p)
     if p < 0:  # a zero entry makes the norm 0 around it (it is about |x_i|): derivative 0
-        hit = _onp.any(innermost(zero) != 0, axis=axis, keepdims=keepdims)
+        hit = fnp.any(below_transforms(zero) != 0, axis=axis, keepdims=keepdims)
         r = r * (1 - mask(hit, r))
     return r
 
@@ -173,7 +176,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
     exactly 0 gets derivative 0 (the average of infinite one-sided slopes). Complex input is
     differentiated for the 2-norm and Frobenius norm only."""
     x = fnp.asarray(x)
-    value = _la.norm(strip(x), ord, axis, keepdims)  # numpy's errors
+    value = numpy_reference(_la.norm, x, ord, axis, keepdims)  # numpy's errors
     return _norm(x, ord, axis, keepdims, value)
 
 
@@ -194,7 +197,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     """numpy.linalg.vector_norm; the conventions of ``norm`` (gradient 0 at 0, ``ord=0`` has
     zero derivative)."""
     x = fnp.asarray(x)
-    value = _la.vector_norm(strip(x), axis=axis, keepdims=keepdims, ord=ord)
+    value = numpy_reference(_la.vector_norm, x, axis=axis, keepdims=keepdims, ord=ord)
     nd = _ndim(x)
     if nd == 0:
         return _vector_norm(fnp.reshape(x, (1,)), ord, (0,), False, value)
@@ -210,7 +213,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
 def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     """numpy.linalg.matrix_norm; the conventions of ``norm`` (gradient 0 at 0)."""
     x = fnp.asarray(x)
-    value = _la.matrix_norm(strip(x), keepdims=keepdims, ord=ord)
+    value = numpy_reference(_la.matrix_norm, x, keepdims=keepdims, ord=ord)
     return _norm(x, ord, (-2, -1), bool(keepdims), value)
 
 
@@ -231,7 +234,7 @@ def cond(x, p=None):
     (an infinite condition number) has no derivative."""
     x = fnp.asarray(x)
     _real_only("cond", x)
-    _la.cond(strip(x), p)  # numpy's errors
+    numpy_reference(_la.cond, x, p)  # numpy's errors
     if p is None or p == 2 or p == -2:
         s = _svdvals(x)
         first, last = fnp.getitem(s, (Ellipsis, 0)), fnp.getitem(s, (Ellipsis, -1))
