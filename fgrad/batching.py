@@ -3,11 +3,11 @@
 ``BatchTrace`` is a trace beside the tape, the dual numbers and staging. Its tracers hold a
 batched value one level down (``_b``) and which of its axes is the batch (``_bdim``); to the
 mapped function they look like one example (``x.shape`` has no batch axis). A primitive called
-on them runs its batching rule (``prim.batch``) on the batched values: the rule calls
-``fgrad.numpy`` on them, so transforms around ``vmap`` see the batched calls. Families share
-rules: elementwise ufuncs align the batch axis and broadcast, reductions shift their axes,
-``matmul`` uses numpy's stacked form. A primitive without a rule runs once per batch element
-and the results are stacked (correct, slower).
+on them runs its batching rule (``prim.batch``, declared beside its VJP and JVP; the families'
+rules are in ``fgrad.numpy.batch_rules``) on the batched values: the rule calls
+``fgrad.numpy`` on them, so transforms around ``vmap`` see the batched calls. A primitive
+without a rule (a user's) runs once per batch element and the results are stacked (correct,
+slower).
 
 A value under a batch tracer cannot be read by Python (``bool(x)``, a rule taking a mask from
 the values): it is a whole batch, not one example. That raises ``ConcretizationError``, as
@@ -18,6 +18,7 @@ import numpy as _onp
 import fgrad.numpy as fnp
 from . import errors
 from .numpy.array_tracer import ArrayTracer
+from .numpy.batch_rules import one_at_a_time
 from .pytree import tree_flatten, tree_unflatten
 from .tracer import Trace, Tracer, innermost_meta
 
@@ -92,184 +93,8 @@ class BatchTrace(Trace):
             if isinstance(v, BatchTracer) and v._trace is self:
                 raise ValueError(f"vmap: fgrad.numpy.{prim.name}'s parameter is batched; only "
                                  "array arguments may be mapped")
-        rule = getattr(prim, "batch", None) or _default_rule(prim, params)
-        out, bdim = rule(prim, self.size, vals, dims, **params)
+        out, bdim = (prim.batch or one_at_a_time)(prim, self.size, vals, dims, **params)
         return BatchTracer(self, out, bdim) if bdim is not None else out
-
-
-# --- rules ------------------------------------------------------------------------------
-# A rule is ``rule(prim, size, vals, dims, **params) -> (batched output, its batch axis)``:
-# ``vals`` are the arguments one level down, ``dims`` each one's batch axis (None: unbatched).
-
-def _rank(v, d):
-    """One example's rank."""
-    n = len(_onp.shape(innermost_meta(v)))
-    return n if d is None else n - 1
-
-
-def _to_front(v, d):
-    return v if d in (None, 0) else fnp.moveaxis(v, d, 0)
-
-
-def elementwise(prim, size, vals, dims, **params):
-    """Broadcasting n-ary functions: every batched argument's batch axis first, then padded
-    with unit axes to the examples' common rank, so numpy's broadcasting lines the examples
-    up; unbatched arguments broadcast as they would for one example."""
-    rank = max(_rank(v, d) for v, d in zip(vals, dims))
-    new = []
-    for v, d in zip(vals, dims):
-        if d is not None:
-            v = _to_front(v, d)
-            r = _rank(v, 0)
-            if r < rank:
-                shape = _onp.shape(innermost_meta(v))
-                v = fnp.reshape(v, shape[:1] + (1,) * (rank - r) + shape[1:])
-        new.append(v)
-    return prim(*new, **params), 0
-
-
-def reduction(prim, size, vals, dims, axis=None, keepdims=False, **params):
-    """``f(x, axis=..., keepdims=...)``: the batch axis first, the reduced axes one further."""
-    if len(vals) != 1:
-        return one_at_a_time(prim, size, vals, dims, axis=axis, keepdims=keepdims, **params)
-    x = _to_front(vals[0], dims[0])
-    rank = _rank(x, 0)
-    if axis is None:
-        axis = tuple(range(1, rank + 1))
-    elif isinstance(axis, tuple):
-        axis = tuple(a % rank + 1 for a in axis)
-    else:
-        axis = axis % rank + 1
-    return prim(x, axis=axis, keepdims=keepdims, **params), 0
-
-
-def matmul(prim, size, vals, dims, **params):
-    """numpy's stacked matmul: the batch axis first, stack axes padded to a common rank, a
-    batched vector made a one-column (or one-row) matrix and squeezed back."""
-    (x, y), (dx, dy) = vals, dims
-    xr, yr = _rank(x, dx), _rank(y, dy)
-    x, y = _to_front(x, dx), _to_front(y, dy)
-    if dx is not None and xr == 1:
-        x = fnp.expand_dims(x, 1)  # (B, 1, k)
-    if dy is not None and yr == 1:
-        y = fnp.expand_dims(y, 2)  # (B, k, 1)
-    stack = max(r - 2 for r in (max(xr, 2), max(yr, 2)))
-
-    def pad(v, d, r):
-        if d is None:
-            return v
-        shape = _onp.shape(innermost_meta(v))
-        have = len(shape) - 3
-        return v if have >= stack else fnp.reshape(v, shape[:1] + (1,) * (stack - have)
-                                                   + shape[1:])
-
-    out = prim(pad(x, dx, xr), pad(y, dy, yr), **params)
-    if dy is not None and yr == 1:
-        out = fnp.squeeze(out, -1)
-    if dx is not None and xr == 1:
-        out = fnp.squeeze(out, -1 if yr == 1 else -2)  # (the row of one: last if y is a vector)
-    return out, 0
-
-
-def _batchable_index(idx):
-    """The index's parts, if a leading ``slice(None)`` keeps the batch axis first: basic parts
-    (ints, slices, None, ...) and at most one array (numpy moves the axes of several
-    non-adjacent arrays to the front)."""
-    parts = idx if isinstance(idx, tuple) else (idx,)
-    arrays = 0
-    for p in parts:
-        if isinstance(p, (list, _onp.ndarray)):
-            arrays += 1
-        elif not (p is None or p is Ellipsis or isinstance(p, slice) or
-                  (isinstance(p, (int, _onp.integer)) and not isinstance(p, bool))):
-            return None
-    return parts if arrays <= 1 else None
-
-
-def getitem(prim, size, vals, dims, idx):
-    """Indexing one example: the same index behind a whole first (batch) axis."""
-    parts = _batchable_index(idx)
-    if len(vals) > 1 or parts is None:
-        return one_at_a_time(prim, size, vals, dims, idx=idx)
-    return prim(_to_front(vals[0], dims[0]), idx=(slice(None),) + parts), 0
-
-
-def _batch_first(v, d, size):
-    """``v`` with its batch axis first; an unbatched ``v`` broadcast along a new first axis."""
-    if d is not None:
-        return _to_front(v, d)
-    v = fnp.asarray(v)
-    return fnp.broadcast_to(v, (size,) + tuple(_onp.shape(innermost_meta(v))))
-
-
-def indexed_update(prim, size, vals, dims, idx):
-    """``x.at[idx].add(v)`` and the like: the target batched, the index behind a whole batch
-    axis, the update padded so it broadcasts against each example's selection."""
-    parts = _batchable_index(idx)
-    if parts is None or len(vals) != 2:
-        return one_at_a_time(prim, size, vals, dims, idx=idx)
-    (x, v), (dx, dv) = vals, dims
-    x = _batch_first(x, dx, size)
-    if dv is not None:
-        v = _to_front(v, dv)
-        one = _onp.broadcast_to(_onp.zeros(()), _onp.shape(innermost_meta(x))[1:])
-        picked = len(one[parts].shape)
-        vs = _onp.shape(innermost_meta(v))
-        if len(vs) - 1 < picked:
-            v = fnp.reshape(v, vs[:1] + (1,) * (picked - len(vs) + 1) + vs[1:])
-    return prim(x, v, idx=(slice(None),) + parts), 0
-
-
-def reshape(prim, size, vals, dims, shape, order="C"):
-    if order != "C":
-        return one_at_a_time(prim, size, vals, dims, shape=shape, order=order)
-    shape = (shape,) if isinstance(shape, (int, _onp.integer)) else tuple(shape)
-    return prim(_to_front(vals[0], dims[0]), shape=(size,) + shape, order=order), 0
-
-
-def broadcast_to(prim, size, vals, dims, shape):
-    shape = (shape,) if isinstance(shape, (int, _onp.integer)) else tuple(shape)
-    x = _to_front(vals[0], dims[0])
-    xs = _onp.shape(innermost_meta(x))
-    if len(xs) - 1 < len(shape):
-        x = fnp.reshape(x, xs[:1] + (1,) * (len(shape) - len(xs) + 1) + xs[1:])
-    return prim(x, shape=(size,) + shape), 0
-
-
-def stack(prim, size, vals, dims, axis):
-    rank = _rank(vals[0], dims[0])
-    new = [_batch_first(v, d, size) for v, d in zip(vals, dims)]
-    return prim(*new, axis=axis % (rank + 1) + 1), 0
-
-
-def one_at_a_time(prim, size, vals, dims, **params):
-    """The fallback: the primitive once per example, the results stacked."""
-    outs = []
-    for i in range(size):
-        args = [v if d is None else v[(slice(None),) * d + (i,)] for v, d in zip(vals, dims)]
-        outs.append(prim(*args, **params))
-    return fnp.stack(outs), 0
-
-
-# The families' rules by primitive name, until each family declares its own beside its VJP
-# and JVP rules (``prim.batch``, which takes precedence).
-_BY_NAME = {"matmul": matmul, "where": elementwise, "getitem": getitem, "reshape": reshape,
-            "broadcast_to": broadcast_to, "stack": stack, "sum": reduction, "mean": reduction,
-            "prod": reduction, "max": reduction, "min": reduction,
-            **{f"index_{op}": indexed_update for op in ("add", "set", "multiply", "min", "max")}}
-
-
-def _default_rule(prim, params):
-    rule = _BY_NAME.get(prim.name)
-    if rule is reduction and "axis" not in params:
-        rule = None
-    if rule is not None:
-        return rule
-    impl = prim.impl
-    if isinstance(impl, _onp.ufunc) and impl.nout == 1 and impl.signature is None \
-            and not params:
-        return elementwise
-    return one_at_a_time
 
 
 # --- vmap -------------------------------------------------------------------------------

@@ -3,8 +3,11 @@
 Checked are the primitives and the public functions composed of them (listed as
 ``np.<numpy name>``). For each, each case of its ``Spec`` is run on random arguments inside
 its domain; reverse mode (VJP) and forward mode (JVP) are checked separately, each to the
-spec's order (order 2 checks both modes of the derivative too). Exit code 0 only if every
-rule passes. ``python -m fgrad coverage`` prints docs/coverage.md (``--write`` updates it).
+spec's order (order 2 checks both modes of the derivative too). The batching column checks
+``vmap`` of the entry against numpy.stack of its calls (``fgrad.testing.check_batching``):
+``ok``, ``loop`` (a primitive batched one example at a time), ``reads`` (the entry reads its
+arguments' values, so under ``vmap`` it raises ``ConcretizationError``: not yet batched),
+``-`` (no argument to map) or ``FAIL``. Exit code 0 only if every rule passes. ``python -m fgrad coverage`` prints docs/coverage.md (``--write`` updates it).
 """
 import argparse
 import sys
@@ -19,7 +22,10 @@ except ImportError:  # pragma: no cover
     pass
 from .coverage import differentiable_names, render
 from .table import checked, entry_name
-from .testing import as_function, check_grads, random_case
+from .errors import ConcretizationError
+from .numpy.batch_rules import one_at_a_time
+from .table import Primitive
+from .testing import as_function, check_batching, check_grads, random_case
 
 
 def check_primitive(prim, rng, trials=3):
@@ -43,6 +49,20 @@ def check_primitive(prim, rng, trials=3):
     return ok["rev"], ok["fwd"], worst, message
 
 
+def check_batched(entry, rng):
+    """The batching column: ``(status, failure message)``."""
+    try:
+        if not check_batching(entry, rng):
+            return "-", ""
+    except ConcretizationError:
+        return "reads", ""
+    except Exception as e:  # wrong values, or a crash: both are failures
+        return "FAIL", f"vmap: {type(e).__name__}: {e}"
+    if isinstance(entry, Primitive) and entry.batch in (None, one_at_a_time):
+        return "loop", ""
+    return "ok", ""
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m fgrad", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -64,20 +84,24 @@ def main(argv=None):
     if unknown:
         parser.error(f"no such table entry: {', '.join(unknown)}")
     width = max(map(len, names)) + 1
-    print(f"{'entry':<{width}} {'VJP':<5} {'JVP':<5} {'order':>5} {'worst rel err':>14}  result")
-    failures = []
+    print(f"{'entry':<{width}} {'VJP':<5} {'JVP':<5} {'order':>5} {'worst rel err':>14} "
+          f"{'batching':<8}  result")
+    failures, batching = [], {}
     for name in names:
         prim = entries[name]
         vjp_ok, jvp_ok, worst, msg = check_primitive(prim, rng, args.trials)
-        passed = vjp_ok and jvp_ok
+        batch, batch_msg = check_batched(prim, rng) if prim.spec else ("-", "")
+        batching[batch] = batching.get(batch, 0) + 1
+        passed = vjp_ok and jvp_ok and batch != "FAIL"
         order = prim.spec.order if prim.spec else "-"
         print(f"{name:<{width}} {'ok' if vjp_ok else 'FAIL':<5} {'ok' if jvp_ok else 'FAIL':<5} "
-              f"{order:>5} {worst:>14.2e}  {'pass' if passed else 'FAIL'}")
+              f"{order:>5} {worst:>14.2e} {batch:<8}  {'pass' if passed else 'FAIL'}")
         if not passed:
-            failures.append((name, msg))
+            failures.append((name, msg or batch_msg))
     print(f"\n{len(names) - len(failures)} of {len(names)} table entries pass (primitives and "
           f"composed np.* functions; VJP and JVP checked to their order against central "
-          f"finite differences)")
+          f"finite differences, vmap against stacked calls)")
+    print("batching: " + ", ".join(f"{n} {k}" for k, n in sorted(batching.items())))
     if not args.names:
         failed = {name for name, _ in failures}
         numpy_names = differentiable_names()

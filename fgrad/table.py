@@ -105,6 +105,9 @@ class Primitive:
         # "others": the rule for each argument reads the other ones (multilinear maps, so a
         # product with a constant keeps only the constant). None keeps everything.
         self.residuals = None
+        # how ``vmap`` runs it on a whole batch (``fgrad.numpy.batch_rules``); None: once per
+        # example
+        self.batch = None
         self.__doc__ = doc if doc is not None else getattr(impl, "__doc__", None)
         self.__wrapped__ = impl
         self.__name__ = name
@@ -257,16 +260,19 @@ def _zeros_like(x):
 
 
 def define(name, impl, vjps=(), jvps=None, *, linear=False, spec=None, doc=None,
-           vjp_by_argnum=None, jointly_linear=False, check_call=None, residuals=None):
+           vjp_by_argnum=None, jointly_linear=False, check_call=None, residuals=None,
+           batch=None):
     """Make a built-in primitive and its rules in one statement (used by the rule families).
 
     Variadic primitives give ``vjp_by_argnum(argnum, g, ans, *args, **params)`` instead of one
     VJP per argument; ``jointly_linear=True`` makes their JVP the primitive applied to all the
     tangents at once. ``check_call(prim, args, params) -> params`` vets traced calls (the
     ufuncs' keyword arguments). ``residuals=(argnums, ans)`` says what the VJP rules read
-    beyond shapes and dtypes (see ``Primitive``)."""
+    beyond shapes and dtypes (see ``Primitive``); ``batch`` is its batching rule (see
+    ``fgrad.numpy.batch_rules``)."""
     p = Primitive(name, impl, spec, doc)
     p.check_call = check_call
+    p.batch = batch
     if residuals is None and (linear or jointly_linear):
         # a linear map's transpose reads no values of its argument, only its shape; a
         # multilinear one's reads the other arguments

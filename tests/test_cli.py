@@ -16,7 +16,7 @@ def test_check_passes_every_builtin_rule_and_lists_each_entry():
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0].split() == ["entry", "VJP", "JVP", "order", "worst", "rel", "err",
-                                "result"]
+                                "batching", "result"]
     entries = checked()
     rows = {line.split()[0]: line.split() for line in lines[1:] if line.strip()
             and line.split()[0] in entries}
@@ -24,6 +24,15 @@ def test_check_passes_every_builtin_rule_and_lists_each_entry():
     for name, row in rows.items():
         assert row[1:3] == ["ok", "ok"] and row[-1] == "pass", row
         assert int(row[3]) >= 2 and 0 <= float(row[4]) < 1e-3  # pass/fail is per element
+    # the batching column: the loops are primitives declaring one (test_vmap; roots' checked
+    # call sorts the roots by value, so it shows as reading values)
+    batching = {name: row[5] for name, row in rows.items()}
+    assert [n for n, b in batching.items() if b == "loop"] == [
+        "scipy.integrate.odeint", "scipy.optimize.implicit_solution"]
+    assert set(batching.values()) <= {"ok", "loop", "reads", "-"}
+    counts = {b: list(batching.values()).count(b) for b in set(batching.values())}
+    assert "batching: " + ", ".join(f"{n} {b}" for b, n in sorted(counts.items())) \
+        in proc.stdout
     assert f"{len(rows)} of {len(rows)} table entries pass" in proc.stdout
     # the issue's bar: at least 200 numpy functions differentiable, both rules, order 2
     n_ok, n_all = map(int, re.search(r"(\d+) of (\d+) differentiable numpy functions",
@@ -40,6 +49,15 @@ def test_check_fails_with_exit_code_1_on_a_wrong_rule(capsys):
     out = capsys.readouterr().out
     assert "my_wrong_tanh  FAIL  ok" in out
     assert "1 of 2 table entries pass" in out
+
+
+def test_check_lists_a_user_primitive_without_a_batching_rule_as_a_loop(capsys):
+    import numpy as onp
+    p = fgrad.primitive(onp.tanh, name="my_unbatched_tanh", spec=fgrad.Spec([(((3,),), {})]))
+    fgrad.defvjp(p, lambda g, ans, x: g * (1 - ans ** 2))
+    fgrad.defjvp(p, lambda t, ans, x: t * (1 - ans ** 2))
+    assert main(["check", "my_unbatched_tanh"]) == 0
+    assert re.search(r"my_unbatched_tanh +ok +ok +2 +\S+ +loop +pass", capsys.readouterr().out)
 
 
 def test_check_reports_a_primitive_without_spec_as_failing(capsys):

@@ -14,6 +14,7 @@ import math
 import numpy as _onp
 
 import fgrad.numpy as fnp
+from . import batch_rules
 from ..table import Spec, define
 from ..tracer import Tracer, innermost_meta
 
@@ -115,7 +116,7 @@ def spread(g, x, axis, keepdims):
 # (numpy.sum is add.reduce behind a Python layer: the same values, without that layer's cost)
 sum_p = define("sum", lambda x, axis, keepdims: _onp.add.reduce(x, axis=axis, keepdims=keepdims),
                [lambda g, ans, x, axis, keepdims: spread(g, x, axis, keepdims)],
-               linear=True, spec=Spec(REDUCE))
+               linear=True, spec=Spec(REDUCE), batch=batch_rules.along())
 
 
 def _broadcast_impl(x, shape):
@@ -133,4 +134,4 @@ broadcast_to_p = define("broadcast_to", _broadcast_impl,
                         [lambda g, ans, x, shape: unbroadcast_like(g, x)],
                         linear=True,
                         spec=Spec([(((3,),), {"shape": (2, 3)}), (((2, 1),), {"shape": (2, 4)}),
-                                   (((),), {"shape": (3,)})]))
+                                   (((),), {"shape": (3,)})]), batch=batch_rules.broadcast_to)

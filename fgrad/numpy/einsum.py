@@ -21,6 +21,7 @@ import string
 import numpy as _onp
 
 import fgrad.numpy as fnp
+from . import batch_rules
 from ..table import Spec, define
 from .broadcasting import dtype_of, shape_of
 from .namespace import zero_derivative
@@ -134,7 +135,7 @@ einsum_p = define(
                (((2, 1, 2, 3), (3, 3, 2)), {"subscripts": "...ij,...jk->...ik",
                                             "optimize": False}),
                (((2, 3), (3,), (2,)), {"subscripts": "ij,j,k", "optimize": True})],
-              domain=("complex",) * 3))
+              domain=("complex",) * 3), batch=batch_rules.einsum)
 einsum_p.jvp_joint = _einsum_jvp
 
 

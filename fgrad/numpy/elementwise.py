@@ -19,6 +19,7 @@ The ufunc primitives take every numpy keyword on plain values; on traced values 
 keywords (``out=``, ``where=``, ``dtype=``, ``casting=``, ...) are refused by name.
 """
 import builtins as _builtins
+import functools
 import math
 import operator
 
@@ -26,13 +27,18 @@ import numpy as _onp
 
 import fgrad.numpy as fnp
 from .. import errors
-from ..table import Spec, define
+from .. import table
+from ..table import Spec
+from . import batch_rules
 from ..tracer import (Tracer, below_transforms, contains_tracer, innermost, innermost_meta,
                       strip)
 from .broadcasting import (broadcast_like, cast_like, dtype_of, mask, shape_of,
                            unbroadcast_like)
 from .namespace import zero_derivative
 from .wrapping import differentiable, unsupported_kwargs
+
+# every function of this family batches by broadcasting, its batch axis in front
+define = functools.partial(table.define, batch=batch_rules.elementwise)
 
 UNARY = [(((),), {}), (((4,),), {}), (((2, 3),), {})]
 BINARY = [(((), ()), {}), (((3,), (3,)), {}), (((2, 3), (3,)), {}), (((2, 1), (1, 3)), {}),

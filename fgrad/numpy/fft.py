@@ -27,6 +27,7 @@ import numpy as _onp
 from numpy.lib.array_utils import normalize_axis_index as _normalize_axis
 
 import fgrad.numpy as fnp
+from . import batch_rules
 from ..table import Spec, define
 from ..tracer import innermost_meta
 from .broadcasting import dtype_of, shape_of
@@ -91,22 +92,22 @@ def _impl(np_fn):
 fft_p = define("fft.fft", _impl(_onp.fft.fft),
                [lambda g, ans, x, n, axis, norm: _fit(fft_p(g, n=n, axis=axis, norm=norm),
                                                       axis, shape_of(x)[axis])],
-               linear=True, spec=Spec(_C2C, domain=_COMPLEX))
+               linear=True, spec=Spec(_C2C, domain=_COMPLEX), batch=batch_rules.along())
 
 ifft_p = define("fft.ifft", _impl(_onp.fft.ifft),
                 [lambda g, ans, x, n, axis, norm: _fit(ifft_p(g, n=n, axis=axis, norm=norm),
                                                        axis, shape_of(x)[axis])],
-                linear=True, spec=Spec(_C2C, domain=_COMPLEX))
+                linear=True, spec=Spec(_C2C, domain=_COMPLEX), batch=batch_rules.along())
 
 rfft_p = define("fft.rfft", _impl(_onp.fft.rfft),
                 [lambda g, ans, x, n, axis, norm: _fit(fft_p(g, n=n, axis=axis, norm=norm),
                                                        axis, shape_of(x)[axis])],
-                linear=True, spec=Spec(_R2C))
+                linear=True, spec=Spec(_R2C), batch=batch_rules.along())
 
 ihfft_p = define("fft.ihfft", _impl(_onp.fft.ihfft),
                  [lambda g, ans, x, n, axis, norm: _fit(ifft_p(g, n=n, axis=axis, norm=norm),
                                                         axis, shape_of(x)[axis])],
-                 linear=True, spec=Spec(_R2C))
+                 linear=True, spec=Spec(_R2C), batch=batch_rules.along())
 
 
 def _half_spectrum_vjp(full):
@@ -121,9 +122,9 @@ def _half_spectrum_vjp(full):
 
 
 irfft_p = define("fft.irfft", _impl(_onp.fft.irfft), [_half_spectrum_vjp(ifft_p)], linear=True,
-                 spec=Spec(_C2R, domain=_COMPLEX))
+                 spec=Spec(_C2R, domain=_COMPLEX), batch=batch_rules.along())
 hfft_p = define("fft.hfft", _impl(_onp.fft.hfft), [_half_spectrum_vjp(fft_p)], linear=True,
-                spec=Spec(_C2R, domain=_COMPLEX))
+                spec=Spec(_C2R, domain=_COMPLEX), batch=batch_rules.along())
 
 
 def _shift_impl(np_fn):
@@ -135,10 +136,10 @@ _SHIFT_CASES = [(((5,),), {"axes": None}), (((3, 4),), {"axes": None}),
 
 fftshift_p = define("fft.fftshift", _shift_impl(_onp.fft.fftshift),
                     [lambda g, ans, x, axes: ifftshift_p(g, axes=axes)], linear=True,
-                    spec=Spec(_SHIFT_CASES))
+                    spec=Spec(_SHIFT_CASES), batch=batch_rules.along("axes"))
 ifftshift_p = define("fft.ifftshift", _shift_impl(_onp.fft.ifftshift),
                      [lambda g, ans, x, axes: fftshift_p(g, axes=axes)], linear=True,
-                     spec=Spec(_SHIFT_CASES, domain=_COMPLEX))
+                     spec=Spec(_SHIFT_CASES, domain=_COMPLEX), batch=batch_rules.along("axes"))
 
 
 # ---- the public functions ------------------------------------------------------------------

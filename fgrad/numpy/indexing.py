@@ -22,6 +22,7 @@ The update functions work on plain arrays too (``fgrad.numpy.index_add(x, v, idx
 import numpy as _onp
 
 import fgrad.numpy as fnp
+from . import batch_rules
 from ..table import Spec, define
 from ..tracer import Tracer, innermost, strip
 from .broadcasting import dtype_of, mask, shape_of, unbroadcast_like
@@ -92,7 +93,7 @@ getitem_p = define(
     "getitem", lambda x, idx: _onp.asarray(x)[idx],
     [_getitem_vjp],
     linear=True,
-    spec=Spec(GETITEM_CASES))
+    spec=Spec(GETITEM_CASES), batch=batch_rules.getitem)
 
 
 def getitem(x, idx):
@@ -109,7 +110,8 @@ index_add_p = define(
     spec=Spec([(((4,), (5,)), {"idx": _onp.array([0, 0, 2, 3, 3])}),
                (((2, 3), ()), {"idx": (slice(None), 1)}),
                (((2, 3), (3,)), {"idx": (_onp.array([1, 0, 1]), _onp.array([2, 2, 0]))}),
-               (((2, 3, 2), (2, 3)), {"idx": ([1, 1], slice(None), [0, 0])})]))
+               (((2, 3, 2), (2, 3)), {"idx": ([1, 1], slice(None), [0, 0])})]),
+                     batch=batch_rules.indexed_update)
 
 
 def index_add(x, v, idx):
@@ -137,7 +139,8 @@ index_set_p = define(
                (((2, 3), ()), {"idx": (slice(None), 1)}),
                (((2, 3), (3,)), {"idx": 0}),
                (((2, 3), (2,)), {"idx": _onp.array([[True, False, False],
-                                                     [False, True, False]])})]))
+                                                     [False, True, False]])})]),
+                     batch=batch_rules.indexed_update)
 
 
 def index_set(x, v, idx):
@@ -240,7 +243,8 @@ def _extreme_at(name, ufunc, doc):
                   spec=Spec([(((3,), (3,)), {"idx": _onp.array([0, 0, 2])}),
                              (((2, 2), ()), {"idx": (slice(None), 1)}),
                              (((2, 2), (2,)), {"idx": (_onp.array([1, 1]), _onp.array([0, 0]))})],
-                            valid=_no_near_ties))
+                            valid=_no_near_ties),
+                  batch=batch_rules.indexed_update)
 
 
 def _no_near_ties(x, v):

@@ -11,6 +11,7 @@ holding tracers) and are registered with Specs exercising them; the rest (``move
 import numpy as _onp
 
 import fgrad.numpy as fnp
+from . import batch_rules
 from ..table import Spec, define, register_function
 from ..tracer import Tracer, contains_tracer, innermost, innermost_meta, strip
 from .broadcasting import broadcast_to_p, dtype_of, shape_of
@@ -52,7 +53,8 @@ reshape_p = define("reshape", lambda x, shape, order: _onp.asarray(x).reshape(sh
                    linear=True,
                    spec=Spec([(((6,),), {"shape": (2, 3), "order": "C"}),
                               (((2, 3),), {"shape": (3, -1), "order": "F"}),
-                              (((),), {"shape": (1, 1), "order": "C"})]))
+                              (((),), {"shape": (1, 1), "order": "C"})]),
+                   batch=batch_rules.reshape)
 
 
 @differentiable(_onp.reshape, Spec([(((6,),), {"shape": (2, 3)}),
@@ -67,7 +69,8 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
 ravel_p = define("ravel", lambda x, order: _onp.ravel(x, order=order),
                  [lambda g, ans, x, order: fnp.reshape(g, shape_of(x), order=order)],
                  linear=True,
-                 spec=Spec([(((2, 3),), {"order": "C"}), (((2, 3),), {"order": "F"})]))
+                 spec=Spec([(((2, 3),), {"order": "C"}), (((2, 3),), {"order": "F"})]),
+                 batch=batch_rules.ravel)
 
 
 @differentiable(_onp.ravel, Spec([(((2, 3),), {}), (((2, 3),), {"order": "F"}),
@@ -85,7 +88,7 @@ transpose_p = define("transpose", lambda x, axes: _onp.transpose(x, axes),
                          g, None if axes is None else _inverse_perm(axes))],
                      linear=True,
                      spec=Spec([(((2, 3),), {"axes": None}), (((2, 3, 4),), {"axes": (1, 2, 0)}),
-                                (((3,),), {"axes": None})]))
+                                (((3,),), {"axes": None})]), batch=batch_rules.transpose)
 
 
 def _transpose_method(x, axes):
@@ -110,7 +113,8 @@ swapaxes_p = define("swapaxes", lambda x, axis1, axis2: _onp.swapaxes(x, axis1, 
                     [lambda g, ans, x, axis1, axis2: fnp.swapaxes(g, axis1, axis2)],
                     linear=True,
                     spec=Spec([(((2, 3),), {"axis1": 0, "axis2": 1}),
-                               (((2, 3, 4),), {"axis1": -1, "axis2": 0})]))
+                               (((2, 3, 4),), {"axis1": -1, "axis2": 0})]),
+                    batch=batch_rules.swapaxes)
 
 
 @differentiable(_onp.swapaxes, Spec([(((2, 3, 4),), {"axis1": -1, "axis2": 0}),
@@ -125,7 +129,7 @@ expand_dims_p = define("expand_dims", lambda x, axis: _onp.expand_dims(x, axis),
                        [lambda g, ans, x, axis: fnp.reshape(g, shape_of(x))],
                        linear=True,
                        spec=Spec([(((3,),), {"axis": (0,)}), (((2, 3),), {"axis": (1, -1)}),
-                                  (((),), {"axis": (0,)})]))
+                                  (((),), {"axis": (0,)})]), batch=batch_rules.expand_dims)
 
 
 @differentiable(_onp.expand_dims, Spec([(((3,),), {"axis": 0}), (((2, 3),), {"axis": (1, -1)}),
@@ -137,7 +141,8 @@ def expand_dims(a, axis):
 squeeze_p = define("squeeze", lambda x, axis: _onp.squeeze(x, axis),
                    [lambda g, ans, x, axis: fnp.reshape(g, shape_of(x))],
                    linear=True,
-                   spec=Spec([(((1, 3, 1),), {"axis": None}), (((2, 1),), {"axis": (1,)})]))
+                   spec=Spec([(((1, 3, 1),), {"axis": None}), (((2, 1),), {"axis": (1,)})]),
+                   batch=batch_rules.squeeze)
 
 
 @differentiable(_onp.squeeze, Spec([(((1, 3, 1),), {}), (((2, 1),), {"axis": -1}),
@@ -162,7 +167,7 @@ concatenate_p = define("concatenate", lambda *xs, axis: _onp.concatenate(xs, axi
                        vjp_by_argnum=_concatenate_vjp, jointly_linear=True,
                        spec=Spec([(((2,), (3,)), {"axis": 0}),
                                   (((2, 3), (1, 3), (2, 3)), {"axis": 0}),
-                                  (((2, 1), (2, 3)), {"axis": 1})]))
+                                  (((2, 1), (2, 3)), {"axis": 1})]), batch=batch_rules.joining)
 
 
 def cast_all(name, arrays, dtype, casting):
@@ -202,7 +207,7 @@ def _stack_vjp(i, g, ans, *xs, axis):
 stack_p = define("stack", lambda *xs, axis: _onp.stack(xs, axis=axis),
                  vjp_by_argnum=_stack_vjp, jointly_linear=True,
                  spec=Spec([(((3,), (3,)), {"axis": 0}), (((2, 3), (2, 3), (2, 3)), {"axis": 2}),
-                            (((), ()), {"axis": 0})]))
+                            (((), ()), {"axis": 0})]), batch=batch_rules.joining)
 
 
 @differentiable(_onp.stack, Spec([(((3,), (3,)), {"axis": -1}), (((2, 3), (2, 3)), {"axis": 1}),
@@ -225,7 +230,8 @@ astype_p = define("astype", lambda x, dtype: _onp.asarray(x).astype(dtype), [_as
                   linear=True,
                   spec=Spec([(((3,),), {"dtype": _F32}),
                              (((2, 2),), {"dtype": _F64})],
-                            rtol=1e-4, eps=1e-2))  # float32 outputs need a long step
+                            rtol=1e-4, eps=1e-2),  # float32 outputs need a long step
+                  batch=batch_rules.elementwise)
 
 
 def astype(x, dtype, /, *, copy=True, device=None):

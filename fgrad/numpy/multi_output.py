@@ -7,10 +7,11 @@ import numpy as _onp
 
 import fgrad.numpy as fnp
 from ..table import define
-from ..tracer import innermost
+from ..tracer import innermost_meta
+from .batch_rules import shape
 
 
-def define_multi(name, impl, out_shapes, vjp, jvp, *, spec=None, doc=None):
+def define_multi(name, impl, out_shapes, vjp, jvp, *, spec=None, doc=None, batch=None):
     """A primitive named ``name`` with several outputs; the rules see them as tuples:
 
         impl(*args, **params)                 -> tuple of arrays (all of one dtype)
@@ -20,6 +21,9 @@ def define_multi(name, impl, out_shapes, vjp, jvp, *, spec=None, doc=None):
         jvp(tangents, outs, *args, **params)  -> tuple of output tangents; ``tangents`` has
                                                  one entry per argument (None for zero)
 
+    ``batch`` is a batching rule for ``impl``'s own batched call (outputs with the batch axis
+    first: numpy's stacked forms); the packed outputs are regrouped by example.
+
     Returns ``multi(*args, **params) -> tuple of outputs``; the primitive is ``multi.prim``.
     """
     def packed_impl(*args, **params):
@@ -27,14 +31,15 @@ def define_multi(name, impl, out_shapes, vjp, jvp, *, spec=None, doc=None):
 
     def unpack(v, args, params):
         outs, start = [], 0
-        for shape in out_shapes(*args, **params):
-            n = int(_onp.prod(shape, dtype=int))
-            outs.append(fnp.reshape(fnp.getitem(v, slice(start, start + n)), shape))
+        for out_shape in out_shapes(*args, **params):
+            n = int(_onp.prod(out_shape, dtype=int))
+            outs.append(fnp.reshape(fnp.getitem(v, slice(start, start + n)), out_shape))
             start += n
         return tuple(outs)
 
     def pack(parts, like):
-        parts = [fnp.zeros_like(innermost(o)) if p is None else p for p, o in zip(parts, like)]
+        parts = [fnp.zeros_like(innermost_meta(o)) if p is None else p
+                 for p, o in zip(parts, like)]
         return fnp.concatenate([fnp.ravel(p) for p in parts])
 
     def vjp_by_argnum(i, g, ans, *args, **params):
@@ -44,7 +49,20 @@ def define_multi(name, impl, out_shapes, vjp, jvp, *, spec=None, doc=None):
         outs = unpack(ans, args, params)
         return pack(jvp(tangents, outs, *args, **params), outs)
 
-    p = define(name, packed_impl, spec=spec, doc=doc, vjp_by_argnum=vjp_by_argnum)
+    def batched(prim, size, vals, dims, **params):
+        # the batch's packed outputs are one run per output: each made (size, its length)
+        flat, _ = batch(prim, size, vals, dims, **params)
+        one = [_onp.zeros(shape(v)[:d] + shape(v)[d + 1:] if d is not None else shape(v))
+               for v, d in zip(vals, dims)]
+        parts, start = [], 0
+        for s in out_shapes(*one, **params):
+            n = size * int(_onp.prod(s, dtype=int))
+            parts.append(fnp.reshape(fnp.getitem(flat, slice(start, start + n)), (size, -1)))
+            start += n
+        return fnp.concatenate(parts, axis=1), 0
+
+    p = define(name, packed_impl, spec=spec, doc=doc, vjp_by_argnum=vjp_by_argnum,
+               batch=batched if batch is not None else None)
     p.jvp_joint = jvp_joint
 
     def multi(*args, **params):

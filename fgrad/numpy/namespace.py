@@ -17,6 +17,7 @@ import functools
 import types
 
 from .. import errors
+from . import batch_rules
 from ..table import Primitive
 from ..tracer import (STAGING, Tracer, ambient, below_transforms, contains_tracer, innermost,
                       innermost_meta, strip)
@@ -61,6 +62,15 @@ logical_not logical_xor
 """.split())
 
 
+# how vmap batches the array-valued ones that are not elementwise (those that are: by
+# broadcasting); ``searchsorted`` and ``digitize`` take a batch of tables one at a time
+_BATCH = {**dict.fromkeys(("argmax", "argmin", "nanargmax", "nanargmin"),
+                          batch_rules.along(none="flatten")),
+          "argsort": batch_rules.along(none="flatten", default=-1),
+          "any": batch_rules.along(), "all": batch_rules.along(),
+          "searchsorted": batch_rules.one_at_a_time, "digitize": batch_rules.one_at_a_time}
+
+
 def zero_derivative(fn):
     """numpy's ``fn`` on the values under any tracers: its result carries no derivative.
 
@@ -71,6 +81,8 @@ def zero_derivative(fn):
     name = fn.__name__
     lower = innermost_meta if name in META else innermost
     prim = Primitive(name, fn) if name in ARRAY_VALUED else None
+    if prim is not None:
+        prim.batch = _BATCH.get(name, batch_rules.elementwise)
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):

@@ -9,6 +9,7 @@ is made explicit so that a float32 input still gets a float32 gradient. ``polyfi
 import numpy as _onp
 
 import fgrad.numpy as fnp
+from . import batch_rules
 from ..table import Spec, define
 from ..tracer import innermost, innermost_meta
 from .broadcasting import dtype_of, shape_of
@@ -295,7 +296,10 @@ roots = define(
         "root p'(r) = 0 and the derivative is infinite (inf/nan): it is truly unbounded there. "
         "A leading zero coefficient keeps its derivative (the finite roots' sensitivity to "
         "it); trailing zeros give roots at 0, a simple one with its true derivative.\n\n"
-        + _onp.roots.__doc__)
+        + _onp.roots.__doc__,
+    # numpy's roots takes one polynomial, and drops its leading zeros (its output's length
+    # depends on the values): one call per example
+    batch=batch_rules.one_at_a_time)
 
 
 

@@ -17,6 +17,7 @@ import numpy as _onp
 from numpy.lib.array_utils import normalize_axis_index
 
 import fgrad.numpy as fnp
+from . import batch_rules
 from ..table import Spec, define
 from ..tracer import innermost_meta
 from .broadcasting import dtype_of, shape_of, unbroadcast_like
@@ -85,7 +86,8 @@ tensordot_p = define(
     spec=Spec([(((2, 3), (3, 4)), {"axes": ((1,), (0,))}),
                (((2, 3, 4), (4, 3)), {"axes": ((2, 1), (0, 1))}),
                (((3,), (2,)), {"axes": ((), ())}),
-               (((2, 3), (2, 3)), {"axes": ((0, 1), (0, 1))})], domain=COMPLEX2))
+               (((2, 3), (2, 3)), {"axes": ((0, 1), (0, 1))})], domain=COMPLEX2),
+                     batch=batch_rules.tensordot)
 
 
 @differentiable(_onp.tensordot, Spec([(((2, 3), (3, 2)), {"axes": 1}),
@@ -119,7 +121,7 @@ dot_p = define("dot", _onp.dot,
                linear=True,
                spec=Spec([(((3,), (3,)), {}), (((2, 3), (3,)), {}), (((3,), (3, 2)), {}),
                           (((2, 3), (3, 4)), {}), (((2, 2, 3), (2, 3, 2)), {}),
-                          (((), (3,)), {})], domain=COMPLEX2))
+                          (((), (3,)), {})], domain=COMPLEX2), batch=batch_rules.dot)
 
 
 @differentiable(_onp.dot, Spec([(((3,), (3,)), {}), (((2, 3), (3, 2)), {}),
@@ -141,7 +143,7 @@ inner = define("inner", _onp.inner,
                 lambda g, ans, a, b: tensordot_vjp_b(g, a, b, _inner_axes(a, b))],
                linear=True,
                spec=Spec([(((3,), (3,)), {}), (((2, 3), (4, 3)), {}),
-                          (((2, 2, 3), (3,)), {}), (((), (2,)), {})]))
+                          (((2, 2, 3), (3,)), {}), (((), (2,)), {})]), batch=batch_rules.inner)
 
 
 def _matrices(g, a, b):
@@ -194,14 +196,15 @@ def _matmul_vjp_b(g, ans, a, b):
 matmul = define("matmul", _onp.matmul, [_matmul_vjp_a, _matmul_vjp_b], linear=True,
                 spec=Spec([(((3,), (3,)), {}), (((2, 3), (3,)), {}), (((3,), (3, 2)), {}),
                            (((2, 3), (3, 4)), {}), (((2, 2, 3), (3, 2)), {}),
-                           (((2, 1, 2, 3), (3, 3, 2)), {})]))
+                           (((2, 1, 2, 3), (3, 3, 2)), {})]), batch=batch_rules.matmul)
 
 # numpy.outer ravels n-d operands: the transposes reshape back
 outer = define("outer", _onp.outer,
                [lambda g, ans, a, b: fnp.reshape(fnp.dot(g, fnp.ravel(b)), shape_of(a)),
                 lambda g, ans, a, b: fnp.reshape(fnp.dot(fnp.ravel(a), g), shape_of(b))],
                linear=True,
-               spec=Spec([(((3,), (2,)), {}), (((2, 2), (3,)), {}), (((), (2,)), {})]))
+               spec=Spec([(((3,), (2,)), {}), (((2, 2), (3,)), {}), (((), (2,)), {})]),
+               batch=batch_rules.outer)
 
 # vdot ravels both operands and conjugates the first: sum(conj(a) * b). Under the pairing
 # Re(g * sum(conj(ta) * b)) = Re sum(ta * conj(g * b)), the transpose for a is conj(g * b).
@@ -210,7 +213,7 @@ vdot = define("vdot", _onp.vdot,
                lambda g, ans, a, b: fnp.reshape(g * _conj(a), shape_of(b))],
               linear=True,
               spec=Spec([(((3,), (3,)), {}), (((2, 2), (4,)), {}), (((), ()), {})],
-                        domain=COMPLEX2))
+                        domain=COMPLEX2), batch=batch_rules.vdot)
 
 
 def _kron_layout(a, b):
@@ -241,7 +244,7 @@ def _kron_vjp_b(g, ans, a, b):
 
 kron = define("kron", _onp.kron, [_kron_vjp_a, _kron_vjp_b], linear=True,
               spec=Spec([(((2,), (3,)), {}), (((2, 2), (2, 3)), {}), (((3,), (2, 1, 2)), {}),
-                         (((), (2,)), {})]))
+                         (((), (2,)), {})]), batch=batch_rules.kron)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -278,7 +281,7 @@ cross_p = define(
     spec=Spec([(((3,), (3,)), {"axisa": 0, "axisb": 0, "axisc": 0}),
                (((2, 3), (3,)), {"axisa": 1, "axisb": 0, "axisc": 1}),
                (((3, 2), (2, 1, 3)), {"axisa": 0, "axisb": 2, "axisc": 0})],
-              domain=COMPLEX2))
+              domain=COMPLEX2), batch=batch_rules.cross)
 
 
 @differentiable(_onp.cross, Spec([(((2, 3), (2, 3)), {}),
@@ -353,7 +356,8 @@ convolve_p = define(
      lambda g, ans, a, v, mode: _convolve_vjp(1, g, ans, a, v, mode)],
     linear=True,
     spec=Spec([(((4,), (2,)), {"mode": "full"}), (((2,), (4,)), {"mode": "same"}),
-               (((4,), (3,)), {"mode": "valid"})], domain=COMPLEX2))
+               (((4,), (3,)), {"mode": "valid"})], domain=COMPLEX2),
+    batch=batch_rules.convolution)
 
 
 # correlate(a, v) = convolve(a, w) with w = reversed conj(v), in numpy's window; the
@@ -373,7 +377,8 @@ correlate_p = define(
     linear=True,
     spec=Spec([(((4,), (2,)), {"mode": "full"}), (((2,), (4,)), {"mode": "same"}),
                (((4,), (3,)), {"mode": "same"}), (((2,), (3,)), {"mode": "valid"})],
-              domain=COMPLEX2))
+              domain=COMPLEX2),
+    batch=batch_rules.correlation)
 
 
 def _1d(x):
@@ -412,7 +417,7 @@ vecdot_p = define(
      lambda g, ans, x1, x2: unbroadcast_like(_col(g) * _conj(x1), x2)],
     linear=True,
     spec=Spec([(((3,), (3,)), {}), (((2, 3), (3,)), {}), (((2, 1, 3), (2, 3)), {})],
-              domain=COMPLEX2))
+              domain=COMPLEX2), batch=batch_rules.stacked(1, 1))
 
 # matvec(A, x)_m = sum_n A_mn x_n
 matvec_p = define(
@@ -421,7 +426,7 @@ matvec_p = define(
      lambda g, ans, a, x: unbroadcast_like(fnp.sum(_col(g) * a, axis=-2), x)],
     linear=True,
     spec=Spec([(((2, 3), (3,)), {}), (((2, 2, 3), (3,)), {}), (((2, 3), (2, 1, 3)), {})],
-              domain=COMPLEX2))
+              domain=COMPLEX2), batch=batch_rules.stacked(2, 1))
 
 # vecmat(x, A)_m = sum_n conj(x_n) A_nm: conjugate-linear in x
 vecmat_p = define(
@@ -430,7 +435,7 @@ vecmat_p = define(
      lambda g, ans, x, a: unbroadcast_like(_col(_conj(x)) * _row(g), a)],
     linear=True,
     spec=Spec([(((3,), (3, 2)), {}), (((2, 3), (3, 2)), {}), (((3,), (2, 3, 2)), {})],
-              domain=COMPLEX2))
+              domain=COMPLEX2), batch=batch_rules.stacked(1, 2))
 
 
 def _gufunc_kwargs(name, kwargs):

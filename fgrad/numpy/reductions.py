@@ -16,6 +16,7 @@ import numpy as _onp
 from numpy.lib.array_utils import normalize_axis_tuple
 
 import fgrad.numpy as fnp
+from . import batch_rules
 from ..table import Spec, define
 from ..tracer import Tracer, contains_tracer, innermost, strip
 from .broadcasting import REDUCE, dtype_of, kept_shape, mask, shape_of, spread, sum_p
@@ -52,7 +53,7 @@ def _mean_impl(x, axis, keepdims):
 
 mean_p = define("mean", _mean_impl,
                 [lambda g, ans, x, axis, keepdims: spread(g / _count(x, axis), x, axis, keepdims)],
-                linear=True, spec=Spec(REDUCE))
+                linear=True, spec=Spec(REDUCE), batch=batch_rules.along())
 
 
 def _prod_partials(x, axis):
@@ -81,7 +82,7 @@ prod_p = define("prod", lambda x, axis, keepdims: _onp.prod(x, axis=axis, keepdi
                  * _prod_partials(x, axis)],
                 [lambda t, ans, x, axis, keepdims: fnp.sum(t * _prod_partials(x, axis),
                                                            axis=axis, keepdims=keepdims)],
-                spec=Spec(REDUCE, domain=(0.3, 1.5)))
+                spec=Spec(REDUCE, domain=(0.3, 1.5)), batch=batch_rules.along())
 
 
 def distinct(*xs):
@@ -106,7 +107,7 @@ def _extreme(name, fn):
          * _extreme_weights(ans, x, axis, keepdims)],
         [lambda t, ans, x, axis, keepdims: fnp.sum(t * _extreme_weights(ans, x, axis, keepdims),
                                                    axis=axis, keepdims=keepdims)],
-        spec=Spec(REDUCE, valid=distinct))
+        spec=Spec(REDUCE, valid=distinct), batch=batch_rules.along())
 
 
 max_p = _extreme("max", _onp.max)

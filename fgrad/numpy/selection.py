@@ -23,6 +23,7 @@ except ImportError:  # numpy < 2
 
 import fgrad.numpy as fnp
 from .. import errors
+from . import batch_rules
 from ..table import Spec, define
 from ..tracer import contains_tracer, innermost, strip
 from .broadcasting import dtype_of, shape_of
@@ -71,7 +72,8 @@ take_p = define(
                                                     _on_axis(axis, indices))],
     linear=True,
     spec=Spec([(((4,),), {"indices": _onp.array([0, 3, 3, -1]), "axis": 0}),
-               (((2, 3),), {"indices": _onp.array([[0, 2], [2, 2]]), "axis": 1})]))
+               (((2, 3),), {"indices": _onp.array([[0, 2], [2, 2]]), "axis": 1})]),
+                batch=batch_rules.along(none="flatten"))
 
 
 @differentiable(_onp.take, Spec([
@@ -440,7 +442,7 @@ diagonal_p = define(
     "diagonal", lambda x, offset, axis1, axis2: _onp.diagonal(x, offset, axis1, axis2),
     [_diagonal_vjp], linear=True,
     spec=Spec([(((3, 3),), {"offset": 0, "axis1": 0, "axis2": 1}),
-               (((2, 3, 4),), {"offset": 1, "axis1": 2, "axis2": 0})]))
+               (((2, 3, 4),), {"offset": 1, "axis1": 2, "axis2": 0})]), batch=batch_rules.diagonal)
 
 
 @differentiable(_onp.diagonal, Spec([

@@ -22,6 +22,7 @@ import numpy as _onp
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 import fgrad.numpy as fnp
+from . import batch_rules
 from ..table import Spec, define
 from ..tracer import (Tracer, below_transforms, contains_tracer, innermost, innermost_meta,
                       strip)
@@ -61,7 +62,7 @@ RUNNING = [(((4,),), {"axis": 0}), (((2, 3),), {"axis": 1}), (((3, 2),), {"axis"
 
 cumsum_p = define("cumsum", lambda x, axis: _onp.cumsum(x, axis=axis),
                   [lambda g, ans, x, axis: _cumsum_transpose(g, axis)], linear=True,
-                  spec=Spec(RUNNING))
+                  spec=Spec(RUNNING), batch=batch_rules.along(none="flatten"))
 
 
 def _has_zero(x):
@@ -95,7 +96,8 @@ def _cumprod_jvp(t, ans, x, axis):
 
 
 cumprod_p = define("cumprod", lambda x, axis: _onp.cumprod(x, axis=axis),
-                   [_cumprod_vjp], [_cumprod_jvp], spec=Spec(RUNNING, domain=(0.3, 1.5)))
+                   [_cumprod_vjp], [_cumprod_jvp], spec=Spec(RUNNING, domain=(0.3, 1.5)),
+                   batch=batch_rules.along(none="flatten"))
 
 
 def _running(prim, a, axis, dtype):

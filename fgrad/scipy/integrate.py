@@ -21,6 +21,7 @@ import scipy.integrate as _si
 
 import fgrad.numpy as fnp
 from .. import errors
+from ..numpy import batch_rules
 from ..numpy.broadcasting import cast_like, shape_of
 from ..numpy.wrapping import traced_version_of
 from ..table import FUNCTIONS, Spec, define
@@ -114,7 +115,9 @@ _odeint = define(
         [(((2,), (3,), (), ()), dict(func=_oscillator, **_TIGHT))],
         domain=[(-1.0, 1.0), (-0.5, 0.5), (0.5, 2.0), (0.1, 0.5)],
         call=lambda f, y0, dt, k, c, **p: f(y0, _times(dt), k, c, **p),
-        eps=1e-4, rtol=2e-4, atol=1e-6, dtypes=("float64", "float32")))
+        eps=1e-4, rtol=2e-4, atol=1e-6, dtypes=("float64", "float32")),
+    # scipy integrates one system with a user's func of one state: one call per example
+    batch=batch_rules.one_at_a_time)
 _odeint.vjp_joint = _vjp_rule
 _odeint.jvp_joint = _jvp_rule
 _odeint.vjp_by_argnum = lambda i, g, ans, *args, **params: _vjp_rule(g, ans, *args, **params)[i]
@@ -171,7 +174,8 @@ _simpson = define("scipy.integrate.simpson",
                   lambda y, x=None, dx=1.0, axis=-1: _si.simpson(y, x=x, dx=dx, axis=axis),
                   [_simpson_transpose], linear=True,
                   spec=Spec([(((5,),), {}), (((4,),), {"dx": 0.5}), (((2, 6),), {"axis": 0}),
-                             (((3, 4),), {"x": (0.0, 0.5, 1.5, 1.7)})]))
+                             (((3, 4),), {"x": (0.0, 0.5, 1.5, 1.7)})]),
+                  batch=batch_rules.along(default=-1))
 
 
 @traced_version_of(_si.simpson)

@@ -19,6 +19,7 @@ import numpy as _onp
 import scipy.linalg as _sl
 
 import fgrad.numpy as fnp
+from ..numpy import batch_rules
 from ..numpy.broadcasting import cast_like, mask, shape_of
 from ..numpy.linalg import decompositions as _dec, solving as _solving
 from ..numpy.linalg.common import _mT, _shift, _shifted, _spd
@@ -53,10 +54,21 @@ def _tri(x, lower, k=0):
     return x * mask(m if lower else m.T, x)
 
 
+def _batched(rule):
+    """``rule`` (numpy.linalg's stacked forms) where scipy.linalg takes stacks of matrices
+    (scipy >= 1.16); one call per example before."""
+    return rule if _STACKS else batch_rules.one_at_a_time
+
+
+_STACKS = batch_rules.scipy_batches()
+_STACKED = _batched(batch_rules.stacked(2))
+
+
 def _same_rules(name, impl, np_prim, spec, doc=None):
-    """A primitive computing with scipy's ``impl`` and differentiating as numpy's ``np_prim``
-    does (same function; their rules use numpy's primitive, equal in value)."""
-    p = define(name, impl, spec=spec, doc=doc)
+    """A primitive computing with scipy's ``impl`` and differentiating (and batching) as
+    numpy's ``np_prim`` does (same function; their rules use numpy's primitive, equal in
+    value)."""
+    p = define(name, impl, spec=spec, doc=doc, batch=_batched(np_prim.batch))
     p.vjps, p.jvps = dict(np_prim.vjps), dict(np_prim.jvps)
     p.vjp_by_argnum, p.jvp_joint = np_prim.vjp_by_argnum, np_prim.jvp_joint
     return p
@@ -114,7 +126,7 @@ _cholesky = define(
     "scipy.linalg.cholesky", lambda a, lower=False: _sl.cholesky(a, lower=lower),
     [lambda g, ans, a, lower=False: _dec._cholesky_vjp(g, ans, a, upper=not lower)],
     [lambda t, ans, a, lower=False: _dec._cholesky_jvp(t, ans, a, upper=not lower)],
-    spec=_SPD)
+    spec=_SPD, batch=_STACKED)
 
 
 @traced_version_of(_sl.cholesky)
@@ -141,7 +153,7 @@ def _cho_factor_vjp(g, ans, a, lower=False):
 
 _cho_factor = define("scipy.linalg.cho_factor",
                      lambda a, lower=False: _sl.cho_factor(a, lower=lower)[0],
-                     [_cho_factor_vjp], [_cho_factor_jvp], spec=_SPD)
+                     [_cho_factor_vjp], [_cho_factor_jvp], spec=_SPD, batch=_STACKED)
 
 
 @traced_version_of(_sl.cho_factor)
@@ -226,7 +238,7 @@ _solve_triangular = define(
     spec=Spec([(((2, 2), (2,)), {}), (((3, 3), (3, 2)), {"lower": True}),
                (((3, 3), (3,)), {"trans": 1, "lower": True}),
                (((3, 3), (3, 2)), {"trans": 1, "unit_diagonal": True})],
-              domain=(-1.0, 1.0), call=_shifted))
+              domain=(-1.0, 1.0), call=_shifted), batch=_batched(batch_rules.solve_like))
 
 
 def _solve_tri(a, b, trans, lower, unit_diagonal):
@@ -281,7 +293,7 @@ def _lu_factor_vjp(g, ans, a):
 
 _lu_factor = define("scipy.linalg.lu_factor", lambda a: _sl.lu_factor(a)[0],
                     [_lu_factor_vjp], [_lu_factor_jvp],
-                    spec=Spec(SQUARE, domain=(-1.0, 1.0), call=_shifted))
+                    spec=Spec(SQUARE, domain=(-1.0, 1.0), call=_shifted), batch=_STACKED)
 
 
 @traced_version_of(_sl.lu_factor)
@@ -321,14 +333,15 @@ _eigh = define_multi("scipy.linalg.eigh", lambda a, lower=True: tuple(_sl.eigh(a
                      lambda ts, outs, a, lower=True: _dec._eigh_jvp(ts, outs, a),
                      spec=Spec(
                          [(((2, 2),), {}), (((3, 3),), {"lower": False})],
-                         domain=(-1.0, 1.0), valid=_dec._EIGH.valid, call=_dec._EIGH.call))
+                         domain=(-1.0, 1.0), valid=_dec._EIGH.valid, call=_dec._EIGH.call),
+                     batch=_STACKED)
 _eigvalsh = define(
     "scipy.linalg.eigvalsh",
     lambda a, lower=True: _sl.eigh(a, lower=lower, eigvals_only=True),
     [lambda g, ans, a, lower=True: _dec._eigvalsh_vjp(g, ans, a)],
     [lambda t, ans, a, lower=True: _dec._eigvalsh_jvp(t, ans, a)],
     spec=Spec([(((2, 2),), {}), (((3, 3),), {"lower": False})], domain=(-1.0, 1.0),
-              valid=_dec._EIGVALSH.valid, call=_dec._EIGVALSH.call))
+              valid=_dec._EIGVALSH.valid, call=_dec._EIGVALSH.call), batch=_STACKED)
 
 
 @traced_version_of(_sl.eigh)
@@ -366,7 +379,7 @@ def _matrix_function(fn, domain_call):
     p = define(_name(fn), lambda a: fn(a),
                [lambda g, ans, a: cast_like(_frechet(p, _mT(a), g), a)],
                [lambda t, ans, a: _frechet(p, a, t)],
-               spec=Spec(SQUARE, domain=(-1.0, 1.0), call=domain_call))
+               spec=Spec(SQUARE, domain=(-1.0, 1.0), call=domain_call), batch=_STACKED)
     return p
 
 
@@ -407,7 +420,8 @@ solve_sylvester = define(
     "scipy.linalg.solve_sylvester", lambda a, b, q: _sl.solve_sylvester(a, b, q),
     vjp_by_argnum=_sylvester_vjp,
     spec=Spec([(((2, 2), (2, 2), (2, 2)), {}), (((3, 3), (2, 2), (3, 2)), {})],
-              domain=(-1.0, 1.0), call=lambda f, a, b, q: f(a + _shift(a), b + _shift(b), q)))
+              domain=(-1.0, 1.0), call=lambda f, a, b, q: f(a + _shift(a), b + _shift(b), q)),
+                         batch=_batched(batch_rules.stacked(2, 2, 2)))
 solve_sylvester.jvp_joint = _sylvester_jvp
 
 

@@ -18,6 +18,7 @@ import scipy.optimize as _so
 import fgrad.numpy as fnp
 from ..numpy.broadcasting import cast_like
 from ..pytree import tree_flatten, tree_unflatten
+from ..numpy import batch_rules
 from ..table import Spec, define
 from ..tracer import contains_tracer, innermost, innermost_meta, strip
 from ..transforms import grad, hessian, jacfwd, jvp, value_and_grad, vjp
@@ -91,7 +92,9 @@ implicit_solution = define(
               domain=[(0.5, 2.0), (-2.0, 2.0)], dtypes=("float64", "float32"),
               rtol=1e-4, eps=1e-5),
     doc="""The solution ``x = solve(*theta)`` of ``F(x, *theta) = 0``, differentiable in
-    ``theta`` by the implicit function theorem (``root`` and ``minimize`` use it).""")
+    ``theta`` by the implicit function theorem (``root`` and ``minimize`` use it).""",
+    # the user's solver takes one theta: one call per example
+    batch=batch_rules.one_at_a_time)
 implicit_solution.vjp_joint = _implicit_vjp_joint
 implicit_solution.vjp_by_argnum = lambda i, *a, **p: _implicit_vjp_joint(*a, **p)[i]
 implicit_solution.jvp_joint = _implicit_jvp

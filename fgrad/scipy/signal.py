@@ -15,6 +15,7 @@ import numpy as _onp
 import scipy.signal as _ss
 
 import fgrad.numpy as fnp
+from ..numpy import batch_rules
 from ..numpy.broadcasting import cast_like, shape_of
 from ..numpy.wrapping import traced_version_of
 from ..table import Spec, define
@@ -53,9 +54,25 @@ _CASES_2D = [(((4, 5), (2, 3)), {}), (((4, 4), (2, 2)), {"mode": "same"}),
              (((3, 4), (3, 2)), {"mode": "valid"})]
 
 
-def _conv_primitive(name, impl, flipped, cases=_CASES):
+def _batch(nd):
+    """A batch of inputs against one kernel is one N-d call of ``nd`` (the kernel given a unit
+    batch axis, so nothing mixes examples); a batch of kernels, or a ``valid`` crop the
+    batch axis would make impossible, goes one example at a time."""
+    def rule(prim, size, vals, dims, mode="full", **params):
+        (x, y), (dx, dy) = vals, dims
+        one = batch_rules.shape(x)[:dx] + batch_rules.shape(x)[dx + 1:] if dx is not None \
+            else batch_rules.shape(x)
+        if dx is not None and dy is None and (
+                mode != "valid" or all(m >= n for m, n in zip(one, batch_rules.shape(y)))):
+            y = fnp.reshape(y, (1,) + batch_rules.shape(y))
+            return (nd or prim)(batch_rules.to_front(x, dx), y, mode=mode, **params), 0
+        return batch_rules.one_at_a_time(prim, size, vals, dims, mode=mode, **params)
+    return rule
+
+
+def _conv_primitive(name, impl, flipped, cases=_CASES, nd=None):
     return define("scipy.signal." + name, impl, _conv_vjps(flipped), linear=True,
-                  spec=Spec(cases))
+                  spec=Spec(cases), batch=_batch(nd))
 
 
 _convolve = _conv_primitive(
@@ -65,7 +82,8 @@ _correlate = _conv_primitive(
 _fftconvolve = _conv_primitive(
     "fftconvolve", lambda x, y, mode="full": _ss.fftconvolve(x, y, mode), False)
 _convolve2d = _conv_primitive(
-    "convolve2d", lambda x, y, mode="full": _ss.convolve2d(x, y, mode), False, _CASES_2D)
+    "convolve2d", lambda x, y, mode="full": _ss.convolve2d(x, y, mode), False, _CASES_2D,
+    nd=_convolve)  # (convolve2d takes 2-d arrays only; convolve is the same sum in N-d)
 
 
 def _mode(name, mode):

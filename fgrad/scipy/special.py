@@ -11,18 +11,23 @@ argument, and a traced order raises ``NoDerivativeRuleError`` naming it. Also re
 when traced: ``gammainc``/``gammaincc`` in ``a`` and ``zeta`` in ``x`` (scipy has no closed
 form for those derivatives; ``zeta`` is differentiable in ``q``).
 """
+import functools
 import math
 
 import numpy as _onp
 import scipy.special as _sc
 
 import fgrad.numpy as fnp
-from .. import errors
+from .. import errors, table
+from ..numpy import batch_rules
 from ..numpy.broadcasting import broadcast_like, cast_like, dtype_of, unbroadcast_like
 from ..numpy.elementwise import binary, unary
 from ..numpy.wrapping import traced_version_of
-from ..table import Spec, define
+from ..table import Spec
 from ..tracer import contains_tracer, innermost, innermost_meta
+
+# the family's functions batch by broadcasting (those of whole vectors say otherwise)
+define = functools.partial(table.define, batch=batch_rules.elementwise)
 
 _SQRT_PI = math.sqrt(math.pi)
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
@@ -346,7 +351,8 @@ _LSE_CASES = [(((3,),), {}), (((2, 3),), {"axis": 1}), (((2, 3),), {"axis": 0, "
               (((2, 3), (3,)), {"axis": -1}), (((2, 3), (2, 3)), {"signed": True}),
               (((2, 2, 2),), {"axis": (0, 2)})]
 _logsumexp = define("scipy.special.logsumexp", _lse_impl, vjp_by_argnum=_lse_vjp,
-                    spec=Spec(_LSE_CASES, domain=[(-3.0, 3.0), (0.3, 2.0)]))
+                    spec=Spec(_LSE_CASES, domain=[(-3.0, 3.0), (0.3, 2.0)]),
+                    batch=batch_rules.along("axis"))
 _logsumexp.jvp_joint = _lse_jvp
 
 
@@ -377,13 +383,13 @@ _softmax = define(
     [lambda g, ans, x, axis=None: ans * (g - _sum_kept(g * ans, axis))],
     [lambda t, ans, x, axis=None: ans * (t - _sum_kept(t * ans, axis))],
     spec=Spec([(((3,),), {}), (((2, 3),), {"axis": 1}), (((2, 3),), {"axis": 0})],
-              domain=(-3.0, 3.0)), residuals=((), True))
+              domain=(-3.0, 3.0)), residuals=((), True), batch=batch_rules.along("axis"))
 _log_softmax = define(
     "scipy.special.log_softmax", lambda x, axis=None: _sc.log_softmax(x, axis=axis),
     [lambda g, ans, x, axis=None: g - fnp.exp(ans) * _sum_kept(g, axis)],
     [lambda t, ans, x, axis=None: t - _sum_kept(fnp.exp(ans) * t, axis)],
     spec=Spec([(((3,),), {}), (((2, 3),), {"axis": 1}), (((2, 3),), {"axis": 0})],
-              domain=(-3.0, 3.0)), residuals=((), True))
+              domain=(-3.0, 3.0)), residuals=((), True), batch=batch_rules.along("axis"))
 
 
 @traced_version_of(_sc.softmax)

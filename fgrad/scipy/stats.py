@@ -17,16 +17,22 @@ Not differentiable, and refused by name when traced: ``cdf``/``sf``/``ppf`` (and
 in a continuous distribution's shape parameters (scipy has no closed form: incomplete gamma
 and beta functions in their parameters), and ``nbinom``'s cdf in ``n``.
 """
+import functools
+
 import numpy as _onp
 import scipy.stats as _st
 
 import fgrad.numpy as fnp
-from .. import errors
+from .. import errors, table
+from ..numpy import batch_rules
 from ..numpy.broadcasting import broadcast_like, cast_like, unbroadcast_like
 from ..numpy.wrapping import traced_version_of
-from ..table import Spec, define
+from ..table import Spec
 from ..tracer import contains_tracer, innermost, innermost_meta
 from . import special as sp
+
+# the family's functions batch by broadcasting (those of whole vectors say otherwise)
+define = functools.partial(table.define, batch=batch_rules.elementwise)
 
 
 def elementwise(name, impl, partial, spec, doc=None):
@@ -361,10 +367,24 @@ def _on_simplex(y):
     return e / fnp.sum(e, axis=0, keepdims=True)
 
 
+def _dirichlet_batch(pdf):
+    """scipy takes one ``alpha`` a call: a batch is the density's closed form, with the
+    components on axis 1 (equal to scipy's values to rounding)."""
+    def rule(prim, size, vals, dims):
+        x, alpha = (batch_rules.batch_first(v, d, size) for v, d in zip(vals, dims))
+        extra = len(batch_rules.shape(x)) - 2  # x's axes beyond the components
+        a = fnp.reshape(alpha, batch_rules.shape(alpha) + (1,) * extra)
+        norm = sp.gammaln(fnp.sum(alpha, axis=1)) - fnp.sum(sp.gammaln(alpha), axis=1)
+        lp = fnp.reshape(norm, (size,) + (1,) * extra) + fnp.sum((a - 1) * fnp.log(x), axis=1)
+        return (fnp.exp(lp) if pdf else lp), 0
+    return rule
+
+
 def _dirichlet_prim(method):
     fn = getattr(_st.dirichlet, method)
     pdf = method == "pdf"
     p = define(f"scipy.stats.dirichlet.{method}", lambda x, alpha: fn(x, alpha),
+               batch=_dirichlet_batch(pdf),
                vjp_by_argnum=lambda i, g, ans, x, alpha: _dirichlet_vjp(i, g, ans, x, alpha, pdf),
                spec=Spec([(((3,), (3,)), {}), (((3, 2), (3,)), {})],
                          domain=[(-1.0, 1.0), (0.5, 3.0)],
@@ -437,12 +457,22 @@ def _spd(a):
     return fnp.matmul(a, fnp.swapaxes(a, -1, -2)) + 2.0 * _onp.eye(_onp.shape(a)[-1])
 
 
+def _mvn_batch(prim, size, vals, dims):
+    """A batch of points at one mean and covariance is one scipy call (its output reshaped:
+    scipy squeezes a batch of one); batched parameters go one example at a time."""
+    if dims[1] is None and dims[2] is None:
+        x = batch_rules.to_front(vals[0], dims[0])
+        return fnp.reshape(prim(x, *vals[1:]), batch_rules.shape(x)[:-1]), 0
+    return batch_rules.one_at_a_time(prim, size, vals, dims)
+
+
 def _mvn_prim(method):
     fn = getattr(_st.multivariate_normal, method)
     pdf = method == "pdf"
     p = define(f"scipy.stats.multivariate_normal.{method}",
                lambda x, mean, cov: fn(x, mean, cov),
                vjp_by_argnum=lambda i, g, ans, *args: _mvn_vjp(i, g, ans, *args, pdf=pdf),
+               batch=_mvn_batch,
                spec=Spec([(((3,), (3,), (3, 3)), {}), (((4, 2), (2,), (2, 2)), {}),
                           (((2, 3, 2), (2,), (2, 2)), {})], domain=(-1.0, 1.0),
                          call=lambda f, x, m, a: f(x, m, _spd(a))))
@@ -471,12 +501,20 @@ def _mvn_entropy_impl(cov):
     return _st.multivariate_normal.entropy(cov=cov)
 
 
+def _mvn_entropy_batch(prim, size, vals, dims):
+    """A batch of covariances: the closed form ``(d log(2 pi e) + log det cov) / 2`` (scipy
+    takes one covariance a call)."""
+    cov = batch_rules.to_front(vals[0], dims[0])
+    d = batch_rules.shape(cov)[-1]
+    return 0.5 * (d * _onp.log(2 * _onp.pi * _onp.e) + fnp.linalg.slogdet(cov)[1]), 0
+
+
 _mvn_entropy = define(
     "scipy.stats.multivariate_normal.entropy", _mvn_entropy_impl,
     [lambda g, ans, cov: cast_like(0.5 * g * fnp.linalg.inv(cov), cov)],
     [lambda t, ans, cov: 0.5 * fnp.sum(fnp.linalg.inv(cov) * t)],
     spec=Spec([(((2, 2),), {}), (((3, 3),), {})], domain=(-1.0, 1.0),
-              call=lambda f, a: f(_spd(a))))
+              call=lambda f, a: f(_spd(a))), batch=_mvn_entropy_batch)
 
 
 class _MultivariateNormal:

@@ -12,7 +12,7 @@ import numpy as _onp
 from ..pytree import tree_flatten, tree_unflatten
 from ..transforms import jvp, vjp
 
-__all__ = ["check_grads"]
+__all__ = ["check_grads", "check_batching"]
 
 _MODE_NAMES = {"fwd": "jvp", "rev": "vjp"}
 
@@ -172,3 +172,60 @@ def as_function(prim, args, params):
 
     f.__name__ = prim.name
     return f, tuple(args[i] for i in diff)
+
+
+def check_batching(entry, rng, n=3, rtol=1e-12):
+    """Check ``vmap`` of a table entry against numpy.stack of its calls, on ``n`` examples of
+    its first case: the batch axis first, last (with the results' last too), only the first
+    argument mapped, and nested two deep (a 2 x n grid, the inner batch on the last axis).
+    Raises ``AssertionError`` where they differ (beyond ``rtol``, relative to the largest
+    value), ``ConcretizationError`` where the entry reads its values; returns False when the
+    entry has no argument to map.
+
+    >>> import numpy, fgrad.numpy
+    >>> from fgrad.table import PRIMITIVES
+    >>> check_batching(PRIMITIVES["sin"], numpy.random.default_rng(0))
+    True
+    """
+    from ..batching import vmap
+
+    case = entry.spec.cases[0]
+    drawn = [random_case(entry, rng, case) for _ in range(n)]
+    params = drawn[0][1]
+    f, _ = as_function(entry, drawn[0][0], params)
+    xs = [as_function(entry, args, params)[1] for args, _ in drawn]
+    if not xs[0]:  # (every argument is a mask)
+        return False
+
+    def stacked(outs, axis=0):
+        leaves = [tree_flatten(o)[0] for o in outs]
+        return tree_unflatten(tree_flatten(outs[0])[1], [
+            _onp.stack([_onp.asarray(ls[k]) for ls in leaves], axis)
+            for k in range(len(leaves[0]))])
+
+    def same(how, got, want):
+        (lg, tg), (lw, tw) = tree_flatten(got), tree_flatten(want)
+        assert tg == tw, f"{how}: the results' structure {tg} is not {tw}"
+        for x, y in zip(lg, lw):
+            x, y = _onp.asarray(x), _onp.asarray(y)
+            assert x.shape == y.shape and x.dtype == y.dtype, \
+                f"{how}: {x.shape} {x.dtype} where the stacked calls give {y.shape} {y.dtype}"
+            scale = max(1.0, float(_onp.max(_onp.abs(y), initial=0.0))) if y.size else 1.0
+            _onp.testing.assert_allclose(x, y, rtol=rtol, atol=rtol * scale, err_msg=how)
+
+    def batch(examples, axis=0):
+        return [_onp.stack([x[i] for x in examples], axis) for i in range(len(xs[0]))]
+
+    same("batch axis 0", vmap(f)(*batch(xs)), stacked([f(*x) for x in xs]))
+    same("batch axis -1", vmap(f, in_axes=-1, out_axes=-1)(*batch(xs, -1)),
+         stacked([f(*x) for x in xs], -1))
+    if len(xs[0]) > 1:
+        rest = xs[0][1:]
+        same("first argument mapped", vmap(f, in_axes=(0,) + (None,) * len(rest))(
+            batch(xs)[0], *rest), stacked([f(x[0], *rest) for x in xs]))
+    grid = [xs, xs[1:] + xs[:1]]
+    deep = [_onp.stack([_onp.stack([x[i] for x in row], -1) for row in grid])
+            for i in range(len(xs[0]))]
+    same("nested two deep", vmap(vmap(f, in_axes=-1))(*deep),
+         stacked([stacked([f(*x) for x in row]) for row in grid]))
+    return True

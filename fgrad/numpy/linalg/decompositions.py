@@ -4,6 +4,7 @@ travel through ``define_multi`` and come back as numpy's namedtuples)."""
 import numpy as _onp
 
 import fgrad.numpy as fnp
+from .. import batch_rules
 from ...table import Spec, define
 from ..multi_output import define_multi
 from ...tracer import innermost, innermost_meta, strip
@@ -42,7 +43,7 @@ _SPD = Spec([(((2, 2),), {}), (((3, 3),), {"upper": True}), (((2, 3, 3),), {})],
             domain=(-1.0, 1.0), call=lambda f, a, **p: f(_spd(a), **p))
 
 _cholesky = define("linalg.cholesky", lambda a, upper=False: _la.cholesky(a, upper=upper),
-                   [_cholesky_vjp], [_cholesky_jvp], spec=_SPD)
+                   [_cholesky_vjp], [_cholesky_jvp], spec=_SPD, batch=batch_rules.stacked(2))
 
 
 @differentiable(_la.cholesky, _SPD, name="linalg.cholesky")
@@ -74,7 +75,7 @@ _EIGH = Spec([(((2, 2),), {}), (((3, 3),), {"UPLO": "U"}), (((2, 3, 3),), {})],
 
 _eigh = define_multi("linalg.eigh", lambda a, UPLO="L": tuple(_la.eigh(a, UPLO=UPLO)),
                      lambda a, UPLO="L": (shape_of(a)[:-1], shape_of(a)),
-                     _eigh_vjp, _eigh_jvp, spec=_EIGH)
+                     _eigh_vjp, _eigh_jvp, spec=_EIGH, batch=batch_rules.stacked(2))
 
 
 @differentiable(_la.eigh, _EIGH, name="linalg.eigh")
@@ -111,7 +112,7 @@ _EIGVALSH = Spec([(((2, 2),), {}), (((3, 3),), {"UPLO": "U"}), (((2, 3, 3),), {}
                  call=lambda f, a, **p: f(_sym_input(a), **p))
 
 _eigvalsh = define("linalg.eigvalsh", lambda a, UPLO="L": _la.eigvalsh(a, UPLO=UPLO),
-                   [_eigvalsh_vjp], [_eigvalsh_jvp], spec=_EIGVALSH)
+                   [_eigvalsh_vjp], [_eigvalsh_jvp], spec=_EIGVALSH, batch=batch_rules.stacked(2))
 
 
 @differentiable(_la.eigvalsh, _EIGVALSH, name="linalg.eigvalsh")
@@ -175,7 +176,7 @@ _svd = define_multi("linalg.svd",
                     lambda a, full_matrices=False: tuple(_la.svd(a, full_matrices)),
                     _svd_shapes, _svd_vjp, _svd_jvp,
                     spec=Spec(_SVD_CASES, domain=(-1.0, 1.0), valid=_svd_valid,
-                              call=_svd_call))
+                              call=_svd_call), batch=batch_rules.stacked(2))
 
 
 def _svdvals_vjp(g, ans, a):
@@ -193,7 +194,8 @@ def _svdvals_jvp(t, ans, a):
 
 _svdvals = define("linalg.svdvals", lambda a: _la.svd(a, compute_uv=False),
                   [_svdvals_vjp], [_svdvals_jvp],
-                  spec=Spec(_SVD_CASES, domain=(-1.0, 1.0), valid=_svd_valid))
+                  spec=Spec(_SVD_CASES, domain=(-1.0, 1.0), valid=_svd_valid),
+                  batch=batch_rules.stacked(2))
 
 
 def _refuse_hermitian(name, hermitian):
@@ -308,7 +310,8 @@ _qr = define_multi("linalg.qr", lambda a, mode="reduced": tuple(_la.qr(a, mode=m
                    _qr_shapes, _qr_vjp, _qr_jvp,
                    spec=Spec([(((2, 2),), {}), (((3, 2),), {}), (((2, 3),), {}),
                               (((2, 3, 2),), {})],
-                             domain=(-1.0, 1.0), valid=_qr_valid, call=_qr_call))
+                             domain=(-1.0, 1.0), valid=_qr_valid, call=_qr_call),
+                   batch=batch_rules.stacked(2))
 
 
 @differentiable(_la.qr, Spec([(((3, 3),), {}), (((3, 2),), {}), (((2, 4, 3),), {}),
@@ -380,7 +383,7 @@ _EIG_CASES = [(((2, 2),), {}), (((3, 3),), {}), (((2, 3, 3),), {})]
 _eig = define_multi("linalg.eig", lambda a: tuple(_la.eig(a)),
                     lambda a: (shape_of(a)[:-1], shape_of(a)), _eig_vjp, _eig_jvp,
                     spec=Spec(_EIG_CASES, domain=(-1.0, 1.0), valid=_eig_valid,
-                              call=_eig_call))
+                              call=_eig_call), batch=batch_rules.stacked(2))
 
 
 @differentiable(_la.eig, Spec(_EIG_CASES, domain=(-1.0, 1.0), valid=_eig_valid,
@@ -421,7 +424,7 @@ def _eigvals_jvp(t, ans, a):
 
 _EIGVALS = Spec(_EIG_CASES, domain=(-1.0, 1.0), valid=_eig_valid, call=_eigvals_call)
 _eigvals = define("linalg.eigvals", _la.eigvals, [_eigvals_vjp], [_eigvals_jvp],
-                  spec=_EIGVALS)
+                  spec=_EIGVALS, batch=batch_rules.stacked(2))
 
 
 @differentiable(_la.eigvals, _EIGVALS, name="linalg.eigvals")

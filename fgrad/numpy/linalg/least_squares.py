@@ -3,6 +3,7 @@
 import numpy as _onp
 
 import fgrad.numpy as fnp
+from .. import batch_rules
 from ...table import Spec, define
 from ...tracer import contains_tracer, strip
 from ..broadcasting import shape_of
@@ -37,7 +38,8 @@ _PINV_CASES = [(((2, 2),), {}), (((3, 2),), {}), (((2, 3),), {}), (((2, 3, 2),),
 
 _pinv = define("linalg.pinv", lambda a, kw=(): _la.pinv(a, **dict(kw)),
                [_pinv_vjp], [_pinv_jvp],
-               spec=Spec(_PINV_CASES, domain=(-1.0, 1.0), valid=_well_conditioned))
+               spec=Spec(_PINV_CASES, domain=(-1.0, 1.0), valid=_well_conditioned),
+               batch=batch_rules.stacked(2))
 
 _NO_VALUE = object()
 

@@ -5,6 +5,7 @@ import operator
 import numpy as _onp
 
 import fgrad.numpy as fnp
+from .. import batch_rules
 from ...table import Spec, define
 from ..multi_output import define_multi
 from ...tracer import innermost_meta, strip
@@ -23,7 +24,8 @@ inv = define(
     [lambda t, ans, a: -fnp.matmul(fnp.matmul(ans, t), ans)],
     spec=Spec(SQUARE, domain=(-1.0, 1.0), call=_shifted),
     doc=_noted(_la.inv, "the derivative -inv(a) da inv(a) needs an invertible a (at a "
-                        "singular one numpy raises LinAlgError); complex input is supported."))
+                        "singular one numpy raises LinAlgError); complex input is supported."),
+             batch=batch_rules.stacked(2))
 
 
 def _inv_T(a):
@@ -38,7 +40,7 @@ det = define(
               call=lambda f, a, negative=False: _shifted(f, -a if negative else a)),
     doc=_noted(_la.det, "the gradient det(a) inv(a)^T is computed through inv(a), so a "
                         "singular a raises LinAlgError rather than giving its adjugate; "
-                        "complex input is supported."))
+                        "complex input is supported."), batch=batch_rules.stacked(2))
 
 _slogdet = define_multi(
     "linalg.slogdet", lambda a: tuple(_la.slogdet(a)),
@@ -46,7 +48,8 @@ _slogdet = define_multi(
     # the sign is locally constant (zero derivative); log|det a| has gradient inv(a)^T
     lambda i, gs, outs, a: _lift(gs[1]) * _inv_T(a),
     lambda ts, outs, a: (None, fnp.sum(_inv_T(a) * ts[0], axis=(-2, -1))),
-    spec=Spec([(((2, 2),), {}), (((2, 3, 3),), {})], domain=(-1.0, 1.0), call=_shifted))
+    spec=Spec([(((2, 2),), {}), (((2, 3, 3),), {})], domain=(-1.0, 1.0), call=_shifted),
+                        batch=batch_rules.stacked(2))
 
 
 @differentiable(_la.slogdet, Spec(SQUARE + [(((3, 3),), {"negative": True})],
@@ -100,7 +103,7 @@ solve = define(
               domain=(-1.0, 1.0), call=_shifted),
     doc=_noted(_la.solve, "derivatives in a (-inv(a) da x) and b, for b a vector (1-d) or "
                           "a stack of matrices, batch dimensions broadcast; a must be "
-                          "invertible; complex input is supported."))
+                          "invertible; complex input is supported."), batch=batch_rules.solve_like)
 
 
 # --- powers ---------------------------------------------------------------------------
