@@ -583,11 +583,16 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
         parts = [nan_to_num(p, nan=nan, posinf=posinf, neginf=neginf)
                  for p in (fnp.real(x), fnp.imag(x))]
         return parts[0] + 1j * parts[1]
-    xv = innermost(x)
-    if xv.dtype.kind != "f":
+    dt = dtype_of(x)
+    if dt.kind != "f":
         return x
-    return where_p(_onp.isfinite(xv), x,
-                   _onp.nan_to_num(xv, nan=nan, posinf=posinf, neginf=neginf))
+    # the replacements are constants chosen by the values (below the differentiating
+    # transforms: a batch of them under vmap)
+    xv = below_transforms(x)
+    big = _onp.finfo(dt).max
+    inf = fnp.where(xv > 0, dt.type(big if posinf is None else posinf),
+                    dt.type(-big if neginf is None else neginf))
+    return where_p(fnp.isfinite(xv), x, fnp.where(fnp.isnan(xv), dt.type(nan), inf))
 
 
 def _no_out(name, outs, kwargs):
@@ -773,13 +778,15 @@ def unwrap(p, discont=None, axis=-1, *, period=2 * math.pi):
 def select(condlist, choicelist, default=0):
     """numpy.select: the conditions have no derivative; each entry has the derivative of the
     choice (or the default) it is taken from."""
-    condlist = [strip(c) for c in condlist]
-    # numpy's own call on the values checks the arguments and gives the result's dtype
-    dtype = _onp.select(condlist, [innermost(c) for c in choicelist], innermost(default)).dtype
+    condlist = [strip(c, below_transforms) for c in condlist]  # (batched under vmap)
+    # numpy's own call on stand-ins checks the arguments and gives the result's dtype
+    dtype = _onp.select([innermost_meta(c) for c in condlist],
+                        [innermost_meta(c) for c in choicelist], innermost_meta(default)).dtype
     out = fnp.astype(fnp.asarray(default), dtype)
     for cond, choice in zip(condlist[::-1], choicelist[::-1]):
         out = where_p(cond, fnp.astype(fnp.asarray(choice), dtype), out)
-    shape = _onp.broadcast_shapes(*[_onp.shape(c) for c in condlist], _shape(out))
+    shape = _onp.broadcast_shapes(*[_onp.shape(innermost_meta(c)) for c in condlist],
+                                  _shape(out))
     return out if _shape(out) == shape else fnp.broadcast_to(out, shape)
 
 

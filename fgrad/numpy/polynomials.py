@@ -51,8 +51,8 @@ def polyval(p, x):
     values."""
     _no_poly1d("polyval", p, x)
     p, x = fnp.asarray(p), fnp.asarray(x)
-    y = _onp.zeros_like(innermost(x))
-    for k in range(len(innermost(p))):
+    y = _onp.zeros(shape_of(x), dtype_of(x))
+    for k in range(shape_of(p)[0]):
         y = y * x + p[k]
     return y
 
@@ -60,7 +60,7 @@ def polyval(p, x):
 def _padded_pair(a1, a2):
     """Both coefficient vectors padded with leading zeros to one length (numpy's polyadd)."""
     a1, a2 = fnp.atleast_1d(a1), fnp.atleast_1d(a2)
-    diff = len(innermost(a2)) - len(innermost(a1))
+    diff = shape_of(a2)[0] - shape_of(a1)[0]
     if diff > 0:
         a1 = fnp.concatenate((_onp.zeros(diff, dtype_of(a1)), a1))
     elif diff < 0:
@@ -111,7 +111,7 @@ def polyder(p, m=1):
     _no_poly1d("polyder", p)
     p = fnp.asarray(p)
     for _ in range(m):
-        n = len(innermost(p)) - 1
+        n = shape_of(p)[0] - 1
         p = _promoted(p, _onp.int_)[:-1] * _onp.arange(n, 0, -1)
     return p
 
@@ -131,13 +131,13 @@ def polyint(p, m=1, k=None):
     if k is None:
         k = _onp.zeros(m, float)
     k = fnp.atleast_1d(k)
-    if len(innermost(k)) == 1 and m > 1:
+    if shape_of(k)[0] == 1 and m > 1:
         k = k[0] * _onp.ones(m, float)
-    if len(innermost(k)) < m:
+    if shape_of(k)[0] < m:
         raise ValueError("k must be a scalar or a rank-1 array of length 1 or >m.")
     p = fnp.asarray(p)
     for i in range(m):
-        powers = _onp.arange(len(innermost(p)), 0, -1)
+        powers = _onp.arange(shape_of(p)[0], 0, -1)
         p = fnp.concatenate((_promoted(p, _onp.int_) / powers, fnp.reshape(k[i], (1,))))
     return p
 
@@ -167,7 +167,7 @@ def polydiv(u, v):
     _no_poly1d("polydiv", u, v)
     u, v = fnp.atleast_1d(u) + 0.0, fnp.atleast_1d(v) + 0.0
     dtype = _onp.result_type(dtype_of(u), dtype_of(v))
-    m, n = len(innermost(u)) - 1, len(innermost(v)) - 1
+    m, n = shape_of(u)[0] - 1, shape_of(v)[0] - 1
     scale = 1. / v[0]
     r = u if dtype_of(u) == dtype else fnp.astype(u, dtype)
     quotient = []
@@ -230,7 +230,7 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     if shape_of(x)[0] != shape_of(y)[0]:
         raise TypeError("expected x and y to have same length")
     if rcond is None:
-        rcond = len(innermost(x)) * _onp.finfo(dtype_of(x)).eps
+        rcond = shape_of(x)[0] * _onp.finfo(dtype_of(x)).eps
     lhs = vander(x, order)
     rhs = fnp.astype(y, _onp.result_type(dtype_of(lhs), dtype_of(y)))
     if w is not None:
@@ -263,7 +263,7 @@ def _roots_jvp(t, ans, p):
 
 
 def _roots_vjp(g, ans, p):
-    n = len(innermost(p))
+    n = shape_of(p)[0]
     return -fnp.matmul(g / polyval(polyder(p), ans), vander(ans, n))
 
 

@@ -25,7 +25,7 @@ import fgrad.numpy as fnp
 from .. import errors
 from . import batch_rules
 from ..table import Spec, define
-from ..tracer import contains_tracer, innermost, strip
+from ..tracer import Tracer, below_transforms, contains_tracer, innermost, strip
 from .broadcasting import dtype_of, shape_of
 from .wrapping import differentiable, unsupported_kwargs, with_numpy_values
 
@@ -197,8 +197,20 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None):
     a = fnp.asarray(a)
     if axis is None:
         a, axis = fnp.ravel(a), -1
-    perm = _onp.argsort(_values(a), axis=axis, kind="stable")
+    perm = fnp.argsort(below_transforms(a), axis=axis, kind="stable")
+    if isinstance(perm, Tracer):  # a batch of orders (under vmap): picked one-hot
+        return _picked(a, perm, axis)
     return take_along_axis(a, perm, axis)
+
+
+def _picked(a, indices, axis):
+    """``take_along_axis(a, indices, axis)`` for ``indices`` that are a traced batch (no
+    index can be built from them): each entry selected where its position equals the index
+    and summed with zeros, exactly; O(n^2) along the axis."""
+    n = shape_of(a)[axis]
+    a = fnp.expand_dims(fnp.moveaxis(a, axis, -1), -2)  # (..., 1, n)
+    hit = fnp.equal(fnp.expand_dims(fnp.moveaxis(indices, axis, -1), -1), _onp.arange(n))
+    return fnp.moveaxis(fnp.sum(fnp.where(hit, a, 0), axis=-1), -1, axis)
 
 
 sort.__doc__ = (sort.__doc__ or "") + SORT_DOC

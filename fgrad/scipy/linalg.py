@@ -26,7 +26,7 @@ from ..numpy.linalg.common import _mT, _shift, _shifted, _spd
 from ..numpy.multi_output import define_multi
 from ..numpy.wrapping import differentiable, traced_version_of
 from ..table import Spec, define
-from ..tracer import innermost
+from ..tracer import innermost, innermost_meta
 
 _IGNORED = ("overwrite_a", "overwrite_b", "check_finite", "overwrite_c")
 SQUARE = [(((2, 2),), {}), (((3, 3),), {})]
@@ -467,7 +467,7 @@ def block_diag(*arrs):
     rows = [shape_of(b)[0] for b in blocks]
     cols = [shape_of(b)[1] for b in blocks]
     out, start = [], 0
-    dtype = _onp.result_type(*[innermost(b) for b in blocks])
+    dtype = _onp.result_type(*[innermost_meta(b) for b in blocks])
     for b, r, c in zip(blocks, rows, cols):
         left = _onp.zeros((r, start), dtype)
         right = _onp.zeros((r, sum(cols) - start - c), dtype)

@@ -4,7 +4,7 @@ helpers that draw well-conditioned, symmetric positive definite or well-separate
 import numpy as _onp
 
 import fgrad.numpy as fnp
-from ...tracer import innermost, innermost_meta
+from ...tracer import below_transforms, innermost, innermost_meta
 from ..broadcasting import dtype_of, mask, shape_of
 
 _la = _onp.linalg
@@ -115,11 +115,14 @@ def _outputs(out, shapes):
 
 
 def _column_signs(v):
-    """Plain +-1 per column of ``v``: the sign of the real part of its largest entry, shaped
-    ``(..., 1, k)`` to multiply ``v`` with."""
-    vv = innermost(v)
-    top = _onp.take_along_axis(vv, _onp.argmax(_onp.abs(vv), axis=-2)[..., None, :], axis=-2)
-    return _onp.where(_onp.real(top) < 0, -1, 1).astype(_onp.real(vv).dtype)
+    """+-1 per column of ``v``, without derivative: the sign of the real part of its largest
+    entry, shaped ``(..., 1, k)`` to multiply ``v`` with (a batch of them under vmap)."""
+    vv = below_transforms(v)
+    re = fnp.real(vv)
+    top = fnp.argmax(fnp.abs(vv), axis=-2)[..., None, :]
+    hit = fnp.equal(top, _onp.arange(shape_of(v)[-2])[:, None])
+    top = fnp.sum(fnp.where(hit, re, 0), axis=-2, keepdims=True)
+    return fnp.astype(fnp.where(top < 0, -1, 1), dtype_of(re))
 
 
 def _min_gap(v):
@@ -175,15 +178,19 @@ def _qr_valid(a):
     return _onp.min(_onp.abs(_onp.diagonal(r, axis1=-2, axis2=-1))) > 0.1
 
 
+def _diagonal_signs(r):
+    return fnp.sign(fnp.diagonal(below_transforms(r), axis1=-2, axis2=-1))
+
+
 def _qr_call(f, a, mode="reduced"):
     *batch, m, n = shape_of(a)
     k = min(m, n)
     out = f(a, mode=mode)
     if mode == "r":
         r = out
-        return r * _onp.sign(_onp.diagonal(innermost(r), axis1=-2, axis2=-1))[..., :, None]
+        return r * _diagonal_signs(r)[..., :, None]
     q, r = _outputs(out, [(*batch, m, k), (*batch, k, n)])
-    sign = _onp.sign(_onp.diagonal(innermost(r), axis1=-2, axis2=-1))[..., None, :]
+    sign = _diagonal_signs(r)[..., None, :]
     return q * sign, r * _mT(sign)
 
 
@@ -192,8 +199,7 @@ def _qr_call(f, a, mode="reduced"):
 # distinct for the draws ``_eig_valid`` accepts.
 
 def _eig_key(w):
-    w = _onp.asarray(w)
-    return w.real + 0.5 * w.imag
+    return fnp.real(w) + 0.5 * fnp.imag(w)
 
 
 def _eig_valid(a):
@@ -207,10 +213,14 @@ def _eig_valid(a):
 
 
 def _sorting(w):
-    """A plain permutation matrix ``p`` (``(..., n, n)``): ``w @ p`` is sorted by the key."""
-    order = _onp.argsort(_eig_key(innermost(w)), axis=-1)
+    """A permutation matrix ``p`` (``(..., n, n)``, without derivative; a batch of them under
+    vmap): ``w @ p`` is sorted by the key."""
+    wv = below_transforms(w)
+    # (numpy's eigenvalues are real or complex by their values: a staged graph replays a
+    # real trace on complex ones, so the key is taken of complex values either way)
+    order = fnp.argsort(_eig_key(fnp.astype(wv, _onp.complex128)), axis=-1)
     n = shape_of(w)[-1]
-    return mask(_onp.arange(n)[:, None] == order[..., None, :], _onp.real(innermost(w)))
+    return mask(fnp.equal(order[..., None, :], _onp.arange(n)[:, None]), fnp.real(wv))
 
 
 def _eig_call(f, a):
