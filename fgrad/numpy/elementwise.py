@@ -34,7 +34,7 @@ from ..tracer import (Tracer, below_transforms, contains_tracer, innermost, inne
                       strip)
 from .broadcasting import (broadcast_like, cast_like, dtype_of, mask, shape_of,
                            unbroadcast_like)
-from .namespace import zero_derivative
+from .namespace import values_only, zero_derivative
 from .wrapping import differentiable, unsupported_kwargs
 
 # every function of this family batches by broadcasting, its batch axis in front
@@ -763,8 +763,12 @@ def unwrap(p, discont=None, axis=-1, *, period=2 * math.pi):
     if contains_tracer((discont, period)):
         raise NotImplementedError("fgrad.numpy.unwrap: traced discont or period is not supported")
     p = fnp.asarray(p)
-    pv = innermost(p)
-    return p + (_onp.unwrap(pv, discont=discont, axis=axis, period=period) - pv)
+    return p + _unwrap_correction(p, discont=discont, axis=axis, period=period)
+
+
+_unwrap_correction = values_only(
+    lambda p, discont, axis, period: _onp.unwrap(p, discont=discont, axis=axis,
+                                                 period=period) - p, "unwrap_correction")
 
 
 @differentiable(_onp.select, Spec(

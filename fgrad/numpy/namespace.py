@@ -99,6 +99,21 @@ def zero_derivative(fn):
     return wrapper
 
 
+def values_only(fn, name):
+    """``fn`` (numpy code computing one array from arrays' values, with no derivative: weights,
+    orders) callable on traced values: their values below the differentiating transforms go
+    in. It is a primitive without rules, so a staged function records it (computed anew at
+    each replay, no guard) and ``vmap`` calls it once per example (numpy work only: there is
+    no batched form of arbitrary numpy code)."""
+    prim = Primitive(name, fn)
+    prim.batch = batch_rules.one_at_a_time
+
+    def call(*args, **params):
+        return prim(*[below_transforms(a) for a in args], **params)
+
+    return call
+
+
 def _below_transforms(args):
     """``args`` with every tracer of a differentiating transform replaced by the value under
     it, down to a tracer of a trace that sees all operations (staging, batching; a zero

@@ -29,6 +29,7 @@ from ..tracer import (Tracer, below_transforms, contains_tracer, innermost, inne
 from .broadcasting import dtype_of, mask, shape_of
 from .reductions import (NoValue, distinct, given, kept_shape, max_p, mean_p, min_p,
                          normal_axes, numpy_kwargs, numpy_result, prod_p, reduction, sum_p)
+from .namespace import values_only
 from .wrapping import differentiable, numpy_reference, unsupported_kwargs
 
 
@@ -553,32 +554,41 @@ def _weights(xv, sv, terms, dtype):
     return _onp.asarray(total, dtype=dtype)
 
 
-def _quantiles(a, q, axis, method, keepdims, skip_nan):
-    """The quantiles (q in [0, 1], shape Q) of ``a`` over ``axis``, shaped like numpy's."""
-    rows, kept = _rows(fnp.asarray(a), axis)
-    xv = _onp.asarray(innermost(rows))
+def _quantile_weights_impl(xv, qv, method, skip_nan, slope):
+    """The weights (shape Q + L + (n,)) of the rows ``xv`` (shape L + (n,)) that give the
+    quantiles ``qv`` (shape Q), or (``slope``) their derivative in q: numpy on the values."""
     nan = _onp.isnan(xv)
     sv = _onp.sort(xv, axis=-1)  # NaN sorts last
-    if skip_nan:
-        n = (~nan).sum(-1)
-        if nan.any():
-            rows = fnp.where(nan, 0, rows)  # so no NaN reaches the derivatives
-    else:
-        n = _onp.full(xv.shape[:-1], xv.shape[-1])
-    qv = _onp.asarray(innermost(q))
-    terms, slope = _plan(method, _onp.maximum(n, 1), qv)
-    dt = dtype_of(rows)
+    n = (~nan).sum(-1) if skip_nan else _onp.full(xv.shape[:-1], xv.shape[-1])
+    terms = _plan(method, _onp.maximum(n, 1), qv)[1 if slope else 0]
     void = (n == 0) if skip_nan else nan.any(-1)  # all NaN / any NaN: numpy's value is NaN
-    fill = 0.0 if skip_nan else _onp.nan
+    w = _weights(xv, sv, terms, xv.dtype) if terms else _onp.zeros(
+        _onp.shape(qv) + xv.shape, xv.dtype)
+    return _onp.where(void[..., None], 0.0 if skip_nan else _onp.nan, w).astype(xv.dtype)
 
-    def weights(terms):
-        return _onp.where(void[..., None], fill, _weights(xv, sv, terms, dt)).astype(dt)
 
-    r = fnp.sum(rows * weights(terms), axis=-1)
-    if slope and contains_tracer(q):
-        dq = fnp.reshape(q - qv, _onp.shape(qv) + (1,) * (_onp.ndim(n)))
-        r = r + dq * fnp.sum(rows * weights(slope), axis=-1)
-    return fnp.reshape(r, _onp.shape(qv) + (kept if keepdims else _onp.shape(n)))
+_quantile_weights = values_only(_quantile_weights_impl, "quantile_weights")
+
+
+def _quantiles(a, q, axis, method, keepdims, skip_nan):
+    """The quantiles (q in [0, 1], shape Q) of ``a`` over ``axis``, shaped like numpy's."""
+    raw, kept = _rows(fnp.asarray(a), axis)
+    rows = raw
+    if skip_nan:
+        nan = _nan_mask(raw)
+        if nan is not None:
+            rows = fnp.where(nan, 0, raw)  # so no NaN reaches the derivatives
+    qs = _onp.shape(innermost_meta(q))
+    lead = shape_of(rows)[:-1]
+
+    def weighted(slope):
+        w = _quantile_weights(raw, q, method=method, skip_nan=skip_nan, slope=slope)
+        return fnp.sum(rows * w, axis=-1)
+
+    r = weighted(False)
+    if contains_tracer(q):  # (the slope's weights are zero for the methods constant in q)
+        r = r + fnp.reshape(q - below_transforms(q), qs + (1,) * len(lead)) * weighted(True)
+    return fnp.reshape(r, qs + (kept if keepdims else lead))
 
 
 _ORDER_NOTE = """Ties: the cotangent of an order statistic is shared evenly among the entries
