@@ -18,7 +18,7 @@ import numpy as _onp
 import fgrad.numpy as fnp
 from ..table import Spec
 from .. import errors
-from ..tracer import innermost, strip
+from ..tracer import innermost, innermost_meta, strip
 from .broadcasting import dtype_of, shape_of
 from .layout import (array, asarray, astype, atleast_1d, atleast_2d, atleast_3d,
                      axis_index, axis_tuple, broadcast_to, concatenate, list_call, ravel,
@@ -143,7 +143,7 @@ def _block_call(f, *xs, **params):
                                   (((2, 1), (1, 2, 3)), {})], call=_block_call))
 def block(arrays):
     depth = _block_depth(arrays, [])
-    ndim = max([depth] + [_onp.ndim(strip(leaf)) for leaf in _leaves(arrays)])
+    ndim = max([depth] + [_onp.ndim(innermost_meta(leaf)) for leaf in _leaves(arrays)])
 
     def build(obj, level):
         if level == depth:
