@@ -59,6 +59,8 @@ def aligned(vals, dims, core=None):
     """The arguments with their batch axes first and their stack axes (those before their
     ``core`` trailing axes, none by default) padded to one count, so numpy's broadcasting
     lines the examples up; unbatched arguments broadcast as they would for one example."""
+    if len(vals) == 1:  # (most calls: nothing to line up)
+        return [to_front(vals[0], dims[0])]
     core = core or (0,) * len(vals)
     stacks = [rank(v, d) - c for v, d, c in zip(vals, dims, core)]
     top = max(stacks)
@@ -78,16 +80,7 @@ def one_at_a_time(prim, size, vals, dims, **params):
 # --- elementwise and stacked ------------------------------------------------------------
 
 def elementwise(prim, size, vals, dims, **params):
-    """Broadcasting n-ary functions (an array parameter, ``ldexp``'s exponents, broadcasts
-    with the examples too)."""
-    extra = max([_onp.ndim(p) for p in params.values() if isinstance(p, _onp.ndarray)],
-                default=0)
-    vals = list(vals)
-    if extra > max(rank(v, d) for v, d in zip(vals, dims)):
-        i = next(i for i, d in enumerate(dims) if d is not None)
-        vals[i] = _pad(to_front(vals[i], dims[i]), extra - rank(vals[i], dims[i]))
-        dims = list(dims)
-        dims[i] = 0
+    """Broadcasting n-ary functions."""
     return prim(*aligned(vals, dims), **params), 0
 
 
