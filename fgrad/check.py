@@ -7,7 +7,8 @@ spec's order (order 2 checks both modes of the derivative too). The batching col
 ``vmap`` of the entry against numpy.stack of its calls (``fgrad.testing.check_batching``):
 ``ok``, ``loop`` (a primitive batched one example at a time), ``reads`` (the entry reads its
 arguments' values, so under ``vmap`` it raises ``ConcretizationError``: not yet batched),
-``-`` (no argument to map) or ``FAIL``. Exit code 0 only if every rule passes. ``python -m fgrad coverage`` prints docs/coverage.md (``--write`` updates it).
+``-`` (no argument to map) or ``FAIL``. Exit code 0 only if every rule passes.
+``python -m fgrad coverage`` prints docs/coverage.md (``--write`` updates it).
 """
 import argparse
 import sys
