@@ -13,7 +13,7 @@ from .errors import (ClosedOverTracerError, ConcretizationError, EscapedTracerEr
                      NoDerivativeRuleError, TracerMutationError)
 from .pytree import tree_flatten, tree_map, tree_unflatten
 from .recorded import make_tape
-from .table import PRIMITIVES, Spec, defjvp, deflinear, defvjp, primitive
+from .table import PRIMITIVES, Spec, defbatch, defjvp, deflinear, defvjp, primitive
 from .numpy.broadcasting import unbroadcast
 from .transforms import (grad, hessian, jacfwd, jacobian, jacrev, jvp, linearize,
                          stop_gradient, value_and_grad, vjp)
@@ -28,6 +28,7 @@ __version__ = "0.1.0"
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev",
            "jacobian", "hessian", "stop_gradient", "make_tape", "primitive", "defvjp", "defjvp",
+           "defbatch",
            "deflinear", "unbroadcast", "Spec", "PRIMITIVES", "tree_flatten", "tree_unflatten",
            "tree_map",
            "NoDerivativeRuleError", "ConcretizationError", "TracerMutationError",

@@ -83,11 +83,15 @@ class _Checkpointed(_Custom):
         """The recomputation must reproduce the forward pass, or the derivative would be that
         of another computation: a function that draws random numbers or reads changing
         state is refused. (The traced run may round differently from the plain one, since
-        some functions are composed of primitives only when traced, hence a tolerance.)"""
-        saved = innermost(ans)
-        for (k, shape, dtype, start, stop), o in zip(call.var, outs):
+        some functions are composed of primitives only when traced, hence a tolerance.
+        Under ``vmap`` the values are a whole batch, which Python cannot read: no check.)"""
+        try:
+            saved, nows = innermost(ans), [innermost(o) for o in outs]
+        except errors.ConcretizationError:
+            return
+        for (k, shape, dtype, start, stop), now in zip(call.var, nows):
             was = saved if len(call.var) == 1 else _onp.reshape(saved[start:stop], shape)
-            now = _onp.asarray(innermost(o))
+            now = _onp.asarray(now)
             tol = _onp.sqrt(_onp.finfo(dtype).eps)
             scale = _onp.max(_onp.abs(was), initial=0.0)
             with _onp.errstate(invalid="ignore"):

@@ -222,6 +222,23 @@ def defjvp(prim, *rules, argnums=None):
         prim.jvps[i] = _zero if r is None else r
 
 
+def defbatch(prim, rule):
+    """Set how ``vmap`` runs ``prim`` on a whole batch in one call (without a rule it runs
+    once per example). ``rule(prim, size, vals, dims, **params) -> (out, out_axis)``:
+    ``vals`` are the arguments with the batch in them, ``dims`` each one's batch axis (None
+    for an argument that is the same for every example); ``out_axis`` is the batch axis of
+    ``out``. The families' rules (``fgrad.numpy.batch_rules``: ``elementwise``,
+    ``stacked(*core)``, ``along(param)``, ...) serve as rules for users' primitives too.
+
+    >>> import numpy, fgrad
+    >>> cube = fgrad.primitive(lambda x: x ** 3, name="my_batched_cube")
+    >>> fgrad.defbatch(cube, lambda prim, size, vals, dims: (prim(vals[0]), dims[0]))
+    >>> fgrad.vmap(cube)(numpy.array([1.0, 2.0])).tolist()
+    [1.0, 8.0]
+    """
+    prim.batch = rule
+
+
 def deflinear(prim, *vjp_rules):
     """``prim`` is linear in each argument the rules are given for (for several arguments:
     multilinear, like ``multiply`` or ``matmul``). Its JVP for argument i is the primitive

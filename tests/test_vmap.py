@@ -17,6 +17,7 @@ from fgrad import vmap
 from fgrad.errors import ConcretizationError
 from fgrad.pytree import tree_flatten
 from fgrad.table import checked
+from fgrad.numpy import batch_rules
 from fgrad.numpy.batch_rules import one_at_a_time
 from fgrad.table import _BUILTIN, PRIMITIVES
 from fgrad.testing import check_batching
@@ -186,6 +187,12 @@ def test_a_user_primitive_without_a_batching_rule_runs_once_per_example():
     _close(vmap(cube)(xs), xs ** 3)
     assert calls == [(2,), (2,), (2,)]
     _close(vmap(fgrad.grad(lambda x: np.sum(cube(x))))(xs), 3 * xs ** 2)
+    # given a rule (elementwise: the family's), the batch is one call
+    fgrad.defbatch(cube, batch_rules.elementwise)
+    calls.clear()
+    _close(vmap(cube, in_axes=1)(xs), (xs ** 3).T)
+    assert calls == [(2, 3)]  # (the batch axis moved first)
+    _close(vmap(vmap(cube))(xs), xs ** 3)
 
 
 def test_a_comparison_between_a_differentiated_and_a_batched_constant_value():
@@ -206,3 +213,17 @@ def test_custom_vjp_under_vmap_gives_each_example_its_own_values_and_rule():
     xs = onp.linspace(0.1, 1, 6).reshape(3, 2)
     _close(vmap(f)(xs), onp.sin(xs) * 2)
     _close(vmap(fgrad.grad(lambda x: np.sum(f(x))))(xs), 3 * onp.cos(xs))
+
+
+def test_custom_jvp_and_checkpoint_batch_through_their_functions():
+    @fgrad.custom_jvp
+    def g(x):
+        return np.exp(x)
+
+    g.defjvp(lambda primals, tangents: (g(primals[0]), 2 * tangents[0]))  # (not exp's)
+    xs = onp.linspace(-1, 1, 6).reshape(3, 2)
+    _close(vmap(g)(xs), onp.exp(xs))
+    _close(vmap(lambda x: fgrad.jvp(g, (x,), (np.ones_like(x),))[1])(xs), onp.full((3, 2), 2.0))
+
+    h = fgrad.checkpoint(lambda x: np.sin(x) * x)
+    _close(vmap(fgrad.grad(lambda x: np.sum(h(x))))(xs), onp.cos(xs) * xs + onp.sin(xs))
