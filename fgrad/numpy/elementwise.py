@@ -668,22 +668,38 @@ def _interp_piece(x, xp, fp, i, left, right):
     i = len(xp) - 1 the constant right of xp[-1]. Exactly at xp[0] and xp[-1] those constants
     are fp[0] and fp[-1], the values there, whatever ``left`` and ``right`` are."""
     n = _shape(xp)[0]
-    xv, xpv = innermost(x), innermost(xp)
+    xv, xpv = below_transforms(x), below_transforms(xp)
     below, above = i < 0, i >= n - 1
     if n == 1:
-        line = fp[_onp.zeros_like(i)]
+        line = _pick(fp, i * 0)
     else:
-        j = _onp.clip(i, 0, n - 2)
-        x0, f0 = xp[j], fp[j]
-        line = f0 + (x - x0) * ((fp[j + 1] - f0) / (xp[j + 1] - x0))
+        j = fnp.minimum(fnp.maximum(i, 0), n - 2)
+        x0, f0 = _pick(xp, j), _pick(fp, j)
+        line = f0 + (x - x0) * ((_pick(fp, j + 1) - f0) / (_pick(xp, j + 1) - x0))
     out = line
-    if above.any():
+    if _maybe(above):
         last = fp[n - 1]
         out = where_p(above, last if right is None else where_p(xv > xpv[-1], right, last), out)
-    if below.any():
+    if _maybe(below):
         first = fp[0]
         out = where_p(below, first if left is None else where_p(xv < xpv[0], left, first), out)
     return out
+
+
+def _maybe(mask):
+    """Whether any entry of a mask is set; always, for a batch of masks (under vmap) or a
+    staged one, which cannot be read."""
+    return isinstance(mask, Tracer) or bool(mask.any())
+
+
+def _pick(arr, i):
+    """``arr[i]`` for an index array ``i``: numpy's indexing, or where ``i`` is a batch (under
+    vmap) or staged, a selection where the position equals the index (exact: one entry
+    summed with zeros)."""
+    if not isinstance(i, Tracer):
+        return arr[i]
+    hit = fnp.equal(fnp.expand_dims(i, -1), _onp.arange(_shape(arr)[0]))
+    return fnp.sum(fnp.where(hit, arr, 0), axis=-1)
 
 
 def _interp_valid(x, xp, fp):
@@ -730,12 +746,12 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         xp, fp = xp[order], fp[order]
         xp = fnp.concatenate([xp[-1:] - period, xp, xp[0:1] + period])
         fp = fnp.concatenate([fp[-1:], fp, fp[0:1]])
-    xv, xpv = innermost(x), innermost(xp)
-    right_piece = _onp.searchsorted(xpv, xv, side="right") - 1
-    left_piece = _onp.searchsorted(xpv, xv, side="left") - 1
+    xv, xpv = below_transforms(x), below_transforms(xp)
+    right_piece = fnp.searchsorted(xpv, xv, side="right") - 1
+    left_piece = fnp.searchsorted(xpv, xv, side="left") - 1
     y = _interp_piece(x, xp, fp, right_piece, left, right)
     at_knot = right_piece != left_piece
-    if _onp.any(at_knot):
+    if _maybe(at_knot):
         other = _interp_piece(x, xp, fp, left_piece, left, right)
         y = where_p(at_knot, 0.5 * (y + other), y)
     return y

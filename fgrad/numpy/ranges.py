@@ -8,8 +8,8 @@ import numpy as _onp
 
 import fgrad.numpy as fnp
 from ..table import Spec
-from ..tracer import innermost
-from .broadcasting import dtype_of
+from ..tracer import below_transforms
+from .broadcasting import dtype_of, shape_of
 from .wrapping import differentiable, unsupported_kwargs
 
 _ENDPOINTS = [(((), ()), {"num": 5}), (((), ()), {"num": 4, "endpoint": False}),
@@ -73,7 +73,7 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
             _onp.iscomplexobj(_onp.zeros((), dtype_of(stop))):
         raise NotImplementedError("fgrad.numpy.geomspace: complex endpoints are not supported "
                                   "on traced values")
-    sign = _onp.sign(innermost(start))
+    sign = fnp.sign(below_transforms(start))  # (a batch of signs under vmap)
     y, axis = _spaced(fnp.log(fnp.abs(start)), fnp.log(fnp.abs(stop)), num, endpoint, axis)
-    y = fnp.exp(y) * (_onp.expand_dims(sign, axis) if _onp.ndim(sign) else sign)
+    y = fnp.exp(y) * (fnp.expand_dims(sign, axis) if shape_of(start) else sign)
     return y if dtype is None else fnp.astype(y, dtype)

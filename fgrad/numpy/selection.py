@@ -27,6 +27,7 @@ from . import batch_rules
 from ..table import Spec, define
 from ..tracer import Tracer, below_transforms, contains_tracer, innermost, strip
 from .broadcasting import dtype_of, shape_of
+from .namespace import values_only
 from .wrapping import differentiable, unsupported_kwargs, with_numpy_values
 
 
@@ -235,9 +236,20 @@ def partition(a, kth, axis=-1, kind="introselect", order=None):
     a = fnp.asarray(a)
     if axis is None:
         a, axis = fnp.ravel(a), -1
-    values = _values(a)
-    y = _onp.partition(values, strip(kth), axis=axis, kind=kind)
-    return take_along_axis(a, _matching(values, y, axis), axis)
+    kth = strip(kth)
+    perm = _partition_order(a, kth=tuple(kth) if isinstance(kth, list) else kth, axis=axis,
+                            kind=kind)
+    if isinstance(perm, Tracer):  # a batch of orders (under vmap): picked one-hot
+        return _picked(a, perm, axis)
+    return take_along_axis(a, perm, axis)
+
+
+def _partition_order_impl(values, kth, axis, kind):
+    """Where numpy's partition takes each of its output entries from."""
+    return _matching(values, _onp.partition(values, kth, axis=axis, kind=kind), axis)
+
+
+_partition_order = values_only(_partition_order_impl, "partition_order")
 
 
 partition.__doc__ = (partition.__doc__ or "") + """
