@@ -640,8 +640,11 @@ def frexp(x, *outs, **kwargs):
     """numpy.frexp: ``(mantissa, exponent)``; the mantissa ``x * 2**-exponent`` has derivative
     ``2**-exponent`` (1 at x = 0, where the exponent is 0), the integer exponent none."""
     _no_out("frexp", outs, kwargs)
-    exponent = _onp.frexp(innermost(x))[1]
+    exponent = _frexp_exponent(x)
     return ldexp(x, -exponent), exponent
+
+
+_frexp_exponent = values_only(lambda x: _onp.frexp(x)[1], "frexp_exponent")
 
 
 @differentiable(_onp.real_if_close, Spec(
