@@ -790,6 +790,23 @@ _unwrap_correction = values_only(
                                                  period=period) - p, "unwrap_correction")
 
 
+def _piecewise_selected(x, condlist, funclist, args, kw):
+    conds = list(condlist) if isinstance(condlist, (list, tuple)) else [condlist]
+    if len(conds) == len(funclist) - 1:  # the last function covers what no condition does
+        anyc = conds[0]
+        for c in conds[1:]:
+            anyc = fnp.logical_or(anyc, c)
+        conds.append(fnp.logical_not(anyc))
+    elif len(conds) != len(funclist):
+        raise ValueError(f"with {len(conds)} condition(s), either {len(conds)} or "
+                         f"{len(conds) + 1} functions are expected")
+    y = _onp.zeros(_shape(x), dtype_of(x))
+    for cond, func in zip(conds, funclist):
+        value = func(x, *args, **kw) if callable(func) else func
+        y = where_p(cond, fnp.astype(fnp.asarray(value), dtype_of(x)), y)
+    return y
+
+
 @differentiable(_onp.select, Spec(
     [(((3,), (3,), (3,), (3,), (3,)), {}), (((2, 3), (2, 3), (3,), (), ()), {}),
      (((3,), (3,)), {}), (((2, 2), (2, 2), (2, 2), (2, 2)), {})],
@@ -835,11 +852,15 @@ def _piecewise_call(f, x, pieces):
 def piecewise(x, condlist, funclist, *args, **kw):
     """numpy.piecewise: each function is called only on its entries (as numpy does), and its
     derivative flows back to them; a constant in ``funclist`` has zero derivative (or its own,
-    if traced). The conditions have no derivative."""
+    if traced). The conditions have no derivative. Under ``vmap``, where the conditions are a
+    batch, each function is called on every entry and its values selected (as in JAX)."""
     x = fnp.asarray(x)
-    xv = innermost(x)
+    xv = innermost_meta(x)
     n2 = len(funclist)
-    condlist = strip(condlist)
+    try:
+        condlist = strip(condlist)
+    except errors.ConcretizationError:  # a batch of conditions
+        return _piecewise_selected(x, condlist, funclist, args, kw)
     if _onp.isscalar(condlist) or (not isinstance(condlist[0], (list, _onp.ndarray))
                                    and xv.ndim != 0):
         condlist = [condlist]
