@@ -11,8 +11,9 @@ import numpy as _onp
 import fgrad.numpy as fnp
 from . import batch_rules
 from ..table import Spec, define
-from ..tracer import innermost, innermost_meta
+from ..tracer import Tracer, innermost, innermost_meta
 from .broadcasting import dtype_of, shape_of
+from .namespace import values_only
 from .products import convolve
 from .wrapping import differentiable, unsupported_kwargs
 
@@ -244,15 +245,26 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
         rhs = rhs * (w[:, None] if _ndim(rhs) == 2 else w)
     scale = fnp.sqrt(fnp.sum(lhs * lhs, axis=0))
     lhs = lhs / scale
-    s = _onp.linalg.svd(innermost(lhs), compute_uv=False)
-    if _onp.sum(s > rcond * s[0]) < order:
+    rank = _rank(lhs, rcond=rcond)
+    if not isinstance(rank, Tracer) and rank < order:
         raise NotImplementedError(
             "fgrad.numpy.polyfit: the fit is rank-deficient (numpy warns 'Polyfit may be "
             "poorly conditioned'), so its solution has no derivative; lower deg or use more "
             "distinct points")
     lhs_t = fnp.swapaxes(lhs, 0, 1)
     c = fnp.linalg.solve(fnp.matmul(lhs_t, lhs), fnp.matmul(lhs_t, rhs))
-    return c / (scale[:, None] if _ndim(c) == 2 else scale)
+    c = c / (scale[:, None] if _ndim(c) == 2 else scale)
+    if isinstance(rank, Tracer):  # a batch (vmap) or a staged fit: rank-deficient is NaN
+        c = fnp.where(rank >= order, c, _onp.nan)
+    return c
+
+
+def _rank_impl(a, rcond):
+    s = _onp.linalg.svd(a, compute_uv=False)
+    return _onp.sum(s > rcond * s[0])
+
+
+_rank = values_only(_rank_impl, "polyfit_rank")
 
 
 # A simple root r of p (p(r) = 0, p'(r) != 0) moves by dr = -dp(r) / p'(r) when the
