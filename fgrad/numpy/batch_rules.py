@@ -153,6 +153,14 @@ def along(param="axis", none="all", default=None):
     return rule
 
 
+def along_axis_of_first(prim, size, vals, dims, axis, **params):
+    """``gather``, ``scatter_add``: every argument batched first (the indices too), ``axis``
+    (of the first argument's example) shifted past the batch axis."""
+    r = rank(vals[0], dims[0])
+    new = [batch_first(v, d, size) for v, d in zip(vals, dims)]
+    return prim(*new, axis=_shifted(axis, r), **params), 0
+
+
 # --- layout -----------------------------------------------------------------------------
 
 def _reshaped(size, x, d, shape, order):

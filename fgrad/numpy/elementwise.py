@@ -34,6 +34,7 @@ from ..tracer import (Tracer, below_transforms, contains_tracer, innermost, inne
                       strip)
 from .broadcasting import (broadcast_like, cast_like, dtype_of, mask, shape_of,
                            unbroadcast_like)
+from .indexing import gather_p
 from .namespace import values_only, zero_derivative
 from .wrapping import differentiable, unsupported_kwargs
 
@@ -696,13 +697,11 @@ def _maybe(mask):
 
 
 def _pick(arr, i):
-    """``arr[i]`` for an index array ``i``: numpy's indexing, or where ``i`` is a batch (under
-    vmap) or staged, a selection where the position equals the index (exact: one entry
-    summed with zeros)."""
+    """``arr[i]`` (``arr`` a vector) for an index array ``i``: numpy's indexing, or where
+    ``i`` is traced (a batch of them under vmap, or staged) a ``gather``."""
     if not isinstance(i, Tracer):
         return arr[i]
-    hit = fnp.equal(fnp.expand_dims(i, -1), _onp.arange(_shape(arr)[0]))
-    return fnp.sum(fnp.where(hit, arr, 0), axis=-1)
+    return fnp.reshape(gather_p(arr, fnp.ravel(i), axis=0), _shape(i))
 
 
 def _interp_valid(x, xp, fp):

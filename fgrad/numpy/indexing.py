@@ -275,3 +275,50 @@ def index_max(x, v, idx):
     values written to it (repeats included). At a tie the candidates that attain the maximum
     share the derivative evenly (as in ``maximum`` and ``max``)."""
     return index_max_p(x, v, idx=strip(idx))
+
+
+def along_axis_index(shape, indices, axis):
+    """The full fancy index ``take_along_axis`` reads: ``indices`` on ``axis``, the position
+    itself on every other axis."""
+    ndim = len(shape)
+    if indices.ndim != ndim:
+        raise ValueError("`indices` and `arr` must have the same number of dimensions")
+    idx = []
+    for d in range(ndim):
+        if d == axis:
+            idx.append(indices)
+        else:
+            ones = [1] * ndim
+            ones[d] = shape[d]
+            idx.append(_onp.arange(shape[d]).reshape(ones))
+    return tuple(idx)
+
+
+# gather and scatter_add: take_along_axis and its transpose, with the indices an argument (no
+# derivative) rather than a parameter, so that they may be a batch (an argsort under vmap) or
+# computed in a staged graph; sort and partition pick by them when their orders are traced
+def _scatter_add_impl(g, indices, axis, n):
+    shape = list(_onp.shape(g))
+    shape[axis] = n
+    out = _onp.zeros(shape, _onp.result_type(g))
+    _onp.add.at(out, along_axis_index(_onp.shape(g), _onp.asarray(indices), axis), g)
+    return out
+
+
+gather_p = define(
+    "gather", lambda x, indices, axis: _onp.take_along_axis(x, indices, axis),
+    [lambda g, ans, x, indices, axis: scatter_add_p(g, indices, axis=axis,
+                                                    n=shape_of(x)[axis]), None],
+    linear=True,
+    spec=Spec([(((4,),), {"indices": _onp.array([3, 0, 0, 2]), "axis": 0}),
+               (((2, 3),), {"indices": _onp.array([[2, 1], [0, 0]]), "axis": 1})],
+              call=lambda fn, x, indices, axis: fn(x, indices, axis=axis)),
+    batch=batch_rules.along_axis_of_first)
+scatter_add_p = define(
+    "scatter_add", _scatter_add_impl,
+    [lambda g, ans, x, indices, axis, n: gather_p(g, indices, axis=axis), None],
+    linear=True,
+    spec=Spec([(((4,),), {"indices": _onp.array([3, 0, 0, 2]), "axis": 0, "n": 5}),
+               (((2, 2),), {"indices": _onp.array([[2, 1], [0, 0]]), "axis": 1, "n": 3})],
+              call=lambda fn, x, indices, axis, n: fn(x, indices, axis=axis, n=n)),
+    batch=batch_rules.along_axis_of_first)

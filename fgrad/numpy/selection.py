@@ -27,6 +27,7 @@ from . import batch_rules
 from ..table import Spec, define
 from ..tracer import Tracer, below_transforms, contains_tracer, innermost, strip
 from .broadcasting import dtype_of, shape_of
+from .indexing import along_axis_index, gather_p
 from .namespace import values_only
 from .wrapping import differentiable, unsupported_kwargs, with_numpy_values
 
@@ -91,23 +92,6 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     return take_p(a, indices=_take_indices(indices, shape_of(a)[axis], mode), axis=axis)
 
 
-def _along_axis_index(shape, indices, axis):
-    """The full fancy index ``take_along_axis`` reads: ``indices`` on ``axis``, the position
-    itself on every other axis."""
-    ndim = len(shape)
-    if indices.ndim != ndim:
-        raise ValueError("`indices` and `arr` must have the same number of dimensions")
-    idx = []
-    for d in range(ndim):
-        if d == axis:
-            idx.append(indices)
-        else:
-            ones = [1] * ndim
-            ones[d] = shape[d]
-            idx.append(_onp.arange(shape[d]).reshape(ones))
-    return tuple(idx)
-
-
 @differentiable(_onp.take_along_axis, Spec([
     (((2, 3),), {"indices": _onp.array([[0, 0, 2], [1, 2, 1]]), "axis": 1}),
     (((2, 3),), {"indices": _onp.array([[1, 0, 1]]), "axis": -2}),
@@ -120,7 +104,7 @@ def take_along_axis(arr, indices, axis=-1):
     if axis is None:
         arr, axis = fnp.ravel(arr), 0
     axis = normalize_axis_index(int(axis), _ndim(arr))
-    return fnp.getitem(arr, _along_axis_index(shape_of(arr), indices, axis))
+    return fnp.getitem(arr, along_axis_index(shape_of(arr), indices, axis))
 
 
 @differentiable(_onp.compress, Spec([
@@ -198,20 +182,15 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None):
     a = fnp.asarray(a)
     if axis is None:
         a, axis = fnp.ravel(a), -1
-    perm = fnp.argsort(below_transforms(a), axis=axis, kind="stable")
-    if isinstance(perm, Tracer):  # a batch of orders (under vmap): picked one-hot
-        return _picked(a, perm, axis)
-    return take_along_axis(a, perm, axis)
+    return _take_along(a, fnp.argsort(below_transforms(a), axis=axis, kind="stable"), axis)
 
 
-def _picked(a, indices, axis):
-    """``take_along_axis(a, indices, axis)`` for ``indices`` that are a traced batch (no
-    index can be built from them): each entry selected where its position equals the index
-    and summed with zeros, exactly; O(n^2) along the axis."""
-    n = shape_of(a)[axis]
-    a = fnp.expand_dims(fnp.moveaxis(a, axis, -1), -2)  # (..., 1, n)
-    hit = fnp.equal(fnp.expand_dims(fnp.moveaxis(indices, axis, -1), -1), _onp.arange(n))
-    return fnp.moveaxis(fnp.sum(fnp.where(hit, a, 0), axis=-1), -1, axis)
+def _take_along(a, indices, axis):
+    """``take_along_axis``, also for indices that are traced (a batch of them under vmap,
+    or computed in a staged graph): then by ``gather``, which takes them as an argument."""
+    if isinstance(indices, Tracer):
+        return gather_p(a, indices, axis=axis % len(shape_of(a)))
+    return take_along_axis(a, indices, axis)
 
 
 sort.__doc__ = (sort.__doc__ or "") + SORT_DOC
@@ -239,9 +218,7 @@ def partition(a, kth, axis=-1, kind="introselect", order=None):
     kth = strip(kth)
     perm = _partition_order(a, kth=tuple(kth) if isinstance(kth, list) else kth, axis=axis,
                             kind=kind)
-    if isinstance(perm, Tracer):  # a batch of orders (under vmap): picked one-hot
-        return _picked(a, perm, axis)
-    return take_along_axis(a, perm, axis)
+    return _take_along(a, perm, axis)
 
 
 def _partition_order_impl(values, kth, axis, kind):
