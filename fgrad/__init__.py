@@ -11,7 +11,7 @@ See README.md for the transforms and ``fgrad.numpy`` for what is differentiable.
 from . import numpy  # noqa: F401  (builds the primitive table)
 from .errors import (ClosedOverTracerError, ConcretizationError, EscapedTracerError,
                      NoDerivativeRuleError, TracerMutationError)
-from .pytree import tree_flatten, tree_map, tree_unflatten
+from .pytree import tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten
 from .recorded import make_tape
 from .table import PRIMITIVES, Spec, defbatch, defjvp, deflinear, defvjp, primitive
 from .numpy.broadcasting import unbroadcast
@@ -23,6 +23,7 @@ from .graph import Graph, GuardError
 from .staging import make_graph
 from .jitting import jit
 from .batching import vmap
+from . import tree_util  # (JAX's jax.tree_util)
 
 __version__ = "0.1.0"
 
@@ -30,7 +31,7 @@ __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacre
            "jacobian", "hessian", "stop_gradient", "make_tape", "primitive", "defvjp", "defjvp",
            "defbatch",
            "deflinear", "unbroadcast", "Spec", "PRIMITIVES", "tree_flatten", "tree_unflatten",
-           "tree_map",
+           "tree_map", "tree_leaves", "tree_structure", "tree_util",
            "NoDerivativeRuleError", "ConcretizationError", "TracerMutationError",
            "EscapedTracerError", "custom_jvp", "custom_vjp", "checkpoint", "remat",
            "ClosedOverTracerError", "make_graph", "Graph", "GuardError", "jit", "vmap"]

@@ -5,6 +5,8 @@ Transforms flatten their arguments and results to a list of leaves plus a ``Tree
 knows how to rebuild the containers, so the core only ever sees flat lists.
 Dict keys are visited in sorted order (as in JAX), so a tree's leaf order does not depend on
 insertion order; an OrderedDict keeps its own order, a defaultdict its default factory.
+Other classes become nodes with ``register_pytree_node`` (``register_dataclass`` for
+dataclasses); everything else is a leaf.
 """
 from collections import OrderedDict, defaultdict
 
@@ -47,6 +49,8 @@ class TreeDef:
             name = "OrderedDict" if self.kind == "ordereddict" else "defaultdict"
             return f"{name}({{{inner}}})"
         inner = ", ".join(repr(c) for c in self.children)
+        if self.kind == "custom":
+            return f"{self.keys[0].__name__}({inner})"
         if self.kind == "namedtuple":
             return f"{self.keys.__name__}({inner})"
         return f"({inner},)" if self.kind == "tuple" else f"[{inner}]"
@@ -55,50 +59,83 @@ class TreeDef:
 LEAF = TreeDef("leaf", None, ())
 NONE = TreeDef("none", None, ())
 
+# class -> (flatten(obj) -> (children, aux), unflatten(aux, children) -> obj): the users'
+# node types (register_pytree_node)
+_NODES = {}
 
-def tree_flatten(tree):
-    """Return ``(leaves, treedef)``.
+
+def register_pytree_node(cls, flatten, unflatten):
+    """Make instances of ``cls`` pytree nodes (JAX's signature): ``flatten(obj)`` returns
+    ``(children, aux)``, the children an iterable of subtrees and ``aux`` hashable data kept in
+    the tree's structure; ``unflatten(aux, children)`` rebuilds the object.
+
+    >>> class Pair:
+    ...     def __init__(self, a, b):
+    ...         self.a, self.b = a, b
+    >>> register_pytree_node(Pair, lambda p: ((p.a, p.b), None),
+    ...                      lambda aux, ch: Pair(*ch))
+    >>> tree_flatten(Pair(1.0, [2.0]))
+    ([1.0, 2.0], Pair(*, [*]))
+    """
+    if cls in LEAVES or cls in (tuple, list, dict, OrderedDict, defaultdict, type(None)):
+        raise ValueError(f"register_pytree_node: {cls.__name__} is already a pytree node or "
+                         "leaf type")
+    _NODES[cls] = (flatten, unflatten)
+
+
+def tree_flatten(tree, is_leaf=None):
+    """Return ``(leaves, treedef)``; ``is_leaf(subtree)`` true stops the descent there.
 
     >>> tree_flatten({"b": 2.0, "a": (1.0, None)})
     ([1.0, 2.0], {'a': (*, None,), 'b': *})
     """
     leaves = []
-    return leaves, _flatten(tree, leaves)
+    return leaves, _flatten(tree, leaves, is_leaf)
 
 
-def _flatten(tree, leaves):
+def _flatten(tree, leaves, is_leaf=None):
     cls = type(tree)
-    if cls in LEAVES:  # (the common leaves, without the container checks below)
-        leaves.append(tree)
+    if cls in LEAVES or (is_leaf is not None and is_leaf(tree)):
+        leaves.append(tree)  # (the common leaves, without the container checks below)
         return LEAF
-    start = len(leaves)
-    if cls is tuple or cls is list:
-        kind, keys, items = ("tuple" if cls is tuple else "list"), None, tree
-    elif cls is dict:
-        keys = _sorted_keys(tree)
-        kind, items = "dict", [tree[k] for k in keys]
-    elif tree is None:
+    if tree is None:
         return NONE
-    elif isinstance(tree, tuple) and hasattr(cls, "_fields"):  # a namedtuple keeps its class
-        kind, keys, items = "namedtuple", cls, tree
-    elif cls is OrderedDict:
-        keys = tuple(tree)
-        kind, items = "ordereddict", [tree[k] for k in keys]
-    elif cls is defaultdict:
-        sorted_keys = _sorted_keys(tree)
-        kind, keys, items = "defaultdict", (tree.default_factory, sorted_keys), \
-            [tree[k] for k in sorted_keys]
-    else:
+    node = _node(tree)
+    if node is None:
         leaves.append(tree)
         return LEAF
+    kind, keys, items = node
+    start = len(leaves)
     children = []
     for c in items:
         if c.__class__ in LEAVES:  # (a leaf child without a call of its own)
             leaves.append(c)
             children.append(LEAF)
         else:
-            children.append(_flatten(c, leaves))
+            children.append(_flatten(c, leaves, is_leaf))
     return TreeDef(kind, keys, tuple(children), len(leaves) - start)
+
+
+def _node(tree):
+    """One level of a container: ``(kind, keys, children)``, or None for a leaf."""
+    cls = type(tree)
+    if cls is tuple or cls is list:
+        return ("tuple" if cls is tuple else "list"), None, tree
+    if cls is dict:
+        keys = _sorted_keys(tree)
+        return "dict", keys, [tree[k] for k in keys]
+    if isinstance(tree, tuple) and hasattr(cls, "_fields"):  # a namedtuple keeps its class
+        return "namedtuple", cls, tree
+    if cls is OrderedDict:
+        keys = tuple(tree)
+        return "ordereddict", keys, [tree[k] for k in keys]
+    if cls is defaultdict:
+        keys = _sorted_keys(tree)
+        return "defaultdict", (tree.default_factory, keys), [tree[k] for k in keys]
+    if cls in _NODES:
+        items, aux = _NODES[cls][0](tree)
+        return "custom", (cls, aux), list(items)
+    return None
 
 
 def _sorted_keys(d):
@@ -137,16 +174,50 @@ def _unflatten(td, it):
         return OrderedDict(zip(td.keys, children))
     if kind == "defaultdict":
         return defaultdict(td.keys[0], zip(td.keys[1], children))
+    if kind == "custom":
+        cls, aux = td.keys
+        return _NODES[cls][1](aux, children)
     return td.keys(*children)  # a namedtuple
 
 
-def tree_map(f, tree, *rest):
-    """Apply ``f`` leaf by leaf to one tree, or to several trees of the same structure."""
-    leaves, td = tree_flatten(tree)
-    others = []
-    for r in rest:
-        rl, rtd = tree_flatten(r)
-        if rtd != td:
-            raise ValueError(f"tree structures differ: {td!r} and {rtd!r}")
-        others.append(rl)
+def tree_map(f, tree, *rest, is_leaf=None):
+    """Apply ``f`` leaf by leaf to one tree, or to several trees of the same structure (the
+    others may hold whole subtrees where ``tree`` has a leaf, as in JAX).
+
+    >>> tree_map(lambda x, y: x + y, {"a": 1.0, "b": (2.0,)}, {"a": 10.0, "b": (20.0,)})
+    {'a': 11.0, 'b': (22.0,)}
+    """
+    leaves, td = tree_flatten(tree, is_leaf)
+    others = [_leaves_like(td, r) for r in rest]
     return tree_unflatten(td, [f(*xs) for xs in zip(leaves, *others)])
+
+
+def _leaves_like(td, tree):
+    """``tree``'s subtrees at the leaves of ``td``: ``tree`` has ``td``'s structure down to
+    them (JAX's rule for ``tree_map``'s further trees)."""
+    out = []
+    if not _prefix_leaves(td, tree, out):
+        raise ValueError(f"tree structures differ: {td!r} and {tree_structure(tree)!r}")
+    return out
+
+
+def _prefix_leaves(td, tree, out):
+    if td is LEAF:
+        out.append(tree)
+        return True
+    if td is NONE:
+        return tree is None
+    node = None if tree is None else _node(tree)
+    if node is None or node[:2] != (td.kind, td.keys) or len(node[2]) != len(td.children):
+        return False
+    return all(_prefix_leaves(c, t, out) for c, t in zip(td.children, node[2]))
+
+
+def tree_leaves(tree, is_leaf=None):
+    """The leaves of ``tree``, in ``tree_flatten``'s order."""
+    return tree_flatten(tree, is_leaf)[0]
+
+
+def tree_structure(tree, is_leaf=None):
+    """The ``TreeDef`` of ``tree``."""
+    return tree_flatten(tree, is_leaf)[1]

@@ -8,7 +8,8 @@ import importlib
 
 import pytest
 
-MODULES = ["fgrad.transforms", "fgrad.table", "fgrad.pytree", "fgrad.testing",
+MODULES = ["fgrad.transforms", "fgrad.table", "fgrad.pytree", "fgrad.tree_util",
+           "fgrad.testing",
            "fgrad.numpy.broadcasting", "fgrad.recorded", "fgrad.custom", "fgrad.checkpointing",
            "fgrad.staging", "fgrad.jitting", "fgrad.passes", "fgrad.numpy.random",
            "fgrad.batching"]

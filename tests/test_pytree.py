@@ -159,3 +159,88 @@ def test_exported_from_fgrad():
     assert fgrad.tree_flatten is pytree.tree_flatten
     assert fgrad.tree_unflatten is pytree.tree_unflatten
     assert fgrad.tree_map is pytree.tree_map
+
+
+# --- fgrad.tree_util: JAX's utilities ------------------------------------------------------
+
+def test_a_registered_class_is_a_node_that_gradients_go_through():
+    from fgrad.tree_util import register_pytree_node
+
+    class Affine:
+        def __init__(self, w, b, name):
+            self.w, self.b, self.name = w, b, name
+
+    register_pytree_node(Affine, lambda a: ((a.w, a.b), a.name),
+                         lambda name, ch: Affine(*ch, name))
+    leaves, td = tree_flatten(Affine(A, 2.0, "layer"))
+    assert len(leaves) == 2 and repr(td) == "Affine(*, *)"
+    back = tree_unflatten(td, [B, 3.0])
+    assert back.name == "layer" and back.b == 3.0 and back.w is B
+    g = fgrad.grad(lambda p: fgrad.numpy.sum(p.w * p.b) ** 2)(Affine(A, 2.0, "layer"))
+    s = float(onp.sum(A * 2.0))
+    onp.testing.assert_allclose(g.w, 2 * s * 2.0 * onp.ones(2))  # d/dw (sum w b)^2
+    onp.testing.assert_allclose(g.b, 2 * s * onp.sum(A))
+    assert g.name == "layer"
+    with pytest.raises(ValueError, match="dict is already a pytree node"):
+        register_pytree_node(dict, lambda d: ((), None), lambda aux, ch: {})
+
+
+def test_dataclasses_namedtuples_and_is_leaf():
+    import collections
+    import dataclasses
+    from fgrad.tree_util import register_dataclass, tree_leaves, tree_structure
+
+    @register_dataclass
+    @dataclasses.dataclass
+    class Model:
+        weights: object
+        scale: float
+
+    @dataclasses.dataclass
+    class Config:
+        lr: float
+        steps: int
+    register_dataclass(Config, meta_fields=("steps",))
+
+    m = Model(weights=[A, B], scale=0.5)
+    assert len(tree_leaves(m)) == 3
+    g = fgrad.grad(lambda m: m.scale * fgrad.numpy.sum(m.weights[0]))(m)
+    assert isinstance(g, Model) and g.scale == 3.0
+    onp.testing.assert_allclose(g.weights[0], [0.5, 0.5])
+    assert tree_leaves(Config(0.1, 10)) == [0.1]  # steps is static data of the structure
+    assert tree_structure(Config(0.1, 10)) != tree_structure(Config(0.1, 20))
+    with pytest.raises(TypeError, match="Point is not a dataclass"):
+        register_dataclass(type("Point", (), {}))
+    P = collections.namedtuple("P", "x y")
+    assert tree_map(lambda v: v * 2, P(1.0, [2.0])) == P(2.0, [4.0])
+    # is_leaf stops the descent; a further tree may hold subtrees where the first has leaves
+    assert tree_leaves([(1.0, 2.0), 3.0], is_leaf=lambda t: isinstance(t, tuple)) == \
+        [(1.0, 2.0), 3.0]
+    assert tree_map(lambda a, b: (a, len(b)), {"k": 1.0}, {"k": [1, 2, 3]}) == {"k": (1.0, 3)}
+    with pytest.raises(ValueError, match="tree structures differ"):
+        tree_map(lambda a, b: a, {"k": (1.0, 2.0)}, {"k": [1.0, 2.0]})
+
+
+def test_ravel_pytree_is_the_bridge_to_a_flat_vector_both_ways():
+    from fgrad.tree_util import ravel_pytree
+    params = {"w": onp.arange(6.0).reshape(2, 3), "b": onp.array([1.0, 2.0], onp.float32),
+              "s": 3.0}
+    flat, unravel = ravel_pytree(params)
+    assert flat.shape == (9,) and flat.dtype == onp.float64
+    onp.testing.assert_array_equal(flat, onp.r_[1.0, 2.0, 3.0, onp.arange(6.0)])  # b, s, w
+    back = unravel(flat * 2)
+    assert back["b"].dtype == onp.float32 and back["w"].shape == (2, 3)
+    onp.testing.assert_array_equal(back["w"], params["w"] * 2)
+
+    def loss(p):
+        return fgrad.numpy.sum(p["w"] ** 2) * p["s"] + fgrad.numpy.sum(p["b"])
+
+    # scipy.optimize's view: a function of one vector, and its gradient as one vector
+    flat_grad = fgrad.grad(lambda v: loss(unravel(v)))(flat)
+    g = fgrad.grad(loss)(params)
+    onp.testing.assert_allclose(flat_grad, ravel_pytree(g)[0])
+    # and through ravel: the gradient of a function of the flat vector, as a tree
+    g2 = fgrad.grad(lambda p: fgrad.numpy.sum(ravel_pytree(p)[0] ** 2))(params)
+    onp.testing.assert_allclose(g2["w"], 2 * params["w"])
+    with pytest.raises(ValueError, match="expected a vector of 9 entries, got shape"):
+        unravel(onp.zeros(8))
