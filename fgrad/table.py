@@ -14,6 +14,7 @@ keyword parameters, ``ans`` its output):
 Either may return ``None`` for an exact zero. Rules must be written with ``fgrad.numpy`` so that
 they can be differentiated again: that is all higher-order derivatives need.
 """
+import inspect
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
@@ -206,10 +207,39 @@ def defvjp(prim, *rules, argnums=None):
     """Set the VJP rules of ``prim``, one per argument (``None`` means a zero derivative).
 
     A rule is ``lambda g, ans, *args, **params: cotangent``. ``argnums`` says which arguments the
-    rules are for (default 0, 1, ...).
+    rules are for (default 0, 1, ...). autograd's curried form ``lambda ans, x: lambda g: ...``
+    is refused here, when the rule is registered, with the form fgrad expects.
     """
     for i, r in zip(argnums or range(len(rules)), rules):
+        if r is not None:
+            _check_vjp_signature(prim, i, r)
+    _set_vjps(prim, rules, argnums)
+
+
+def _set_vjps(prim, rules, argnums=None):
+    for i, r in zip(argnums or range(len(rules)), rules):
         prim.vjps[i] = _zero if r is None else r
+
+
+def _check_vjp_signature(prim, argnum, rule):
+    """A rule taking one positional argument fewer than ``(g, ans, *args)`` is autograd's
+    curried ``(ans, *args) -> (g -> cotangent)``: say so now rather than at the first
+    gradient. (Primitives whose arguments cannot be counted are not checked.)"""
+    try:
+        nargs = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and
+                    p.default is p.empty for p in inspect.signature(prim.impl).parameters.values())
+        params = inspect.signature(rule).parameters.values()
+    except (TypeError, ValueError):
+        return
+    if any(p.kind == p.VAR_POSITIONAL for p in params):
+        return
+    takes = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+    if takes == nargs + 1:
+        raise TypeError(
+            f"defvjp({prim.name}): the rule for argument {argnum} takes {takes} positional "
+            f"arguments, autograd's curried form (lambda ans, *args: lambda g: ...); fgrad's "
+            f"rules take the cotangent first and return the cotangent of the argument: "
+            f"lambda g, ans, *args: ... ({nargs + 2} arguments here)")
 
 
 def defjvp(prim, *rules, argnums=None):
@@ -251,6 +281,15 @@ def deflinear(prim, *vjp_rules):
     [0.0, 1.0]
     """
     defvjp(prim, *vjp_rules)
+    _linear_jvps(prim, vjp_rules)
+
+
+def _deflinear(prim, vjp_rules):  # (the built-ins' path: their rules are not checked)
+    _set_vjps(prim, vjp_rules)
+    _linear_jvps(prim, vjp_rules)
+
+
+def _linear_jvps(prim, vjp_rules):
     for i, r in enumerate(vjp_rules):
         if r is not None:
             prim.jvps[i] = _linear_jvp(prim, i)
@@ -303,9 +342,9 @@ def define(name, impl, vjps=(), jvps=None, *, linear=False, spec=None, doc=None,
     PRIMITIVES[name] = p
     _BUILTIN.add(name)
     if linear:
-        deflinear(p, *vjps)
+        _deflinear(p, vjps)
     else:
-        defvjp(p, *vjps)
+        _set_vjps(p, vjps)
         defjvp(p, *(jvps or ()))
     return p
 

@@ -97,3 +97,18 @@ def test_none_rule_means_zero_derivative():
 
 def test_registrations_do_not_leak_between_tests():
     assert "my_logaddexp" not in fgrad.PRIMITIVES
+
+
+def test_autograds_curried_vjp_rule_is_refused_when_registered_with_the_expected_form():
+    cube = fgrad.primitive(lambda x: x ** 3, name="my_curried_cube")
+    with pytest.raises(TypeError, match=r"defvjp\(my_curried_cube\): the rule for argument 0 "
+                                        r"takes 2 positional arguments, autograd's curried "
+                                        r"form .*lambda g, ans, \*args: \.\.\. \(3 arguments"):
+        fgrad.defvjp(cube, lambda ans, x: lambda g: g * 3 * x ** 2)
+    fgrad.defvjp(cube, lambda g, ans, x: g * 3 * x ** 2)  # fgrad's form
+    assert float(fgrad.grad(cube)(2.0)) == 12.0
+    # a rule taking *args, or a primitive of numpy's (no countable signature), is not checked
+    fgrad.defvjp(cube, lambda g, ans, *args: g * 3 * args[0] ** 2)
+    sq = fgrad.primitive(onp.square, name="my_square_ufunc")
+    fgrad.defvjp(sq, lambda g, ans, x: 2 * g * x)
+    assert float(fgrad.grad(sq)(3.0)) == 6.0
