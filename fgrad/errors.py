@@ -64,12 +64,20 @@ def missing_rule(name, argnum, what):
         f"argnums=({argnum},)), or use a transform of the other mode.")
 
 
+# what else converts a value with float() or complex(), and the way round it
+_NUMBER_USES = (" (so do the math module's functions, math.sin(x) and the like: use "
+                "fgrad.numpy.sin and its siblings; and %-formatting, '%.3f' % x: "
+                "f'{x:.3f}', format() and print(x) show a traced value)")
+
+
 def concretization(how):
+    also = _NUMBER_USES if how in ("float()", "complex()") else ""
     return ConcretizationError(
-        f"{how} of a traced value would silently drop its derivative. "
+        f"{how} of a traced value would silently drop its derivative{also}. "
         "Inside a transform keep working with arrays through fgrad.numpy; "
         "comparisons (x > 0) and bool(x) are allowed for control flow. "
-        "If you really want a constant here, use fgrad.stop_gradient(x) first."
+        "If you really want a constant here, use fgrad.stop_gradient(x) first; a value "
+        "wanted after the transform returns comes out with has_aux=True."
     )
 
 

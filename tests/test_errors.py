@@ -401,3 +401,19 @@ def test_complex_cotangent_or_tangent_for_a_real_value_is_refused():
         f_vjp(onp.array([1.0 + 1j, 0.0]))
     with pytest.raises(TypeError, match="is complex, but the value it belongs to is real"):
         fgrad.jvp(np.sin, (onp.array([0.5]),), (onp.array([1j]),))
+
+
+def test_float_conversions_name_math_functions_and_percent_formatting_with_what_works():
+    from fgrad import ConcretizationError
+    import math
+    with pytest.raises(ConcretizationError, match=r"math\.sin\(x\) and the like: use "
+                                                  r"fgrad\.numpy\.sin"):
+        fgrad.grad(lambda x: math.sin(x))(1.0)
+    with pytest.raises(ConcretizationError, match=r"'%\.3f' % x: f'\{x:\.3f\}', format\(\) "
+                                                  r"and print\(x\) show a traced value"):
+        fgrad.grad(lambda x: float('%.3f' % x) * x)(1.0)
+    shown = []
+    assert fgrad.grad(lambda x: (shown.append(f"{x:.3f}"), x * 2)[1])(1.5) == 2.0
+    assert shown == ["1.500"]
+    with pytest.raises(ConcretizationError, match="comes out with has_aux=True"):
+        fgrad.grad(lambda x: float(x) * x)(1.0)
