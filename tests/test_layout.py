@@ -415,3 +415,24 @@ def test_row_stack_warns_as_numpy_does():
     with pytest.warns(DeprecationWarning, match="row_stack"):
         out, _ = fgrad.vjp(lambda x: np.row_stack([x, x]), V)
     assert out.shape == (2, 5) and not isinstance(out, Tracer)
+
+
+@pytest.mark.parametrize("build", [
+    lambda m, x: m.r_[x, 3.0, 0:2, x * 2],
+    lambda m, x: m.r_["0,2", x, x ** 2],
+    lambda m, x: m.r_["-1,2,0", x, x],
+    lambda m, x: m.c_[x, x ** 2, onp.ones(2)],
+    lambda m, x: m.c_[onp.array([[1.0, 2.0, 3.0]]), 0, 0, m.reshape(x, (1, 2))],
+])
+def test_r_and_c_with_traced_entries_equal_numpys_and_differentiate(build):
+    x = onp.array([0.7, -1.3])
+    onp.testing.assert_array_equal(build(np, x), build(onp, x))  # plain: numpy's object
+    traced = fgrad.jvp(lambda v: build(np, v), (x,), (onp.ones(2),))[0]
+    onp.testing.assert_array_equal(traced, build(onp, x))
+    check_grads(lambda v: build(np, v), (x,))
+
+
+def test_r_with_a_matrix_directive_on_traced_values_says_what_works():
+    with pytest.raises(NotImplementedError, match=r"the directive 'r' is not supported on "
+                                                  r"traced values; use 'axis'"):
+        fgrad.grad(lambda v: np.sum(np.r_["r", v, v]))(onp.ones(2))

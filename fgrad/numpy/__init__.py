@@ -40,6 +40,7 @@ for _family in (_elementwise, _reductions, _statistics, _layout, _joining, _prod
                 and callable(_obj) and not isinstance(_obj, type):
             globals()[_name] = _obj
 
+from .joining import c_, r_  # noqa: E402  (index objects, not functions)
 from . import fft, linalg, random  # noqa: E402  (ours, before numpy's modules are copied)
 _mirror(_onp, globals(), "")
 __getattr__ = _lazy_submodule(_onp, __name__)

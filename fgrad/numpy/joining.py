@@ -18,7 +18,7 @@ import numpy as _onp
 import fgrad.numpy as fnp
 from ..table import Spec
 from .. import errors
-from ..tracer import innermost, innermost_meta, strip
+from ..tracer import contains_tracer, innermost, innermost_meta, strip
 from .broadcasting import dtype_of, shape_of
 from .layout import (array, asarray, astype, atleast_1d, atleast_2d, atleast_3d,
                      axis_index, axis_tuple, broadcast_to, concatenate, list_call, ravel,
@@ -515,3 +515,67 @@ def pad(array, pad_width, mode="constant", **kwargs):
     return with_numpy_values(out, lambda *a, **k: value, (), {})
 
 
+
+
+# --- r_ and c_ ----------------------------------------------------------------------------
+
+class _AxisConcatenator:
+    """``np.r_[...]`` / ``np.c_[...]``: numpy's own object for plain entries; with traced
+    entries, the same joining by ``concatenate``: arrays and scalars (traced or not), slices
+    (constants, expanded as numpy does) and a leading directive string ``"axis"``,
+    ``"axis,ndmin"`` or ``"axis,ndmin,trans1d"``. The matrix directives ``"r"``/``"c"`` are
+    refused on traced values."""
+
+    def __init__(self, plain, axis, ndmin, trans1d):
+        self.plain, self.axis, self.ndmin, self.trans1d = plain, axis, ndmin, trans1d
+
+    def __getitem__(self, key):
+        if not contains_tracer(key):
+            return self.plain[key]
+        items = key if isinstance(key, tuple) else (key,)
+        axis, ndmin, trans1d = self.axis, self.ndmin, self.trans1d
+        if items and isinstance(items[0], str):
+            try:
+                parts = [int(p) for p in items[0].split(",")]
+            except ValueError:
+                raise NotImplementedError(
+                    f"fgrad.numpy.r_/c_: the directive {items[0]!r} is not supported on traced "
+                    "values; use 'axis', 'axis,ndmin' or 'axis,ndmin,trans1d', or "
+                    "fgrad.numpy.concatenate") from None
+            axis, ndmin, trans1d = (parts + [ndmin, trans1d][len(parts) - 1:])[:3]
+            items = items[1:]
+        arrays = []
+        for item in items:
+            if isinstance(item, slice):
+                if contains_tracer((item.start, item.stop, item.step)):
+                    raise NotImplementedError("fgrad.numpy.r_/c_: a slice with traced bounds "
+                                              "is not supported; use fgrad.numpy.linspace")
+                item = self.plain[item]
+            elif isinstance(item, str):
+                raise NotImplementedError("fgrad.numpy.r_/c_: a directive string is taken "
+                                          "only first")
+            arrays.append(_at_least(fnp.asarray(item), ndmin, trans1d))
+        return fnp.concatenate(arrays, axis=axis)
+
+    def __len__(self):
+        return 0
+
+
+def _at_least(v, ndmin, trans1d):
+    """numpy's ``array(v, ndmin=ndmin)`` and, for a ``v`` of fewer axes, the move of its own
+    axes to ``trans1d`` (AxisConcatenator's rule)."""
+    nd = len(shape_of(v))
+    if nd >= ndmin:
+        return v
+    v = fnp.reshape(v, (1,) * (ndmin - nd) + shape_of(v))
+    if trans1d != -1:
+        k2, k1 = ndmin - nd, trans1d
+        if k1 < 0:
+            k1 += k2 + 1
+        axes = list(range(ndmin))
+        v = fnp.transpose(v, axes[:k1] + axes[k2:] + axes[k1:k2])
+    return v
+
+
+r_ = _AxisConcatenator(_onp.r_, 0, 1, -1)
+c_ = _AxisConcatenator(_onp.c_, -1, 2, 0)
