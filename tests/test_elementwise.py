@@ -646,3 +646,21 @@ def test_nan_to_num_refuses_in_place_and_traced_replacements():
         fgrad.grad(lambda x: np.sum(np.nan_to_num(x, copy=False)))(ONE)
     with pytest.raises(NotImplementedError, match="replacement values"):
         fgrad.grad(lambda v: np.sum(np.nan_to_num(ONE + onp.array([onp.nan, 0]), nan=v)))(1.0)
+
+
+def test_ufunc_methods_on_plain_values_are_numpys_and_at_on_traced_values_is_refused():
+    x = onp.array([3.0, 1.0, 2.0])
+    assert np.add.outer(x, x).tolist() == onp.add.outer(x, x).tolist()
+    assert np.maximum.accumulate(x).tolist() == [3.0, 3.0, 3.0]
+    y = x.copy()
+    np.add.at(y, [0, 0], 1.0)  # plain: numpy's, in place
+    assert y.tolist() == [5.0, 1.0, 2.0]
+    with pytest.raises(fgrad.TracerMutationError,
+                       match=r"add\.at writes into its first argument in place.*"
+                             r"fgrad\.numpy\.index_add\(x, v, idx\)"):
+        fgrad.grad(lambda v: np.sum(np.add.at(v, [0], 1.0)))(x)
+    # traced: the same values as numpy's, and derivatives (the generated tests check the
+    # registered entries np.add.outer, np.logaddexp.reduce, ... against finite differences)
+    got = fgrad.jvp(lambda v: np.logaddexp.accumulate(v), (x,), (onp.ones(3),))
+    assert got[0].tolist() == onp.logaddexp.accumulate(x).tolist()
+    onp.testing.assert_allclose(got[1], onp.ones(3))  # d/dt logaddexp of (x + t) along ones

@@ -19,7 +19,6 @@ The ufunc primitives take every numpy keyword on plain values; on traced values 
 keywords (``out=``, ``where=``, ``dtype=``, ``casting=``, ...) are refused by name.
 """
 import builtins as _builtins
-import functools
 import math
 import operator
 
@@ -28,8 +27,8 @@ import numpy as _onp
 import fgrad.numpy as fnp
 from .. import errors
 from .. import table
-from ..table import Spec
-from . import batch_rules
+from ..table import Spec, register_function
+from . import batch_rules, ufunc_methods
 from ..tracer import (Tracer, below_transforms, contains_tracer, innermost, innermost_meta,
                       strip)
 from .broadcasting import (broadcast_like, cast_like, dtype_of, mask, shape_of,
@@ -38,8 +37,14 @@ from .indexing import gather_p
 from .namespace import values_only, zero_derivative
 from .wrapping import differentiable, unsupported_kwargs
 
-# every function of this family batches by broadcasting, its batch axis in front
-define = functools.partial(table.define, batch=batch_rules.elementwise)
+def define(*args, **kwargs):
+    """The table's ``define`` for this family: every function batches by broadcasting (its
+    batch axis in front), and a ufunc's primitive gets the ufunc's methods (``outer``,
+    ``reduce``, ``accumulate``, ``reduceat``, ``at``)."""
+    p = table.define(*args, batch=batch_rules.elementwise, **kwargs)
+    if isinstance(p.impl, _onp.ufunc):
+        ufunc_methods.attach(p)
+    return p
 
 UNARY = [(((),), {}), (((4,),), {}), (((2, 3),), {})]
 BINARY = [(((), ()), {}), (((3,), (3,)), {}), (((2, 3), (3,)), {}), (((2, 1), (1, 3)), {}),
@@ -885,3 +890,31 @@ def piecewise(x, condlist, funclist, *args, **kw):
         else:
             y[cond] = value  # y is still the plain array made above
     return y
+
+
+# --- ufunc methods (ufunc_methods.py), checked as table entries ---------------------------
+
+def _apart(x):
+    """No two entries within 0.05 (ties in max/min-like folds are kinks)."""
+    v = _onp.sort(_onp.ravel(x))
+    return v.size < 2 or _onp.min(_onp.diff(v)) > 0.05
+
+
+_AXES = [(((4,),), {}), (((2, 3),), {"axis": 1}), (((3, 2),), {"axis": 0})]
+for _name, _cases, _valid, *_domain in [
+        ("add.outer", [(((3,), (2,)), {}), (((2, 2), (3,)), {})], None),
+        ("multiply.outer", [(((3,), (2,)), {}), (((), (2, 2)), {})], None),
+        ("subtract.outer", [(((2,), (3,)), {})], None),
+        ("add.reduce", _AXES, None),
+        ("multiply.reduce", _AXES, None, (0.3, 1.5)),  # (prod's domain)
+        ("minimum.reduce", _AXES, _apart),
+        ("logaddexp.reduce", _AXES, None),
+        ("add.accumulate", _AXES, None),
+        ("maximum.accumulate", _AXES, _apart),
+        ("logaddexp.accumulate", _AXES, None),
+        ("add.reduceat", [(((5,),), {"indices": [0, 3, 1]}),
+                          (((2, 4),), {"indices": [0, 2], "axis": 1})], None)]:
+    _uf, _method = _name.split(".")
+    register_function(_name, getattr(globals()[_uf], _method),
+                      getattr(getattr(_onp, _uf), _method),
+                      Spec(_cases, valid=_valid, domain=(_domain or [(-2.0, 2.0)])[0]))

@@ -1,0 +1,130 @@
+"""numpy's ufunc methods on fgrad's ufunc primitives: ``np.add.outer``, ``np.add.reduce``,
+``np.maximum.accumulate``, ``np.add.reduceat``, ``np.add.at``.
+
+On plain values each is numpy's own method, untouched. On traced values they are built from
+the primitive itself (so its rules give the derivatives) or, where numpy computes the same
+values that way, from the reductions: ``add.reduce`` is ``sum``, ``multiply.accumulate`` is
+``cumprod``, ``maximum.reduce`` is ``max`` (ties share evenly, as ``max``'s do). The other
+binary ufuncs reduce and accumulate as a left fold along the axis, numpy's order for them.
+``at`` writes in place: on a traced value it is refused, naming the functional form.
+
+>>> import numpy, fgrad, fgrad.numpy as np
+>>> fgrad.grad(lambda x: np.sum(np.multiply.outer(x, x)))(numpy.array([1.0, 2.0])).tolist()
+[6.0, 6.0]
+>>> float(fgrad.grad(lambda x: np.logaddexp.reduce(x))(numpy.zeros(2))[0])
+0.5
+"""
+import functools
+
+import numpy as _onp
+
+import fgrad.numpy as fnp
+from .. import errors
+from ..tracer import contains_tracer, innermost_meta
+from .wrapping import unsupported_kwargs, with_numpy_values
+
+# the ufuncs whose reduce and accumulate are fgrad's reductions (same values as numpy's)
+_REDUCE = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min"}
+_ACCUMULATE = {"add": "cumsum", "multiply": "cumprod"}
+
+
+def attach(prim):
+    """Give the ufunc primitive ``prim`` numpy's methods of its ufunc."""
+    uf = prim.impl
+    if uf.nin == 2 and uf.nout == 1:
+        for name, traced in (("outer", _outer), ("reduce", _reduce),
+                             ("accumulate", _accumulate), ("reduceat", _reduceat)):
+            setattr(prim, name, _method(prim, name, traced))
+    prim.at = _method(prim, "at", _at)
+
+
+def _method(prim, name, traced):
+    plain = getattr(prim.impl, name)
+
+    @functools.wraps(plain)
+    def method(*args, **kwargs):
+        if contains_tracer(args) or (kwargs and contains_tracer(kwargs)):
+            return traced(prim, *args, **kwargs)
+        return plain(*args, **kwargs)
+
+    method.__name__ = f"{prim.name}.{name}"
+    return method
+
+
+def _shape(x):
+    return _onp.shape(innermost_meta(x))
+
+
+def _outer(prim, a, b, **kwargs):
+    unsupported_kwargs(f"{prim.name}.outer", kwargs)
+    a, b = fnp.asarray(a), fnp.asarray(b)
+    return prim(fnp.reshape(a, _shape(a) + (1,) * len(_shape(b))), b)
+
+
+def _along(a, axis):
+    """``a`` with ``axis`` first (None: ravelled), and the axis' length."""
+    a = fnp.asarray(a)
+    if axis is None:
+        a = fnp.ravel(a)
+        axis = 0
+    if isinstance(axis, tuple):
+        raise NotImplementedError("fgrad.numpy's ufunc methods: a tuple axis is not supported "
+                                  "on traced values; reduce one axis at a time")
+    axis = axis % max(len(_shape(a)), 1)
+    return fnp.moveaxis(a, axis, 0), axis
+
+
+def _fold(prim, x):
+    """The left fold of ``prim`` over the first axis of ``x``, and its running values."""
+    runs = [x[0]]
+    for i in range(1, _shape(x)[0]):
+        runs.append(prim(runs[-1], x[i]))
+    return runs
+
+
+def _reduce(prim, a, axis=0, dtype=None, out=None, keepdims=False, **kwargs):
+    unsupported_kwargs(f"{prim.name}.reduce", {"dtype": dtype, "out": out, **kwargs})
+    if prim.name in _REDUCE:
+        return getattr(fnp, _REDUCE[prim.name])(a, axis=axis, keepdims=bool(keepdims))
+    x, ax = _along(a, axis)
+    if _shape(x)[0] == 0:  # numpy's identity, or its error
+        return getattr(prim.impl, "reduce")(_onp.zeros(_shape(x)), axis=0)
+    r = _fold(prim, x)[-1]
+    if keepdims:
+        r = fnp.expand_dims(r, ax if axis is not None else tuple(range(len(_shape(a)))))
+    return r
+
+
+def _accumulate(prim, a, axis=0, dtype=None, out=None, **kwargs):
+    unsupported_kwargs(f"{prim.name}.accumulate", {"dtype": dtype, "out": out, **kwargs})
+    if prim.name in _ACCUMULATE:
+        return getattr(fnp, _ACCUMULATE[prim.name])(a, axis=axis)
+    x, ax = _along(a, axis)
+    return fnp.moveaxis(fnp.stack(_fold(prim, x)), 0, ax)
+
+
+def _reduceat(prim, a, indices, axis=0, dtype=None, out=None, **kwargs):
+    unsupported_kwargs(f"{prim.name}.reduceat", {"dtype": dtype, "out": out, **kwargs})
+    if contains_tracer(indices):
+        raise NotImplementedError(f"fgrad.numpy.{prim.name}.reduceat: traced indices are not "
+                                  "supported (they have no derivative): pass a plain array")
+    x, ax = _along(a, axis)
+    idx = [int(i) for i in _onp.ravel(indices)]
+    n = _shape(x)[0]
+    parts = []
+    for k, start in enumerate(idx):
+        stop = idx[k + 1] if k + 1 < len(idx) else n
+        # numpy's rule: the slice [start, stop) when start < stop, else the entry at start
+        parts.append(_fold(prim, x[start:stop])[-1] if start < stop else x[start])
+    # (numpy adds a slice's first entry to the pairwise sum of the rest: its values replace
+    # the fold's, which differ by rounding; the derivatives are the fold's, the same)
+    return with_numpy_values(fnp.moveaxis(fnp.stack(parts), 0, ax), prim.impl.reduceat,
+                             (a, indices), {"axis": axis})
+
+
+def _at(prim, a, indices, b=None):
+    raise errors.TracerMutationError(
+        f"fgrad.numpy.{prim.name}.at writes into its first argument in place, which a traced "
+        f"value cannot be; write x = fgrad.numpy.index_{'add' if prim.name == 'add' else 'set'}"
+        f"(x, v, idx) (or x.at[idx].{'add' if prim.name == 'add' else 'set'}(v)) and use the "
+        "new array")
