@@ -344,6 +344,8 @@ class _CustomPrimitive(Primitive):
         self.owner = owner
         self.vjp_joint = self._vjp_joint
         self.jvp_joint = self._jvp_joint
+        if hasattr(owner, "_jvp_with_output"):
+            self.jvp_with_output = self._jvp_with_output
 
     def _impl(self, *leaves, call):
         # ``leaves`` are the values ``call`` ran the function on, except where a batching
@@ -368,6 +370,10 @@ class _CustomPrimitive(Primitive):
         if all(v is None for v in vals):
             return None  # no output depends on the perturbed arguments
         return call.pack(vals)
+
+    def _jvp_with_output(self, tangents, *leaves, call):
+        outs, vals = self.owner._jvp_with_output(call, tangents, leaves)
+        return call.pack(outs), (None if all(v is None for v in vals) else call.pack(vals))
 
 
 class _Custom:
@@ -622,8 +628,11 @@ class custom_jvp(_Custom):
     wrongly. ``f.defjvps(rule_0, rule_1, ...)`` gives one rule per argument instead,
     ``rule_i(t_i, output, *primals) -> contribution`` (``None`` for no derivative).
 
-    Called on plain values ``f`` is just the function; under ``jvp`` it runs once for the
-    value and the rule once for the tangent. Keyword arguments are bound to positions and
+    Called on plain values ``f`` is just the function. Under ``jvp`` (dual numbers) the rule
+    gives both: its output is what ``jvp`` returns for ``f``, as in JAX, so a rule whose
+    output disagrees with the function shows there. The transforms that record the function
+    (``grad``, ``vjp``, ``jacrev``, ``jacfwd``, ``linearize``) take the output from the
+    function itself and only the tangent from the rule: keep the two outputs equal. Keyword arguments are bound to positions and
     defaults filled in, as in :class:`custom_vjp`; ``nondiff_argnums`` hold values with no
     derivative and may not be traced (JAX takes their derivative as zero; fgrad asks you to
     say so with ``fgrad.stop_gradient``).
@@ -722,7 +731,7 @@ class custom_jvp(_Custom):
     def _primal(self, call, leaves):
         return self.fun(*call.args(leaves)), None
 
-    def _rule(self, call, leaves, tangent_leaves):
+    def _rule(self, call, leaves, tangent_leaves, output=False):
         r = self.jvp(*call.nondiff_values(), call.primals(leaves),
                      tree_unflatten(call.in_tree, tangent_leaves))
         if not (isinstance(r, (tuple, list)) and len(r) == 2):
@@ -732,11 +741,17 @@ class custom_jvp(_Custom):
             raise TypeError(f"{self._describe()}: the jvp rule's output has the structure "
                             f"{tree_flatten(r[0])[1]!r}, but the function's has "
                             f"{call.out_tree!r}")
-        return call.var_of(r[1], "the jvp rule's tangent_out")
+        tangent = call.var_of(r[1], "the jvp rule's tangent_out")
+        return (call.var_of(r[0], "the jvp rule's output"), tangent) if output else tangent
 
     def _pushforward(self, call, tangents, leaves):
         ts = [_zero_tangent(x) if t is None else t for t, x in zip(tangents, leaves)]
         return self._rule(call, leaves, ts)
+
+    def _jvp_with_output(self, call, tangents, leaves):
+        """Under ``jvp`` the rule's output is the output, as in JAX."""
+        ts = [_zero_tangent(x) if t is None else t for t, x in zip(tangents, leaves)]
+        return self._rule(call, leaves, ts, output=True)
 
     def _pullback(self, call, gs, leaves, ans):
         diff = [j for j, x in enumerate(leaves) if _inexact(x)]

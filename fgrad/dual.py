@@ -46,6 +46,9 @@ class DualTrace(Trace):
                     semantics_of_its_own(a):  # (an ndarray subclass: rare)
                 raise errors.array_subclass(f"fgrad.numpy.{prim.name}", a.__class__,
                                             f"argument {i}")
+        if prim.jvp_with_output is not None:
+            ans, out = prim.jvp_with_output(tangents, *vals, **params)
+            return ans if out is None else DualTracer(self, ans, out)
         ans = prim(*vals, **params) if nested else \
             prim.fast_impl(*vals, **params)
         out = output_tangent(prim, tangents, ans, vals, params)

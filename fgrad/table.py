@@ -91,6 +91,10 @@ class Primitive:
         # rules that cannot be split by argument (custom_vjp's bwd, checkpoint's recomputation):
         # (g, ans, *args, **params)
         self.vjp_joint = None
+        # optional forward rule that gives the output too, ``(tangents, *args, **params) ->
+        # (ans, tangent)``: under ``jvp`` its output is the primitive's (custom_jvp's rule,
+        # whose primal output is what jvp returns, as in JAX)
+        self.jvp_with_output = None
         # optional ``(prim, args, params) -> params``, run on traced calls given keywords or
         # more than ``nin`` positional arguments: a family's check of what its rules cannot
         # take (the ufuncs refuse out=, where=, ... and a positional out)

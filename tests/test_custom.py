@@ -3,6 +3,7 @@ nondiff_argnums, pytrees, keyword arguments), fgrad's extension (a custom_vjp fu
 jvp, linearize, jacfwd and hessian, by transposing bwd), nesting, and every misuse raising a
 named error. Derivatives are checked against closed forms and finite differences."""
 import functools
+import math
 
 import numpy as onp
 import pytest
@@ -709,3 +710,18 @@ def test_custom_functions_in_two_threads_give_independent_results(in_threads):
                                 (lambda x: sin_times(x, 2.0), [0.1, 0.9],
                                  lambda x: 2 * onp.cos(x))])
     assert errors == []
+
+
+def test_custom_jvp_rules_output_is_what_jvp_returns_as_in_jax():
+    @fgrad.custom_jvp
+    def f(x):
+        return np.sin(x)
+
+    f.defjvp(lambda p, t: (np.sin(p[0]) + 1.0, np.cos(p[0]) * t[0]))  # (an output of its own)
+    out, tangent = fgrad.jvp(f, (0.5,), (2.0,))
+    assert out == math.sin(0.5) + 1.0 and tangent == 2 * math.cos(0.5)
+    assert f(0.5) == math.sin(0.5)  # plain: the function
+    assert fgrad.grad(f)(0.5) == math.cos(0.5)  # recorded transforms: the rule's tangent only
+    # nested: jvp of jvp sees the rule's output at both levels
+    inner = fgrad.jvp(lambda x: fgrad.jvp(f, (x,), (1.0,))[0], (0.5,), (1.0,))
+    assert inner[0] == math.sin(0.5) + 1.0
