@@ -1,0 +1,99 @@
+"""The helpers numerical users reach for from ``jax.nn``, with JAX's names and conventions.
+
+Each is a composition of ``fgrad.numpy`` primitives, so it has both derivative modes at every
+order, and runs on plain arrays as well as traced ones. Kinks follow JAX: ``relu'(0) = 0``.
+The softmax family subtracts the maximum first (with no derivative of its own), so large
+inputs do not overflow.
+
+>>> import numpy, fgrad
+>>> from fgrad import nn
+>>> nn.softmax(numpy.array([1000.0, 1000.0])).tolist()
+[0.5, 0.5]
+>>> float(fgrad.grad(nn.relu)(0.0)), float(fgrad.grad(nn.softplus)(0.0))
+(0.0, 0.5)
+"""
+import math
+
+import numpy as _onp
+
+import fgrad.numpy as np
+from .transforms import stop_gradient
+
+__all__ = ["relu", "sigmoid", "softplus", "log_sigmoid", "silu", "swish", "gelu", "one_hot",
+           "softmax", "log_softmax", "logsumexp"]
+
+
+def relu(x):
+    """``max(x, 0)``, with derivative 0 at 0 (JAX's choice)."""
+    x = np.asarray(x)
+    return np.where(x > 0, x, np.zeros_like(x))
+
+
+def softplus(x):
+    """``log(1 + exp(x))``, computed without overflow."""
+    return np.logaddexp(x, 0.0)
+
+
+def log_sigmoid(x):
+    """``log(sigmoid(x)) = -softplus(-x)``."""
+    return -softplus(-np.asarray(x))
+
+
+def sigmoid(x):
+    """``1 / (1 + exp(-x))``, without overflow for large ``|x|``."""
+    return np.exp(log_sigmoid(x))
+
+
+def silu(x):
+    """``x * sigmoid(x)`` (``swish``)."""
+    return np.asarray(x) * sigmoid(x)
+
+
+swish = silu
+
+
+def gelu(x, approximate=True):
+    """The Gaussian error linear unit, ``x * Phi(x)``: by default the tanh approximation, as
+    JAX's default; ``approximate=False`` uses ``erf`` (it needs scipy)."""
+    x = np.asarray(x)
+    if approximate:
+        c = math.sqrt(2.0 / math.pi)
+        return 0.5 * x * (1.0 + np.tanh(c * (x + 0.044715 * x ** 3)))
+    from .scipy import special  # (scipy is optional: only this form needs it)
+    return 0.5 * x * (1.0 + special.erf(x / math.sqrt(2.0)))
+
+
+def one_hot(x, num_classes, dtype=_onp.float64, axis=-1):
+    """``x``'s integer entries as one-hot vectors of ``num_classes`` entries along ``axis``
+    (out-of-range entries give all zeros, as in JAX). No derivative (its input is integers)."""
+    x = _onp.asarray(x)
+    hot = x[..., None] == _onp.arange(num_classes)
+    return _onp.moveaxis(hot.astype(dtype), -1, axis)
+
+
+def _shifted(x, axis):
+    """``x`` minus its maximum along ``axis`` (without derivative; 0 where it is infinite)."""
+    x = np.asarray(x)
+    m = stop_gradient(np.max(x, axis=axis, keepdims=True))
+    return x - np.where(np.isfinite(m), m, np.zeros_like(m)), m
+
+
+def logsumexp(x, axis=None, keepdims=False):
+    """``log(sum(exp(x)))`` over ``axis``, without overflow."""
+    s, m = _shifted(x, axis)
+    m = np.where(np.isfinite(m), m, np.zeros_like(m))
+    with _onp.errstate(divide="ignore"):  # every entry -inf: -inf, as JAX gives
+        out = np.log(np.sum(np.exp(s), axis=axis, keepdims=True)) + m
+    return out if keepdims else np.squeeze(out, axis=axis)
+
+
+def softmax(x, axis=-1):
+    """``exp(x) / sum(exp(x))`` along ``axis``, without overflow."""
+    e = np.exp(_shifted(x, axis)[0])
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def log_softmax(x, axis=-1):
+    """``x - logsumexp(x)`` along ``axis``, without overflow."""
+    s = _shifted(x, axis)[0]
+    return s - np.log(np.sum(np.exp(s), axis=axis, keepdims=True))

@@ -1,0 +1,49 @@
+"""fgrad.nn: jax.nn's helpers, against closed forms, finite differences and JAX's conventions."""
+import math
+
+import numpy as onp
+import pytest
+
+import fgrad
+from fgrad import nn
+from fgrad.testing import check_grads
+
+X = onp.array([-3.0, -0.4, 0.3, 2.5])
+
+
+@pytest.mark.parametrize("name, closed_form", [
+    ("relu", lambda x: onp.maximum(x, 0)),
+    ("softplus", lambda x: onp.log1p(onp.exp(x))),
+    ("log_sigmoid", lambda x: -onp.log1p(onp.exp(-x))),
+    ("sigmoid", lambda x: 1 / (1 + onp.exp(-x))),
+    ("silu", lambda x: x / (1 + onp.exp(-x))),
+    ("gelu", lambda x: 0.5 * x * (1 + onp.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))),
+    ("softmax", lambda x: onp.exp(x) / onp.exp(x).sum()),
+    ("log_softmax", lambda x: x - onp.log(onp.exp(x).sum())),
+    ("logsumexp", lambda x: onp.log(onp.exp(x).sum())),
+])
+def test_values_and_derivatives(name, closed_form):
+    f = getattr(nn, name)
+    onp.testing.assert_allclose(f(X), closed_form(X), rtol=1e-13)
+    check_grads(f, (X,))
+
+
+def test_jax_conventions_and_stability():
+    assert float(fgrad.grad(nn.relu)(0.0)) == 0.0  # relu'(0) = 0, as in JAX
+    big = onp.array([1000.0, 1000.0, -1000.0])
+    onp.testing.assert_allclose(nn.softmax(big), [0.5, 0.5, 0.0])
+    onp.testing.assert_allclose(nn.log_softmax(big)[:2], [-math.log(2)] * 2)
+    assert nn.logsumexp(big) == 1000.0 + math.log(2)
+    assert nn.softplus(1000.0) == 1000.0 and nn.log_sigmoid(-1000.0) == -1000.0
+    assert nn.logsumexp(onp.array([-onp.inf, -onp.inf])) == -onp.inf
+    onp.testing.assert_allclose(nn.softmax(onp.ones((2, 3)), axis=0), onp.full((2, 3), 0.5))
+    assert nn.one_hot(onp.array([0, 2, 5]), 3).tolist() == [[1, 0, 0], [0, 0, 1], [0, 0, 0]]
+    assert nn.one_hot(onp.array([1]), 2, axis=0).shape == (2, 1)
+
+
+def test_exact_gelu_uses_erf():
+    pytest.importorskip("scipy", reason="gelu(approximate=False) needs scipy's erf")
+    from scipy.special import erf
+    onp.testing.assert_allclose(nn.gelu(X, approximate=False),
+                                0.5 * X * (1 + erf(X / math.sqrt(2))), rtol=1e-13)
+    check_grads(lambda x: nn.gelu(x, approximate=False), (X,))
