@@ -103,8 +103,11 @@ def _argnums_partial(f, fname, args, kwargs, argnums):
     i = 0
     for n in nums:  # (a loop, not a generator: this runs on every call of a transform)
         if not isinstance(n, int) or not -count <= n < count:
+            by_name = (f"; the argument(s) {', '.join(sorted(kwargs))} were passed by "
+                       "keyword, and only positional arguments are differentiated: pass "
+                       "them by position" if kwargs else "")
             raise ValueError(f"{fname}: argnums={argnums!r} does not fit a call with "
-                             f"{count} positional argument(s)")
+                             f"{count} positional argument(s){by_name}")
         nums[i] = n % count
         i += 1
     if count == 1 and nums == [0] and not kwargs:  # f itself, called with its one argument
@@ -582,15 +585,17 @@ def _jacfwd_blocks(rec, argnums, has_aux):
     return (jac, rec.aux) if has_aux else jac
 
 
-def hessian(f, argnums=0, holomorphic=False):
+def hessian(f, argnums=0, has_aux=False, holomorphic=False):
     """``jacfwd(jacrev(f))``: shape ``in.shape + in.shape`` for a scalar ``f``. Complex inputs
-    need ``holomorphic=True``, as for :func:`jacfwd`.
+    need ``holomorphic=True``, as for :func:`jacfwd`; ``has_aux=True``: ``f`` returns
+    ``(output, aux)`` and the result is ``(hessian, aux)``, as in JAX.
 
     >>> import fgrad, fgrad.numpy as np
     >>> fgrad.hessian(lambda x: np.sum(x ** 3))(np.array([1.0, 2.0])).tolist()
     [[6.0, 0.0], [0.0, 12.0]]
     """
-    return jacfwd(jacrev(f, argnums), argnums, holomorphic=holomorphic)
+    return jacfwd(jacrev(f, argnums, has_aux=has_aux), argnums, has_aux=has_aux,
+                  holomorphic=holomorphic)
 
 
 def stop_gradient(x):

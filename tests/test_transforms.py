@@ -1213,3 +1213,14 @@ def test_tape_freed_after_exception():
     with pytest.raises(RuntimeError):
         fgrad.grad(f)(0.5)
     assert _count_nodes() <= before
+
+
+def test_hessian_has_aux_and_a_keyword_argument_message_say_what_jax_does():
+    h, aux = fgrad.hessian(lambda x: (np.sum(x ** 3), {"s": np.sum(x)}), has_aux=True)(
+        onp.array([1.0, 2.0]))
+    assert h.tolist() == [[6.0, 0.0], [0.0, 12.0]] and aux == {"s": 3.0}
+    assert not isinstance(aux["s"], Tracer)
+    with pytest.raises(ValueError, match=r"argnums=0 does not fit a call with 0 positional "
+                                         r"argument\(s\); the argument\(s\) x were passed by "
+                                         r"keyword.*pass them by position"):
+        fgrad.grad(lambda x: x ** 2)(x=1.0)
