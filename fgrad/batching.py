@@ -18,7 +18,7 @@ import numpy as _onp
 import fgrad.numpy as fnp
 from . import errors
 from .numpy.array_tracer import ArrayTracer
-from .numpy.batch_rules import one_at_a_time
+from .numpy.batch_rules import example_shape, one_at_a_time
 from .pytree import tree_flatten, tree_unflatten
 from .tracer import Trace, Tracer, innermost_meta
 
@@ -49,10 +49,8 @@ class BatchTracer(ArrayTracer):
 
     @property
     def _meta(self):  # one example's shape and dtype
-        m = innermost_meta(self._b)
-        shape = _onp.shape(m)
-        return _onp.broadcast_to(_onp.zeros((), _onp.result_type(m)),
-                                 shape[:self._bdim] + shape[self._bdim + 1:])
+        return _onp.broadcast_to(_onp.zeros((), _onp.result_type(innermost_meta(self._b))),
+                                 example_shape(self._b, self._bdim))
 
     def __bool__(self):
         return bool(self._value)

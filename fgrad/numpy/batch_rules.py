@@ -29,6 +29,12 @@ def shape(v):
     return _onp.shape(innermost_meta(v))
 
 
+def example_shape(v, d):
+    """One example's shape: ``v``'s without its batch axis ``d`` (None: ``v``'s own)."""
+    s = shape(v)
+    return s if d is None else s[:d] + s[d + 1:]
+
+
 def rank(v, d):
     """One example's rank."""
     n = len(shape(v))
@@ -202,9 +208,8 @@ def swapaxes(prim, size, vals, dims, axis1, axis2):
 
 
 def squeeze(prim, size, vals, dims, axis):
-    s = shape(vals[0])
     d = dims[0]
-    example = s[:d] + s[d + 1:]
+    example = example_shape(vals[0], d)
     if axis is None:  # the example's unit axes only, never the batch's
         axis = tuple(i for i, n in enumerate(example) if n == 1)
     return prim(to_front(vals[0], d), axis=_shifted(tuple(axis), len(example))), 0
@@ -363,8 +368,7 @@ def cross(prim, size, vals, dims, axisa, axisb, axisc):
     """The vector axes counted from the end, past the padding ``aligned`` puts in front."""
     (a, b), (da, db) = vals, dims
     ra, rb = rank(a, da), rank(b, db)
-    one = [_onp.zeros(shape(v)[:d] + shape(v)[d + 1:] if d is not None else shape(v))
-           for v, d in zip(vals, dims)]
+    one = [_onp.zeros(example_shape(v, d)) for v, d in zip(vals, dims)]
     rc = _onp.cross(*one, axisa=axisa, axisb=axisb, axisc=axisc).ndim
     axisc = axisc % rc - rc if rc else 0
     return prim(*aligned(vals, dims), axisa=axisa % ra - ra, axisb=axisb % rb - rb,

@@ -8,7 +8,7 @@ import numpy as _onp
 import fgrad.numpy as fnp
 from ..table import define
 from ..tracer import innermost_meta
-from .batch_rules import shape
+from .batch_rules import example_shape
 
 
 def define_multi(name, impl, out_shapes, vjp, jvp, *, spec=None, doc=None, batch=None):
@@ -52,8 +52,7 @@ def define_multi(name, impl, out_shapes, vjp, jvp, *, spec=None, doc=None, batch
     def batched(prim, size, vals, dims, **params):
         # the batch's packed outputs are one run per output: each made (size, its length)
         flat, _ = batch(prim, size, vals, dims, **params)
-        one = [_onp.zeros(shape(v)[:d] + shape(v)[d + 1:] if d is not None else shape(v))
-               for v, d in zip(vals, dims)]
+        one = [_onp.zeros(example_shape(v, d)) for v, d in zip(vals, dims)]
         parts, start = [], 0
         for s in out_shapes(*one, **params):
             n = size * int(_onp.prod(s, dtype=int))

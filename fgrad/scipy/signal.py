@@ -60,8 +60,7 @@ def _batch(nd):
     batch axis would make impossible, goes one example at a time."""
     def rule(prim, size, vals, dims, mode="full", **params):
         (x, y), (dx, dy) = vals, dims
-        one = batch_rules.shape(x)[:dx] + batch_rules.shape(x)[dx + 1:] if dx is not None \
-            else batch_rules.shape(x)
+        one = batch_rules.example_shape(x, dx)
         if dx is not None and dy is None and (
                 mode != "valid" or all(m >= n for m, n in zip(one, batch_rules.shape(y)))):
             y = fnp.reshape(y, (1,) + batch_rules.shape(y))
