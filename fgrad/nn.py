@@ -72,16 +72,17 @@ def one_hot(x, num_classes, dtype=_onp.float64, axis=-1):
 
 
 def _shifted(x, axis):
-    """``x`` minus its maximum along ``axis`` (without derivative; 0 where it is infinite)."""
+    """``x`` minus its maximum along ``axis``, and that shift (the maximum without derivative,
+    kept dims; 0 where it is infinite)."""
     x = np.asarray(x)
     m = stop_gradient(np.max(x, axis=axis, keepdims=True))
-    return x - np.where(np.isfinite(m), m, np.zeros_like(m)), m
+    m = np.where(np.isfinite(m), m, np.zeros_like(m))
+    return x - m, m
 
 
 def logsumexp(x, axis=None, keepdims=False):
     """``log(sum(exp(x)))`` over ``axis``, without overflow."""
     s, m = _shifted(x, axis)
-    m = np.where(np.isfinite(m), m, np.zeros_like(m))
     with _onp.errstate(divide="ignore"):  # every entry -inf: -inf, as JAX gives
         out = np.log(np.sum(np.exp(s), axis=axis, keepdims=True)) + m
     return out if keepdims else np.squeeze(out, axis=axis)
