@@ -554,17 +554,22 @@ def _weights(xv, sv, terms, dtype):
     return _onp.asarray(total, dtype=dtype)
 
 
-def _quantile_weights_impl(xv, qv, method, skip_nan, slope):
+def _quantile_weights_impl(xv, qv, method, skip_nan, with_slope):
     """The weights (shape Q + L + (n,)) of the rows ``xv`` (shape L + (n,)) that give the
-    quantiles ``qv`` (shape Q), or (``slope``) their derivative in q: numpy on the values."""
+    quantiles ``qv`` (shape Q), and (``with_slope``, stacked after them on a new first axis)
+    those of their derivative in q: numpy on the values."""
     nan = _onp.isnan(xv)
     sv = _onp.sort(xv, axis=-1)  # NaN sorts last
     n = (~nan).sum(-1) if skip_nan else _onp.full(xv.shape[:-1], xv.shape[-1])
-    terms = _plan(method, _onp.maximum(n, 1), qv)[1 if slope else 0]
     void = (n == 0) if skip_nan else nan.any(-1)  # all NaN / any NaN: numpy's value is NaN
-    w = _weights(xv, sv, terms, xv.dtype) if terms else _onp.zeros(
-        _onp.shape(qv) + xv.shape, xv.dtype)
-    return _onp.where(void[..., None], 0.0 if skip_nan else _onp.nan, w).astype(xv.dtype)
+
+    def weights(terms):
+        w = _weights(xv, sv, terms, xv.dtype) if terms else _onp.zeros(
+            _onp.shape(qv) + xv.shape, xv.dtype)
+        return _onp.where(void[..., None], 0.0 if skip_nan else _onp.nan, w).astype(xv.dtype)
+
+    terms, slope = _plan(method, _onp.maximum(n, 1), qv)
+    return _onp.stack([weights(terms), weights(slope)]) if with_slope else weights(terms)
 
 
 _quantile_weights = values_only(_quantile_weights_impl, "quantile_weights")
@@ -581,13 +586,13 @@ def _quantiles(a, q, axis, method, keepdims, skip_nan):
     qs = _onp.shape(innermost_meta(q))
     lead = shape_of(rows)[:-1]
 
-    def weighted(slope):
-        w = _quantile_weights(raw, q, method=method, skip_nan=skip_nan, slope=slope)
-        return fnp.sum(rows * w, axis=-1)
-
-    r = weighted(False)
-    if contains_tracer(q):  # (the slope's weights are zero for the methods constant in q)
-        r = r + fnp.reshape(q - below_transforms(q), qs + (1,) * len(lead)) * weighted(True)
+    traced_q = contains_tracer(q)
+    w = _quantile_weights(raw, q, method=method, skip_nan=skip_nan, with_slope=traced_q)
+    if not traced_q:
+        r = fnp.sum(rows * w, axis=-1)
+    else:  # (the slope's weights are zero for the methods constant in q)
+        r = fnp.sum(rows * w[0], axis=-1) + fnp.reshape(
+            q - below_transforms(q), qs + (1,) * len(lead)) * fnp.sum(rows * w[1], axis=-1)
     return fnp.reshape(r, qs + (kept if keepdims else lead))
 
 
