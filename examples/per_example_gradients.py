@@ -9,7 +9,7 @@ had no batching: users of autograd asked for it.)
 
 Run:  python examples/per_example_gradients.py
 """
-import time
+import timeit
 
 import numpy
 
@@ -32,12 +32,8 @@ def loss(params, x, y):
 
 
 def seconds(fn, repeat=5):
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
+    """The best of ``repeat`` timed calls, in seconds."""
+    return min(timeit.repeat(fn, number=1, repeat=repeat))
 
 
 def main():

@@ -16,6 +16,7 @@ import pathlib
 import shutil
 import tempfile
 import time
+import timeit
 
 import numpy
 
@@ -48,12 +49,8 @@ def train(step, w, X, y, steps=300, lr=0.5):
 
 
 def seconds(fn, repeat=3):
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
+    """The best of ``repeat`` timed calls, in seconds."""
+    return min(timeit.repeat(fn, number=1, repeat=repeat))
 
 
 def render(dot, name):
