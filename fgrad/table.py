@@ -321,7 +321,7 @@ def _zeros_like(x):
 
 def define(name, impl, vjps=(), jvps=None, *, linear=False, spec=None, doc=None,
            vjp_by_argnum=None, jointly_linear=False, check_call=None, residuals=None,
-           batch=None):
+           batch=None, cls=None):
     """Make a built-in primitive and its rules in one statement (used by the rule families).
 
     Variadic primitives give ``vjp_by_argnum(argnum, g, ans, *args, **params)`` instead of one
@@ -329,8 +329,9 @@ def define(name, impl, vjps=(), jvps=None, *, linear=False, spec=None, doc=None,
     tangents at once. ``check_call(prim, args, params) -> params`` vets traced calls (the
     ufuncs' keyword arguments). ``residuals=(argnums, ans)`` says what the VJP rules read
     beyond shapes and dtypes (see ``Primitive``); ``batch`` is its batching rule (see
-    ``fgrad.numpy.batch_rules``)."""
-    p = Primitive(name, impl, spec, doc)
+    ``fgrad.numpy.batch_rules``); ``cls`` a subclass of ``Primitive`` to make it with (the
+    ufuncs', which has their methods)."""
+    p = (cls or Primitive)(name, impl, spec, doc)
     p.check_call = check_call
     p.batch = batch
     if residuals is None and (linear or jointly_linear):

@@ -19,6 +19,7 @@ The ufunc primitives take every numpy keyword on plain values; on traced values 
 keywords (``out=``, ``where=``, ``dtype=``, ``casting=``, ...) are refused by name.
 """
 import builtins as _builtins
+import functools
 import math
 import operator
 
@@ -41,10 +42,9 @@ def define(*args, **kwargs):
     """The table's ``define`` for this family: every function batches by broadcasting (its
     batch axis in front), and a ufunc's primitive gets the ufunc's methods (``outer``,
     ``reduce``, ``accumulate``, ``reduceat``, ``at``)."""
-    p = table.define(*args, batch=batch_rules.elementwise, **kwargs)
-    if isinstance(p.impl, _onp.ufunc):
-        ufunc_methods.attach(p)
-    return p
+    impl = args[1] if len(args) > 1 else kwargs["impl"]
+    cls = ufunc_methods.UfuncPrimitive if isinstance(impl, _onp.ufunc) else None
+    return table.define(*args, batch=batch_rules.elementwise, cls=cls, **kwargs)
 
 UNARY = [(((),), {}), (((4,),), {}), (((2, 3),), {})]
 BINARY = [(((), ()), {}), (((3,), (3,)), {}), (((2, 3), (3,)), {}), (((2, 1), (1, 3)), {}),
@@ -915,6 +915,8 @@ for _name, _cases, _valid, *_domain in [
         ("add.reduceat", [(((5,),), {"indices": [0, 3, 1]}),
                           (((2, 4),), {"indices": [0, 2], "axis": 1})], None)]:
     _uf, _method = _name.split(".")
-    register_function(_name, getattr(globals()[_uf], _method),
+    # (a partial, not the bound method: the table marks its functions with an attribute)
+    register_function(_name, functools.partial(getattr(ufunc_methods.UfuncPrimitive, _method),
+                                               globals()[_uf]),
                       getattr(getattr(_onp, _uf), _method),
                       Spec(_cases, valid=_valid, domain=(_domain or [(-2.0, 2.0)])[0]))

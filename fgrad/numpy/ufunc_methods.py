@@ -14,12 +14,11 @@ binary ufuncs reduce and accumulate as a left fold along the axis, numpy's order
 >>> float(fgrad.grad(lambda x: np.logaddexp.reduce(x))(numpy.zeros(2))[0])
 0.5
 """
-import functools
-
 import numpy as _onp
 
 import fgrad.numpy as fnp
 from .. import errors
+from ..table import Primitive
 from ..tracer import contains_tracer, innermost_meta
 from .wrapping import unsupported_kwargs, with_numpy_values
 
@@ -28,27 +27,35 @@ _REDUCE = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min"}
 _ACCUMULATE = {"add": "cumsum", "multiply": "cumprod"}
 
 
-def attach(prim):
-    """Give the ufunc primitive ``prim`` numpy's methods of its ufunc."""
-    uf = prim.impl
-    if uf.nin == 2 and uf.nout == 1:
-        for name, traced in (("outer", _outer), ("reduce", _reduce),
-                             ("accumulate", _accumulate), ("reduceat", _reduceat)):
-            setattr(prim, name, _method(prim, name, traced))
-    prim.at = _method(prim, "at", _at)
+class UfuncPrimitive(Primitive):
+    """A primitive whose implementation is a numpy ufunc, with the ufunc's methods. (Methods
+    of the class rather than attributes set on each primitive: instances keep the layout
+    every primitive shares, which the hot paths' attribute reads are fast on.)"""
+
+    def outer(self, *args, **kwargs):
+        return _dispatch(self, "outer", _outer, args, kwargs)
+
+    def reduce(self, *args, **kwargs):
+        return _dispatch(self, "reduce", _reduce, args, kwargs)
+
+    def accumulate(self, *args, **kwargs):
+        return _dispatch(self, "accumulate", _accumulate, args, kwargs)
+
+    def reduceat(self, *args, **kwargs):
+        return _dispatch(self, "reduceat", _reduceat, args, kwargs)
+
+    def at(self, *args, **kwargs):
+        return _dispatch(self, "at", _at, args, kwargs)
 
 
-def _method(prim, name, traced):
-    plain = getattr(prim.impl, name)
-
-    @functools.wraps(plain)
-    def method(*args, **kwargs):
-        if contains_tracer(args) or (kwargs and contains_tracer(kwargs)):
-            return traced(prim, *args, **kwargs)
-        return plain(*args, **kwargs)
-
-    method.__name__ = f"{prim.name}.{name}"
-    return method
+def _dispatch(prim, name, traced, args, kwargs):
+    """numpy's method on plain values; built from ``prim`` on traced ones."""
+    if not (contains_tracer(args) or (kwargs and contains_tracer(kwargs))):
+        return getattr(prim.impl, name)(*args, **kwargs)
+    if name != "at" and prim.impl.nin != 2:  # (numpy's rule and message)
+        raise ValueError(f"{'outer product' if name == 'outer' else name} only supported "
+                         "for binary functions")
+    return traced(prim, *args, **kwargs)
 
 
 def _shape(x):
