@@ -98,19 +98,3 @@ def test_the_core_under_the_table_imports_nothing_above_it():
 
 def test_the_checker_finds_a_cycle():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == [["a", "b", "c", "a"]]
-
-
-def test_importing_fgrad_numpy_leaves_numpys_lazy_submodules_unloaded():
-    """numpy loads testing, f2py, ma, polynomial, ... on first use; so does fgrad.numpy (they
-    are tens of milliseconds of import time), and they are still there when asked for."""
-    import subprocess
-    import sys
-    code = ("import sys, fgrad.numpy as np\n"
-            "lazy = ['numpy.testing', 'numpy.f2py', 'numpy.ma', 'numpy.polynomial']\n"
-            "print([m for m in lazy if m in sys.modules])\n"
-            "import numpy\n"
-            "print(np.ma.MaskedArray is numpy.ma.MaskedArray, np.testing is numpy.testing)\n"
-            "try:\n    np.no_such_name\nexcept AttributeError as e:\n    print(e)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout.splitlines()
-    assert out == ["[]", "True True", "module 'fgrad.numpy' has no attribute 'no_such_name'"]

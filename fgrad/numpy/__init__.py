@@ -29,7 +29,7 @@ from . import ranges as _ranges
 from . import reductions as _reductions
 from . import selection as _selection
 from . import statistics as _statistics
-from .namespace import lazy_submodule as _lazy_submodule, mirror as _mirror
+from .namespace import mirror as _mirror
 
 _EXTRAS = ("getitem", "index_add", "index_set", "index_multiply", "index_min", "index_max")
 
@@ -43,7 +43,6 @@ for _family in (_elementwise, _reductions, _statistics, _layout, _joining, _prod
 from .joining import c_, r_  # noqa: E402  (index objects, not functions)
 from . import fft, linalg, random  # noqa: E402  (ours, before numpy's modules are copied)
 _mirror(_onp, globals(), "")
-__getattr__ = _lazy_submodule(_onp, __name__)
 
 # a tracer's array surface (operators, ndarray methods): it calls this namespace's functions
 from . import array_tracer as _array_tracer  # noqa: E402,F401

@@ -141,17 +141,6 @@ def no_rule_yet(fn, qualname):
     return wrapper
 
 
-def lazy_submodule(module, namespace_name):
-    """A module ``__getattr__`` giving ``module``'s submodules that it loads on first use
-    (numpy's ``testing``, ``ma``, ``polynomial``, ``f2py``, ...), on first use too: copying
-    them at import would load them all (tens of milliseconds)."""
-    def __getattr__(name):
-        if not name.startswith("_") and name in dir(module):
-            return getattr(module, name)
-        raise AttributeError(f"module {namespace_name!r} has no attribute {name!r}")
-    return __getattr__
-
-
 def mirror(module, namespace, prefix):
     """Fill ``namespace`` with ``module``'s public names that it does not define yet.
 
@@ -160,8 +149,8 @@ def mirror(module, namespace, prefix):
     ours = {id(getattr(module, n)): v for n, v in list(namespace.items())
             if not n.startswith("_") and callable(v) and hasattr(module, n)}
     for name in dir(module):
-        if name.startswith("_") or name in namespace or name not in vars(module):
-            continue  # (a submodule numpy loads on first use: see ``lazy_submodule``)
+        if name.startswith("_") or name in namespace:
+            continue
         obj = getattr(module, name)
         if id(obj) in ours:
             namespace[name] = ours[id(obj)]
