@@ -15,7 +15,7 @@ from .pytree import tree_flatten, tree_leaves, tree_map, tree_structure, tree_un
 from .recorded import make_tape
 from .table import PRIMITIVES, Spec, defbatch, defjvp, deflinear, defvjp, primitive
 from .numpy.broadcasting import unbroadcast
-from .transforms import (grad, hessian, jacfwd, jacobian, jacrev, jvp, linearize,
+from .transforms import (float0, grad, hessian, jacfwd, jacobian, jacrev, jvp, linearize,
                          stop_gradient, value_and_grad, vjp)
 from .custom import custom_jvp, custom_vjp
 from .checkpointing import checkpoint, remat
@@ -28,7 +28,7 @@ from . import nn, tree_util  # (JAX's jax.nn helpers, jax.tree_util)
 __version__ = "0.1.0"
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev",
-           "jacobian", "hessian", "stop_gradient", "make_tape", "primitive", "defvjp", "defjvp",
+           "jacobian", "hessian", "stop_gradient", "float0", "make_tape", "primitive", "defvjp", "defjvp",
            "defbatch",
            "deflinear", "unbroadcast", "Spec", "PRIMITIVES", "tree_flatten", "tree_unflatten",
            "tree_map", "tree_leaves", "tree_structure", "tree_util", "nn",

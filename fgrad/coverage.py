@@ -92,8 +92,9 @@ KINKS = {
                  "change the result: derivative 0; bins cropped by `n` get 0; likewise "
                  "`hfft`, `irfft2`, `irfftn`",
     # linalg
-    "linalg.cholesky": "differentiated with respect to the symmetric part of the input (a "
-                       "symmetric gradient); likewise `eigh`, `eigvalsh`",
+    "linalg.cholesky": "reads the lower triangle (the upper with `upper=True`), as numpy: zero "
+                       "derivative with respect to the other; likewise `eigh`, `eigvalsh` "
+                       "(`UPLO`)",
     "linalg.eigh": "eigenvector derivatives divide by eigenvalue gaps; at an exactly repeated "
                    "eigenvalue that term is left out (no inf/nan), and the vectors' derivative "
                    "has no meaning there; eigenvalues alone (`eigvalsh`) stay exact; likewise "

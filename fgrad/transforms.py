@@ -17,7 +17,11 @@ from .tracer import (Tracer, innermost, innermost_meta, semantics_of_its_own, st
 from .values import LEAVES, PYTHON_NUMBERS, copied
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev",
-           "jacobian", "hessian", "stop_gradient"]
+           "jacobian", "hessian", "stop_gradient", "float0"]
+
+#: The dtype of the derivative with respect to an integer or boolean input differentiated with
+#: ``allow_int=True``: no values, only a shape (JAX's ``float0``, the same numpy dtype).
+float0 = _onp.dtype([("float0", _onp.void, 0)])
 
 
 # --- argument handling shared by every transform ----------------------------------------
@@ -80,7 +84,13 @@ def _shape(v):
     return shape if shape is not None else _onp.shape(v)
 
 
-def _flat_inputs(args, fname):
+def _integer(x):
+    return value_dtype(innermost_meta(x)).kind in "biu"
+
+
+def _flat_inputs(args, fname, allow_int=False):
+    """The flat inputs, checked (float or complex; with ``allow_int``, integer and boolean
+    ones pass too, as constants whose derivative is ``float0`` zeros)."""
     flat, tree = tree_flatten(tuple(args))
 
     def where(i):  # the input's description, made only for an error message
@@ -91,7 +101,8 @@ def _flat_inputs(args, fname):
     i = 0
     for x in flat:
         if not (x.__class__ is _onp.ndarray and x.dtype.kind in "fc"):  # (the common case)
-            flat[i] = _check_input(x, fname, lambda i=i: where(i))
+            if not (allow_int and _integer(x)):
+                flat[i] = _check_input(x, fname, lambda i=i: where(i))
         i += 1
     return flat, tree
 
@@ -120,6 +131,19 @@ def _argnums_partial(f, fname, args, kwargs, argnums):
         return f(*full, **kwargs)
 
     return partial, tuple([args[n] for n in nums])
+
+
+def _check_holomorphic(fname, leaves, what):
+    """``holomorphic=True``: every differentiated input and every output is complex (JAX's
+    rule); ``what`` is "input" or "output"."""
+    for i, x in enumerate(leaves):
+        dtype = value_dtype(innermost_meta(x))
+        if dtype.kind != "c":
+            fix = ("pass complex values (x.astype(complex))" if what == "input" else
+                   "a real-valued function is not holomorphic: for a real function of "
+                   "complex inputs use grad or jacrev without holomorphic=True")
+            raise TypeError(f"{fname}(..., holomorphic=True) requires complex {what}s, but "
+                            f"{what} leaf {i} has dtype {dtype}; {fix}")
 
 
 def _split_aux(out, fname):
@@ -153,15 +177,20 @@ def _zeros_like(x):
 class Recording:
     """A function run once on a fresh tape: flat inputs and outputs with their nodes."""
 
-    def __init__(self, f, args, fname, has_aux=False, lean=False, inputs="copy"):
+    def __init__(self, f, args, fname, has_aux=False, lean=False, inputs="copy",
+                 allow_int=False):
         """``lean`` and ``inputs``: the tape's policy (``Tape``); with ``inputs="guard"`` the
         caller walks the tape before returning and calls ``release()`` when done, errors
-        included."""
-        flat, self.in_tree = _flat_inputs(args, fname)
+        included. ``allow_int``: integer inputs pass through untraced (their node is None)."""
+        flat, self.in_tree = _flat_inputs(args, fname, allow_int)
         self.inputs = flat
         self.tape = tape = Tape(fname, lean=lean, inputs=inputs)
-        tracers = [tape.new_input(x) for x in flat]
-        self.in_nodes = [t._node for t in tracers]
+        if allow_int:
+            tracers = [x if _integer(x) else tape.new_input(x) for x in flat]
+            self.in_nodes = [t._node if t.__class__ is TapeTracer else None for t in tracers]
+        else:
+            tracers = [tape.new_input(x) for x in flat]
+            self.in_nodes = [t._node for t in tracers]
         try:
             try:
                 out = f(*tree_unflatten(self.in_tree, tracers))
@@ -258,7 +287,7 @@ def _pull_back(rec, ct, consume, checked=False):
     for n, x in zip(rec.in_nodes, rec.inputs):
         c = cts.get(n)
         if c is None:
-            c = _zeros_like(x)
+            c = _onp.zeros(_shape(innermost_meta(x)), float0) if n is None else _zeros_like(x)
         elif not (c.__class__ is x.__class__ is _onp.ndarray and c.dtype is x.dtype
                   and c.shape == x.shape and c.shape):  # (else it is final already)
             c = finish(_shaped_like(c, x), x)
@@ -279,7 +308,7 @@ def _shaped_like(ct, x):
     return ct
 
 
-def value_and_grad(f, argnums=0, has_aux=False):
+def value_and_grad(f, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     """Like :func:`grad`, but the function returns ``(value, gradient)`` from one forward pass
     (with aux: ``((value, aux), gradient)``).
 
@@ -291,14 +320,17 @@ def value_and_grad(f, argnums=0, has_aux=False):
 
     def value_and_grad_f(*args, **kwargs):
         g, dyn = _argnums_partial(f, "grad", args, kwargs, argnums)
-        rec = Recording(g, dyn, "grad", has_aux, lean=True, inputs="guard")
+        if holomorphic:
+            _check_holomorphic("grad", tree_flatten(dyn)[0], "input")
+        rec = Recording(g, dyn, "grad", has_aux, lean=True, inputs="guard",
+                        allow_int=allow_int)
         try:
             if rec.out_tree.kind != "leaf":
                 raise TypeError("grad requires a function returning one real scalar, but it "
                                 f"returned a {rec.out_tree!r} structure; use jacrev or vjp "
                                 "for several outputs")
             out = rec.out_vals[0]
-            _check_scalar(out)
+            _check_scalar(out, holomorphic)
             grads = _pull_back(rec, [value_dtype(innermost_meta(out)).type(1)], consume=True,
                                checked=True)
         finally:
@@ -312,29 +344,43 @@ def value_and_grad(f, argnums=0, has_aux=False):
     return value_and_grad_f
 
 
-def _check_scalar(out):
+def _check_scalar(out, holomorphic):
     v = innermost_meta(out)
     shape, dtype = _shape(v), value_dtype(v)
-    if shape != () or dtype.kind != "f":
+    if holomorphic:
+        if shape != ():
+            raise TypeError(f"grad requires a function returning a scalar, but it returned "
+                            f"shape {shape}; use jacrev(..., holomorphic=True) for arrays")
+        _check_holomorphic("grad", [out], "output")
+    elif shape != () or dtype.kind != "f":
         raise TypeError(f"grad requires a function returning a real scalar (shape (), float "
                         f"dtype), but it returned shape {shape} with dtype {dtype}. For "
                         "array outputs use jacrev/jacfwd, or vjp with a cotangent; to "
-                        "differentiate a total, return np.sum(...).")
+                        "differentiate a total, return np.sum(...); for the complex derivative "
+                        "of a holomorphic function pass holomorphic=True.")
 
 
-def grad(f, argnums=0, has_aux=False):
+def grad(f, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     """The gradient of a real-scalar function ``f`` with respect to argument(s) ``argnums``.
 
     The result has the pytree structure of the chosen argument (a tuple of them when
     ``argnums`` is a tuple). With ``has_aux=True``, ``f`` returns ``(value, aux)`` and the
     gradient function returns ``(gradient, aux)``.
 
+    As in JAX: a real function of complex inputs gives the conjugate of the steepest-ascent
+    direction; ``holomorphic=True`` takes a complex function of complex inputs and gives its
+    complex derivative f'(z) (real inputs or outputs are then a TypeError).
+    ``allow_int=True`` lets integer and boolean inputs through as constants: their gradient
+    is zeros of dtype :data:`float0`.
+
     >>> import fgrad, fgrad.numpy as np
     >>> f = lambda x1, x2: np.log(x1) + x1 * x2 - np.sin(x2)
     >>> [round(float(g), 3) for g in fgrad.grad(f, argnums=(0, 1))(2.0, 5.0)]
     [5.5, 1.716]
+    >>> complex(fgrad.grad(lambda z: z ** 3, holomorphic=True)(1 + 1j))   # 3 z**2
+    6j
     """
-    vg = value_and_grad(f, argnums, has_aux)
+    vg = value_and_grad(f, argnums, has_aux, holomorphic, allow_int)
 
     def grad_f(*args, **kwargs):
         (value, g) = vg(*args, **kwargs)
@@ -447,11 +493,15 @@ def _assemble(parts, lead_shape, tail_shape, axis, out, x):
     return finish(reshape(stack(parts, axis=axis), tuple(lead_shape) + tuple(tail_shape)))
 
 
-def jacrev(f, argnums=0, has_aux=False):
+def jacrev(f, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     """The Jacobian of ``f`` by reverse mode: one backward pass per output element.
 
     For an output of shape ``S_out`` and input of shape ``S_in`` the result has shape
     ``S_out + S_in``; pytrees nest as the output's tree holding the input's tree.
+
+    Reverse mode pulls back real unit cotangents, so complex outputs need
+    ``holomorphic=True`` (as in JAX; the result is then df/dz and the inputs must be complex
+    too); ``allow_int=True``: integer inputs give :data:`float0` blocks, as in :func:`grad`.
 
     >>> import fgrad, fgrad.numpy as np
     >>> fgrad.jacrev(lambda x: x ** 2)(np.array([1.0, 2.0])).tolist()
@@ -460,14 +510,33 @@ def jacrev(f, argnums=0, has_aux=False):
 
     def jacrev_f(*args, **kwargs):
         g, dyn = _argnums_partial(f, "jacrev", args, kwargs, argnums)
-        rec = Recording(g, dyn, "jacrev", has_aux, lean=True, inputs="guard")
+        if holomorphic:
+            _check_holomorphic("jacrev", tree_flatten(dyn)[0], "input")
+        rec = Recording(g, dyn, "jacrev", has_aux, lean=True, inputs="guard",
+                        allow_int=allow_int)
         try:
+            if holomorphic:
+                _check_holomorphic("jacrev", rec.out_vals, "output")
+            else:
+                _refuse_complex_outputs(rec.out_vals)
             return _jacrev_blocks(rec, argnums, has_aux)
         finally:
             rec.release()
 
     jacrev_f.__name__ = f"jacrev({getattr(f, '__name__', 'f')})"
     return jacrev_f
+
+
+def _refuse_complex_outputs(outs):
+    for i, v in enumerate(outs):
+        dtype = value_dtype(innermost_meta(v))
+        if dtype.kind == "c":
+            raise TypeError(
+                f"jacrev: output leaf {i} is complex ({dtype}). Reverse mode pulls back real "
+                "unit cotangents, so unless the function is holomorphic the Jacobian would "
+                "miss the output's imaginary part. For a holomorphic function pass "
+                "holomorphic=True (the result is then df/dz); for complex outputs of real "
+                "inputs use jacfwd; or call vjp with the cotangents you need.")
 
 
 def _all_at_once(sweep, like, out_axes):
@@ -508,6 +577,9 @@ def _jacrev_blocks(rec, argnums, has_aux):
         else:
             parts = [finish(reshape(r, tuple(out_shape) + _onp.shape(innermost_meta(x))))
                      for r, x in zip(rows, rec.inputs)]
+        for j, (n, x) in enumerate(zip(rec.in_nodes, rec.inputs)):
+            if n is None:  # an integer input let through by allow_int
+                parts[j] = _onp.zeros(tuple(out_shape) + _shape(innermost_meta(x)), float0)
         blocks.append(tree_unflatten(rec.in_tree, parts))
     jac = tree_unflatten(rec.out_tree, [b[0] if isinstance(argnums, int) else b
                                         for b in blocks])
@@ -533,10 +605,14 @@ def jacfwd(f, argnums=0, has_aux=False, holomorphic=False):
 
     def jacfwd_f(*args, **kwargs):
         g, dyn = _argnums_partial(f, "jacfwd", args, kwargs, argnums)
-        if not holomorphic:
+        if holomorphic:
+            _check_holomorphic("jacfwd", tree_flatten(dyn)[0], "input")
+        else:
             _refuse_complex(dyn)
         rec = Recording(g, dyn, "jacfwd", has_aux, inputs="guard")
         try:
+            if holomorphic:
+                _check_holomorphic("jacfwd", rec.out_vals, "output")
             return _jacfwd_blocks(rec, argnums, has_aux)
         finally:
             rec.release()
@@ -594,8 +670,8 @@ def hessian(f, argnums=0, has_aux=False, holomorphic=False):
     >>> fgrad.hessian(lambda x: np.sum(x ** 3))(np.array([1.0, 2.0])).tolist()
     [[6.0, 0.0], [0.0, 12.0]]
     """
-    return jacfwd(jacrev(f, argnums, has_aux=has_aux), argnums, has_aux=has_aux,
-                  holomorphic=holomorphic)
+    return jacfwd(jacrev(f, argnums, has_aux=has_aux, holomorphic=holomorphic), argnums,
+                  has_aux=has_aux, holomorphic=holomorphic)
 
 
 def stop_gradient(x):

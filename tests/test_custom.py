@@ -693,7 +693,7 @@ def test_complex_custom_vjp_in_both_modes():
     z = onp.array([1.0 + 2.0j, -0.5j])
     assert check_grads(sq, (z,), order=2) < 1e-6
     onp.testing.assert_allclose(fgrad.jacfwd(sq, holomorphic=True)(z), onp.diag(2 * z), rtol=1e-15)
-    onp.testing.assert_allclose(fgrad.jacrev(sq)(z), onp.diag(2 * z), rtol=1e-15)
+    onp.testing.assert_allclose(fgrad.jacrev(sq, holomorphic=True)(z), onp.diag(2 * z), rtol=1e-15)
 
 
 def test_custom_functions_in_two_threads_give_independent_results(in_threads):

@@ -129,7 +129,7 @@ def test_complex_linear_jacobian_is_the_symmetric_dft_matrix(name):
     w = _dft(4, -1 if name == "fft" else 1) * (1.0 if name == "fft" else 0.25)
     f = getattr(np.fft, name)
     onp.testing.assert_allclose(fgrad.jacfwd(f, holomorphic=True)(x), w, atol=1e-12)
-    onp.testing.assert_allclose(fgrad.jacrev(f)(x), w, atol=1e-12)
+    onp.testing.assert_allclose(fgrad.jacrev(f, holomorphic=True)(x), w, atol=1e-12)
 
 
 def test_rfft_cotangent_is_the_real_part_of_the_transpose():

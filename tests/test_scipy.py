@@ -169,12 +169,30 @@ def test_multivariate_normal_takes_scipys_covariance_forms():
         onp.testing.assert_allclose(gm, -gx.sum(0), rtol=1e-10)
 
 
-def test_multivariate_normal_covariance_gradient_is_symmetric_and_right():
+def _read_lower(g):
+    """The gradient with respect to a matrix of which scipy reads the lower triangle, from the
+    symmetric gradient ``g``: the diagonal once, each entry below it twice, zero above."""
+    return onp.tril(2 * g) - g * onp.eye(g.shape[-1])
+
+
+def test_multivariate_normal_covariance_gradient_reads_the_lower_triangle_as_scipy():
     x = rng.standard_normal(3)
     g = fgrad.grad(lambda c: stats.multivariate_normal.logpdf(x, None, c))(SPD)
     p = onp.linalg.inv(SPD)
-    onp.testing.assert_allclose(g, -0.5 * (p - p @ onp.outer(x, x) @ p), atol=1e-12)
-    onp.testing.assert_allclose(g, g.T)
+    onp.testing.assert_allclose(g, _read_lower(-0.5 * (p - p @ onp.outer(x, x) @ p)),
+                                atol=1e-12)
+    # scipy's function along a non-symmetric direction: its upper triangle is not read
+    t = rng.uniform(-1, 1, (3, 3))
+    h = 1e-6
+    fd = (st.multivariate_normal.logpdf(x, None, SPD + h * t)
+          - st.multivariate_normal.logpdf(x, None, SPD - h * t)) / (2 * h)
+    assert onp.sum(g * t) == pytest.approx(fd, abs=1e-8)
+    tangent = fgrad.jvp(lambda c: stats.multivariate_normal.logpdf(x, None, c), (SPD,), (t,))[1]
+    assert tangent == pytest.approx(fd, abs=1e-8)
+    entropy = (st.multivariate_normal.entropy(cov=SPD + h * t)
+               - st.multivariate_normal.entropy(cov=SPD - h * t)) / (2 * h)
+    ge = fgrad.grad(lambda c: stats.multivariate_normal.entropy(cov=c))(SPD)
+    assert onp.sum(ge * t) == pytest.approx(entropy, abs=1e-8)
 
 
 def test_dirichlet_with_one_component_left_out():
@@ -201,11 +219,13 @@ def test_cho_solve_and_lu_solve_match_solve_in_value_and_gradient():
         return lambda a, b: np.sum(solver(a, b) ** 2)
 
     ref = fgrad.grad(via(np.linalg.solve), argnums=(0, 1))(SPD, b)
-    # the Cholesky route reads one triangle: its gradient is the symmetric part of solve's
+    # the Cholesky route reads one triangle (scipy's default: the upper one): each entry read
+    # stands for two of the symmetric matrix, so its gradient is both entries of solve's
     sym = (ref[0] + ref[0].T) / 2
-    for solver, want in ((lambda a, b: linalg.cho_solve(linalg.cho_factor(a), b), sym),
+    lower = _read_lower(sym)
+    for solver, want in ((lambda a, b: linalg.cho_solve(linalg.cho_factor(a), b), lower.T),
                          (lambda a, b: linalg.cho_solve(linalg.cho_factor(a, lower=True), b),
-                          sym),
+                          lower),
                          (lambda a, b: linalg.lu_solve(linalg.lu_factor(a), b), ref[0])):
         got = fgrad.grad(via(solver), argnums=(0, 1))(SPD, b)
         onp.testing.assert_allclose(got[0], want, rtol=1e-9, atol=1e-12)

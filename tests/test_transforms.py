@@ -1224,3 +1224,95 @@ def test_hessian_has_aux_and_a_keyword_argument_message_say_what_jax_does():
                                          r"argument\(s\); the argument\(s\) x were passed by "
                                          r"keyword.*pass them by position"):
         fgrad.grad(lambda x: x ** 2)(x=1.0)
+
+
+# --- holomorphic=True and allow_int=True (JAX's semantics) ----------------------------------
+
+# analytic functions and their complex derivatives, in closed form
+ANALYTIC = [(lambda z: z ** 3, lambda z: 3 * z ** 2, lambda z: 6 * z),
+            (np.exp, onp.exp, onp.exp),
+            (np.sin, onp.cos, lambda z: -onp.sin(z)),
+            (lambda z: np.log(z) * z, lambda z: onp.log(z) + 1, lambda z: 1 / z),
+            (lambda z: 1 / (1 + z * z), lambda z: -2 * z / (1 + z * z) ** 2,
+             lambda z: (6 * z * z - 2) / (1 + z * z) ** 3)]
+
+
+@pytest.mark.parametrize("k", range(len(ANALYTIC)))
+def test_holomorphic_derivatives_are_the_complex_derivative(k):
+    f, df, d2f = ANALYTIC[k]
+    z = 0.7 - 1.3j
+    assert fgrad.grad(f, holomorphic=True)(z) == pytest.approx(df(z), rel=1e-13)
+    value, g = fgrad.value_and_grad(f, holomorphic=True)(z)
+    assert value == pytest.approx(complex(f(z)), rel=1e-15) and g == pytest.approx(df(z), 1e-13)
+    assert fgrad.grad(fgrad.grad(f, holomorphic=True), holomorphic=True)(z) == \
+        pytest.approx(d2f(z), rel=1e-12)
+    zs = onp.array([z, 0.2 + 0.5j, -1.1 + 0.1j])
+    for jac in (fgrad.jacfwd, fgrad.jacrev):
+        onp.testing.assert_allclose(jac(f, holomorphic=True)(zs), onp.diag(df(zs)), rtol=1e-13)
+    onp.testing.assert_allclose(
+        fgrad.hessian(lambda z: np.sum(f(z)), holomorphic=True)(zs), onp.diag(d2f(zs)),
+        rtol=1e-12)
+
+
+def test_holomorphic_derivative_matches_a_complex_finite_difference_in_any_direction():
+    """f'(z) is the limit (f(z + h) - f(z)) / h along every complex h: the real and the
+    imaginary step give the same number."""
+    f = lambda z: np.tan(z) * np.exp(z / 2)  # noqa: E731
+    z, h = 0.3 + 0.4j, 1e-6
+    g = fgrad.grad(f, holomorphic=True)(z)
+    for step in (h, 1j * h):
+        fd = (complex(f(z + step)) - complex(f(z - step))) / (2 * step)
+        assert g == pytest.approx(fd, rel=1e-8)
+
+
+# the transform named in the message (hessian is jacfwd of jacrev: the one that checks)
+NAMED = {"grad": ("grad", "grad"), "value_and_grad": ("grad", "grad"),
+         "jacfwd": ("jacfwd", "jacfwd"), "jacrev": ("jacrev", "jacrev"),
+         "hessian": ("jacfwd", "jacrev")}
+
+
+@pytest.mark.parametrize("name", list(NAMED))
+def test_holomorphic_refuses_real_inputs_and_outputs_by_name(name):
+    transform = getattr(fgrad, name)
+    for_input, for_output = NAMED[name]
+    with pytest.raises(TypeError, match=rf"^{for_input}\(\.\.\., holomorphic=True\) requires "
+                                        r"complex inputs, but input leaf 0 has dtype float64; "
+                                        r"pass complex values"):
+        transform(lambda z: np.sum(z * 1j), holomorphic=True)(onp.array([1.0]))
+    with pytest.raises(TypeError, match=rf"^{for_output}\(\.\.\., holomorphic=True\) requires "
+                                        r"complex outputs, but output leaf 0 has dtype float64; "
+                                        "a real-valued function is not holomorphic"):
+        transform(lambda z: np.sum(np.abs(z)), holomorphic=True)(onp.array([1j]))
+
+
+def test_jacrev_of_a_complex_output_needs_holomorphic():
+    # a real unit cotangent would drop the imaginary part: the Jacobian of x (1 + 1j) is
+    # 1 + 1j, and pulling back real cotangents gave 1 without a word
+    f = lambda x: x * (1 + 1j)  # noqa: E731
+    with pytest.raises(TypeError, match=r"jacrev: output leaf 0 is complex \(complex128\)\. "
+                                        r".*pass holomorphic=True .* use jacfwd"):
+        fgrad.jacrev(f)(onp.array([1.0]))
+    assert fgrad.jacfwd(f)(onp.array([1.0])) == 1 + 1j
+    # a real function of complex inputs is jacrev's without holomorphic (conjugate gradient)
+    z = onp.array([1.0 + 2.0j])
+    assert fgrad.jacrev(lambda z: np.abs(z) ** 2)(z) == 2 * onp.conj(z)
+
+
+def test_allow_int_lets_integer_inputs_through_with_float0_gradients():
+    g = fgrad.grad(lambda x, n: x ** n, argnums=(0, 1), allow_int=True)(2.0, 3)
+    assert g[0] == 12.0
+    assert g[1].dtype == fgrad.float0 and g[1].shape == ()
+    idx = onp.array([2, 0])
+    (value, aux), (gx, gi) = fgrad.value_and_grad(
+        lambda x, i: (np.sum(x[i] ** 2), i), argnums=(0, 1), has_aux=True,
+        allow_int=True)(onp.array([1.0, 2.0, 3.0]), idx)
+    assert value == 10.0 and aux is idx
+    onp.testing.assert_array_equal(gx, [2.0, 0.0, 6.0])
+    assert gi.dtype == fgrad.float0 and gi.shape == (2,)
+    jx, jb = fgrad.jacrev(lambda x, b: x * b, argnums=(0, 1), allow_int=True)(
+        onp.ones(2), onp.array([True, False]))
+    onp.testing.assert_array_equal(jx, onp.diag([1.0, 0.0]))
+    assert jb.dtype == fgrad.float0 and jb.shape == (2, 2)
+    with pytest.raises(TypeError, match=r"grad requires float or complex inputs, but input "
+                                        r"leaf 1 is a int \(3\)"):
+        fgrad.grad(lambda x, n: x ** n, argnums=(0, 1))(2.0, 3)

@@ -9,11 +9,12 @@ function itself again, so it nests to any order. ``cho_solve``, ``lu_solve``,
 ``solve_continuous_lyapunov``, ``block_diag``, ``toeplitz`` and ``circulant`` are composed of
 primitives, with scipy's own values.
 
-Conventions, as in ``fgrad.numpy.linalg``: functions that read one triangle of a symmetric
-input (``cholesky``, ``cho_factor``, ``eigh``) are differentiated as functions of its
-symmetric part; pivoting (``lu_factor``'s ``piv``) is piecewise constant; only real input.
-On traced values the arguments that change how scipy checks or overwrites its inputs
-(``overwrite_*``, ``check_finite``) are accepted and ignored; others are refused by name.
+Conventions, as in ``fgrad.numpy.linalg``: functions that read one triangle of their input
+(``cholesky``, ``cho_factor``, ``eigh``) are differentiated as the functions scipy computes,
+with zero derivative with respect to the triangle not read; pivoting (``lu_factor``'s ``piv``)
+is piecewise constant; only real input. On traced values the arguments that change how scipy
+checks or overwrites its inputs (``overwrite_*``, ``check_finite``) are accepted and ignored;
+others are refused by name.
 """
 import numpy as _onp
 import scipy.linalg as _sl
@@ -22,7 +23,7 @@ import fgrad.numpy as fnp
 from ..numpy import batch_rules
 from ..numpy.broadcasting import cast_like, mask, shape_of
 from ..numpy.linalg import decompositions as _dec, solving as _solving
-from ..numpy.linalg.common import _mT, _shift, _shifted, _spd
+from ..numpy.linalg.common import _dominant, _mT, _shift, _shifted
 from ..numpy.multi_output import define_multi
 from ..numpy.wrapping import differentiable, traced_version_of
 from ..table import Spec, define
@@ -120,7 +121,7 @@ inv._fgrad_entry, det._fgrad_entry, solve._fgrad_entry = _inv, _det, _solve
 # --- Cholesky: numpy's rules, scipy's upper default ---------------------------------------
 
 _SPD = Spec([(((2, 2),), {}), (((3, 3),), {"lower": True})], domain=(-1.0, 1.0),
-            call=lambda f, a, **p: f(_spd(a), **p))
+            call=_dec._SPD.call)
 
 _cholesky = define(
     "scipy.linalg.cholesky", lambda a, lower=False: _sl.cholesky(a, lower=lower),
@@ -131,8 +132,9 @@ _cholesky = define(
 
 @traced_version_of(_sl.cholesky)
 def cholesky(a, lower=False, **kwargs):
-    """scipy.linalg.cholesky (upper by default, as scipy), differentiated as a function of
-    the symmetric part of ``a``."""
+    """scipy.linalg.cholesky (upper by default, as scipy), differentiated as the function scipy
+    computes: it reads the upper triangle of ``a`` (the lower with ``lower=True``), so the
+    derivative with respect to the other triangle is zero."""
     _only("cholesky", kwargs)
     return _cholesky(a, lower=bool(lower))
 
@@ -178,7 +180,7 @@ def _cho_solve_traced(c_and_lower, b, **kwargs):
 cho_solve = differentiable(
     _sl.cho_solve,
     Spec([(((2, 2), (2,)), {}), (((3, 3), (3, 2)), {"lower": True})], domain=(-1.0, 1.0),
-         call=lambda f, a, b, lower=False: f(_sl_cho_factor_of(_spd(a), lower), b)),
+         call=lambda f, a, b, lower=False: f(_sl_cho_factor_of(_dominant(a), lower), b)),
     name="scipy.linalg.cho_solve", numpy_values=True)(_cho_solve_traced)
 cho_solve.__doc__ = ("fgrad: scipy.linalg.cho_solve, in the factor ``c`` (its triangle) and "
                      "``b``; scipy's values.\n\n" + (_sl.cho_solve.__doc__ or ""))
@@ -327,10 +329,13 @@ lu_solve = differentiable(
 
 # --- eigh: numpy's rules -------------------------------------------------------------------
 
+_UPLO = {True: "L", False: "U"}  # scipy's lower= as numpy's UPLO=: the triangle read
+
 _eigh = define_multi("scipy.linalg.eigh", lambda a, lower=True: tuple(_sl.eigh(a, lower=lower)),
                      lambda a, lower=True: (shape_of(a)[:-1], shape_of(a)),
-                     lambda i, gs, outs, a, lower=True: _dec._eigh_vjp(i, gs, outs, a),
-                     lambda ts, outs, a, lower=True: _dec._eigh_jvp(ts, outs, a),
+                     lambda i, gs, outs, a, lower=True: _dec._eigh_vjp(i, gs, outs, a,
+                                                                       _UPLO[lower]),
+                     lambda ts, outs, a, lower=True: _dec._eigh_jvp(ts, outs, a, _UPLO[lower]),
                      spec=Spec(
                          [(((2, 2),), {}), (((3, 3),), {"lower": False})],
                          domain=(-1.0, 1.0), valid=_dec._EIGH.valid, call=_dec._EIGH.call),
@@ -338,16 +343,18 @@ _eigh = define_multi("scipy.linalg.eigh", lambda a, lower=True: tuple(_sl.eigh(a
 _eigvalsh = define(
     "scipy.linalg.eigvalsh",
     lambda a, lower=True: _sl.eigh(a, lower=lower, eigvals_only=True),
-    [lambda g, ans, a, lower=True: _dec._eigvalsh_vjp(g, ans, a)],
-    [lambda t, ans, a, lower=True: _dec._eigvalsh_jvp(t, ans, a)],
+    [lambda g, ans, a, lower=True: _dec._eigvalsh_vjp(g, ans, a, _UPLO[lower])],
+    [lambda t, ans, a, lower=True: _dec._eigvalsh_jvp(t, ans, a, _UPLO[lower])],
     spec=Spec([(((2, 2),), {}), (((3, 3),), {"lower": False})], domain=(-1.0, 1.0),
               valid=_dec._EIGVALSH.valid, call=_dec._EIGVALSH.call), batch=_STACKED)
 
 
 @traced_version_of(_sl.eigh)
 def eigh(a, b=None, *, lower=True, eigvals_only=False, **kwargs):
-    """scipy.linalg.eigh of one symmetric matrix (no ``b``), differentiated as a function of
-    its symmetric part, with numpy.linalg.eigh's conventions at repeated eigenvalues."""
+    """scipy.linalg.eigh of one symmetric matrix (no ``b``), differentiated as the function
+    scipy computes (it reads the lower triangle, the upper with ``lower=False``; the derivative
+    with respect to the other is zero), with numpy.linalg.eigh's conventions at repeated
+    eigenvalues."""
     if b is not None:
         raise NotImplementedError("fgrad.scipy.linalg.eigh: the generalized problem (b=) is "
                                   "not supported on traced values")

@@ -26,6 +26,7 @@ import fgrad.numpy as fnp
 from .. import errors, table
 from ..numpy import batch_rules
 from ..numpy.broadcasting import broadcast_like, cast_like, unbroadcast_like
+from ..numpy.linalg.common import _dominant, _read_triangle, _read_triangle_adjoint
 from ..numpy.wrapping import traced_version_of
 from ..table import Spec
 from ..tracer import contains_tracer, innermost, innermost_meta
@@ -418,10 +419,17 @@ class _Dirichlet:
 dirichlet = _Dirichlet()
 
 
+# scipy reads the covariance's lower triangle: the rules work with the symmetric matrix read
+# from it, and map tangents and cotangents through that reading (as numpy.linalg.cholesky's)
+
+def _inv_read(cov):
+    return fnp.linalg.inv(_read_triangle(cov, True))
+
+
 def _mvn_parts(x, mean, cov):
     """The batch shape, ``P = inv(cov)`` and ``P (x - mean)`` per point (last axis)."""
     batch = _onp.shape(innermost_meta(x))[:-1]
-    prec = fnp.linalg.inv(cov)
+    prec = _inv_read(cov)
     return batch, prec, fnp.matmul(x - mean, prec)  # (prec is symmetric)
 
 
@@ -434,7 +442,7 @@ def _mvn_vjp(i, g, ans, x, mean, cov, pdf=False):
         return cast_like(unbroadcast_like(fnp.expand_dims(w, -1) * pr, mean), mean)
     wpr = fnp.reshape(fnp.expand_dims(w, -1) * pr, (-1, _onp.shape(innermost_meta(cov))[-1]))
     outer = fnp.matmul(fnp.swapaxes(fnp.reshape(pr, _onp.shape(innermost_meta(wpr))), 0, 1), wpr)
-    return cast_like(-0.5 * (fnp.sum(w) * prec - outer), cov)
+    return cast_like(_read_triangle_adjoint(-0.5 * (fnp.sum(w) * prec - outer), True), cov)
 
 
 def _mvn_jvp(tangents, ans, x, mean, cov, pdf=False):
@@ -446,15 +454,11 @@ def _mvn_jvp(tangents, ans, x, mean, cov, pdf=False):
     if tm is not None:
         out = out + fnp.sum(pr * tm, axis=-1)
     if tc is not None:
+        tc = _read_triangle(tc, True)
         quad = fnp.sum(fnp.matmul(pr, tc) * pr, axis=-1)
         out = out - 0.5 * (fnp.sum(prec * tc) - quad)
     out = fnp.reshape(broadcast_like(out, _onp.zeros(batch)), _onp.shape(innermost_meta(ans)))
     return ans * out if pdf else out
-
-
-def _spd(a):
-    """Test draws as covariance matrices: symmetric, well conditioned."""
-    return fnp.matmul(a, fnp.swapaxes(a, -1, -2)) + 2.0 * _onp.eye(_onp.shape(a)[-1])
 
 
 def _mvn_batch(prim, size, vals, dims):
@@ -475,7 +479,7 @@ def _mvn_prim(method):
                batch=_mvn_batch,
                spec=Spec([(((3,), (3,), (3, 3)), {}), (((4, 2), (2,), (2, 2)), {}),
                           (((2, 3, 2), (2,), (2, 2)), {})], domain=(-1.0, 1.0),
-                         call=lambda f, x, m, a: f(x, m, _spd(a))))
+                         call=lambda f, x, m, a: f(x, m, _dominant(a))))
     p.jvp_joint = lambda ts, ans, *args: _mvn_jvp(ts, ans, *args, pdf=pdf)
 
     @traced_version_of(fn)
@@ -506,21 +510,22 @@ def _mvn_entropy_batch(prim, size, vals, dims):
     takes one covariance a call)."""
     cov = batch_rules.to_front(vals[0], dims[0])
     d = batch_rules.shape(cov)[-1]
-    return 0.5 * (d * _onp.log(2 * _onp.pi * _onp.e) + fnp.linalg.slogdet(cov)[1]), 0
+    logdet = fnp.linalg.slogdet(_read_triangle(cov, True))[1]
+    return 0.5 * (d * _onp.log(2 * _onp.pi * _onp.e) + logdet), 0
 
 
 _mvn_entropy = define(
     "scipy.stats.multivariate_normal.entropy", _mvn_entropy_impl,
-    [lambda g, ans, cov: cast_like(0.5 * g * fnp.linalg.inv(cov), cov)],
-    [lambda t, ans, cov: 0.5 * fnp.sum(fnp.linalg.inv(cov) * t)],
+    [lambda g, ans, cov: cast_like(_read_triangle_adjoint(0.5 * g * _inv_read(cov), True), cov)],
+    [lambda t, ans, cov: 0.5 * fnp.sum(_inv_read(cov) * _read_triangle(t, True))],
     spec=Spec([(((2, 2),), {}), (((3, 3),), {})], domain=(-1.0, 1.0),
-              call=lambda f, a: f(_spd(a))), batch=_mvn_entropy_batch)
+              call=lambda f, a: f(_dominant(a))), batch=_mvn_entropy_batch)
 
 
 class _MultivariateNormal:
     """scipy.stats.multivariate_normal's logpdf and pdf (in the point, the mean and the
-    covariance) and entropy (in the covariance). The covariance is differentiated as a
-    symmetric matrix (scipy reads one triangle): its gradient is symmetric."""
+    covariance) and entropy (in the covariance). scipy reads the covariance's lower triangle,
+    so its derivative with respect to the upper one is zero, as numpy.linalg.cholesky's."""
 
     methods = ("logpdf", "pdf", "entropy")
 

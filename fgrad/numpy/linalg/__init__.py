@@ -9,9 +9,10 @@ Several outputs (``slogdet``, ``eigh``, ``svd``, ``qr``, ``eig``) travel through
 
 Conventions (each is also stated on the function it concerns):
 
-* Functions that read only one triangle of a symmetric input (``cholesky``, ``eigh``,
-  ``eigvalsh``) are differentiated as functions of the symmetric part ``(a + a^T) / 2``: the
-  gradient is symmetric, and a tangent is symmetrised before it is used.
+* Functions that read only one triangle of their input (``cholesky``, ``eigh``, ``eigvalsh``)
+  are differentiated as the functions numpy computes: the derivative with respect to the
+  triangle numpy does not read is zero, and a tangent's entries there are left out, so finite
+  differences of numpy's function agree in every direction, not only symmetric ones.
 * Eigenvector and singular-vector derivatives divide by eigenvalue (singular-value) gaps. Where
   two values are exactly equal the corresponding term is left out (never ``inf``/``nan``): the
   derivatives of the values themselves stay exact there, the vectors' have no meaning there.

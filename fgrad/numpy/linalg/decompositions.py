@@ -12,8 +12,8 @@ from ..broadcasting import mask, shape_of
 from ..wrapping import differentiable, with_numpy_values
 from .common import (EigResult, EighResult, QRResult, SVDResult, _diag, _diag_embed, _eig_call,
                      _eig_valid, _eigh_call, _eigh_valid, _eigvals_call, _eye, _gap_inverse, _la,
-                     _mT, _qr_call, _qr_valid, _real_only, _spd, _strictly_lower, _svd_call,
-                     _svd_valid, _sym, _sym_input)
+                     _dominant, _mT, _qr_call, _qr_valid, _read_triangle, _read_triangle_adjoint,
+                     _real_only, _strictly_lower, _svd_call, _svd_valid)
 from .solving import inv, solve
 
 
@@ -25,10 +25,13 @@ def _phi(like):
     return mask(_onp.tri(n, dtype=bool), like) - 0.5 * _eye(n, like)
 
 
+# numpy reads the lower triangle of ``a`` (the upper one with upper=True): the rules work with
+# the symmetric matrix S read from it, and map tangents and cotangents through that reading.
+
 def _cholesky_jvp(t, ans, a, upper=False):
     lo = _mT(ans) if upper else ans
-    x = solve(lo, _sym(t))                                   # L^-1 sym(t)
-    dl = fnp.matmul(lo, solve(lo, _mT(x)) * _phi(lo))        # L phi(L^-1 sym(t) L^-T)
+    x = solve(lo, _read_triangle(t, not upper))              # L^-1 dS
+    dl = fnp.matmul(lo, solve(lo, _mT(x)) * _phi(lo))        # L phi(L^-1 dS L^-T)
     return _mT(dl) if upper else dl
 
 
@@ -36,11 +39,12 @@ def _cholesky_vjp(g, ans, a, upper=False):
     lo = _mT(ans) if upper else ans
     g = _mT(g) if upper else g
     z = solve(_mT(lo), fnp.matmul(_mT(lo), g) * _phi(lo))  # L^-T phi(L^T g)
-    return _sym(_mT(solve(_mT(lo), _mT(z))))                # sym(L^-T phi(L^T g) L^-1)
+    gs = _mT(solve(_mT(lo), _mT(z)))                          # L^-T phi(L^T g) L^-1
+    return _read_triangle_adjoint(gs, not upper)
 
 
 _SPD = Spec([(((2, 2),), {}), (((3, 3),), {"upper": True}), (((2, 3, 3),), {})],
-            domain=(-1.0, 1.0), call=lambda f, a, **p: f(_spd(a), **p))
+            domain=(-1.0, 1.0), call=lambda f, a, **p: f(_dominant(a), **p))
 
 _cholesky = define("linalg.cholesky", lambda a, upper=False: _la.cholesky(a, upper=upper),
                    [_cholesky_vjp], [_cholesky_jvp], spec=_SPD, batch=batch_rules.stacked(2))
@@ -48,9 +52,15 @@ _cholesky = define("linalg.cholesky", lambda a, upper=False: _la.cholesky(a, upp
 
 @differentiable(_la.cholesky, _SPD, name="linalg.cholesky")
 def cholesky(a, /, *, upper=False):
-    """numpy.linalg.cholesky. numpy reads one triangle of ``a``; fgrad differentiates it as a
-    function of the symmetric part ``(a + a^T) / 2``, so the gradient is symmetric (for a
-    symmetric positive definite ``a`` the values are the same)."""
+    """numpy.linalg.cholesky, differentiated as the function numpy computes: it reads the lower
+    triangle of ``a`` (the upper with ``upper=True``), so the derivative with respect to the
+    other triangle is zero.
+
+    >>> import fgrad, fgrad.numpy as np
+    >>> a = np.array([[4.0, 9.0], [2.0, 5.0]])     # numpy ignores the 9.0
+    >>> fgrad.grad(lambda a: np.sum(np.linalg.cholesky(a)))(a).tolist()
+    [[0.1875, 0.0], [0.25, 0.25]]
+    """
     a = fnp.asarray(a)
     _real_only("cholesky", a)
     return _cholesky(a, upper=bool(upper))
@@ -60,14 +70,14 @@ def cholesky(a, /, *, upper=False):
 
 def _eigh_jvp(ts, outs, a, UPLO="L"):
     w, v = outs
-    m = fnp.matmul(fnp.matmul(_mT(v), _sym(ts[0])), v)
+    m = fnp.matmul(fnp.matmul(_mT(v), _read_triangle(ts[0], UPLO == "L")), v)
     return _diag(m), fnp.matmul(v, _gap_inverse(w) * m)
 
 
 def _eigh_vjp(i, gs, outs, a, UPLO="L"):
     (gw, gv), (w, v) = gs, outs
     inner = _diag_embed(gw) + _gap_inverse(w) * fnp.matmul(_mT(v), gv)
-    return _sym(fnp.matmul(fnp.matmul(v, inner), _mT(v)))
+    return _read_triangle_adjoint(fnp.matmul(fnp.matmul(v, inner), _mT(v)), UPLO == "L")
 
 
 _EIGH = Spec([(((2, 2),), {}), (((3, 3),), {"UPLO": "U"}), (((2, 3, 3),), {})],
@@ -80,8 +90,9 @@ _eigh = define_multi("linalg.eigh", lambda a, UPLO="L": tuple(_la.eigh(a, UPLO=U
 
 @differentiable(_la.eigh, _EIGH, name="linalg.eigh")
 def eigh(a, UPLO="L"):
-    """numpy.linalg.eigh. Differentiated as a function of the symmetric part of ``a`` (numpy
-    reads one triangle). Eigenvector derivatives divide by eigenvalue gaps ``w_j - w_i``; a
+    """numpy.linalg.eigh, differentiated as the function numpy computes: it reads the lower
+    triangle of ``a`` (the upper with ``UPLO="U"``), so the derivative with respect to the
+    other triangle is zero. Eigenvector derivatives divide by eigenvalue gaps ``w_j - w_i``; a
     pair of exactly equal eigenvalues contributes nothing (no inf/nan), which is exact for
     functions of the eigenvalues alone but otherwise meaningless: at a repeated eigenvalue the
     eigenvectors are not differentiable. Use ``eigvalsh`` for eigenvalues alone."""
@@ -99,17 +110,16 @@ def _uplo(UPLO):
 
 def _eigvalsh_vjp(g, ans, a, UPLO="L"):
     _, v = _eigh(a, UPLO=UPLO)
-    return fnp.matmul(v * fnp.expand_dims(g, -2), _mT(v))
+    return _read_triangle_adjoint(fnp.matmul(v * fnp.expand_dims(g, -2), _mT(v)), UPLO == "L")
 
 
 def _eigvalsh_jvp(t, ans, a, UPLO="L"):
     _, v = _eigh(a, UPLO=UPLO)
-    return fnp.sum(v * fnp.matmul(_sym(t), v), axis=-2)
+    return fnp.sum(v * fnp.matmul(_read_triangle(t, UPLO == "L"), v), axis=-2)
 
 
 _EIGVALSH = Spec([(((2, 2),), {}), (((3, 3),), {"UPLO": "U"}), (((2, 3, 3),), {})],
-                 domain=(-1.0, 1.0), valid=_eigh_valid,
-                 call=lambda f, a, **p: f(_sym_input(a), **p))
+                 domain=(-1.0, 1.0), valid=_eigh_valid)
 
 _eigvalsh = define("linalg.eigvalsh", lambda a, UPLO="L": _la.eigvalsh(a, UPLO=UPLO),
                    [_eigvalsh_vjp], [_eigvalsh_jvp], spec=_EIGVALSH, batch=batch_rules.stacked(2))
@@ -117,8 +127,9 @@ _eigvalsh = define("linalg.eigvalsh", lambda a, UPLO="L": _la.eigvalsh(a, UPLO=U
 
 @differentiable(_la.eigvalsh, _EIGVALSH, name="linalg.eigvalsh")
 def eigvalsh(a, UPLO="L"):
-    """numpy.linalg.eigvalsh, differentiated as a function of the symmetric part of ``a``.
-    The gradient ``V diag(g) V^T`` needs no eigenvalue gaps, so it is exact at repeated
+    """numpy.linalg.eigvalsh, differentiated as the function numpy computes: it reads one
+    triangle of ``a`` (``UPLO``), so the gradient is zero in the other. The gradient (the read
+    triangle of ``V diag(g) V^T``) needs no eigenvalue gaps, so it is exact at repeated
     eigenvalues too (for functions symmetric in the repeated ones, such as sums); second
     derivatives do divide by gaps."""
     a = fnp.asarray(a)
