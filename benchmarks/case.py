@@ -3,8 +3,9 @@
 An ``Impl`` is a zero-argument callable (inputs already built in its backend's array type)
 labelled by the row it fills: ``fgrad``, ``numpy fwd`` (the forward pass alone), ``numpy hand``
 (the same derivative by hand-written backprop or a closed form), ``autograd``, ``jax``,
-``jax.jit``, ``torch``, and ``fgrad.jit`` (fgrad's transforms under ``fgrad.jit``). Its ``kind`` says what it returns: ``"deriv"`` (compared with fgrad's
-derivative) or ``"forward"`` (compared with fgrad's forward value).
+``jax.jit``, ``torch``, and ``fgrad.jit`` (fgrad's transforms under ``fgrad.jit``). Its ``kind``
+says what it returns: ``"deriv"`` (compared with fgrad's derivative) or ``"forward"`` (compared
+with fgrad's forward value).
 """
 from dataclasses import dataclass, field
 from typing import Any, Callable

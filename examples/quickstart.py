@@ -38,7 +38,8 @@ def polar_to_xy(r_theta):
     return np.stack([r * np.cos(theta), r * np.sin(theta)])
 
 J = fgrad.jacfwd(polar_to_xy)(np.array([2.0, 0.0]))
-print("4. Jacobian of polar ->", J.tolist(), "  ([[cos t, -r sin t], [sin t, r cos t]] at r=2, t=0)")
+print("4. Jacobian of polar ->", J.tolist(),
+      "  ([[cos t, -r sin t], [sin t, r cos t]] at r=2, t=0)")
 assert onp.allclose(J, fgrad.jacrev(polar_to_xy)(np.array([2.0, 0.0])))
 
 # 5. hessian: jacfwd of jacrev. For f(x) = sum(x**3), H = diag(6 x).

@@ -28,8 +28,8 @@ from . import nn, tree_util  # (JAX's jax.nn helpers, jax.tree_util)
 __version__ = "0.1.0"
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev",
-           "jacobian", "hessian", "stop_gradient", "float0", "make_tape", "primitive", "defvjp", "defjvp",
-           "defbatch",
+           "jacobian", "hessian", "stop_gradient", "float0", "make_tape", "primitive", "defvjp",
+           "defjvp", "defbatch",
            "deflinear", "unbroadcast", "Spec", "PRIMITIVES", "tree_flatten", "tree_unflatten",
            "tree_map", "tree_leaves", "tree_structure", "tree_util", "nn",
            "NoDerivativeRuleError", "ConcretizationError", "TracerMutationError",

@@ -166,6 +166,10 @@ def vmap(f, in_axes=0, out_axes=0, axis_size=None):
                for x, ax in zip(leaves, axes)]
         try:
             out = f(*tree_unflatten(in_tree, ins))
+        except ValueError as e:
+            if errors.written_into_plain_array(e):
+                raise errors.into_plain_array("vmap") from e
+            raise
         finally:
             trace.alive = False
         out_leaves, out_tree = tree_flatten(out)

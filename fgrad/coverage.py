@@ -115,7 +115,7 @@ KINKS = {
 }
 
 IN_PLACE = ("modifies its argument in place; on a traced value it raises TracerMutationError "
-            "naming the functional form (`x.at[idx].set(v)`, `np.where`)")
+            "naming the functional form (`np.at(x)[idx].set(v)`, `np.where`)")
 NO_RULE_YET = "no derivative rule yet; add one with fgrad.primitive and fgrad.defvjp/defjvp"
 
 MODULES = (("", _onp, fnp), ("linalg.", _onp.linalg, fnp.linalg), ("fft.", _onp.fft, fnp.fft))

@@ -631,11 +631,11 @@ class custom_jvp(_Custom):
     Called on plain values ``f`` is just the function. Under ``jvp`` (dual numbers) the rule
     gives both: its output is what ``jvp`` returns for ``f``, as in JAX, so a rule whose
     output disagrees with the function shows there. The transforms that record the function
-    (``grad``, ``vjp``, ``jacrev``, ``jacfwd``, ``linearize``) take the output from the
-    function itself and only the tangent from the rule: keep the two outputs equal. Keyword arguments are bound to positions and
-    defaults filled in, as in :class:`custom_vjp`; ``nondiff_argnums`` hold values with no
-    derivative and may not be traced (JAX takes their derivative as zero; fgrad asks you to
-    say so with ``fgrad.stop_gradient``).
+    (``grad``, ``vjp``, ``jacrev``, ``jacfwd``, ``linearize``) take the output from the function
+    itself and only the tangent from the rule: keep the two outputs equal. Keyword arguments are
+    bound to positions and defaults filled in, as in :class:`custom_vjp`; ``nondiff_argnums``
+    hold values with no derivative and may not be traced (JAX takes their derivative as zero;
+    fgrad asks you to say so with ``fgrad.stop_gradient``).
 
     The stable ``log1pexp`` again, with its derivative in forward form:
 

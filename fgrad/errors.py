@@ -92,13 +92,21 @@ def plain_numpy(name, instead=None):
     )
 
 
+def written_into_plain_array(e):
+    """Whether a ValueError from the user's function is numpy's 'setting an array element with
+    a sequence', raised from fgrad's ConcretizationError when a traced value is written into
+    a plain array (the transforms raise :func:`into_plain_array` instead, said for that case)."""
+    return isinstance(e.__cause__, ConcretizationError)
+
+
 def into_plain_array(fname):
     return ConcretizationError(
         f"{fname}: a traced value was written into a plain numpy array (out[i] = x, "
         "numpy.fromiter, numpy.array(..., dtype=float) of traced values), which would silently "
         "drop its derivative (numpy reported it as 'setting an array element with a "
         "sequence'). Build the array with fgrad.numpy instead: np.stack([...]) or "
-        "np.array([...]) of the traced values, or out.at[i].set(x) on an fgrad array.")
+        "np.array([...]) of the traced values, or out = np.at(out)[i].set(x) (fgrad.numpy.at "
+        "works on plain and traced arrays alike).")
 
 
 def input_written(fname):
@@ -169,7 +177,7 @@ def plain_library(module, name, mirrored):
         "on fgrad.stop_gradient(x).")
 
 
-def mutation(op, instead="y = x.at[idx].set(value) (or .add, .get)"):
+def mutation(op, instead="y = fgrad.numpy.at(x)[idx].set(value) (or .add, .multiply, .get)"):
     return TracerMutationError(
         f"{op} modifies a traced array in place, which fgrad does not support inside a "
         f"transform. Use the functional form instead: {instead}, which returns a new array "

@@ -10,8 +10,9 @@ still alive always has a higher level than every live trace it runs inside. A pr
 (``Primitive.__call__`` in ``table.py``; a tracer's arithmetic operators take the same route
 directly, ``fgrad/numpy/array_tracer.py``) goes to the highest-level trace among its
 arguments; that trace unwraps its own tracers and calls the primitive again on the values
-beneath, which dispatches to the next trace down, until no tracer is left and numpy runs. A tracer of an outer transform reaching an inner
-one is a constant there, which is exactly what prevents perturbation confusion:
+beneath, which dispatches to the next trace down, until no tracer is left and numpy runs. A
+tracer of an outer transform reaching an inner one is a constant there, which is exactly what
+prevents perturbation confusion:
 
     d/dx [x * d/dy (x + y)] = 1        (not 2)
 

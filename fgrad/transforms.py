@@ -62,13 +62,6 @@ def _an_output():
     return "an output"
 
 
-def _from_plain_array(e):
-    """Whether ``f``'s ValueError is numpy's 'setting an array element with a sequence',
-    raised from fgrad's ConcretizationError when a traced value is written into a plain array
-    (the transforms raise fgrad's error instead, said for that case)."""
-    return isinstance(e.__cause__, errors.ConcretizationError)
-
-
 def _fresh(v, given):
     """``v``, or a copy of it if it may share memory with an array the caller passed in
     (``given``): a result the caller scales in place must not change their input."""
@@ -195,7 +188,7 @@ class Recording:
             try:
                 out = f(*tree_unflatten(self.in_tree, tracers))
             except ValueError as e:
-                if _from_plain_array(e):
+                if errors.written_into_plain_array(e):
                     raise errors.into_plain_array(fname) from e
                 if tape.guarded and "read-only" in str(e):
                     raise errors.input_written(fname) from e
@@ -418,7 +411,7 @@ def jvp(f, primals, tangents, has_aux=False):
     try:
         out = f(*tree_unflatten(in_tree, ins))
     except ValueError as e:
-        if _from_plain_array(e):
+        if errors.written_into_plain_array(e):
             raise errors.into_plain_array("jvp") from e
         raise
     finally:

@@ -131,7 +131,8 @@ def test_zero_derivative_functions_take_tracers_and_return_plain(name):
     onp.testing.assert_array_equal(g, onp.full_like(x, 2.0))
     (r,) = seen
     want = fn(*((x, x) if name in ("greater", "less_equal", "equal", "logical_and") else (x,)))
-    for a, b in zip(r if isinstance(r, tuple) else (r,), want if isinstance(want, tuple) else (want,)):
+    for a, b in zip(r if isinstance(r, tuple) else (r,),
+                    want if isinstance(want, tuple) else (want,)):
         assert not isinstance(a, fgrad.tracer.Tracer)
         if name != "empty_like":
             onp.testing.assert_array_equal(a, b)

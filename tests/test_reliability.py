@@ -208,7 +208,7 @@ CONVERSION = "of a traced value would silently drop its derivative"
     (lambda x: onp.copyto(x, 1.0), fgrad.TracerMutationError,
      r"np.copyto\(dst, src\) modifies a traced array in place"),
     (lambda x: onp.fill_diagonal(np.reshape(x[:2] * 1.0, (1, 2)), 0.0),
-     fgrad.TracerMutationError, r"x.at\[np.diag_indices_from\(x\)\].set\(val\)"),
+     fgrad.TracerMutationError, r"np.at\(x\)\[np.diag_indices_from\(x\)\].set\(val\)"),
     (lambda x: onp.putmask(x, x > 0.35, 0.0), fgrad.TracerMutationError,
      r"y = np.where\(mask, values, x\)"),
     (lambda x: onp.cos(x, out=onp.zeros(3)), fgrad.TracerMutationError, "out="),
@@ -740,7 +740,7 @@ def test_item_assignment_of_a_traced_value_gives_fgrads_error():
         out[0] = x[0]
         return np.sum(out)
 
-    with pytest.raises(fgrad.ConcretizationError, match=f"grad: {INTO_PLAIN}.*out.at"):
+    with pytest.raises(fgrad.ConcretizationError, match=f"grad: {INTO_PLAIN}.*np.at\\(out\\)"):
         fgrad.grad(f)(onp.array([1.0, 2.0]))
     with pytest.raises(fgrad.ConcretizationError, match=f"jvp: {INTO_PLAIN}"):
         fgrad.jvp(f, (onp.array([1.0, 2.0]),), (onp.ones(2),))

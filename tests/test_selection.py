@@ -179,6 +179,94 @@ def test_at_min_max_away_from_ties_check_to_second_order():
         assert_same(getattr(np, "index_" + op)(x, v, idx), want)
 
 
+
+# --- np.at(x)[idx]: the same updates on plain arrays and traced values ------------------------
+
+# operation -> (numpy's in-place form, a value for it); with repeats where numpy's ufunc.at has a
+# meaning for them
+AT_OPS = {
+    "set": (lambda out, idx, v: out.__setitem__(idx, v), onp.array([0.5, -1.5])),
+    "add": (lambda out, idx, v: onp.add.at(out, idx, v), onp.array([0.5, -1.5])),
+    "multiply": (lambda out, idx, v: onp.multiply.at(out, idx, v), onp.array([0.5, -1.5])),
+    "divide": (lambda out, idx, v: onp.divide.at(out, idx, v), onp.array([0.5, -1.5])),
+    "power": (lambda out, idx, v: onp.power.at(out, idx, v), onp.array([2.0, 3.0])),
+    "min": (lambda out, idx, v: onp.minimum.at(out, idx, v), onp.array([0.5, -1.5])),
+    "max": (lambda out, idx, v: onp.maximum.at(out, idx, v), onp.array([0.5, -1.5])),
+}
+
+
+@pytest.mark.parametrize("op", list(AT_OPS))
+@pytest.mark.parametrize("idx", [onp.array([0, 2]), (slice(None), 1), onp.array([3, 3])],
+                         ids=["fancy", "slice", "repeated"])
+def test_at_function_on_plain_arrays_is_numpy_in_place_and_traced_it_differentiates(op, idx):
+    x = onp.array([1.5, 2.0, 0.75, 1.25]) if not isinstance(idx, tuple) else \
+        onp.array([[1.5, 2.0], [0.75, 1.25]])
+    numpy_form, v = AT_OPS[op]
+    repeated = isinstance(idx, onp.ndarray) and len(set(idx.tolist())) < len(idx)
+    update = lambda x, v: getattr(np.at(x)[idx], op)(v)  # noqa: E731
+    if repeated and op in ("set", "power"):
+        with pytest.raises(ValueError, match=r"^at\(x\)\[idx\]\.set\(v\): idx names some "
+                                             "element more than once"):
+            update(x, v)
+        return
+    want = x.copy()
+    numpy_form(want, idx, v)
+    got = update(x, v)
+    assert type(got) is onp.ndarray and not isinstance(got, Tracer)
+    assert_allclose(got, want, rtol=1e-15)
+    assert_same(traced_value(update, x, v), got)
+    if op not in ("min", "max"):  # (those have ties at no point drawn here, but kinks)
+        check_grads(lambda x, v: np.sum(update(x, v) ** 2), (x, v), order=2)
+    # a traced value's JAX spelling is the same function
+    assert_same(traced_value(lambda x, v: getattr(x.at[idx], op)(v), x, v), got)
+
+
+def test_at_get_and_apply_on_plain_and_traced_arrays():
+    x = onp.array([0.5, 1.0, 1.5])
+    assert_same(np.at(x)[1:].get(), x[1:])
+    want = x.copy()
+    want[1:] = onp.exp(want[1:])
+    assert_same(np.at(x)[1:].apply(np.exp), want)
+    g = fgrad.grad(lambda x: np.sum(np.at(x)[1:].apply(np.exp)))(x)
+    assert_allclose(g, [1.0, onp.exp(1.0), onp.exp(1.5)], rtol=1e-15)
+    assert x.tolist() == [0.5, 1.0, 1.5]  # never written
+
+
+def test_a_loss_written_with_at_runs_under_scipy_optimize_and_under_grad():
+    so = pytest.importorskip("scipy.optimize", reason="scipy is an optional extra")
+    target = onp.array([1.0, -2.0, 0.5, 3.0])
+
+    def loss(w):  # w's two entries are written into the middle of a fixed vector
+        full = np.at(np.zeros(4))[1:3].set(w)
+        return np.sum((full - target) ** 2)
+
+    res = so.minimize(loss, onp.zeros(2), jac=fgrad.grad(loss), method="BFGS")
+    assert_allclose(res.x, [-2.0, 0.5], atol=1e-8)
+    w = onp.array([0.3, -0.7])
+    assert_allclose(fgrad.grad(loss)(w), 2 * (w - target[1:3]), rtol=1e-15)
+
+
+def test_preallocate_and_fill_says_what_works_in_every_transform():
+    def f(x):
+        out = np.zeros(2)
+        out[0] = x[0]
+        return np.sum(out)
+
+    x = onp.array([1.0, 2.0])
+    runs = {"grad": lambda: fgrad.grad(f)(x), "jvp": lambda: fgrad.jvp(f, (x,), (x,)),
+            "jacfwd": lambda: fgrad.jacfwd(f)(x), "vmap": lambda: fgrad.vmap(f)(onp.ones((3, 2)))}
+    for name, run in runs.items():
+        with pytest.raises(fgrad.ConcretizationError,
+                           match=rf"^{name}: a traced value was written into a plain numpy "
+                                 r"array .* np\.stack\(\[\.\.\.\]\) .* out = np\.at\(out\)"
+                                 r"\[i\]\.set\(x\)"):
+            run()
+
+    def filled(x):  # what the message recommends, which runs without a transform too
+        return np.sum(np.at(np.zeros(2))[0].set(x[0]))
+
+    assert filled(x) == 1.0 and fgrad.grad(filled)(x).tolist() == [1.0, 0.0]
+
 def test_at_max_scalar_value_broadcasts_and_float32_stays_float32():
     x = onp.array([[0.5, -1.0], [2.0, 0.25]], dtype=onp.float32)
     out, g = fgrad.value_and_grad(lambda x: np.sum(x.at[:, 1].max(onp.float32(0.0))))(x)
@@ -467,14 +555,14 @@ def test_index_helpers_take_tracers_and_return_plain_arrays(name, call):
 
 
 @pytest.mark.parametrize("name, call, instead", [
-    ("put", lambda m, x: m.put(x, [0], 1.0), r"np\.ravel\(x\)\.at\[ind\]\.set\(v\)"),
-    ("place", lambda m, x: m.place(x, x > 0, [1.0]), r"x\.at\[mask\]\.set\(vals\)"),
+    ("put", lambda m, x: m.put(x, [0], 1.0), r"np\.at\(np\.ravel\(x\)\)\[ind\]\.set\(v\)"),
+    ("place", lambda m, x: m.place(x, x > 0, [1.0]), r"np\.at\(x\)\[mask\]\.set\(vals\)"),
     ("putmask", lambda m, x: m.putmask(x, x > 0, 0.0), r"np\.where\(mask, values, x\)"),
     ("copyto", lambda m, x: m.copyto(onp.zeros((3, 4)), x), r"np\.where\(where, src, dst\)"),
     ("fill_diagonal", lambda m, x: m.fill_diagonal(x, 0.0),
-     r"x\.at\[np\.diag_indices_from\(x\)\]\.set\(val\)"),
+     r"np\.at\(x\)\[np\.diag_indices_from\(x\)\]\.set\(val\)"),
     ("put_along_axis", lambda m, x: m.put_along_axis(x, onp.array([0]), 1.0, 0),
-     r"x\.at\[idx\]\.set\(values\)"),
+     r"np\.at\(x\)\[idx\]\.set\(values\)"),
 ])
 @pytest.mark.parametrize("module", ["fgrad.numpy", "numpy"])
 def test_in_place_functions_refuse_tracers_naming_the_functional_form(name, call, instead, module):

@@ -11,7 +11,8 @@ The rules live in one module per family: ``elementwise``, ``reductions``, ``stat
 ``ranges``, ``functional`` (apply_along_axis and friends), ``counting``, and the ``linalg``
 and ``fft`` submodules. Beyond numpy's names this module has ``getitem`` and the
 ``index_add/set/multiply/min/max`` functions, the primitives behind ``x[idx]`` and
-``x.at[idx].add(v)`` and its siblings; ``array_tracer`` gives a traced value its ndarray
+``at(x)[idx].add(v)`` and its siblings (for plain and traced arrays alike; a traced value
+has JAX's ``x.at[idx]`` too); ``array_tracer`` gives a traced value its ndarray
 operators and methods.
 """
 import numpy as _onp
@@ -31,7 +32,7 @@ from . import selection as _selection
 from . import statistics as _statistics
 from .namespace import mirror as _mirror
 
-_EXTRAS = ("getitem", "index_add", "index_set", "index_multiply", "index_min", "index_max")
+_EXTRAS = ("at", "getitem", "index_add", "index_set", "index_multiply", "index_min", "index_max")
 
 for _family in (_elementwise, _reductions, _statistics, _layout, _joining, _products, _einsum,
                 _indexing, _selection, _ranges, _functional, _counting, _polynomials):

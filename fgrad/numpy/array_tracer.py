@@ -19,7 +19,7 @@ from ..tracer import Tracer
 from ..values import PLAIN_OPERANDS
 from .elementwise import (abs, add, clip, conjugate, divide, imag, mod, multiply, negative,
                           power, real, subtract)
-from .indexing import (getitem, index_add, index_max, index_min, index_multiply, index_set)
+from .indexing import at, getitem
 from .layout import asarray, astype, ravel, reshape, squeeze, swapaxes, transpose
 from .products import dot, matmul
 from .reductions import max, mean, min, prod, sum
@@ -53,7 +53,7 @@ class ArrayTracer(Tracer):
 
     Arithmetic, indexing and the usual ndarray methods go to the current transform.
     ``numpy.asarray(x)`` raises ``ConcretizationError``; in-place writes raise
-    ``TracerMutationError`` naming ``x.at[idx].set(v)``.
+    ``TracerMutationError`` naming ``fgrad.numpy.at(x)[idx].set(v)``.
     """
 
     __slots__ = ()
@@ -63,7 +63,7 @@ class ArrayTracer(Tracer):
     mT = property(lambda self: swapaxes(self, -1, -2))
     real = property(lambda self: real(self))
     imag = property(lambda self: imag(self))
-    at = property(lambda self: _At(self))
+    at = property(at)  # (x.at[idx].set(v): the same as fgrad.numpy.at(x)[idx].set(v))
 
     def __iter__(self):
         for i in range(len(self)):
@@ -206,7 +206,7 @@ class ArrayTracer(Tracer):
 
 # ndarray methods that modify the array in place, and what to write instead
 _IN_PLACE = {"sort": "x = np.sort(x)", "partition": "x = np.partition(x, kth)",
-             "fill": "x = np.zeros_like(x) + value", "put": "y = x.at[idx].set(value)",
+             "fill": "x = np.zeros_like(x) + value", "put": "y = np.at(x)[idx].set(value)",
              "resize": "x = np.resize(x, shape)"}
 
 
@@ -278,8 +278,10 @@ _METHOD_INSTEAD = {"add.reduce": "fgrad.numpy.sum", "multiply.reduce": "fgrad.nu
                    "maximum.reduce": "fgrad.numpy.max", "minimum.reduce": "fgrad.numpy.min",
                    "add.accumulate": "fgrad.numpy.cumsum",
                    "multiply.accumulate": "fgrad.numpy.cumprod",
-                   "add.at": "x.at[idx].add(v)", "multiply.at": "x.at[idx].multiply(v)",
-                   "maximum.at": "x.at[idx].max(v)", "minimum.at": "x.at[idx].min(v)"}
+                   "add.at": "fgrad.numpy.at(x)[idx].add(v)",
+                   "multiply.at": "fgrad.numpy.at(x)[idx].multiply(v)",
+                   "maximum.at": "fgrad.numpy.at(x)[idx].max(v)",
+                   "minimum.at": "fgrad.numpy.at(x)[idx].min(v)"}
 
 
 def _instead(name, ns):
@@ -321,52 +323,3 @@ def _show_index(idx):
         else:
             parts.append("idx")
     return ", ".join(parts)
-
-
-class _At:
-    """``x.at[idx]``: JAX-style functional updates, each returning a new array (``x`` itself is
-    never modified). On plain ndarrays, which have no ``.at``, call ``fgrad.numpy.index_add``,
-    ``index_set``, ``index_multiply``, ``index_min`` or ``index_max`` with ``(x, v, idx)``."""
-
-    __slots__ = ("x",)
-
-    def __init__(self, x):
-        self.x = x
-
-    def __getitem__(self, idx):
-        return _AtIndex(self.x, idx)
-
-
-class _AtIndex:
-    """``x.at[idx]`` waiting for its operation. With a repeated index, ``add`` accumulates,
-    ``multiply`` multiplies by every value, ``min``/``max`` take the extreme of all (tied
-    candidates share the derivative evenly), and ``set`` raises ``ValueError``."""
-
-    __slots__ = ("x", "idx")
-
-    def __init__(self, x, idx):
-        self.x, self.idx = x, idx
-
-    def get(self):
-        """``x[idx]``."""
-        return getitem(self.x, self.idx)
-
-    def set(self, value):
-        """A copy of ``x`` with ``value`` written at ``idx``."""
-        return index_set(self.x, value, self.idx)
-
-    def add(self, value):
-        """A copy of ``x`` with ``value`` added at ``idx`` (repeats accumulate)."""
-        return index_add(self.x, value, self.idx)
-
-    def multiply(self, value):
-        """A copy of ``x`` with the entries at ``idx`` multiplied by ``value``."""
-        return index_multiply(self.x, value, self.idx)
-
-    def min(self, value):
-        """A copy of ``x`` with each entry at ``idx`` the minimum of itself and ``value``."""
-        return index_min(self.x, value, self.idx)
-
-    def max(self, value):
-        """A copy of ``x`` with each entry at ``idx`` the maximum of itself and ``value``."""
-        return index_max(self.x, value, self.idx)

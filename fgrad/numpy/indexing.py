@@ -1,4 +1,4 @@
-"""Indexing and functional updates: ``x[idx]`` and ``x.at[idx].get/set/add/multiply/min/max``.
+"""Indexing and functional updates: ``x[idx]`` and ``at(x)[idx].set/add/multiply/...``.
 
 ``getitem`` and ``index_add`` are each other's transposes, so the pair is closed under
 differentiation to any order. ``index_add`` accumulates repeated integer indices
@@ -8,8 +8,9 @@ array (0-d arrays and lists included), or a tuple of these, with numpy's rules t
 (advanced indices separated by a slice put their dimensions first). Tracers in it count as their
 values, with no derivative.
 
-The update functions work on plain arrays too (``fgrad.numpy.index_add(x, v, idx)`` is
-``x.at[idx].add(v)`` for an ndarray, which has no ``.at``). With repeated indices:
+``fgrad.numpy.at(x)[idx].add(v)`` works on plain arrays and traced values alike (a traced value
+also has JAX's spelling ``x.at[idx].add(v)``; an ndarray has no ``.at``), so a loss written with
+it runs under scipy.optimize as well as under ``grad``. With repeated indices:
 
 * ``index_add`` accumulates (``numpy.add.at``);
 * ``index_multiply`` multiplies by every value in turn, in index order (``numpy.multiply.at``,
@@ -17,7 +18,8 @@ The update functions work on plain arrays too (``fgrad.numpy.index_add(x, v, idx
 * ``index_min``/``index_max`` keep the extreme of the old entry and all the values written to
   it (``numpy.minimum.at``/``maximum.at``); at a tie the candidates that attain it share the
   derivative evenly, the same convention as ``maximum`` and ``max``;
-* ``index_set`` refuses them (which value would be kept is ambiguous).
+* ``index_set`` refuses them (which value would be kept is ambiguous), and so do ``.power``
+  and ``.apply``, which are read, transformed and set.
 """
 import numpy as _onp
 
@@ -124,9 +126,9 @@ def _check_unique(x, idx):
         hits = _onp.zeros(shape_of(x), int)
         _onp.add.at(hits, idx, 1)
         if hits.max(initial=0) > 1:
-            raise ValueError("x.at[idx].set(v): idx names some element more than once, so which "
-                             "value is kept (and so the derivative) is ambiguous; use unique "
-                             "indices, or .add")
+            raise ValueError("at(x)[idx].set(v): idx names some element more than once, so "
+                             "which value is kept (and so the derivative) is ambiguous; use "
+                             "unique indices, or .add")
 
 
 index_set_p = define(
@@ -275,6 +277,91 @@ def index_max(x, v, idx):
     values written to it (repeats included). At a tie the candidates that attain the maximum
     share the derivative evenly (as in ``maximum`` and ``max``)."""
     return index_max_p(x, v, idx=strip(idx))
+
+
+
+# --- at(x)[idx]: the functional updates, on plain and traced arrays alike --------------------
+
+def at(x):
+    """``at(x)[idx].set(v)`` and its siblings: JAX's ``x.at[idx]`` functional updates, each
+    returning a new array (``x`` is never changed), for plain numpy arrays and traced values
+    alike, with derivatives in ``x`` and ``v``. The operations: ``get()``, ``set(v)``,
+    ``add(v)``, ``multiply(v)``, ``divide(v)``, ``power(v)``, ``min(v)``, ``max(v)`` and
+    ``apply(f)`` (``f`` an elementwise function, written with fgrad.numpy).
+
+    >>> import fgrad, fgrad.numpy as np
+    >>> np.at(np.zeros(3))[1].set(5.0).tolist()          # a plain array in, a plain array out
+    [0.0, 5.0, 0.0]
+    >>> f = lambda w: np.sum(np.at(np.ones(3))[np.array([0, 0, 2])].add(w) ** 2)
+    >>> fgrad.grad(f)(np.array([1.0, 2.0, 3.0])).tolist()   # index 0 gets both w[0] and w[1]
+    [8.0, 8.0, 8.0]
+    """
+    return _At(x)
+
+
+class _At:
+    __slots__ = ("x",)
+
+    def __init__(self, x):
+        self.x = x
+
+    def __getitem__(self, idx):
+        return _AtIndex(self.x, idx)
+
+    def __repr__(self):
+        return "<at(x): index it, then .set(v), .add(v), .get() ...>"
+
+
+class _AtIndex:
+    """``at(x)[idx]`` waiting for its operation. With a repeated index, ``add`` accumulates,
+    ``multiply`` multiplies by every value and ``divide`` divides by every value, ``min``/``max``
+    take the extreme of all (tied candidates share the derivative evenly), and ``set``,
+    ``power`` and ``apply`` raise ``ValueError``."""
+
+    __slots__ = ("x", "idx")
+
+    def __init__(self, x, idx):
+        self.x, self.idx = x, idx
+
+    def get(self):
+        """``x[idx]``."""
+        return getitem(self.x, self.idx)
+
+    def set(self, value):
+        """A copy of ``x`` with ``value`` written at ``idx``."""
+        return index_set(self.x, value, self.idx)
+
+    def add(self, value):
+        """A copy of ``x`` with ``value`` added at ``idx`` (repeats accumulate)."""
+        return index_add(self.x, value, self.idx)
+
+    def multiply(self, value):
+        """A copy of ``x`` with the entries at ``idx`` multiplied by ``value``."""
+        return index_multiply(self.x, value, self.idx)
+
+    def divide(self, value):
+        """A copy of ``x`` with the entries at ``idx`` divided by ``value`` (true division, as
+        ``x[idx] /= value`` on a float array; a repeated index divides by each value)."""
+        x = fnp.asarray(self.x)
+        dtype = _onp.result_type(dtype_of(x), dtype_of(value), _onp.float16)
+        return fnp.divide(x, index_multiply(_onp.ones(shape_of(x), dtype), value, self.idx))
+
+    def power(self, value):
+        """A copy of ``x`` with the entries at ``idx`` raised to ``value``."""
+        return self.apply(lambda e: fnp.power(e, value))
+
+    def min(self, value):
+        """A copy of ``x`` with each entry at ``idx`` the minimum of itself and ``value``."""
+        return index_min(self.x, value, self.idx)
+
+    def max(self, value):
+        """A copy of ``x`` with each entry at ``idx`` the maximum of itself and ``value``."""
+        return index_max(self.x, value, self.idx)
+
+    def apply(self, func):
+        """A copy of ``x`` with ``func`` applied to the entries at ``idx``: ``func`` is called
+        once, on ``x[idx]``, and must return an array of that shape."""
+        return index_set(self.x, func(getitem(self.x, self.idx)), self.idx)
 
 
 def along_axis_index(shape, indices, axis):

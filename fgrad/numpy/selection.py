@@ -526,17 +526,18 @@ def _in_place(np_fn, call, instead):
 
 
 put = _in_place(_onp.put, "np.put(x, ind, v)",
-                "y = np.ravel(x).at[ind].set(v).reshape(np.shape(x))")
+                "y = np.reshape(np.at(np.ravel(x))[ind].set(v), np.shape(x))")
 place = _in_place(_onp.place, "np.place(x, mask, vals)",
-                  "y = x.at[mask].set(vals) (one value per True entry), or np.where(mask, v, x)")
+                  "y = np.at(x)[mask].set(vals) (one value per True entry), or "
+                  "np.where(mask, v, x)")
 putmask = _in_place(_onp.putmask, "np.putmask(x, mask, values)",
                     "y = np.where(mask, values, x)")
 copyto = _in_place(_onp.copyto, "np.copyto(dst, src)",
                    "y = np.where(where, src, dst), or y = np.broadcast_to(src, np.shape(dst))")
 fill_diagonal = _in_place(_onp.fill_diagonal, "np.fill_diagonal(x, val)",
-                          "y = x.at[np.diag_indices_from(x)].set(val)")
+                          "y = np.at(x)[np.diag_indices_from(x)].set(val)")
 put_along_axis = _in_place(_onp.put_along_axis, "np.put_along_axis(x, indices, values, axis)",
-                           "y = x.at[idx].set(values), with idx the index that "
+                           "y = np.at(x)[idx].set(values), with idx the index that "
                            "np.take_along_axis(x, indices, axis) reads")
 
 

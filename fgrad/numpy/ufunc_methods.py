@@ -129,9 +129,15 @@ def _reduceat(prim, a, indices, axis=0, dtype=None, out=None, **kwargs):
                              (a, indices), {"axis": axis})
 
 
+# ufunc.at -> the functional update doing the same (anything else: apply)
+_AT_UPDATES = {"add": "add(v)", "multiply": "multiply(v)", "maximum": "max(v)",
+               "minimum": "min(v)", "divide": "divide(v)", "true_divide": "divide(v)",
+               "power": "power(v)"}
+
+
 def _at(prim, a, indices, b=None):
+    update = _AT_UPDATES.get(prim.name, f"apply(lambda e: fgrad.numpy.{prim.name}(e, v))")
     raise errors.TracerMutationError(
         f"fgrad.numpy.{prim.name}.at writes into its first argument in place, which a traced "
-        f"value cannot be; write x = fgrad.numpy.index_{'add' if prim.name == 'add' else 'set'}"
-        f"(x, v, idx) (or x.at[idx].{'add' if prim.name == 'add' else 'set'}(v)) and use the "
-        "new array")
+        f"value cannot be; write x = fgrad.numpy.at(x)[idx].{update}, which returns a new "
+        "array (and works on plain arrays too)")

@@ -22,9 +22,10 @@ def check_grads(f, args, order=2, modes=("fwd", "rev"), eps=1e-6, rtol=1e-5, ato
     """Check ``f``'s derivatives at ``args`` in every mode of ``modes`` up to ``order``.
 
     ``args`` is a tuple of float64 or complex128 arrays or pytrees (the positional arguments,
-    all differentiated). Complex values follow JAX's convention: the VJP is the transpose of
-    the JVP under the pairing ``Re sum(x * y)``. Raises ``AssertionError`` naming the mode combination, the worst relative
-    error and where it occurred; returns the worst relative error seen.
+    all differentiated). Complex values follow JAX's convention: the VJP is the transpose of the
+    JVP under the pairing ``Re sum(x * y)``. Raises ``AssertionError`` naming the mode
+    combination, the worst relative error and where it occurred; returns the worst relative
+    error seen.
 
     >>> import fgrad.numpy as np
     >>> from fgrad.testing import check_grads
