@@ -23,7 +23,7 @@ from .graph import Graph, GuardError
 from .staging import make_graph
 from .jitting import jit
 from .batching import vmap
-from . import nn, tree_util  # (JAX's jax.nn helpers, jax.tree_util)
+from . import autograd, nn, tree_util  # (autograd's spellings, jax.nn helpers, jax.tree_util)
 
 __version__ = "0.1.0"
 
@@ -31,7 +31,7 @@ __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacre
            "jacobian", "hessian", "stop_gradient", "float0", "make_tape", "primitive", "defvjp",
            "defjvp", "defbatch",
            "deflinear", "unbroadcast", "Spec", "PRIMITIVES", "tree_flatten", "tree_unflatten",
-           "tree_map", "tree_leaves", "tree_structure", "tree_util", "nn",
+           "tree_map", "tree_leaves", "tree_structure", "tree_util", "nn", "autograd",
            "NoDerivativeRuleError", "ConcretizationError", "TracerMutationError",
            "EscapedTracerError", "custom_jvp", "custom_vjp", "checkpoint", "remat",
            "ClosedOverTracerError", "make_graph", "Graph", "GuardError", "jit", "vmap"]

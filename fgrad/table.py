@@ -243,7 +243,8 @@ def _check_vjp_signature(prim, argnum, rule):
             f"defvjp({prim.name}): the rule for argument {argnum} takes {takes} positional "
             f"arguments, autograd's curried form (lambda ans, *args: lambda g: ...); fgrad's "
             f"rules take the cotangent first and return the cotangent of the argument: "
-            f"lambda g, ans, *args: ... ({nargs + 2} arguments here)")
+            f"lambda g, ans, *args: ... ({nargs + 2} arguments here); or register the curried "
+            f"rule with fgrad.autograd.defvjp, which takes autograd's form")
 
 
 def defjvp(prim, *rules, argnums=None):

@@ -12,7 +12,8 @@ MODULES = ["fgrad.transforms", "fgrad.table", "fgrad.pytree", "fgrad.tree_util",
            "fgrad.testing",
            "fgrad.numpy.broadcasting", "fgrad.recorded", "fgrad.custom", "fgrad.checkpointing",
            "fgrad.staging", "fgrad.jitting", "fgrad.passes", "fgrad.numpy.random",
-           "fgrad.batching", "fgrad.numpy.ufunc_methods", "fgrad.nn", "fgrad.numpy.indexing"]
+           "fgrad.batching", "fgrad.numpy.ufunc_methods", "fgrad.nn", "fgrad.numpy.indexing",
+           "fgrad.autograd"]
 
 
 @pytest.mark.parametrize("name", MODULES)

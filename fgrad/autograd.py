@@ -1,0 +1,396 @@
+"""autograd's spellings with their fgrad meaning, for code written against HIPS/autograd.
+
+Moving a project over is two renamings::
+
+    import autograd.numpy as np            ->   import fgrad.numpy as np
+    import autograd.scipy.stats as stats   ->   import fgrad.scipy.stats as stats
+    from autograd import grad, jacobian    ->   from fgrad.autograd import grad, jacobian
+
+Every function here is a thin layer over fgrad's transforms, with autograd's argument names
+(``argnum``, not ``argnums``) and autograd's return conventions (``make_vjp`` returns
+``(vjp, ans)``, ``make_jvp(f)(x)`` returns a function of the tangent). ``argnum`` may be an int
+or a tuple of ints, as in autograd. Primitives defined the autograd way (``@primitive`` and
+``defvjp`` with curried rules ``lambda ans, *args: lambda g: ...``) are fgrad primitives, so
+fgrad's transforms (``jvp``, ``vmap``, ``jit``) take them too.
+
+What differs from autograd, on purpose: differentiating with respect to an integer is a
+``TypeError`` (cast with ``x.astype(float)``), as in autograd; the gradient of a real function
+of a complex input follows JAX's convention (the conjugate of the steepest-ascent direction),
+which is autograd's as well.
+"""
+import inspect
+import warnings
+from collections import OrderedDict
+
+import numpy as _onp
+
+from . import table, transforms
+from .checkpointing import checkpoint  # noqa: F401  (autograd.checkpoint: the same idea)
+from .numpy import ones_like, real
+from .tracer import innermost_meta, value_dtype
+
+__all__ = ["grad", "elementwise_grad", "value_and_grad", "grad_and_aux", "jacobian",
+           "hessian", "make_vjp", "make_jvp", "make_hvp", "deriv", "holomorphic_grad",
+           "hessian_vector_product", "hessian_tensor_product", "vector_jacobian_product",
+           "tensor_jacobian_product", "multigrad_dict", "checkpoint", "primitive", "defvjp",
+           "defvjp_argnum", "defjvp", "def_linear"]
+
+
+def _named(g, f, what):
+    g.__name__ = f"{what}({getattr(f, '__name__', 'f')})"
+    g.__doc__ = f.__doc__
+    return g
+
+
+# --- the differential operators ------------------------------------------------------------
+
+def grad(fun, argnum=0):
+    """autograd's ``grad``: the gradient of a real scalar ``fun`` with respect to positional
+    argument ``argnum`` (``fgrad.grad(fun, argnums=argnum)``).
+
+    >>> import fgrad.numpy as np
+    >>> from fgrad.autograd import grad
+    >>> float(grad(lambda x, y: x * y ** 2, argnum=1)(3.0, 2.0))
+    12.0
+    """
+    return transforms.grad(fun, argnums=argnum)
+
+
+def value_and_grad(fun, argnum=0):
+    """autograd's ``value_and_grad``: ``(fun(*args), gradient)`` from one forward pass.
+
+    >>> from fgrad.autograd import value_and_grad
+    >>> [float(v) for v in value_and_grad(lambda x: x ** 3)(2.0)]
+    [8.0, 12.0]
+    """
+    return transforms.value_and_grad(fun, argnums=argnum)
+
+
+def grad_and_aux(fun, argnum=0):
+    """autograd's ``grad_and_aux``: ``fun`` returns ``(value, aux)``; gives ``(gradient, aux)``.
+
+    >>> from fgrad.autograd import grad_and_aux
+    >>> g, aux = grad_and_aux(lambda x: (x ** 2, "seen"))(3.0)
+    >>> float(g), aux
+    (6.0, 'seen')
+    """
+    return transforms.grad(fun, argnums=argnum, has_aux=True)
+
+
+def elementwise_grad(fun, argnum=0):
+    """autograd's ``elementwise_grad``: the vector-Jacobian product with a cotangent of ones,
+    which is the derivative of each output entry with respect to its own input entry when
+    ``fun`` acts elementwise (for other functions: the gradient of the sum of the outputs).
+
+    >>> import fgrad.numpy as np
+    >>> from fgrad.autograd import elementwise_grad
+    >>> elementwise_grad(np.sin)(np.array([0.0, np.pi])).tolist()
+    [1.0, -1.0]
+    """
+    def gradfun(*args, **kwargs):
+        vjp, ans = make_vjp(fun, argnum)(*args, **kwargs)
+        return vjp(ones_like(ans))
+
+    return _named(gradfun, fun, "elementwise_grad")
+
+
+def jacobian(fun, argnum=0):
+    """autograd's ``jacobian``: shape ``out.shape + in.shape`` (reverse mode, as autograd).
+
+    >>> import fgrad.numpy as np
+    >>> from fgrad.autograd import jacobian
+    >>> jacobian(lambda x: x ** 2)(np.array([1.0, 3.0])).tolist()
+    [[2.0, 0.0], [0.0, 6.0]]
+    """
+    return transforms.jacrev(fun, argnums=argnum)
+
+
+def hessian(fun, argnum=0):
+    """autograd's ``hessian``: ``in.shape + in.shape`` for a scalar ``fun`` (fgrad computes it
+    forward over reverse).
+
+    >>> import fgrad.numpy as np
+    >>> from fgrad.autograd import hessian
+    >>> hessian(lambda x: np.sum(x ** 3))(np.array([1.0, 2.0])).tolist()
+    [[6.0, 0.0], [0.0, 12.0]]
+    """
+    return transforms.hessian(fun, argnums=argnum)
+
+
+def make_vjp(fun, argnum=0):
+    """autograd's ``make_vjp``: ``make_vjp(fun)(*args)`` runs ``fun`` once and returns
+    ``(vjp, ans)``; ``vjp(g)`` is the cotangent of argument ``argnum`` (a tuple of them when
+    ``argnum`` is a tuple).
+
+    >>> from fgrad.autograd import make_vjp
+    >>> vjp, ans = make_vjp(lambda x: x ** 2)(3.0)
+    >>> float(ans), float(vjp(1.0))
+    (9.0, 6.0)
+    """
+    def vjp_maker(*args, **kwargs):
+        f, dyn = transforms._argnums_partial(fun, "make_vjp", args, kwargs, argnum)
+        ans, pull = transforms.vjp(f, *dyn)
+        if isinstance(argnum, int):
+            return (lambda g: pull(g)[0]), ans
+        return pull, ans
+
+    return _named(vjp_maker, fun, "make_vjp")
+
+
+def make_jvp(fun, argnum=0):
+    """autograd's ``make_jvp``: ``make_jvp(fun)(*args)`` is a function of a tangent ``v`` of
+    argument ``argnum`` returning ``(ans, jvp)`` (``fun`` runs once per call of it).
+
+    >>> from fgrad.autograd import make_jvp
+    >>> [float(v) for v in make_jvp(lambda x: x ** 3)(2.0)(1.0)]
+    [8.0, 12.0]
+    """
+    def jvp_maker(*args, **kwargs):
+        f, dyn = transforms._argnums_partial(fun, "make_jvp", args, kwargs, argnum)
+
+        def jvp(v):
+            return transforms.jvp(f, dyn, (v,) if isinstance(argnum, int) else tuple(v))
+
+        return jvp
+
+    return _named(jvp_maker, fun, "make_jvp")
+
+
+def deriv(fun, argnum=0):
+    """autograd's ``deriv``: the JVP with a tangent of ones, the derivative of a function of
+    one scalar (elementwise functions: each output entry's derivative, by forward mode).
+
+    >>> import fgrad.numpy as np
+    >>> from fgrad.autograd import deriv
+    >>> float(deriv(np.exp)(0.0))
+    1.0
+    """
+    def derivfun(*args, **kwargs):
+        x = args[argnum]
+        return make_jvp(fun, argnum)(*args, **kwargs)(_onp.ones_like(innermost_meta(x)))[1]
+
+    return _named(derivfun, fun, "deriv")
+
+
+def make_hvp(fun, argnum=0):
+    """autograd's ``make_hvp``: ``make_hvp(fun)(*args)`` returns ``(hvp, gradient)``, with
+    ``hvp(v)`` the Hessian-vector product at that point (the gradient recorded once, each
+    product one reverse pass over it).
+
+    >>> import fgrad.numpy as np
+    >>> from fgrad.autograd import make_hvp
+    >>> hvp, g = make_hvp(lambda x: np.sum(x ** 3))(np.array([1.0, 2.0]))
+    >>> hvp(np.array([1.0, 1.0])).tolist(), g.tolist()
+    ([6.0, 12.0], [3.0, 12.0])
+    """
+    return _named(make_vjp(transforms.grad(fun, argnums=argnum), argnum), fun, "make_hvp")
+
+
+def hessian_tensor_product(fun, argnum=0):
+    """autograd's ``hessian_tensor_product`` (alias ``hessian_vector_product``):
+    ``hvp(fun)(*args, v)`` is ``H v``, the Hessian of ``fun`` with respect to argument
+    ``argnum`` contracted with ``v`` over all of its axes, by forward over reverse mode.
+
+    >>> import fgrad.numpy as np
+    >>> from fgrad.autograd import hessian_vector_product
+    >>> hessian_vector_product(lambda x: np.sum(x ** 3))(np.array([1.0, 2.0]),
+    ...                                                 np.array([1.0, 0.0])).tolist()
+    [6.0, 0.0]
+    """
+    if not isinstance(argnum, int):
+        raise TypeError(f"hessian_vector_product: argnum must be an int, got {argnum!r}")
+    fun_grad = transforms.grad(fun, argnums=argnum)
+
+    def hvp(*args, **kwargs):
+        args, v = args[:-1], args[-1]
+        f, dyn = transforms._argnums_partial(fun_grad, "hessian_vector_product", args, kwargs,
+                                             argnum)
+        return transforms.jvp(f, dyn, (v,))[1]
+
+    return _named(hvp, fun, "hessian_vector_product")
+
+
+hessian_vector_product = hessian_tensor_product
+
+
+def tensor_jacobian_product(fun, argnum=0):
+    """autograd's ``tensor_jacobian_product`` (alias ``vector_jacobian_product``):
+    ``tjp(fun)(*args, v)`` contracts ``v`` (shaped like ``fun``'s output) with the Jacobian,
+    giving an array shaped like argument ``argnum``: one reverse pass.
+
+    >>> import fgrad.numpy as np
+    >>> from fgrad.autograd import vector_jacobian_product
+    >>> vector_jacobian_product(lambda x: x ** 2)(np.array([1.0, 3.0]),
+    ...                                           np.array([1.0, 10.0])).tolist()
+    [2.0, 60.0]
+    """
+    def tjp(*args, **kwargs):
+        args, v = args[:-1], args[-1]
+        vjp, ans = make_vjp(fun, argnum)(*args, **kwargs)
+        return vjp(v)
+
+    return _named(tjp, fun, "vector_jacobian_product")
+
+
+vector_jacobian_product = tensor_jacobian_product
+
+
+def holomorphic_grad(fun, argnum=0):
+    """autograd's ``holomorphic_grad``: the complex derivative f'(z) of a holomorphic ``fun``
+    (the gradient of its real part, which is f'(z) by the Cauchy-Riemann equations). Warns, as
+    autograd does, when the input is not complex. fgrad's own spelling is
+    ``fgrad.grad(fun, holomorphic=True)``, which refuses real inputs and outputs instead.
+
+    >>> from fgrad.autograd import holomorphic_grad
+    >>> complex(holomorphic_grad(lambda z: z ** 2)(1 + 2j))
+    (2+4j)
+    """
+    def gradfun(*args, **kwargs):
+        nums = [argnum] if isinstance(argnum, int) else list(argnum)
+        for n in nums:
+            if value_dtype(innermost_meta(args[n])).kind != "c":
+                warnings.warn("Input to holomorphic_grad is not complex", stacklevel=2)
+        return transforms.grad(lambda *a, **k: real(fun(*a, **k)), argnums=argnum)(
+            *args, **kwargs)
+
+    return _named(gradfun, fun, "holomorphic_grad")
+
+
+def multigrad_dict(fun):
+    """autograd's ``multigrad_dict``: the gradient with respect to every argument at once, as
+    an ``OrderedDict`` from parameter name to gradient (defaults included; a ``*args``
+    parameter's gradient is a tuple, a ``**kwargs`` parameter's a dict).
+
+    >>> from fgrad.autograd import multigrad_dict
+    >>> g = multigrad_dict(lambda x, y=2.0: x * y)(3.0)
+    >>> {k: float(v) for k, v in g.items()}
+    {'x': 2.0, 'y': 3.0}
+    """
+    sig = inspect.signature(fun)
+
+    def call(bound):
+        args, kwargs = [], {}
+        for name, p in sig.parameters.items():
+            if p.kind == p.VAR_POSITIONAL:  # (a tuple: its gradient is one too)
+                args.extend(bound[name])
+            elif p.kind == p.VAR_KEYWORD:  # (a dict)
+                kwargs.update(bound[name])
+            elif p.kind == p.KEYWORD_ONLY:
+                kwargs[name] = bound[name]
+            else:
+                args.append(bound[name])
+        return fun(*args, **kwargs)
+
+    def gradfun(*args, **kwargs):
+        bound = sig.bind(*args, **kwargs)
+        bound.apply_defaults()
+        grads = transforms.grad(call)(dict(bound.arguments))
+        return OrderedDict((name, grads[name]) for name in bound.arguments)
+
+    return _named(gradfun, fun, "multigrad_dict")
+
+
+# --- defining primitives the autograd way ----------------------------------------------------
+
+def primitive(f):
+    """autograd's ``@primitive``: ``f`` becomes an fgrad primitive (named by its module and
+    qualified name, so a library's ``logsumexp`` does not clash with fgrad's own), to be given
+    rules with :func:`defvjp` (autograd's curried form) or :func:`defjvp`.
+
+    >>> import numpy, fgrad
+    >>> from fgrad.autograd import primitive, defvjp
+    >>> @primitive
+    ... def cube(x):
+    ...     return x ** 3
+    >>> defvjp(cube, lambda ans, x: lambda g: g * 3 * x ** 2)
+    >>> float(fgrad.grad(cube)(2.0))
+    12.0
+    """
+    return table.primitive(f, name=f"{f.__module__}.{f.__qualname__}")
+
+
+def _uncurried(maker):
+    """autograd's ``maker(ans, *args, **kwargs) -> (g -> cotangent)`` as fgrad's rule
+    ``(g, ans, *args, **kwargs) -> cotangent``."""
+    def rule(g, ans, *args, **kwargs):
+        return maker(ans, *args, **kwargs)(g)
+
+    rule.__name__ = getattr(maker, "__name__", "vjp")
+    return rule
+
+
+def defvjp(fun, *vjpmakers, argnums=None):
+    """autograd's ``defvjp``: the VJP rules of ``fun`` in autograd's curried form,
+    ``lambda ans, *args, **kwargs: lambda g: cotangent``, one per argument (``None``: zero
+    derivative); ``argnums`` says which arguments they are for. (``fgrad.defvjp`` takes the
+    uncurried ``lambda g, ans, *args: ...``.) See :func:`primitive` for an example."""
+    table.defvjp(fun, *[None if m is None else _uncurried(m) for m in vjpmakers],
+                 argnums=argnums)
+
+
+def defvjp_argnum(fun, vjpmaker):
+    """autograd's ``defvjp_argnum``: one maker for every argument,
+    ``vjpmaker(argnum, ans, args, kwargs) -> (g -> cotangent)``.
+
+    >>> import fgrad
+    >>> from fgrad.autograd import primitive, defvjp_argnum
+    >>> @primitive
+    ... def mul(x, y):
+    ...     return x * y
+    >>> defvjp_argnum(mul, lambda i, ans, args, kwargs: lambda g: g * args[1 - i])
+    >>> [float(v) for v in fgrad.grad(mul, argnums=(0, 1))(2.0, 5.0)]
+    [5.0, 2.0]
+    """
+    n = _positional_count(fun, "defvjp_argnum")
+
+    def maker_for(i):
+        return lambda g, ans, *args, **kwargs: vjpmaker(i, ans, args, kwargs)(g)
+
+    table.defvjp(fun, *[maker_for(i) for i in range(n)])
+
+
+def _positional_count(prim, caller):
+    try:
+        params = list(inspect.signature(prim.impl).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    if any(p.kind == p.VAR_POSITIONAL for p in params) or not params:
+        raise TypeError(f"{caller}({prim.name}): its arguments cannot be counted from its "
+                        "signature; give one rule per argument (defvjp / defjvp)")
+    return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
+               for p in params)
+
+
+def defjvp(fun, *jvpfuns, argnums=None):
+    """autograd's ``defjvp``: ``lambda g, ans, *args, **kwargs: output tangent`` per argument,
+    the same form as ``fgrad.defjvp``.
+
+    >>> import fgrad
+    >>> from fgrad.autograd import primitive, defjvp
+    >>> @primitive
+    ... def square(x):
+    ...     return x * x
+    >>> defjvp(square, lambda g, ans, x: 2 * x * g)
+    >>> float(fgrad.jvp(square, (3.0,), (1.0,))[1])
+    6.0
+    """
+    table.defjvp(fun, *jvpfuns, argnums=argnums)
+
+
+def def_linear(fun):
+    """autograd's ``def_linear``: ``fun`` is linear in each positional argument (multilinear,
+    like a product), so its forward-mode derivative in an argument is ``fun`` itself with the
+    tangent in that argument's place. As in autograd this gives forward mode only; reverse mode
+    needs the transposes, given with :func:`defvjp` (or all at once by ``fgrad.deflinear``).
+
+    >>> import fgrad
+    >>> from fgrad.autograd import primitive, def_linear
+    >>> @primitive
+    ... def scale(a, x):
+    ...     return a * x
+    >>> def_linear(scale)
+    >>> float(fgrad.jvp(lambda x: scale(3.0, x), (1.0,), (2.0,))[1])
+    6.0
+    """
+    for i in range(_positional_count(fun, "def_linear")):
+        fun.jvps[i] = table._linear_jvp(fun, i)
