@@ -17,6 +17,7 @@ import numpy as _onp
 
 import fgrad.numpy as fnp
 from . import errors
+from .fpwarnings import at_user_code
 from .numpy.array_tracer import ArrayTracer
 from .numpy.batch_rules import example_shape, one_at_a_time
 from .pytree import tree_flatten, tree_unflatten
@@ -165,7 +166,8 @@ def vmap(f, in_axes=0, out_axes=0, axis_size=None):
                BatchTracer(trace, x, ax % len(_onp.shape(innermost_meta(x))))
                for x, ax in zip(leaves, axes)]
         try:
-            out = f(*tree_unflatten(in_tree, ins))
+            with at_user_code():
+                out = f(*tree_unflatten(in_tree, ins))
         except ValueError as e:
             if errors.written_into_plain_array(e):
                 raise errors.into_plain_array("vmap") from e

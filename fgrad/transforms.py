@@ -9,6 +9,7 @@ import numpy as _onp
 from . import errors
 from .batching import vmap
 from .dual import DualTrace, DualTracer
+from .fpwarnings import at_user_code
 from .numpy import astype, reshape, stack
 from .pytree import LEAF, tree_flatten, tree_unflatten
 from .tape import Tape, TapeTracer
@@ -253,11 +254,13 @@ def vjp(f, *primals, has_aux=False):
     >>> [float(c) for c in f_vjp(1.0)]
     [3.0, 2.0]
     """
-    rec = Recording(f, primals, "vjp", has_aux, lean=True)
+    with at_user_code():
+        rec = Recording(f, primals, "vjp", has_aux, lean=True)
     out = rec.output()
 
     def vjp_fn(ct):
-        return _pull_back(rec, ct, consume=False)
+        with at_user_code():
+            return _pull_back(rec, ct, consume=False)
 
     return (out, vjp_fn, rec.aux) if has_aux else (out, vjp_fn)
 
@@ -315,26 +318,32 @@ def value_and_grad(f, argnums=0, has_aux=False, holomorphic=False, allow_int=Fal
         g, dyn = _argnums_partial(f, "grad", args, kwargs, argnums)
         if holomorphic:
             _check_holomorphic("grad", tree_flatten(dyn)[0], "input")
-        rec = Recording(g, dyn, "grad", has_aux, lean=True, inputs="guard",
-                        allow_int=allow_int)
-        try:
-            if rec.out_tree.kind != "leaf":
-                raise TypeError("grad requires a function returning one real scalar, but it "
-                                f"returned a {rec.out_tree!r} structure; use jacrev or vjp "
-                                "for several outputs")
-            out = rec.out_vals[0]
-            _check_scalar(out, holomorphic)
-            grads = _pull_back(rec, [value_dtype(innermost_meta(out)).type(1)], consume=True,
-                               checked=True)
-        finally:
-            rec.release()
-        grads = grads[0] if isinstance(argnums, int) else grads
-        value = finish(out)
-        return ((value, rec.aux), grads) if has_aux else (value, grads)
+        with at_user_code():
+            return _value_and_grad(g, dyn, argnums, has_aux, holomorphic, allow_int)
 
     value_and_grad_f.__name__ = f"value_and_grad({getattr(f, '__name__', 'f')})"
     value_and_grad_f.__doc__ = f.__doc__
     return value_and_grad_f
+
+
+def _value_and_grad(g, dyn, argnums, has_aux, holomorphic, allow_int):
+    """value_and_grad_f's work, once the arguments are split and checked."""
+    rec = Recording(g, dyn, "grad", has_aux, lean=True, inputs="guard",
+                    allow_int=allow_int)
+    try:
+        if rec.out_tree.kind != "leaf":
+            raise TypeError("grad requires a function returning one real scalar, but it "
+                            f"returned a {rec.out_tree!r} structure; use jacrev or vjp "
+                            "for several outputs")
+        out = rec.out_vals[0]
+        _check_scalar(out, holomorphic)
+        grads = _pull_back(rec, [value_dtype(innermost_meta(out)).type(1)], consume=True,
+                           checked=True)
+    finally:
+        rec.release()
+    grads = grads[0] if isinstance(argnums, int) else grads
+    value = finish(out)
+    return ((value, rec.aux), grads) if has_aux else (value, grads)
 
 
 def _check_scalar(out, holomorphic):
@@ -409,7 +418,8 @@ def jvp(f, primals, tangents, has_aux=False):
         _check_like("jvp", t, p, "a tangent")
         ins.append(DualTracer(trace, p, t))
     try:
-        out = f(*tree_unflatten(in_tree, ins))
+        with at_user_code():
+            out = f(*tree_unflatten(in_tree, ins))
     except ValueError as e:
         if errors.written_into_plain_array(e):
             raise errors.into_plain_array("jvp") from e
@@ -443,7 +453,8 @@ def linearize(f, *primals):
     >>> float(f_jvp(3.0))
     3.0
     """
-    rec = Recording(f, primals, "linearize")
+    with at_user_code():
+        rec = Recording(f, primals, "linearize")
 
     def jvp_fn(*tangents):
         t_flat, t_tree = tree_flatten(tuple(tangents))
@@ -454,7 +465,8 @@ def linearize(f, *primals):
         for n, p, t in zip(rec.in_nodes, rec.inputs, t_flat):
             _check_like("jvp_fn", t, p, "a tangent")
             seeds[n] = t
-        tans = rec.tape.forward(seeds)
+        with at_user_code():
+            tans = rec.tape.forward(seeds)
         outs = [_zeros_like(v) if n is None or tans.get(n) is None
                 else _fresh(finish(tans[n], v), t_flat)
                 for n, v in zip(rec.out_nodes, rec.out_vals)]
@@ -505,16 +517,17 @@ def jacrev(f, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
         g, dyn = _argnums_partial(f, "jacrev", args, kwargs, argnums)
         if holomorphic:
             _check_holomorphic("jacrev", tree_flatten(dyn)[0], "input")
-        rec = Recording(g, dyn, "jacrev", has_aux, lean=True, inputs="guard",
-                        allow_int=allow_int)
-        try:
-            if holomorphic:
-                _check_holomorphic("jacrev", rec.out_vals, "output")
-            else:
-                _refuse_complex_outputs(rec.out_vals)
-            return _jacrev_blocks(rec, argnums, has_aux)
-        finally:
-            rec.release()
+        with at_user_code():
+            rec = Recording(g, dyn, "jacrev", has_aux, lean=True, inputs="guard",
+                            allow_int=allow_int)
+            try:
+                if holomorphic:
+                    _check_holomorphic("jacrev", rec.out_vals, "output")
+                else:
+                    _refuse_complex_outputs(rec.out_vals)
+                return _jacrev_blocks(rec, argnums, has_aux)
+            finally:
+                rec.release()
 
     jacrev_f.__name__ = f"jacrev({getattr(f, '__name__', 'f')})"
     return jacrev_f
@@ -602,13 +615,14 @@ def jacfwd(f, argnums=0, has_aux=False, holomorphic=False):
             _check_holomorphic("jacfwd", tree_flatten(dyn)[0], "input")
         else:
             _refuse_complex(dyn)
-        rec = Recording(g, dyn, "jacfwd", has_aux, inputs="guard")
-        try:
-            if holomorphic:
-                _check_holomorphic("jacfwd", rec.out_vals, "output")
-            return _jacfwd_blocks(rec, argnums, has_aux)
-        finally:
-            rec.release()
+        with at_user_code():
+            rec = Recording(g, dyn, "jacfwd", has_aux, inputs="guard")
+            try:
+                if holomorphic:
+                    _check_holomorphic("jacfwd", rec.out_vals, "output")
+                return _jacfwd_blocks(rec, argnums, has_aux)
+            finally:
+                rec.release()
 
     jacfwd_f.__name__ = f"jacfwd({getattr(f, '__name__', 'f')})"
     return jacfwd_f

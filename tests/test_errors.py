@@ -418,3 +418,51 @@ def test_float_conversions_name_math_functions_and_percent_formatting_with_what_
     assert shown == ["1.500"]
     with pytest.raises(ConcretizationError, match="comes out with has_aux=True"):
         fgrad.grad(lambda x: float(x) * x)(1.0)
+
+
+# --- numpy's floating-point warnings point at the user's code ------------------------------
+
+def _caught(run):
+    import warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run()
+    return [(w.filename, w.lineno, str(w.message)) for w in caught
+            if issubclass(w.category, RuntimeWarning)]
+
+
+def test_a_warning_from_a_derivative_rule_points_at_the_users_call_and_names_the_rule():
+    import inspect
+    here = __file__
+    line = inspect.currentframe().f_lineno + 1
+    got = _caught(lambda: fgrad.grad(lambda x: np.sqrt(x))(0.0))
+    assert got == [(here, line, "divide by zero encountered in the derivative of sqrt")]
+    for run in (lambda: fgrad.jacrev(np.log)(onp.array([0.0, 1.0])),
+                lambda: fgrad.vjp(np.log, onp.array([0.0]))[1](onp.ones(1)),
+                lambda: fgrad.jacfwd(np.log)(onp.array([0.0, 1.0]))):
+        got = _caught(run)
+        # (log(0) warns in the forward pass too: that one names no derivative)
+        assert all(f == here for f, _, _ in got)
+        assert any(m.endswith("encountered in the derivative of log") for _, _, m in got)
+
+
+def test_a_warning_in_the_forward_pass_points_at_the_users_line_inside_f():
+    here = __file__
+
+    def f(x):
+        return np.sum(np.log(x - 1.0))  # (at x = 1: log(0))
+
+    line = f.__code__.co_firstlineno + 1
+    for run in (lambda: fgrad.grad(f)(onp.array([1.0, 2.0])),
+                lambda: fgrad.jvp(f, (onp.array([1.0, 2.0]),), (onp.ones(2),)),
+                lambda: fgrad.vmap(f)(onp.array([[1.0], [2.0]]))):
+        got = _caught(run)
+        assert (here, line, "divide by zero encountered") in got
+
+
+def test_the_users_errstate_around_a_transform_is_honoured():
+    with onp.errstate(all="ignore"):
+        assert _caught(lambda: fgrad.grad(lambda x: np.sqrt(x))(0.0)) == []
+    with onp.errstate(divide="raise"):
+        with pytest.raises(FloatingPointError, match="divide by zero"):
+            fgrad.grad(lambda x: np.sqrt(x))(0.0)
