@@ -138,11 +138,25 @@ def test_zero_derivative_functions_take_tracers_and_return_plain(name):
             onp.testing.assert_array_equal(a, b)
 
 
+def test_numpys_lazy_submodules_stay_lazy_until_used():
+    import subprocess
+    import sys
+    code = ("import sys, fgrad.numpy as np\n"
+            "lazy = ['numpy.testing', 'numpy.f2py', 'numpy.ma', 'numpy.polynomial']\n"
+            "assert not [m for m in lazy if m in sys.modules], sys.modules.keys()\n"
+            "np.testing.assert_allclose(1.0, 1.0)\n"
+            "import numpy.testing\n"
+            "assert np.testing is numpy.testing and np.ma.masked_array([1]).shape == (1,)\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
 def test_namespace_mirrors_numpy():
     for name in dir(onp):
         if name.startswith("_"):
             continue
         assert hasattr(np, name), f"fgrad.numpy lacks numpy.{name}"
+        if isinstance(getattr(np, name), types.ModuleType):
+            dir(getattr(np, name))  # (numpy's lazily imported submodules: now imported)
         ours, theirs = getattr(np, name), getattr(onp, name)
         if isinstance(theirs, (type, types.ModuleType)) or not callable(theirs):
             if name not in ("linalg", "fft", "random", "r_", "c_"):  # (r_, c_: ours)
