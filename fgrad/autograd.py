@@ -18,6 +18,7 @@ What differs from autograd, on purpose: differentiating with respect to an integ
 of a complex input follows JAX's convention (the conjugate of the steepest-ascent direction),
 which is autograd's as well.
 """
+from typing import Any, Callable, Sequence
 import inspect
 import warnings
 from collections import OrderedDict
@@ -44,7 +45,7 @@ def _named(g, f, what):
 
 # --- the differential operators ------------------------------------------------------------
 
-def grad(fun, argnum=0):
+def grad(fun: Callable[..., Any], argnum: int | Sequence[int] = 0) -> Callable[..., Any]:
     """autograd's ``grad``: the gradient of a real scalar ``fun`` with respect to positional
     argument ``argnum`` (``fgrad.grad(fun, argnums=argnum)``).
 
@@ -56,7 +57,7 @@ def grad(fun, argnum=0):
     return transforms.grad(fun, argnums=argnum)
 
 
-def value_and_grad(fun, argnum=0):
+def value_and_grad(fun: Callable[..., Any], argnum: int | Sequence[int] = 0) -> Callable[..., Any]:
     """autograd's ``value_and_grad``: ``(fun(*args), gradient)`` from one forward pass.
 
     >>> from fgrad.autograd import value_and_grad
@@ -66,7 +67,7 @@ def value_and_grad(fun, argnum=0):
     return transforms.value_and_grad(fun, argnums=argnum)
 
 
-def grad_and_aux(fun, argnum=0):
+def grad_and_aux(fun: Callable[..., Any], argnum: int | Sequence[int] = 0) -> Callable[..., Any]:
     """autograd's ``grad_and_aux``: ``fun`` returns ``(value, aux)``; gives ``(gradient, aux)``.
 
     >>> from fgrad.autograd import grad_and_aux
@@ -77,7 +78,7 @@ def grad_and_aux(fun, argnum=0):
     return transforms.grad(fun, argnums=argnum, has_aux=True)
 
 
-def elementwise_grad(fun, argnum=0):
+def elementwise_grad(fun: Callable[..., Any], argnum: int | Sequence[int] = 0) -> Callable[..., Any]:
     """autograd's ``elementwise_grad``: the vector-Jacobian product with a cotangent of ones,
     which is the derivative of each output entry with respect to its own input entry when
     ``fun`` acts elementwise (for other functions: the gradient of the sum of the outputs).
@@ -94,7 +95,7 @@ def elementwise_grad(fun, argnum=0):
     return _named(gradfun, fun, "elementwise_grad")
 
 
-def jacobian(fun, argnum=0):
+def jacobian(fun: Callable[..., Any], argnum: int | Sequence[int] = 0) -> Callable[..., Any]:
     """autograd's ``jacobian``: shape ``out.shape + in.shape`` (reverse mode, as autograd).
 
     >>> import fgrad.numpy as np
@@ -105,7 +106,7 @@ def jacobian(fun, argnum=0):
     return transforms.jacrev(fun, argnums=argnum)
 
 
-def hessian(fun, argnum=0):
+def hessian(fun: Callable[..., Any], argnum: int | Sequence[int] = 0) -> Callable[..., Any]:
     """autograd's ``hessian``: ``in.shape + in.shape`` for a scalar ``fun`` (fgrad computes it
     forward over reverse).
 
@@ -117,7 +118,7 @@ def hessian(fun, argnum=0):
     return transforms.hessian(fun, argnums=argnum)
 
 
-def make_vjp(fun, argnum=0):
+def make_vjp(fun: Callable[..., Any], argnum: int | Sequence[int] = 0) -> Callable[..., Any]:
     """autograd's ``make_vjp``: ``make_vjp(fun)(*args)`` runs ``fun`` once and returns
     ``(vjp, ans)``; ``vjp(g)`` is the cotangent of argument ``argnum`` (a tuple of them when
     ``argnum`` is a tuple).
@@ -137,7 +138,7 @@ def make_vjp(fun, argnum=0):
     return _named(vjp_maker, fun, "make_vjp")
 
 
-def make_jvp(fun, argnum=0):
+def make_jvp(fun: Callable[..., Any], argnum: int | Sequence[int] = 0) -> Callable[..., Any]:
     """autograd's ``make_jvp``: ``make_jvp(fun)(*args)`` is a function of a tangent ``v`` of
     argument ``argnum`` returning ``(ans, jvp)`` (``fun`` runs once per call of it).
 
@@ -156,7 +157,7 @@ def make_jvp(fun, argnum=0):
     return _named(jvp_maker, fun, "make_jvp")
 
 
-def deriv(fun, argnum=0):
+def deriv(fun: Callable[..., Any], argnum: int | Sequence[int] = 0) -> Callable[..., Any]:
     """autograd's ``deriv``: the JVP with a tangent of ones, the derivative of a function of
     one scalar (elementwise functions: each output entry's derivative, by forward mode).
 
@@ -172,7 +173,7 @@ def deriv(fun, argnum=0):
     return _named(derivfun, fun, "deriv")
 
 
-def make_hvp(fun, argnum=0):
+def make_hvp(fun: Callable[..., Any], argnum: int | Sequence[int] = 0) -> Callable[..., Any]:
     """autograd's ``make_hvp``: ``make_hvp(fun)(*args)`` returns ``(hvp, gradient)``, with
     ``hvp(v)`` the Hessian-vector product at that point (the gradient recorded once, each
     product one reverse pass over it).
@@ -186,7 +187,7 @@ def make_hvp(fun, argnum=0):
     return _named(make_vjp(transforms.grad(fun, argnums=argnum), argnum), fun, "make_hvp")
 
 
-def hessian_tensor_product(fun, argnum=0):
+def hessian_tensor_product(fun: Callable[..., Any], argnum: int | Sequence[int] = 0) -> Callable[..., Any]:
     """autograd's ``hessian_tensor_product`` (alias ``hessian_vector_product``):
     ``hvp(fun)(*args, v)`` is ``H v``, the Hessian of ``fun`` with respect to argument
     ``argnum`` contracted with ``v`` over all of its axes, by forward over reverse mode.
@@ -213,7 +214,7 @@ def hessian_tensor_product(fun, argnum=0):
 hessian_vector_product = hessian_tensor_product
 
 
-def tensor_jacobian_product(fun, argnum=0):
+def tensor_jacobian_product(fun: Callable[..., Any], argnum: int | Sequence[int] = 0) -> Callable[..., Any]:
     """autograd's ``tensor_jacobian_product`` (alias ``vector_jacobian_product``):
     ``tjp(fun)(*args, v)`` contracts ``v`` (shaped like ``fun``'s output) with the Jacobian,
     giving an array shaped like argument ``argnum``: one reverse pass.
@@ -235,7 +236,7 @@ def tensor_jacobian_product(fun, argnum=0):
 vector_jacobian_product = tensor_jacobian_product
 
 
-def holomorphic_grad(fun, argnum=0):
+def holomorphic_grad(fun: Callable[..., Any], argnum: int | Sequence[int] = 0) -> Callable[..., Any]:
     """autograd's ``holomorphic_grad``: the complex derivative f'(z) of a holomorphic ``fun``
     (the gradient of its real part, which is f'(z) by the Cauchy-Riemann equations). Warns, as
     autograd does, when the input is not complex. fgrad's own spelling is
@@ -256,7 +257,7 @@ def holomorphic_grad(fun, argnum=0):
     return _named(gradfun, fun, "holomorphic_grad")
 
 
-def multigrad_dict(fun):
+def multigrad_dict(fun: Callable[..., Any]) -> Callable[..., Any]:
     """autograd's ``multigrad_dict``: the gradient with respect to every argument at once, as
     an ``OrderedDict`` from parameter name to gradient (defaults included; a ``*args``
     parameter's gradient is a tuple, a ``**kwargs`` parameter's a dict).
@@ -292,7 +293,7 @@ def multigrad_dict(fun):
 
 # --- defining primitives the autograd way ----------------------------------------------------
 
-def primitive(f):
+def primitive(f: Callable[..., Any]) -> Any:
     """autograd's ``@primitive``: ``f`` becomes an fgrad primitive (named by its module and
     qualified name, so a library's ``logsumexp`` does not clash with fgrad's own), to be given
     rules with :func:`defvjp` (autograd's curried form) or :func:`defjvp`.
@@ -319,7 +320,8 @@ def _uncurried(maker):
     return rule
 
 
-def defvjp(fun, *vjpmakers, argnums=None):
+def defvjp(fun: Any, *vjpmakers: Callable[..., Any] | None,
+           argnums: Sequence[int] | None = None) -> None:
     """autograd's ``defvjp``: the VJP rules of ``fun`` in autograd's curried form,
     ``lambda ans, *args, **kwargs: lambda g: cotangent``, one per argument (``None``: zero
     derivative); ``argnums`` says which arguments they are for. (``fgrad.defvjp`` takes the
@@ -328,7 +330,7 @@ def defvjp(fun, *vjpmakers, argnums=None):
                  argnums=argnums)
 
 
-def defvjp_argnum(fun, vjpmaker):
+def defvjp_argnum(fun: Any, vjpmaker: Callable[..., Any]) -> None:
     """autograd's ``defvjp_argnum``: one maker for every argument,
     ``vjpmaker(argnum, ans, args, kwargs) -> (g -> cotangent)``.
 
@@ -361,7 +363,8 @@ def _positional_count(prim, caller):
                for p in params)
 
 
-def defjvp(fun, *jvpfuns, argnums=None):
+def defjvp(fun: Any, *jvpfuns: Callable[..., Any] | None,
+           argnums: Sequence[int] | None = None) -> None:
     """autograd's ``defjvp``: ``lambda g, ans, *args, **kwargs: output tangent`` per argument,
     the same form as ``fgrad.defjvp``.
 
@@ -377,7 +380,7 @@ def defjvp(fun, *jvpfuns, argnums=None):
     table.defjvp(fun, *jvpfuns, argnums=argnums)
 
 
-def def_linear(fun):
+def def_linear(fun: Any) -> None:
     """autograd's ``def_linear``: ``fun`` is linear in each positional argument (multilinear,
     like a product), so its forward-mode derivative in an argument is ``fun`` itself with the
     tangent in that argument's place. As in autograd this gives forward mode only; reverse mode

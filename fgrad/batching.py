@@ -13,6 +13,7 @@ A value under a batch tracer cannot be read by Python (``bool(x)``, a rule takin
 the values): it is a whole batch, not one example. That raises ``ConcretizationError``, as
 JAX's ``vmap`` does, never a silently batched constant.
 """
+from typing import Any, Callable
 import numpy as _onp
 
 import fgrad.numpy as fnp
@@ -66,7 +67,7 @@ class BatchTracer(ArrayTracer):
     __ge__ = _batched("greater_equal")
     __eq__ = _batched("equal")
     __ne__ = _batched("not_equal")
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]
 
 
 class BatchTrace(Trace):
@@ -114,7 +115,8 @@ def _axes_for(spec, tree_value, what):
                      "leaves): give an int, None, or a tree of them of the same structure")
 
 
-def vmap(f, in_axes=0, out_axes=0, axis_size=None):
+def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
+         axis_size: int | None = None) -> Callable[..., Any]:
     """``f`` mapped over an axis of its arguments, in one batched pass (JAX's ``vmap``).
 
     ``in_axes``: the mapped axis of every argument (an int, negative counting from the end),
@@ -200,6 +202,6 @@ def vmap(f, in_axes=0, out_axes=0, axis_size=None):
             results.append(v if d == ax else fnp.moveaxis(v, d, ax))
         return tree_unflatten(out_tree, results)
 
-    batched.__wrapped__ = f
+    batched.__wrapped__ = f  # type: ignore[attr-defined]
     batched.__name__ = f"vmap({getattr(f, '__name__', 'f')})"
     return batched

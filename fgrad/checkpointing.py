@@ -12,6 +12,7 @@ It is the same primitive mechanism as :mod:`fgrad.custom` (the recomputation is 
 the dual-number pass the JVP rule), so checkpoints nest, compose with every transform and
 differentiate to any order.
 """
+from typing import Any, Callable
 import numpy as _onp
 
 from . import errors
@@ -105,7 +106,7 @@ class _Checkpointed(_Custom):
                     "draw random numbers outside it and pass them in.")
 
 
-def checkpoint(f):
+def checkpoint(f: Callable[..., Any]) -> Callable[..., Any]:
     """``f``, computed so that reverse mode keeps only its inputs and output, recomputing
     its inside on the backward pass (memory for time; JAX's ``checkpoint``/``remat``).
 

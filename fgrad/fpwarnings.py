@@ -15,6 +15,7 @@ every call): their warnings point at fgrad's line, as before.
 import os
 import sys
 import warnings
+from typing import Any
 
 import numpy as _onp
 
@@ -46,6 +47,7 @@ def _warn(err, flag):
                            module=g.get("__name__"), registry=registry, module_globals=g)
 
 
+_STATE: Any
 try:  # numpy >= 2 keeps the error state in a context variable, which we set directly
     from numpy._core.umath import _extobj_contextvar as _STATE, _make_extobj
 except ImportError:  # numpy 1.x: warnings point at fgrad's lines, as numpy attributes them

@@ -7,6 +7,7 @@ no Python of ``f`` runs. What the trace read from the values (a branch, an ``int
 guard: a call on which a guard comes out otherwise is traced again, and that graph is kept
 beside the first, so each branch is staged once and every call gives the eager result.
 """
+from typing import Any, Callable, Sequence
 import functools
 import inspect
 import threading
@@ -27,7 +28,8 @@ __all__ = ["jit"]
 MAX_TRACES = 8
 
 
-def jit(f, static_argnums=(), static_argnames=()):
+def jit(f: Callable[..., Any], static_argnums: int | Sequence[int] = (),
+        static_argnames: str | Sequence[str] = ()) -> Callable[..., Any]:
     """``f``, staged on its first call for each input signature and replayed afterwards.
 
     A signature is the pytree structure, shapes and dtypes of the arguments and the values of

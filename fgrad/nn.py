@@ -12,6 +12,7 @@ inputs do not overflow.
 >>> float(fgrad.grad(nn.relu)(0.0)), float(fgrad.grad(nn.softplus)(0.0))
 (0.0, 0.5)
 """
+from typing import Any
 import math
 
 import numpy as _onp
@@ -23,28 +24,28 @@ __all__ = ["relu", "sigmoid", "softplus", "log_sigmoid", "silu", "swish", "gelu"
            "softmax", "log_softmax", "logsumexp"]
 
 
-def relu(x):
+def relu(x: Any) -> Any:
     """``max(x, 0)``, with derivative 0 at 0 (JAX's choice)."""
     x = np.asarray(x)
     return np.where(x > 0, x, np.zeros_like(x))
 
 
-def softplus(x):
+def softplus(x: Any) -> Any:
     """``log(1 + exp(x))``, computed without overflow."""
     return np.logaddexp(x, 0.0)
 
 
-def log_sigmoid(x):
+def log_sigmoid(x: Any) -> Any:
     """``log(sigmoid(x)) = -softplus(-x)``."""
     return -softplus(-np.asarray(x))
 
 
-def sigmoid(x):
+def sigmoid(x: Any) -> Any:
     """``1 / (1 + exp(-x))``, without overflow for large ``|x|``."""
     return np.exp(log_sigmoid(x))
 
 
-def silu(x):
+def silu(x: Any) -> Any:
     """``x * sigmoid(x)`` (``swish``)."""
     return np.asarray(x) * sigmoid(x)
 
@@ -52,7 +53,7 @@ def silu(x):
 swish = silu
 
 
-def gelu(x, approximate=True):
+def gelu(x: Any, approximate: bool = True) -> Any:
     """The Gaussian error linear unit, ``x * Phi(x)``: by default the tanh approximation, as
     JAX's default; ``approximate=False`` uses ``erf`` (it needs scipy)."""
     x = np.asarray(x)
@@ -63,7 +64,7 @@ def gelu(x, approximate=True):
     return 0.5 * x * (1.0 + special.erf(x / math.sqrt(2.0)))
 
 
-def one_hot(x, num_classes, dtype=_onp.float64, axis=-1):
+def one_hot(x: Any, num_classes: int, dtype: Any = _onp.float64, axis: int = -1) -> Any:
     """``x``'s integer entries as one-hot vectors of ``num_classes`` entries along ``axis``
     (out-of-range entries give all zeros, as in JAX). No derivative (its input is integers)."""
     x = _onp.asarray(x)
@@ -80,7 +81,7 @@ def _shifted(x, axis):
     return x - m, m
 
 
-def logsumexp(x, axis=None, keepdims=False):
+def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """``log(sum(exp(x)))`` over ``axis``, without overflow."""
     s, m = _shifted(x, axis)
     with _onp.errstate(divide="ignore"):  # every entry -inf: -inf, as JAX gives
@@ -88,13 +89,13 @@ def logsumexp(x, axis=None, keepdims=False):
     return out if keepdims else np.squeeze(out, axis=axis)
 
 
-def softmax(x, axis=-1):
+def softmax(x: Any, axis: Any = -1) -> Any:
     """``exp(x) / sum(exp(x))`` along ``axis``, without overflow."""
     e = np.exp(_shifted(x, axis)[0])
     return e / np.sum(e, axis=axis, keepdims=True)
 
 
-def log_softmax(x, axis=-1):
+def log_softmax(x: Any, axis: Any = -1) -> Any:
     """``x - logsumexp(x)`` along ``axis``, without overflow."""
     s = _shifted(x, axis)[0]
     return s - np.log(np.sum(np.exp(s), axis=axis, keepdims=True))

@@ -8,6 +8,7 @@ insertion order; an OrderedDict keeps its own order, a defaultdict its default f
 Other classes become nodes with ``register_pytree_node`` (``register_dataclass`` for
 dataclasses); everything else is a leaf.
 """
+from typing import Any, Callable
 from collections import OrderedDict, defaultdict
 
 from . import errors
@@ -61,10 +62,10 @@ NONE = TreeDef("none", None, ())
 
 # class -> (flatten(obj) -> (children, aux), unflatten(aux, children) -> obj): the users'
 # node types (register_pytree_node)
-_NODES = {}
+_NODES: dict[type, Any] = {}
 
 
-def register_pytree_node(cls, flatten, unflatten):
+def register_pytree_node(cls: type, flatten: Callable[..., Any], unflatten: Callable[..., Any]) -> None:
     """Make instances of ``cls`` pytree nodes (JAX's signature): ``flatten(obj)`` returns
     ``(children, aux)``, the children an iterable of subtrees and ``aux`` hashable data kept in
     the tree's structure; ``unflatten(aux, children)`` rebuilds the object.
@@ -83,13 +84,13 @@ def register_pytree_node(cls, flatten, unflatten):
     _NODES[cls] = (flatten, unflatten)
 
 
-def tree_flatten(tree, is_leaf=None):
+def tree_flatten(tree: Any, is_leaf: Callable[..., Any] | None = None) -> tuple[list, Any]:
     """Return ``(leaves, treedef)``; ``is_leaf(subtree)`` true stops the descent there.
 
     >>> tree_flatten({"b": 2.0, "a": (1.0, None)})
     ([1.0, 2.0], {'a': (*, None,), 'b': *})
     """
-    leaves = []
+    leaves: list = []
     return leaves, _flatten(tree, leaves, is_leaf)
 
 
@@ -145,7 +146,7 @@ def _sorted_keys(d):
         raise errors.mixed_keys("fgrad", d.keys()) from None
 
 
-def tree_unflatten(treedef, leaves):
+def tree_unflatten(treedef: Any, leaves: Any) -> Any:
     """Inverse of :func:`tree_flatten`; ``leaves`` may be any iterable."""
     if leaves.__class__ is not list:
         leaves = list(leaves)
@@ -180,7 +181,7 @@ def _unflatten(td, it):
     return td.keys(*children)  # a namedtuple
 
 
-def tree_map(f, tree, *rest, is_leaf=None):
+def tree_map(f: Callable[..., Any], tree: Any, *rest: Any, is_leaf: Callable[..., Any] | None = None) -> Any:
     """Apply ``f`` leaf by leaf to one tree, or to several trees of the same structure (the
     others may hold whole subtrees where ``tree`` has a leaf, as in JAX).
 
@@ -213,11 +214,11 @@ def _prefix_leaves(td, tree, out):
     return all(_prefix_leaves(c, t, out) for c, t in zip(td.children, node[2]))
 
 
-def tree_leaves(tree, is_leaf=None):
+def tree_leaves(tree: Any, is_leaf: Callable[..., Any] | None = None) -> list:
     """The leaves of ``tree``, in ``tree_flatten``'s order."""
     return tree_flatten(tree, is_leaf)[0]
 
 
-def tree_structure(tree, is_leaf=None):
+def tree_structure(tree: Any, is_leaf: Callable[..., Any] | None = None) -> Any:
     """The ``TreeDef`` of ``tree``."""
     return tree_flatten(tree, is_leaf)[1]

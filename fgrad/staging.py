@@ -18,6 +18,7 @@ While a trace runs, it is its thread's ambient staging trace (``tracer.STAGING``
 over as they are then, and ``fgrad.numpy.random`` draws anew. ``jitting.py`` keeps the graphs
 per input signature; ``passes.py`` shortens them.
 """
+from typing import Any, Callable, Sequence
 import operator
 from threading import get_ident
 
@@ -106,7 +107,7 @@ class StageTracer(ArrayTracer):
     __ge__ = _comparison(_onp.greater_equal)
     __eq__ = _comparison(_onp.equal)
     __ne__ = _comparison(_onp.not_equal)
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]
 
 
 class StageTrace(Trace):
@@ -193,7 +194,7 @@ def _is_value(a):
         not isinstance(a, bool)
 
 
-def make_graph(f, static_argnums=()):
+def make_graph(f: Callable[..., Any], static_argnums: int | Sequence[int] = ()) -> Callable[..., Any]:
     """``make_graph(f)(*args)`` traces ``f`` once on ``args`` and returns its :class:`Graph`.
 
     The graph is plain data: ``str(graph)`` lists one node per primitive call

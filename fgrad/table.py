@@ -16,7 +16,7 @@ they can be differentiated again: that is all higher-order derivatives need.
 """
 import inspect
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as _onp
 
@@ -24,11 +24,11 @@ from . import errors
 from .tracer import STAGING, Tracer, ambient, first_tracer, innermost
 from .values import PLAIN_OPERANDS
 
-PRIMITIVES = {}  # name -> Primitive: the one table
-_BUILTIN = set()  # names defined by fgrad itself, which users may not replace
+PRIMITIVES: dict[str, "Primitive"] = {}  # name -> Primitive: the one table
+_BUILTIN: set[str] = set()  # names defined by fgrad itself, which users may not replace
 # numpy's qualified name ("var", "linalg.norm") -> Function: public fgrad.numpy functions
 # composed of primitives, each checked as a whole from its own Spec
-FUNCTIONS = {}
+FUNCTIONS: dict[str, Any] = {}
 
 
 @dataclass
@@ -184,7 +184,8 @@ def _zero(*args, **params):
     return None
 
 
-def primitive(f=None, *, name=None, spec=None):
+def primitive(f: Callable[..., Any] | None = None, *, name: str | None = None,
+              spec: "Spec | None" = None) -> Any:
     """Register a numpy-level function as a new primitive in the table; returns it.
 
     Give it rules with :func:`defvjp` and :func:`defjvp` (written with ``fgrad.numpy``), and a
@@ -207,7 +208,8 @@ def primitive(f=None, *, name=None, spec=None):
     return p
 
 
-def defvjp(prim, *rules, argnums=None):
+def defvjp(prim: "Primitive", *rules: Callable[..., Any] | None,
+           argnums: Sequence[int] | None = None) -> None:
     """Set the VJP rules of ``prim``, one per argument (``None`` means a zero derivative).
 
     A rule is ``lambda g, ans, *args, **params: cotangent``. ``argnums`` says which arguments the
@@ -247,7 +249,8 @@ def _check_vjp_signature(prim, argnum, rule):
             f"rule with fgrad.autograd.defvjp, which takes autograd's form")
 
 
-def defjvp(prim, *rules, argnums=None):
+def defjvp(prim: "Primitive", *rules: Callable[..., Any] | None,
+           argnums: Sequence[int] | None = None) -> None:
     """Set the JVP rules of ``prim``, one per argument (``None`` means a zero derivative).
 
     A rule is ``lambda t, ans, *args, **params: output tangent`` (shaped like ``ans``); the
@@ -257,7 +260,7 @@ def defjvp(prim, *rules, argnums=None):
         prim.jvps[i] = _zero if r is None else r
 
 
-def defbatch(prim, rule):
+def defbatch(prim: "Primitive", rule: Callable[..., Any]) -> None:
     """Set how ``vmap`` runs ``prim`` on a whole batch in one call (without a rule it runs
     once per example). ``rule(prim, size, vals, dims, **params) -> (out, out_axis)``:
     ``vals`` are the arguments with the batch in them, ``dims`` each one's batch axis (None
@@ -274,7 +277,7 @@ def defbatch(prim, rule):
     prim.batch = rule
 
 
-def deflinear(prim, *vjp_rules):
+def deflinear(prim: "Primitive", *vjp_rules: Callable[..., Any] | None) -> None:
     """``prim`` is linear in each argument the rules are given for (for several arguments:
     multilinear, like ``multiply`` or ``matmul``). Its JVP for argument i is the primitive
     itself with the tangent in place of argument i; only the transposes (VJPs) are written.

@@ -4,6 +4,7 @@ Each is a thin layer over two mechanisms: the tape (``tape.Tape``: record, then 
 or forward) and dual numbers (``dual.DualTrace``). Pytrees, ``argnums`` and ``has_aux`` are
 handled here, once, so the mechanisms only ever see flat lists of values.
 """
+from typing import Any, Callable, Sequence
 import numpy as _onp
 
 from . import errors
@@ -13,8 +14,8 @@ from .fpwarnings import at_user_code
 from .numpy import astype, reshape, stack
 from .pytree import LEAF, tree_flatten, tree_unflatten
 from .tape import Tape, TapeTracer
-from .tracer import (Tracer, innermost, innermost_meta, semantics_of_its_own, strip,
-                     value_dtype)
+from .tracer import (Tracer, below_transforms, innermost_meta,
+                     semantics_of_its_own, strip, value_dtype)
 from .values import LEAVES, PYTHON_NUMBERS, copied
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev",
@@ -244,7 +245,7 @@ def _check_like(name, given, ref, what):
 
 # --- the transforms ---------------------------------------------------------------------
 
-def vjp(f, *primals, has_aux=False):
+def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple:
     """Run ``f(*primals)`` and return ``(out, vjp_fn)``; ``vjp_fn(ct)`` gives one cotangent per
     primal, as a tuple. With ``has_aux=True``, ``f`` returns ``(out, aux)`` and ``vjp`` returns
     ``(out, vjp_fn, aux)``. ``vjp_fn`` may be called many times.
@@ -304,7 +305,8 @@ def _shaped_like(ct, x):
     return ct
 
 
-def value_and_grad(f, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
+def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
+                   holomorphic: bool = False, allow_int: bool = False) -> Callable[..., Any]:
     """Like :func:`grad`, but the function returns ``(value, gradient)`` from one forward pass
     (with aux: ``((value, aux), gradient)``).
 
@@ -362,7 +364,8 @@ def _check_scalar(out, holomorphic):
                         "of a holomorphic function pass holomorphic=True.")
 
 
-def grad(f, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
+def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False,
+         allow_int: bool = False) -> Callable[..., Any]:
     """The gradient of a real-scalar function ``f`` with respect to argument(s) ``argnums``.
 
     The result has the pytree structure of the chosen argument (a tuple of them when
@@ -393,7 +396,8 @@ def grad(f, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     return grad_f
 
 
-def jvp(f, primals, tangents, has_aux=False):
+def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
+        has_aux: bool = False) -> tuple:
     """Forward mode: ``(f(*primals), J·tangents)``, by dual numbers.
 
     ``primals`` and ``tangents`` are tuples (or lists) of the same structure and shapes. With
@@ -444,7 +448,7 @@ def jvp(f, primals, tangents, has_aux=False):
     return res + (aux,) if has_aux else res
 
 
-def linearize(f, *primals):
+def linearize(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
     """Run ``f`` once and return ``(out, jvp_fn)``; ``jvp_fn(*tangents)`` pushes tangents
     through the recorded tape with the JVP rules, without running ``f`` again.
 
@@ -498,7 +502,8 @@ def _assemble(parts, lead_shape, tail_shape, axis, out, x):
     return finish(reshape(stack(parts, axis=axis), tuple(lead_shape) + tuple(tail_shape)))
 
 
-def jacrev(f, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
+def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False,
+           allow_int: bool = False) -> Callable[..., Any]:
     """The Jacobian of ``f`` by reverse mode: one backward pass per output element.
 
     For an output of shape ``S_out`` and input of shape ``S_in`` the result has shape
@@ -595,7 +600,8 @@ def _jacrev_blocks(rec, argnums, has_aux):
 jacobian = jacrev
 
 
-def jacfwd(f, argnums=0, has_aux=False, holomorphic=False):
+def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
+           holomorphic: bool = False) -> Callable[..., Any]:
     """The Jacobian of ``f`` by forward mode: records ``f`` once, then one forward sweep of
     the tape per input element. Same result layout as :func:`jacrev`.
 
@@ -668,7 +674,8 @@ def _jacfwd_blocks(rec, argnums, has_aux):
     return (jac, rec.aux) if has_aux else jac
 
 
-def hessian(f, argnums=0, has_aux=False, holomorphic=False):
+def hessian(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
+            holomorphic: bool = False) -> Callable[..., Any]:
     """``jacfwd(jacrev(f))``: shape ``in.shape + in.shape`` for a scalar ``f``. Complex inputs
     need ``holomorphic=True``, as for :func:`jacfwd`; ``has_aux=True``: ``f`` returns
     ``(output, aux)`` and the result is ``(hessian, aux)``, as in JAX.
@@ -681,7 +688,7 @@ def hessian(f, argnums=0, has_aux=False, holomorphic=False):
                   has_aux=has_aux, holomorphic=holomorphic)
 
 
-def stop_gradient(x):
+def stop_gradient(x: Any) -> Any:
     """``x`` itself, with zero derivative in every mode and at every nesting level.
 
     Works through lists, tuples and dicts. A traced array comes back as a plain copy of its
@@ -691,4 +698,6 @@ def stop_gradient(x):
     >>> float(fgrad.grad(lambda x: x * fgrad.stop_gradient(x))(3.0))
     3.0
     """
-    return strip(x, lambda t: copied(innermost(t)))
+    # (below the differentiating transforms only: under vmap the value stays a batch, and
+    # a staged graph records it)
+    return strip(x, lambda t: copied(below_transforms(t)))

@@ -13,6 +13,7 @@ wants one flat vector (scipy.optimize): a tree of arrays to a vector, and back.
 >>> unravel(flat)["w"].shape
 (2, 2)
 """
+from typing import Any, Callable, Sequence
 import dataclasses
 
 import numpy as _onp
@@ -26,7 +27,8 @@ __all__ = ["TreeDef", "register_pytree_node", "register_dataclass", "tree_flatte
            "tree_unflatten", "tree_map", "tree_leaves", "tree_structure", "ravel_pytree"]
 
 
-def register_dataclass(cls=None, data_fields=None, meta_fields=()):
+def register_dataclass(cls: type | None = None, data_fields: Sequence[str] | None = None,
+                       meta_fields: Sequence[str] = ()) -> Any:
     """Make a dataclass a pytree node: its ``data_fields`` (default: every field not in
     ``meta_fields``) are children, its ``meta_fields`` static data of the structure (hashable).
     Usable as a decorator.
@@ -59,7 +61,7 @@ def register_dataclass(cls=None, data_fields=None, meta_fields=()):
     return cls
 
 
-def ravel_pytree(tree):
+def ravel_pytree(tree: Any) -> tuple[Any, Callable[..., Any]]:
     """``(flat, unravel)``: the leaves of ``tree`` ravelled and joined into one vector (of
     their common dtype), and the function that rebuilds the tree from such a vector, each
     leaf with its own shape and dtype. Traced leaves give a traced vector, and ``unravel`` of

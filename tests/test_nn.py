@@ -47,3 +47,15 @@ def test_exact_gelu_uses_erf():
     onp.testing.assert_allclose(nn.gelu(X, approximate=False),
                                 0.5 * X * (1 + erf(X / math.sqrt(2))), rtol=1e-13)
     check_grads(lambda x: nn.gelu(x, approximate=False), (X,))
+
+
+def test_stop_gradient_and_the_stable_helpers_work_under_vmap():
+    # stop_gradient had read the batch's values (a ConcretizationError under vmap), and the
+    # stable softmax/logsumexp take their shift through it
+    xs = onp.array([[0.5, -1.0, 2.0], [1.0, 1.0, 1.0]])
+    for f, want in [(nn.logsumexp, lambda x: onp.log(onp.sum(onp.exp(x)))),
+                    (nn.softmax, lambda x: onp.exp(x) / onp.sum(onp.exp(x)))]:
+        onp.testing.assert_allclose(fgrad.vmap(f)(xs), [want(x) for x in xs], rtol=1e-14)
+    f = lambda x: x * fgrad.stop_gradient(x)  # noqa: E731
+    onp.testing.assert_array_equal(fgrad.vmap(fgrad.grad(f))(onp.array([1.0, 2.0])),
+                                   [1.0, 2.0])

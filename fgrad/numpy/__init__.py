@@ -15,6 +15,8 @@ and ``fft`` submodules. Beyond numpy's names this module has ``getitem`` and the
 has JAX's ``x.at[idx]`` too); ``array_tracer`` gives a traced value its ndarray
 operators and methods.
 """
+from typing import TYPE_CHECKING, Any
+
 import numpy as _onp
 
 from . import counting as _counting
@@ -44,6 +46,9 @@ for _family in (_elementwise, _reductions, _statistics, _layout, _joining, _prod
 from .joining import c_, r_  # noqa: E402  (index objects, not functions)
 from . import fft, linalg, random  # noqa: E402  (ours, before numpy's modules are copied)
 _mirror(_onp, globals(), "")
+
+if TYPE_CHECKING:  # numpy's other names are filled in above at import: to a type checker, Any
+    def __getattr__(name: str) -> Any: ...
 
 # a tracer's array surface (operators, ndarray methods): it calls this namespace's functions
 from . import array_tracer as _array_tracer  # noqa: E402,F401

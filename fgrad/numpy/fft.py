@@ -23,6 +23,8 @@ transposes follow JAX's convention: the unconjugated transpose under the pairing
 """
 import warnings
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as _onp
 from numpy.lib.array_utils import normalize_axis_index as _normalize_axis
 
@@ -400,3 +402,6 @@ def _add_notes():
 
 _add_notes()
 mirror(_onp.fft, globals(), "fft.")
+
+if TYPE_CHECKING:  # numpy's other names are filled in above at import: to a type checker, Any
+    def __getattr__(name: str) -> Any: ...

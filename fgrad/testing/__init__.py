@@ -7,6 +7,7 @@ checks the whole VJP with one scalar at any size. For ``order > 1`` it checks th
 functions themselves the same way, so order 2 covers fwd-of-fwd, rev-of-fwd, fwd-of-rev and
 rev-of-rev. Tolerances are per element, never scaled by array size.
 """
+from typing import Any, Callable, Sequence
 import numpy as _onp
 
 from ..pytree import tree_flatten, tree_unflatten
@@ -17,8 +18,9 @@ __all__ = ["check_grads", "check_batching"]
 _MODE_NAMES = {"fwd": "jvp", "rev": "vjp"}
 
 
-def check_grads(f, args, order=2, modes=("fwd", "rev"), eps=1e-6, rtol=1e-5, atol=1e-6,
-                seed=0):
+def check_grads(f: Callable[..., Any], args: tuple, order: int = 2,
+                modes: Sequence[str] = ("fwd", "rev"), eps: float = 1e-6, rtol: float = 1e-5,
+                atol: float = 1e-6, seed: int = 0) -> float:
     """Check ``f``'s derivatives at ``args`` in every mode of ``modes`` up to ``order``.
 
     ``args`` is a tuple of float64 or complex128 arrays or pytrees (the positional arguments,

@@ -26,6 +26,8 @@ Conventions (each is also stated on the function it concerns):
   2-norm/Frobenius norm take complex values (JAX's convention).
 """
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as _onp
 
 from .solving import (  # noqa: F401
@@ -40,3 +42,6 @@ from .array_api import (  # noqa: F401
 from ..namespace import mirror
 
 mirror(_onp.linalg, globals(), "linalg.")
+
+if TYPE_CHECKING:  # numpy's other names are filled in above at import: to a type checker, Any
+    def __getattr__(name: str) -> Any: ...
