@@ -529,7 +529,7 @@ def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: boo
                 if holomorphic:
                     _check_holomorphic("jacrev", rec.out_vals, "output")
                 else:
-                    _refuse_complex_outputs(rec.out_vals)
+                    _refuse_complex(rec.out_vals, "jacrev: output", _COMPLEX_OUTPUT)
                 return _jacrev_blocks(rec, argnums, has_aux)
             finally:
                 rec.release()
@@ -538,16 +538,13 @@ def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: boo
     return jacrev_f
 
 
-def _refuse_complex_outputs(outs):
-    for i, v in enumerate(outs):
+def _refuse_complex(leaves, where, why):
+    """Without ``holomorphic=True``: a complex leaf is a TypeError saying ``why`` (after
+    "<where> leaf i is complex (dtype). ")."""
+    for i, v in enumerate(leaves):
         dtype = value_dtype(innermost_meta(v))
         if dtype.kind == "c":
-            raise TypeError(
-                f"jacrev: output leaf {i} is complex ({dtype}). Reverse mode pulls back real "
-                "unit cotangents, so unless the function is holomorphic the Jacobian would "
-                "miss the output's imaginary part. For a holomorphic function pass "
-                "holomorphic=True (the result is then df/dz); for complex outputs of real "
-                "inputs use jacfwd; or call vjp with the cotangents you need.")
+            raise TypeError(f"{where} leaf {i} is complex ({dtype}). {why}")
 
 
 def _all_at_once(sweep, like, out_axes):
@@ -620,7 +617,7 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: boo
         if holomorphic:
             _check_holomorphic("jacfwd", tree_flatten(dyn)[0], "input")
         else:
-            _refuse_complex(dyn)
+            _refuse_complex(tree_flatten(dyn)[0], "jacfwd: input", _COMPLEX_INPUT)
         with at_user_code():
             rec = Recording(g, dyn, "jacfwd", has_aux, inputs="guard")
             try:
@@ -634,16 +631,16 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: boo
     return jacfwd_f
 
 
-def _refuse_complex(args):
-    for i, x in enumerate(tree_flatten(args)[0]):
-        dtype = value_dtype(innermost_meta(x))
-        if dtype.kind == "c":
-            raise TypeError(
-                f"jacfwd: input leaf {i} is complex ({dtype}). Forward mode pushes real tangents "
-                "only, so unless the function is holomorphic the Jacobian would miss the "
-                "imaginary direction. For a real function of complex inputs use jacrev or "
-                "grad; for a holomorphic function pass holomorphic=True (the result is then "
-                "df/dz).")
+_COMPLEX_OUTPUT = (
+    "Reverse mode pulls back real unit cotangents, so unless the function is holomorphic the "
+    "Jacobian would miss the output's imaginary part. For a holomorphic function pass "
+    "holomorphic=True (the result is then df/dz); for complex outputs of real inputs use "
+    "jacfwd; or call vjp with the cotangents you need.")
+_COMPLEX_INPUT = (
+    "Forward mode pushes real tangents only, so unless the function is holomorphic the "
+    "Jacobian would miss the imaginary direction. For a real function of complex inputs use "
+    "jacrev or grad; for a holomorphic function pass holomorphic=True (the result is then "
+    "df/dz).")
 
 
 def _jacfwd_blocks(rec, argnums, has_aux):
