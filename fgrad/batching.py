@@ -167,15 +167,8 @@ def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
         ins = [x if ax is None else
                BatchTracer(trace, x, ax % len(_onp.shape(innermost_meta(x))))
                for x, ax in zip(leaves, axes)]
-        try:
-            with at_user_code():
-                out = f(*tree_unflatten(in_tree, ins))
-        except ValueError as e:
-            if errors.written_into_plain_array(e):
-                raise errors.into_plain_array("vmap") from e
-            raise
-        finally:
-            trace.alive = False
+        with at_user_code():
+            out = trace.run(f, tree_unflatten(in_tree, ins), "vmap")
         out_leaves, out_tree = tree_flatten(out)
         oaxes = _axes_for(out_axes if not isinstance(out_axes, list) else tuple(out_axes),
                           out, "out_axes")

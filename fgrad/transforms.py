@@ -188,15 +188,11 @@ class Recording:
             self.in_nodes = [t._node for t in tracers]
         try:
             try:
-                out = f(*tree_unflatten(self.in_tree, tracers))
+                out = tape.run(f, tree_unflatten(self.in_tree, tracers), fname)
             except ValueError as e:
-                if errors.written_into_plain_array(e):
-                    raise errors.into_plain_array(fname) from e
                 if tape.guarded and "read-only" in str(e):
                     raise errors.input_written(fname) from e
                 raise
-            finally:
-                tape.alive = False
             self.aux = None
             if has_aux:
                 out, self.aux = _split_aux(out, fname)
@@ -364,8 +360,8 @@ def _check_scalar(out, holomorphic):
                         "of a holomorphic function pass holomorphic=True.")
 
 
-def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False,
-         allow_int: bool = False) -> Callable[..., Any]:
+def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
+         holomorphic: bool = False, allow_int: bool = False) -> Callable[..., Any]:
     """The gradient of a real-scalar function ``f`` with respect to argument(s) ``argnums``.
 
     The result has the pytree structure of the chosen argument (a tuple of them when
@@ -421,15 +417,8 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
     for p, t in zip(flat, t_flat):
         _check_like("jvp", t, p, "a tangent")
         ins.append(DualTracer(trace, p, t))
-    try:
-        with at_user_code():
-            out = f(*tree_unflatten(in_tree, ins))
-    except ValueError as e:
-        if errors.written_into_plain_array(e):
-            raise errors.into_plain_array("jvp") from e
-        raise
-    finally:
-        trace.alive = False
+    with at_user_code():
+        out = trace.run(f, tree_unflatten(in_tree, ins), "jvp")
     aux = None
     if has_aux:
         out, aux = _split_aux(out, "jvp")
@@ -502,8 +491,8 @@ def _assemble(parts, lead_shape, tail_shape, axis, out, x):
     return finish(reshape(stack(parts, axis=axis), tuple(lead_shape) + tuple(tail_shape)))
 
 
-def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False,
-           allow_int: bool = False) -> Callable[..., Any]:
+def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
+           holomorphic: bool = False, allow_int: bool = False) -> Callable[..., Any]:
     """The Jacobian of ``f`` by reverse mode: one backward pass per output element.
 
     For an output of shape ``S_out`` and input of shape ``S_in`` the result has shape
