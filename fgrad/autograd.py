@@ -78,7 +78,8 @@ def grad_and_aux(fun: Callable[..., Any], argnum: int | Sequence[int] = 0) -> Ca
     return transforms.grad(fun, argnums=argnum, has_aux=True)
 
 
-def elementwise_grad(fun: Callable[..., Any], argnum: int | Sequence[int] = 0) -> Callable[..., Any]:
+def elementwise_grad(fun: Callable[..., Any],
+                     argnum: int | Sequence[int] = 0) -> Callable[..., Any]:
     """autograd's ``elementwise_grad``: the vector-Jacobian product with a cotangent of ones,
     which is the derivative of each output entry with respect to its own input entry when
     ``fun`` acts elementwise (for other functions: the gradient of the sum of the outputs).
@@ -187,7 +188,8 @@ def make_hvp(fun: Callable[..., Any], argnum: int | Sequence[int] = 0) -> Callab
     return _named(make_vjp(transforms.grad(fun, argnums=argnum), argnum), fun, "make_hvp")
 
 
-def hessian_tensor_product(fun: Callable[..., Any], argnum: int | Sequence[int] = 0) -> Callable[..., Any]:
+def hessian_tensor_product(fun: Callable[..., Any],
+                           argnum: int | Sequence[int] = 0) -> Callable[..., Any]:
     """autograd's ``hessian_tensor_product`` (alias ``hessian_vector_product``):
     ``hvp(fun)(*args, v)`` is ``H v``, the Hessian of ``fun`` with respect to argument
     ``argnum`` contracted with ``v`` over all of its axes, by forward over reverse mode.
@@ -214,7 +216,8 @@ def hessian_tensor_product(fun: Callable[..., Any], argnum: int | Sequence[int] 
 hessian_vector_product = hessian_tensor_product
 
 
-def tensor_jacobian_product(fun: Callable[..., Any], argnum: int | Sequence[int] = 0) -> Callable[..., Any]:
+def tensor_jacobian_product(fun: Callable[..., Any],
+                            argnum: int | Sequence[int] = 0) -> Callable[..., Any]:
     """autograd's ``tensor_jacobian_product`` (alias ``vector_jacobian_product``):
     ``tjp(fun)(*args, v)`` contracts ``v`` (shaped like ``fun``'s output) with the Jacobian,
     giving an array shaped like argument ``argnum``: one reverse pass.
@@ -236,7 +239,8 @@ def tensor_jacobian_product(fun: Callable[..., Any], argnum: int | Sequence[int]
 vector_jacobian_product = tensor_jacobian_product
 
 
-def holomorphic_grad(fun: Callable[..., Any], argnum: int | Sequence[int] = 0) -> Callable[..., Any]:
+def holomorphic_grad(fun: Callable[..., Any],
+                     argnum: int | Sequence[int] = 0) -> Callable[..., Any]:
     """autograd's ``holomorphic_grad``: the complex derivative f'(z) of a holomorphic ``fun``
     (the gradient of its real part, which is f'(z) by the Cauchy-Riemann equations). Warns, as
     autograd does, when the input is not complex. fgrad's own spelling is

@@ -65,7 +65,8 @@ NONE = TreeDef("none", None, ())
 _NODES: dict[type, Any] = {}
 
 
-def register_pytree_node(cls: type, flatten: Callable[..., Any], unflatten: Callable[..., Any]) -> None:
+def register_pytree_node(cls: type, flatten: Callable[..., Any],
+                         unflatten: Callable[..., Any]) -> None:
     """Make instances of ``cls`` pytree nodes (JAX's signature): ``flatten(obj)`` returns
     ``(children, aux)``, the children an iterable of subtrees and ``aux`` hashable data kept in
     the tree's structure; ``unflatten(aux, children)`` rebuilds the object.
@@ -181,7 +182,8 @@ def _unflatten(td, it):
     return td.keys(*children)  # a namedtuple
 
 
-def tree_map(f: Callable[..., Any], tree: Any, *rest: Any, is_leaf: Callable[..., Any] | None = None) -> Any:
+def tree_map(f: Callable[..., Any], tree: Any, *rest: Any,
+             is_leaf: Callable[..., Any] | None = None) -> Any:
     """Apply ``f`` leaf by leaf to one tree, or to several trees of the same structure (the
     others may hold whole subtrees where ``tree`` has a leaf, as in JAX).
 

@@ -194,7 +194,8 @@ def _is_value(a):
         not isinstance(a, bool)
 
 
-def make_graph(f: Callable[..., Any], static_argnums: int | Sequence[int] = ()) -> Callable[..., Any]:
+def make_graph(f: Callable[..., Any],
+               static_argnums: int | Sequence[int] = ()) -> Callable[..., Any]:
     """``make_graph(f)(*args)`` traces ``f`` once on ``args`` and returns its :class:`Graph`.
 
     The graph is plain data: ``str(graph)`` lists one node per primitive call
