@@ -1,5 +1,6 @@
 """The workloads' and peers' names, importable without numpy (the command line reads them before it
 sizes the thread pools)."""
 NAMES = ("scalar_chain", "mlp", "elementwise_1e6", "matmul_chain", "rosenbrock_hessian",
-         "tanh_derivatives", "layer_jacobian", "rnn", "logreg", "svi", "per_example")
+         "tanh_derivatives", "layer_jacobian", "rnn", "logreg", "svi", "per_example",
+         "vjp_only_hessian")
 PEERS = ("autograd", "jax", "jax.jit", "torch")

@@ -1,5 +1,5 @@
-"""The targets of issue 5 and of the staging issue (fgrad.jit), each a ratio measured within
-one run, and whether it is met.
+"""The targets of issue 5, of the staging issue (fgrad.jit) and of later issues, each a ratio
+measured within one run, and whether it is met.
 
 ``fgrad / X <= limit`` for time (median against median) or peak memory; "faster than X" is
 ``fgrad / X < 1``. A target whose rows are missing (a peer not installed, a case not run) is
@@ -89,7 +89,15 @@ TARGETS = (
        Target("per_example: vmap(grad) <= 3x one gradient of the mean loss", "per_example",
               "width 64, batch 128", "fgrad mean grad", 3.0),
        Target("per_example: vmap(grad) at least 10x faster than the loop of grads",
-              "per_example", "width 64, batch 128", "fgrad loop", 0.1)]
+              "per_example", "width 64, batch 128", "fgrad loop", 0.1),
+       # (issue 20: forward mode transposes a VJP-only primitive's rule; hessian stays
+       # forward over reverse only while that beats reverse over reverse)
+       Target("vjp_only_hessian: hessian <= 1.3x the same with fgrad's own exp",
+              "vjp_only_hessian", "hessian", "fgrad built-in exp", 1.3),
+       Target("vjp_only_hessian: hessian (forward over reverse) <= reverse over reverse",
+              "vjp_only_hessian", "hessian", "fgrad rev-over-rev", 1.0),
+       Target("vjp_only_hessian: hessian <= 0.7x autograd's (reverse over reverse)",
+              "vjp_only_hessian", "hessian", "autograd", 0.7)]
 )
 
 

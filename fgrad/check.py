@@ -7,10 +7,14 @@ spec's order (order 2 checks both modes of the derivative too). The batching col
 ``vmap`` of the entry against numpy.stack of its calls (``fgrad.testing.check_batching``):
 ``ok``, ``loop`` (a primitive batched one example at a time), ``reads`` (the entry reads its
 arguments' values, so under ``vmap`` it raises ``ConcretizationError``: not yet batched),
-``-`` (no argument to map) or ``FAIL``. Exit code 0 only if every rule passes.
+``-`` (no argument to map) or ``FAIL``. A JVP column reading ``ok(T)`` checked a JVP rule
+derived from the VJP rule by transposing it (the primitive has no JVP rule of its own for
+some argument: ``fgrad.tangents``). Exit code 0 only if every rule passes. ``--import MODULE``
+imports a module first, so the primitives it registers (with a ``Spec``) are checked too.
 ``python -m fgrad coverage`` prints docs/coverage.md (``--write`` updates it).
 """
 import argparse
+import importlib
 import sys
 
 import numpy as _onp
@@ -26,6 +30,7 @@ from .table import checked, entry_name
 from .errors import ConcretizationError
 from .numpy.batch_rules import one_at_a_time
 from .table import Primitive
+from .tangents import derived
 from .testing import as_function, check_batching, check_grads, random_case
 
 
@@ -64,12 +69,24 @@ def check_batched(entry, rng):
     return "ok", ""
 
 
+def _derived_jvp(entry):
+    """Whether forward mode transposes a VJP rule of ``entry`` (a primitive) for an argument
+    its spec differentiates."""
+    if not isinstance(entry, Primitive) or entry.jvp_joint is not None or entry.spec is None:
+        return False
+    spec = entry.spec
+    return any(derived(entry, i) for shapes, _ in spec.cases for i in range(len(shapes))
+               if spec.arg_domain(i) != "bool")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m fgrad", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     chk = sub.add_parser("check", help="check every rule against finite differences")
     chk.add_argument("--seed", type=int, default=0)
     chk.add_argument("--trials", type=int, default=3, help="random draws per spec case")
+    chk.add_argument("--import", dest="modules", action="append", default=[],
+                     metavar="MODULE", help="import MODULE first (your primitives)")
     chk.add_argument("names", nargs="*", help="only these entries (primitives, np.<name>)")
     cov = sub.add_parser("coverage", help="print docs/coverage.md: every numpy function's status")
     cov.add_argument("--write", metavar="PATH", nargs="?", const="docs/coverage.md",
@@ -78,6 +95,8 @@ def main(argv=None):
     if args.command == "coverage":
         return _coverage(args.write)
 
+    for module in args.modules:
+        importlib.import_module(module)
     rng = _onp.random.default_rng(args.seed)
     entries = checked()
     names = args.names or sorted(entries)
@@ -85,9 +104,9 @@ def main(argv=None):
     if unknown:
         parser.error(f"no such table entry: {', '.join(unknown)}")
     width = max(map(len, names)) + 1
-    print(f"{'entry':<{width}} {'VJP':<5} {'JVP':<5} {'order':>5} {'worst rel err':>14} "
+    print(f"{'entry':<{width}} {'VJP':<5} {'JVP':<6} {'order':>5} {'worst rel err':>14} "
           f"{'batching':<8}  result")
-    failures, batching = [], {}
+    failures, batching, transposed = [], {}, 0
     for name in names:
         prim = entries[name]
         vjp_ok, jvp_ok, worst, msg = check_primitive(prim, rng, args.trials)
@@ -95,7 +114,10 @@ def main(argv=None):
         batching[batch] = batching.get(batch, 0) + 1
         passed = vjp_ok and jvp_ok and batch != "FAIL"
         order = prim.spec.order if prim.spec else "-"
-        print(f"{name:<{width}} {'ok' if vjp_ok else 'FAIL':<5} {'ok' if jvp_ok else 'FAIL':<5} "
+        jvp = "ok" if jvp_ok else "FAIL"
+        if _derived_jvp(prim):
+            jvp, transposed = jvp + "(T)", transposed + 1
+        print(f"{name:<{width}} {'ok' if vjp_ok else 'FAIL':<5} {jvp:<6} "
               f"{order:>5} {worst:>14.2e} {batch:<8}  {'pass' if passed else 'FAIL'}")
         if not passed:
             failures.append((name, msg or batch_msg))
@@ -103,6 +125,10 @@ def main(argv=None):
           f"composed np.* functions; VJP and JVP checked to their order against central "
           f"finite differences, vmap against stacked calls)")
     print("batching: " + ", ".join(f"{n} {k}" for k, n in sorted(batching.items())))
+    if transposed:
+        print(f"ok(T): the JVP rule is derived from the VJP rule by transposing it "
+              f"({transposed} {'entry' if transposed == 1 else 'entries'}; forward mode costs "
+              "a transpose per call there)")
     if not args.names:
         failed = {name for name, _ in failures}
         numpy_names = differentiable_names()

@@ -18,8 +18,8 @@ primitive's rules call the user's functions:
 ================  =====================================  ======================================
 
 *Transposing* a map that is linear in its tangent (the jvp rule) or in its cotangent (``bwd``)
-means recording it on a fresh tape at a zero input and running that tape backward, since
-``<L t, c> = <t, L^T c>``. The map is written with ``fgrad.numpy``, so its transpose is
+means recording it on a fresh tape at a zero input and running that tape backward
+(``fgrad.transpose``). The map is written with ``fgrad.numpy``, so its transpose is
 differentiable again, and ``hessian`` of a custom function needs no special case.
 
 **Forward mode of a custom_vjp function transposes bwd** rather than differentiating the
@@ -46,8 +46,8 @@ from . import errors
 from .numpy import add, astype, concatenate, getitem, ravel, real, reshape
 from .pytree import tree_flatten, tree_map, tree_unflatten
 from .table import Primitive
-from .tape import Tape, TapeTracer
-from .tracer import Tracer, ambient, first_tracer, innermost, innermost_meta, staging
+from .tracer import Tracer, ambient, first_tracer, innermost_meta, staging
+from .transpose import transpose
 from .values import copied
 
 __all__ = ["custom_jvp", "custom_vjp"]
@@ -66,11 +66,6 @@ def _inexact(v):
 
 def _dtype(v):
     return _onp.result_type(innermost_meta(v))
-
-
-def _zeros(v):
-    v = innermost_meta(v)
-    return _onp.zeros(_onp.shape(v), _onp.result_type(v))
 
 
 def _zero_tangent(v):
@@ -288,48 +283,10 @@ def _match(ct, td, where):
     return [c for child, sub in zip(children, td.children) for c in _match(child, sub, where)]
 
 
-def _show(v):
-    """A value for an error message: its numbers, abbreviated when there are many."""
-    v = _onp.asarray(v)
-    if v.size <= 6:
-        return repr(v.tolist())
-    return f"an array of shape {v.shape} (largest magnitude {_onp.max(_onp.abs(v)):.3g})"
-
-
 def _short(v):
     if isinstance(v, (tuple, list, dict)):
         return f"a {type(v).__name__} of length {len(v)}"
     return f"a {type(v).__name__}"
-
-
-# --- transposing a linear map -------------------------------------------------------------
-
-def _transpose(fn, like, cts, nonlinear, context):
-    """``L^T cts`` for the linear map ``L = fn`` (a list of values to a list of values, None
-    for zero), one cotangent per input (None for zero): ``fn`` is recorded on a fresh tape at
-    a zero input and the tape is run backward from ``cts``. A map that gives a nonzero output
-    for the zero input is not linear; ``nonlinear(k, value)`` makes the error to raise.
-    ``context`` explains, in front of a conversion error, why the input is traced."""
-    tape = Tape("transpose", lean=True, inputs="keep")  # walked once, backward, here
-    ins = [tape.new_input(_zeros(x)) for x in like]
-    try:
-        outs = fn(ins)
-    except (errors.ConcretizationError, errors.NoDerivativeRuleError) as e:
-        raise type(e)(f"{context}: {e}") from e
-    finally:
-        tape.alive = False
-    seeds = []
-    for k, (o, c) in enumerate(zip(outs, cts)):
-        if o is None:
-            continue
-        ours = o.__class__ is TapeTracer and o._trace is tape
-        v = innermost(o._value if ours else o)
-        if _onp.any(v != 0):
-            raise nonlinear(k, _show(v))
-        if ours and c is not None:
-            seeds.append((o._node, c))
-    back = tape.backward(seeds, consume=True) if seeds else {}
-    return [back.get(t._node) for t in ins]
 
 
 # --- the primitive ------------------------------------------------------------------------
@@ -608,7 +565,7 @@ class custom_vjp(_Custom):
                 f"{v} rather than zero for argument {call.leaf_arg[k]}")
 
         like = [_onp.zeros(shape, dtype) for _, shape, dtype, _, _ in call.var]
-        return _transpose(lambda gs: self._bwd_leaves(call, res, gs, leaves), like, tangents,
+        return transpose(lambda gs: self._bwd_leaves(call, res, gs, leaves), like, tangents,
                           nonlinear, f"{self._describe()}: forward mode (jvp, jacfwd, "
                           "hessian) runs bwd on a traced cotangent g to transpose it, so bwd "
                           "must handle g with fgrad.numpy")
@@ -770,7 +727,7 @@ class custom_jvp(_Custom):
                 f"its tangent_out is {v} rather than zero (at output leaf "
                 f"{call.var[k][0]}); is a primal value added to the tangent?")
 
-        cts = _transpose(rule, [leaves[j] for j in diff], gs, nonlinear,
+        cts = transpose(rule, [leaves[j] for j in diff], gs, nonlinear,
                          f"{self._describe()}: reverse mode (grad, vjp, jacrev) runs the jvp "
                          "rule on traced tangents to transpose it, so the rule must handle "
                          "the tangents with fgrad.numpy")

@@ -7,8 +7,8 @@ pass. (``linearize`` and ``jacfwd`` instead record a tape once and sweep it per 
 import numpy as _onp
 
 from . import errors
-from .accumulate import output_tangent
 from .numpy.array_tracer import ArrayTracer
+from .tangents import output_tangent
 from .tracer import STAGING, Trace, Tracer, ambient, semantics_of_its_own
 
 

@@ -56,12 +56,18 @@ def no_derivative_in(name, arg, why):
 
 
 def missing_rule(name, argnum, what):
-    define = "fgrad.defvjp" if what == "VJP" else "fgrad.defjvp"
-    var = "g" if what == "VJP" else "t"
+    """A primitive with no rule for a differentiated argument: ``what`` is the mode's ("VJP";
+    "JVP" only when there is no VJP rule either, which forward mode would transpose)."""
+    if what == "VJP":
+        return NoDerivativeRuleError(
+            f"primitive {name} has no VJP rule for argument {argnum}, which is being "
+            f"differentiated. Add one with fgrad.defvjp({name}, lambda g, ans, *args: ..., "
+            f"argnums=({argnum},)), or use forward mode (jvp, jacfwd).")
     return NoDerivativeRuleError(
-        f"primitive {name} has no {what} rule for argument {argnum}, which is being "
-        f"differentiated. Add one with {define}({name}, lambda {var}, ans, *args: ..., "
-        f"argnums=({argnum},)), or use a transform of the other mode.")
+        f"primitive {name} has no JVP rule for argument {argnum}, which is being "
+        f"differentiated, nor a VJP rule to transpose in its place. Add one with "
+        f"fgrad.defjvp({name}, lambda t, ans, *args: ..., argnums=({argnum},)) or "
+        f"fgrad.defvjp({name}, lambda g, ans, *args: ..., argnums=({argnum},)).")
 
 
 # what else converts a value with float() or complex(), and the way round it

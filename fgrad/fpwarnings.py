@@ -33,7 +33,7 @@ def _warn(err, flag):
     whose derivative rule met it when a tape's sweep was running one."""
     frame, rule = sys._getframe(1), None
     while frame is not None and _ours(frame.f_code.co_filename):
-        if rule is None and frame.f_code.co_name in ("_walk", "forward"):
+        if rule is None and frame.f_code.co_name in ("_walk", "sweep_forward"):  # the sweeps
             node = frame.f_locals.get("node")  # (read only here, when a warning is raised)
             rule = getattr(getattr(node, "prim", None), "name", None)
         frame = frame.f_back

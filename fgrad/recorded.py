@@ -17,6 +17,7 @@ Entries are data (primitive, inputs, parameters, value), the same nodes the tran
 import numpy as _onp
 
 from .pytree import tree_flatten
+from .tangents import sweep_forward
 from .tracer import innermost
 from .transforms import Recording, finish
 
@@ -106,7 +107,7 @@ class RecordedTape:
                              f"inputs' {self._rec.in_tree!r}")
         seeds = {n: _onp.asarray(t, _onp.result_type(innermost(x)))
                  for n, x, t in zip(self._rec.in_nodes, self._rec.inputs, t_flat)}
-        return self._named(self._rec.tape.forward(seeds))
+        return self._named(sweep_forward(self._rec.tape, seeds))
 
     def adjoints(self, cotangent=1.0):
         """Reverse mode: every entry's adjoint (the derivative of ``<cotangent, out>`` with

@@ -83,6 +83,9 @@ class Primitive:
     def __init__(self, name, impl, spec=None, doc=None):
         self.name, self.impl, self.spec = name, impl, spec
         self.vjps, self.jvps = {}, {}
+        # JVP rules made from VJP rules by transposing them, for arguments without a JVP
+        # rule, on first use in forward mode (``fgrad.tangents``)
+        self.derived_jvps = {}
         self.vjp_by_argnum = None  # a VJP rule taking the argnum first, for variadic primitives
         # optional JVP taking every argument's tangent at once (None for zero), for n-ary
         # primitives where per-argument JVPs would repeat work: (tangents, ans, *args, **params)
@@ -169,18 +172,13 @@ class Primitive:
             rule = self.vjps[i] = _bind_argnum(self.vjp_by_argnum, i)
         return rule
 
-    def jvp(self, i):
-        rule = self.jvps.get(i)
-        if rule is None:
-            raise errors.missing_rule(self.name, i, "JVP")
-        return rule
-
 
 def _bind_argnum(rule, i):
     return lambda g, ans, *args, **params: rule(i, g, ans, *args, **params)
 
 
-def _zero(*args, **params):
+def zero_rule(*args, **params):
+    """The rule of an argument whose derivative is zero (given as ``None``)."""
     return None
 
 
@@ -214,7 +212,15 @@ def defvjp(prim: "Primitive", *rules: Callable[..., Any] | None,
 
     A rule is ``lambda g, ans, *args, **params: cotangent``. ``argnums`` says which arguments the
     rules are for (default 0, 1, ...). autograd's curried form ``lambda ans, x: lambda g: ...``
-    is refused here, when the rule is registered, with the form fgrad expects.
+    is refused here, when the rule is registered, with the form fgrad expects. For an argument
+    with no JVP rule, forward mode (``jvp``, ``jacfwd``, ``hessian``) transposes this rule,
+    which must be linear in ``g`` (``fgrad.tangents``):
+
+    >>> import fgrad
+    >>> square = fgrad.primitive(lambda x: x * x, name="my_vjp_only_square")
+    >>> fgrad.defvjp(square, lambda g, ans, x: 2.0 * g * x)
+    >>> float(fgrad.hessian(square)(3.0))  # forward over reverse: the VJP rule, transposed
+    2.0
     """
     for i, r in zip(argnums or range(len(rules)), rules):
         if r is not None:
@@ -224,7 +230,8 @@ def defvjp(prim: "Primitive", *rules: Callable[..., Any] | None,
 
 def _set_vjps(prim, rules, argnums=None):
     for i, r in zip(argnums or range(len(rules)), rules):
-        prim.vjps[i] = _zero if r is None else r
+        prim.vjps[i] = zero_rule if r is None else r
+        prim.derived_jvps.pop(i, None)  # (made from the rule replaced)
 
 
 def _check_vjp_signature(prim, argnum, rule):
@@ -257,7 +264,7 @@ def defjvp(prim: "Primitive", *rules: Callable[..., Any] | None,
     contributions of several arguments are added.
     """
     for i, r in zip(argnums or range(len(rules)), rules):
-        prim.jvps[i] = _zero if r is None else r
+        prim.jvps[i] = zero_rule if r is None else r
 
 
 def defbatch(prim: "Primitive", rule: Callable[..., Any]) -> None:

@@ -6,8 +6,8 @@ parameters, its output and the nodes its inputs came from. Nodes are plain data,
 execution order, so the tape is already topologically sorted:
 
 * the backward pass walks it in reverse, calling each primitive's VJP rules;
-* the forward sweep (``linearize``) walks it in order, calling the JVP rules, so Jacobian
-  columns cost one sweep each without running the Python function again.
+* the forward sweep (``linearize``; ``fgrad.tangents``) walks it in order, calling the JVP
+  rules, so Jacobian columns cost one sweep each without running the Python function again.
 
 Rules are called on the recorded values, which are tracers of outer transforms when
 derivatives are nested; the rule's own operations are then recorded by those transforms,
@@ -19,7 +19,7 @@ import weakref
 import numpy as _onp
 
 from . import errors
-from .accumulate import add_any, output_tangent
+from .accumulate import add_any
 from .numpy.array_tracer import ArrayTracer
 from .numpy.elementwise import real
 from .tracer import STAGING, Trace, Tracer, ambient, semantics_of_its_own, value_dtype
@@ -298,21 +298,6 @@ class Tape(Trace):
             _clear(reached)
             raise
         return _take_cotangents(reached)
-
-    def forward(self, seeds):
-        """Push input tangents (``{input node: tangent}``) through the tape in order; returns
-        ``{node: tangent}`` for every node reached."""
-        tans = dict(seeds)
-        get = tans.get
-        for node in self.nodes:
-            ts = list(map(get, node.parents))  # (None, a constant's parent, is never a key)
-            for t in ts:
-                if t is not None:
-                    out = output_tangent(node.prim, ts, node.ans, node.args, node.params)
-                    if out is not None:
-                        tans[node] = out
-                    break
-        return tans
 
 
 # below this size a constant is simply copied at each use (cheaper than comparing it with a

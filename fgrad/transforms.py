@@ -13,6 +13,7 @@ from .dual import DualTrace, DualTracer
 from .fpwarnings import at_user_code
 from .numpy import astype, reshape, stack
 from .pytree import LEAF, tree_flatten, tree_unflatten
+from .tangents import sweep_forward
 from .tape import Tape, TapeTracer
 from .tracer import (Tracer, below_transforms, innermost_meta,
                      semantics_of_its_own, strip, value_dtype)
@@ -459,7 +460,7 @@ def linearize(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., 
             _check_like("jvp_fn", t, p, "a tangent")
             seeds[n] = t
         with at_user_code():
-            tans = rec.tape.forward(seeds)
+            tans = sweep_forward(rec.tape, seeds)
         outs = [_zeros_like(v) if n is None or tans.get(n) is None
                 else _fresh(finish(tans[n], v), t_flat)
                 for n, v in zip(rec.out_nodes, rec.out_vals)]
@@ -641,7 +642,7 @@ def _jacfwd_blocks(rec, argnums, has_aux):
         in_shape = _onp.shape(innermost_meta(x))
 
         def sweep(e, n=n):
-            tans = rec.tape.forward({n: e})
+            tans = sweep_forward(rec.tape, {n: e})
             return [_zeros_like(val) if node is None or tans.get(node) is None else tans[node]
                     for node, val in zip(rec.out_nodes, rec.out_vals)]
 

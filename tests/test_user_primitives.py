@@ -1,4 +1,6 @@
 """Users add primitives to the same table the built-ins use, and every transform uses them."""
+import re
+
 import numpy as onp
 import pytest
 
@@ -81,10 +83,20 @@ def test_deflinear_gives_the_jvp_from_the_transpose():
 
 def test_missing_rule_for_a_user_primitive_names_it():
     half = fgrad.primitive(lambda x: x / 2, name="my_half")
-    fgrad.defvjp(half, lambda g, ans, x: g / 2)
-    assert fgrad.grad(half)(1.0) == 0.5
-    with pytest.raises(fgrad.NoDerivativeRuleError, match="my_half has no JVP rule"):
-        fgrad.jvp(half, (1.0,), (1.0,))
+    fgrad.defjvp(half, lambda t, ans, x: t / 2)
+    assert fgrad.jvp(half, (1.0,), (1.0,))[1] == 0.5
+    with pytest.raises(fgrad.NoDerivativeRuleError, match=re.escape(
+            "primitive my_half has no VJP rule for argument 0, which is being differentiated. "
+            "Add one with fgrad.defvjp(my_half, lambda g, ans, *args: ..., argnums=(0,)), or "
+            "use forward mode (jvp, jacfwd).")):
+        fgrad.grad(half)(1.0)
+    bare = fgrad.primitive(lambda x: x / 2, name="my_bare_half")
+    with pytest.raises(fgrad.NoDerivativeRuleError, match=re.escape(
+            "primitive my_bare_half has no JVP rule for argument 0, which is being "
+            "differentiated, nor a VJP rule to transpose in its place. Add one with "
+            "fgrad.defjvp(my_bare_half, lambda t, ans, *args: ..., argnums=(0,)) or "
+            "fgrad.defvjp(my_bare_half, lambda g, ans, *args: ..., argnums=(0,)).")):
+        fgrad.jvp(bare, (1.0,), (1.0,))
 
 
 def test_none_rule_means_zero_derivative():

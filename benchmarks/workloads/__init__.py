@@ -3,11 +3,11 @@ from ..names import NAMES
 from .arrays import ELEMENTWISE, MATMUL
 from .batched import PER_EXAMPLE
 from .inference import SVI
-from .jacobians import LAYER_JACOBIAN, ROSENBROCK
+from .jacobians import LAYER_JACOBIAN, ROSENBROCK, VJP_ONLY_HESSIAN
 from .nets import LOGREG, MLP, RNN
 from .scalar import SCALAR_CHAIN, TANH_DERIVATIVES
 
 WORKLOADS = [SCALAR_CHAIN, MLP, ELEMENTWISE, MATMUL, ROSENBROCK, TANH_DERIVATIVES,
-             LAYER_JACOBIAN, RNN, LOGREG, SVI, PER_EXAMPLE]
+             LAYER_JACOBIAN, RNN, LOGREG, SVI, PER_EXAMPLE, VJP_ONLY_HESSIAN]
 BY_NAME = {w.name: w for w in WORKLOADS}
 assert tuple(BY_NAME) == NAMES, "benchmarks/names.py lists the workloads in this order"

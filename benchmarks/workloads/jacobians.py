@@ -83,3 +83,74 @@ LAYER_JACOBIAN = Workload(
     "layer_jacobian", "jacfwd and jacrev of an R^100 -> R^100 layer",
     "the 100 x 100 Jacobian of tanh(W x + b) w.r.t. x; numpy hand = diag(1 - y^2) W",
     build_layer_jacobian)
+
+
+def cox_loglik(ns, exp, beta, X, events):
+    """Cox's partial log-likelihood, rows sorted by decreasing time (no ties), so that row
+    i's risk set is rows 0..i: the model lifelines fits, written as it writes it."""
+    eta = X @ beta
+    return ns.sum(events * (eta - ns.log(ns.cumsum(exp(eta)))))
+
+
+def cox_hessian_by_hand(beta, X, events):
+    """Closed form: -sum_i d_i (Q_i / W_i - S_i S_i^T / W_i^2) over risk-set sums of w = e^eta,
+    w x and w x x^T."""
+    w = numpy.exp(X @ beta)
+    W = numpy.cumsum(w)
+    S = numpy.cumsum(w[:, None] * X, axis=0)
+    Q = numpy.cumsum(w[:, None, None] * X[:, :, None] * X[:, None, :], axis=0)
+    terms = Q / W[:, None, None] - S[:, :, None] * S[:, None, :] / (W * W)[:, None, None]
+    return -numpy.einsum("i,ijk->jk", events, terms)
+
+
+def _exp_with_a_vjp_only(b):
+    """``exp`` as a library written for autograd defines its own (lifelines' ``safe_exp``):
+    a primitive with a VJP rule and no JVP rule, in fgrad's and in autograd's API."""
+    if b.name == "fgrad":
+        import fgrad
+        p = fgrad.primitive(numpy.exp, name="bench_exp_with_a_vjp_only")
+        fgrad.defvjp(p, lambda g, ans, x: g * ans)
+        return p
+    if b.name == "autograd":
+        from autograd.extend import defvjp, primitive
+        p = primitive(numpy.exp)
+        defvjp(p, lambda ans, x: lambda g: g * ans)
+        return p
+    return None  # (JAX and torch have no VJP-only primitive that their hessian accepts)
+
+
+REV_REV, BUILT_IN = "fgrad rev-over-rev", "fgrad built-in exp"
+
+
+def build_vjp_only_hessian(backends, size):
+    n, d = (300, 10) if size == "full" else (8, 3)
+    rng = numpy.random.default_rng(8)
+    X = rng.standard_normal((n, d)) / numpy.sqrt(d)
+    events = (rng.uniform(size=n) < 0.7).astype(float)
+    beta = 0.3 * rng.standard_normal(d)
+    fg, np_ = backends["fgrad"], backends["numpy"]
+
+    def of(b, transform=None, exp=None):
+        exp = exp or _exp_with_a_vjp_only(b)
+        if exp is None:
+            return None
+        h = (transform or b.hessian)(lambda v: cox_loglik(b.ns, exp, v, X, events))
+        return lambda: h(beta)
+
+    import fgrad
+    refs = {"deriv": of(fg)(), "forward": cox_loglik(numpy, numpy.exp, beta, X, events)}
+    impls = [Impl(FGRAD, fg, of(fg)),
+             Impl(REV_REV, fg, of(fg, lambda f: fgrad.jacrev(fgrad.jacrev(f)))),
+             Impl(BUILT_IN, fg, of(fg, exp=fg.ns.exp)),
+             Impl(FWD, np_, lambda: cox_loglik(numpy, numpy.exp, beta, X, events), "forward"),
+             Impl(HAND, np_, lambda: cox_hessian_by_hand(beta, X, events))]
+    return [Case("hessian", impls + peer_impls(backends, of, skip=("fgrad.jit",)), refs,
+                 rtol=1e-9, atol=1e-9)]
+
+
+VJP_ONLY_HESSIAN = Workload(
+    "vjp_only_hessian", "hessian through a primitive with a VJP rule only",
+    "hessian of a Cox partial log-likelihood (300 rows, 10 coefficients) whose exp is a user "
+    "primitive with a VJP rule only, as libraries written for autograd define them; beside the "
+    "same with fgrad's exp, and reverse over reverse; numpy hand = the closed form",
+    build_vjp_only_hessian)
