@@ -311,7 +311,9 @@ def primitive(f: Callable[..., Any]) -> Any:
     >>> float(fgrad.grad(cube)(2.0))
     12.0
     """
-    return table.primitive(f, name=f"{f.__module__}.{f.__qualname__}")
+    # (a numpy or scipy ufunc, which autograd-gamma wraps, has a name but no module)
+    where = getattr(f, "__module__", None) or f"{type(f).__module__}.{type(f).__name__}"
+    return table.primitive(f, name=f"{where}.{getattr(f, '__qualname__', f.__name__)}")
 
 
 def _uncurried(maker):

@@ -193,3 +193,18 @@ def test_a_rule_written_with_plain_numpy_on_g_says_what_to_do():
             "cotangent g, so the rule must handle g with fgrad.numpy, or give it a JVP rule "
             "with fgrad.defjvp(my_numpy_rule_exp, ..., argnums=(0,)): ")):
         fgrad.jvp(p, (X,), (T,))
+
+
+def test_autograd_gamma_style_primitive_of_a_scipy_ufunc():
+    """autograd-gamma wraps scipy's ufuncs (which have no ``__module__``) with autograd's
+    ``@primitive`` and gives them VJP rules only: lifelines' generalized gamma model's
+    Hessian goes through them."""
+    sc = pytest.importorskip("scipy.special", reason="scipy is an optional extra")
+    erf = fgrad.autograd.primitive(sc.erf)
+    assert erf.name == "numpy.ufunc.erf"
+    fgrad.autograd.defvjp(erf, lambda ans, x: lambda g: g * 2.0 / onp.sqrt(onp.pi) *
+                          np.exp(-x * x))
+    # d2/dx2 erf(x) = -4x / sqrt(pi) e^{-x^2}
+    onp.testing.assert_allclose(fgrad.hessian(lambda x: np.sum(erf(x)))(X),
+                                onp.diag(-4 * X / onp.sqrt(onp.pi) * onp.exp(-X * X)),
+                                rtol=1e-14)
