@@ -23,6 +23,7 @@ from .graph import Graph, GuardError
 from .staging import make_graph
 from .jitting import jit
 from .batching import vmap
+from .taylor import derivatives, jet
 from . import autograd, nn, tree_util  # (autograd's spellings, jax.nn helpers, jax.tree_util)
 
 __version__ = "0.1.0"
@@ -34,4 +35,5 @@ __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacre
            "tree_map", "tree_leaves", "tree_structure", "tree_util", "nn", "autograd",
            "NoDerivativeRuleError", "ConcretizationError", "TracerMutationError",
            "EscapedTracerError", "custom_jvp", "custom_vjp", "checkpoint", "remat",
-           "ClosedOverTracerError", "make_graph", "Graph", "GuardError", "jit", "vmap"]
+           "ClosedOverTracerError", "make_graph", "Graph", "GuardError", "jit", "vmap",
+           "jet", "derivatives"]

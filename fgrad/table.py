@@ -15,6 +15,7 @@ Either may return ``None`` for an exact zero. Rules must be written with ``fgrad
 they can be differentiated again: that is all higher-order derivatives need.
 """
 import inspect
+from math import comb
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
@@ -113,6 +114,11 @@ class Primitive:
         # "others": the rule for each argument reads the other ones (multilinear maps, so a
         # product with a constant keeps only the constant). None keeps everything.
         self.residuals = None
+        # how ``jet`` expands it: ``(series, ans, *args, **params) -> [y_1, ..., y_K]``
+        # (``fgrad.jet``); and, for an elementwise function whose derivative reads only its
+        # inputs, those derivatives ``d_i(ans, *args)``, from which ``jet`` expands it instead
+        self.taylor = None
+        self.derivatives = None
         # how ``vmap`` runs it on a whole batch (``fgrad.numpy.batch_rules``); None: once per
         # example
         self.batch = None
@@ -308,12 +314,67 @@ def _linear_jvps(prim, vjp_rules):
     for i, r in enumerate(vjp_rules):
         if r is not None:
             prim.jvps[i] = _linear_jvp(prim, i)
+    prim.taylor = _multilinear_taylor(prim, {i for i, r in enumerate(vjp_rules)
+                                             if r is not None})
+
+
+def _multilinear_taylor(prim, linear):
+    """``jet``'s rule for a map linear in each argument of ``linear``: Leibniz's rule, the
+    n-th term ``sum over j_1 + ... + j_m = n of n! / (j_1! ... j_m!) prim(a_1[j_1], ...)``
+    over the arguments with terms (a linear map: ``prim`` of each term)."""
+    def rule(series, ans, *args, **params):
+        moving = [i for i, s in enumerate(series) if s is not None]
+        if not set(moving) <= linear:
+            return NotImplemented  # (a nonlinear argument varies: jet expands it otherwise)
+        out = []
+        for n in range(1, len(series[moving[0]]) + 1):
+            total = None
+            for js in _compositions(n, len(moving)):
+                terms = list(args)
+                for i, j in zip(moving, js):
+                    terms[i] = series[i][j - 1] if j else args[i]
+                if any(t is None for t in terms):
+                    continue
+                c = _multinomial(n, js)
+                v = prim(*terms, **params)
+                v = v if c == 1 else c * v
+                total = v if total is None else total + v
+            out.append(total)
+        return out
+    return rule
+
+
+def _compositions(n, m):
+    """Every ``(j_1, ..., j_m)`` of non-negative integers summing to ``n``."""
+    if m == 1:
+        yield (n,)
+        return
+    for j in range(n + 1):
+        for rest in _compositions(n - j, m - 1):
+            yield (j,) + rest
+
+
+def _multinomial(n, js):
+    out = 1
+    for j in js:
+        out *= comb(n, j)
+        n -= j
+    return out
 
 
 def _linear_jvp(prim, i):
     if i == 0:
         return lambda t, ans, x, /, *rest, **params: prim(t, *rest, **params)
     return lambda t, ans, *args, **params: prim(*args[:i], t, *args[i + 1:], **params)
+
+
+def _jointly_linear_taylor(prim):
+    """``jet``'s rule for a map linear in all its arguments together: the map of each term."""
+    def rule(series, ans, *args, **params):
+        order = len(next(s for s in series if s is not None))
+        return [prim(*[_zeros_like(x) if s is None or s[k] is None else s[k]
+                       for s, x in zip(series, args)], **params) for k in range(order)]
+    return rule
 
 
 def _jointly_linear_jvp(prim):
@@ -332,7 +393,7 @@ def _zeros_like(x):
 
 def define(name, impl, vjps=(), jvps=None, *, linear=False, spec=None, doc=None,
            vjp_by_argnum=None, jointly_linear=False, check_call=None, residuals=None,
-           batch=None, cls=None):
+           batch=None, cls=None, taylor=None, derivatives=None):
     """Make a built-in primitive and its rules in one statement (used by the rule families).
 
     Variadic primitives give ``vjp_by_argnum(argnum, g, ans, *args, **params)`` instead of one
@@ -341,7 +402,9 @@ def define(name, impl, vjps=(), jvps=None, *, linear=False, spec=None, doc=None,
     ufuncs' keyword arguments). ``residuals=(argnums, ans)`` says what the VJP rules read
     beyond shapes and dtypes (see ``Primitive``); ``batch`` is its batching rule (see
     ``fgrad.numpy.batch_rules``); ``cls`` a subclass of ``Primitive`` to make it with (the
-    ufuncs', which has their methods)."""
+    ufuncs', which has their methods); ``taylor`` its rule for ``jet``, or ``derivatives``
+    (``d_i(ans, *args)`` reading no ``ans``) from which ``jet`` expands an elementwise
+    function (linear maps get theirs here)."""
     p = (cls or Primitive)(name, impl, spec, doc)
     p.check_call = check_call
     p.batch = batch
@@ -353,6 +416,7 @@ def define(name, impl, vjps=(), jvps=None, *, linear=False, spec=None, doc=None,
     p.vjp_by_argnum = vjp_by_argnum
     if jointly_linear:
         p.jvp_joint = _jointly_linear_jvp(p)
+        p.taylor = _jointly_linear_taylor(p)
     if name in PRIMITIVES:
         raise ValueError(f"primitive {name} is defined twice")
     PRIMITIVES[name] = p
@@ -362,6 +426,9 @@ def define(name, impl, vjps=(), jvps=None, *, linear=False, spec=None, doc=None,
     else:
         _set_vjps(p, vjps)
         defjvp(p, *(jvps or ()))
+    if taylor is not None:
+        p.taylor = taylor
+    p.derivatives = derivatives
     return p
 
 

@@ -29,7 +29,7 @@ import fgrad.numpy as fnp
 from .. import errors
 from .. import table
 from ..table import Spec, register_function
-from . import batch_rules, ufunc_methods
+from . import batch_rules, taylor_rules, ufunc_methods
 from ..tracer import (Tracer, below_transforms, contains_tracer, innermost, innermost_meta,
                       strip)
 from .broadcasting import (broadcast_like, cast_like, dtype_of, mask, shape_of,
@@ -78,22 +78,28 @@ def _separated(margin=0.05):
 _READS = {"x": ((0,), False), "ans": ((), True), "both": ((0,), True)}
 
 
-def unary(name, d, domain=(-2.0, 2.0), valid=None, order=2, reads="both", impl=None, **spec):
+def unary(name, d, domain=(-2.0, 2.0), valid=None, order=2, reads="both", impl=None,
+          taylor=None, **spec):
     """Register the numpy ufunc ``name`` with derivative ``d(ans, x)``, which ``reads`` the
-    input ``"x"``, the output ``"ans"`` or ``"both"`` (what a backward-only tape keeps).
-    ``impl``: another library's ufunc (``scipy.special.erf``) in place of numpy's ``name``."""
+    input ``"x"``, the output ``"ans"`` or ``"both"`` (what a backward-only tape keeps; ``jet``
+    expands a function whose ``d`` reads ``x`` only from ``d``, the others need a ``taylor``
+    rule, ``fgrad.numpy.taylor_rules``). ``impl``: another library's ufunc
+    (``scipy.special.erf``) in place of numpy's ``name``."""
     return define(name, impl or getattr(_onp, name),
                   [lambda g, ans, x: g * d(ans, x)], [lambda t, ans, x: t * d(ans, x)],
                   spec=Spec(UNARY, domain=domain, valid=valid, order=order, **spec),
-                  check_call=_ufunc_call, residuals=_READS[reads])
+                  check_call=_ufunc_call, residuals=_READS[reads], taylor=taylor,
+                  derivatives=(d,) if reads == "x" else None)
 
 
 def binary(name, dx, dy, domain=(-2.0, 2.0), valid=None, cases=BINARY, cast=False, impl=None,
-           **spec):
+           taylor=None, reads_ans=True, **spec):
     """Register the numpy ufunc ``name`` with partial derivatives ``dx(ans, x, y)`` and
     ``dy(ans, x, y)`` (``None`` for a zero derivative). ``cast``: the output's dtype may be
     wider than the arguments' (``float_power``); cotangents are cast back to theirs.
-    ``impl``: another library's ufunc in place of numpy's ``name``."""
+    ``impl``: another library's ufunc in place of numpy's ``name``. ``jet`` expands it by its
+    ``taylor`` rule, or from ``dx`` and ``dy`` where they do not read ``ans``
+    (``reads_ans=False``)."""
     def vjp(d, arg):
         if d is None:
             return None
@@ -108,7 +114,8 @@ def binary(name, dx, dy, domain=(-2.0, 2.0), valid=None, cases=BINARY, cast=Fals
         return lambda t, ans, x, y: broadcast_like(t * d(ans, x, y), ans)
 
     return define(name, impl or getattr(_onp, name), [vjp(dx, 0), vjp(dy, 1)], [jvp(dx), jvp(dy)],
-                  spec=Spec(cases, domain=domain, valid=valid, **spec), check_call=_ufunc_call)
+                  spec=Spec(cases, domain=domain, valid=valid, **spec), check_call=_ufunc_call,
+                  taylor=taylor, derivatives=None if reads_ans else (dx, dy))
 
 
 def linear_unary(name, transpose):
@@ -134,30 +141,34 @@ def _is_complex(x):
 # and its rules, several times dearer when derivatives are nested)
 negative = linear_unary("negative", lambda g: -g)
 positive = linear_unary("positive", lambda g: g)
-sqrt = unary("sqrt", lambda ans, x: 0.5 / ans, domain=(0.1, 4.0), reads="ans")
+sqrt = unary("sqrt", lambda ans, x: 0.5 / ans, domain=(0.1, 4.0), reads="ans",
+             taylor=taylor_rules.sqrt)
 sqrt.__doc__ = (_onp.sqrt.__doc__ or "") + """
 fgrad: the derivative ``0.5 / sqrt(x)`` is inf at ``x = 0`` (only the one-sided derivative
 exists there, and it is infinite), as numpy's formula gives; a zero cotangent there gives nan.
 """
-cbrt = unary("cbrt", lambda ans, x: 1 / (3 * (ans * ans)), domain=(0.1, 4.0), reads="ans")
-square = unary("square", lambda ans, x: 2 * x, reads="x")
-reciprocal = unary("reciprocal", lambda ans, x: -(ans * ans), domain=(0.3, 3.0), reads="ans")
-exp = unary("exp", lambda ans, x: ans, reads="ans")
-exp2 = unary("exp2", lambda ans, x: math.log(2) * ans, reads="ans")
-expm1 = unary("expm1", lambda ans, x: ans + 1, reads="ans")
+cbrt = unary("cbrt", lambda ans, x: 1 / (3 * (ans * ans)), domain=(0.1, 4.0), reads="ans",
+             taylor=taylor_rules.cbrt)
+square = unary("square", lambda ans, x: 2 * x, reads="x", taylor=taylor_rules.square)
+reciprocal = unary("reciprocal", lambda ans, x: -(ans * ans), domain=(0.3, 3.0), reads="ans",
+                   taylor=taylor_rules.reciprocal)
+exp = unary("exp", lambda ans, x: ans, reads="ans", taylor=taylor_rules.exp)
+exp2 = unary("exp2", lambda ans, x: math.log(2) * ans, reads="ans", taylor=taylor_rules.exp2)
+expm1 = unary("expm1", lambda ans, x: ans + 1, reads="ans", taylor=taylor_rules.expm1)
 log = unary("log", lambda ans, x: 1 / x, domain=(0.1, 4.0), reads="x")
 log2 = unary("log2", lambda ans, x: 1 / (x * math.log(2)), domain=(0.1, 4.0), reads="x")
 log10 = unary("log10", lambda ans, x: 1 / (x * math.log(10)), domain=(0.1, 4.0), reads="x")
 log1p = unary("log1p", lambda ans, x: 1 / (1 + x), domain=(-0.9, 3.0), reads="x")
-sin = unary("sin", lambda ans, x: fnp.cos(x), reads="x")
-cos = unary("cos", lambda ans, x: -fnp.sin(x), reads="x")
-tan = unary("tan", lambda ans, x: 1 + ans * ans, domain=(-1.2, 1.2), reads="ans")
+sin = unary("sin", lambda ans, x: fnp.cos(x), reads="x", taylor=taylor_rules.sin)
+cos = unary("cos", lambda ans, x: -fnp.sin(x), reads="x", taylor=taylor_rules.cos)
+tan = unary("tan", lambda ans, x: 1 + ans * ans, domain=(-1.2, 1.2), reads="ans",
+            taylor=taylor_rules.tan)
 arcsin = unary("arcsin", lambda ans, x: 1 / fnp.sqrt(1 - x * x), domain=(-0.9, 0.9), reads="x")
 arccos = unary("arccos", lambda ans, x: -1 / fnp.sqrt(1 - x * x), domain=(-0.9, 0.9), reads="x")
 arctan = unary("arctan", lambda ans, x: 1 / (1 + x * x), reads="x")
-sinh = unary("sinh", lambda ans, x: fnp.cosh(x), reads="x")
-cosh = unary("cosh", lambda ans, x: fnp.sinh(x), reads="x")
-tanh = unary("tanh", lambda ans, x: 1 - ans * ans, reads="ans")
+sinh = unary("sinh", lambda ans, x: fnp.cosh(x), reads="x", taylor=taylor_rules.sinh)
+cosh = unary("cosh", lambda ans, x: fnp.sinh(x), reads="x", taylor=taylor_rules.cosh)
+tanh = unary("tanh", lambda ans, x: 1 - ans * ans, reads="ans", taylor=taylor_rules.tanh)
 arcsinh = unary("arcsinh", lambda ans, x: 1 / fnp.sqrt(x * x + 1), reads="x")
 # sqrt(x - 1) * sqrt(x + 1), not sqrt(x**2 - 1): the same for real x > 1, and for complex x
 # the only form whose branch cut is arccosh's (the real axis left of 1)
@@ -185,7 +196,8 @@ def _abs_jvp(t, ans, x):
 
 
 absolute = define("absolute", _onp.absolute, [_abs_vjp], [_abs_jvp],
-                  spec=Spec(UNARY, valid=_away_from([0.0])), check_call=_ufunc_call)
+                  spec=Spec(UNARY, valid=_away_from([0.0])), check_call=_ufunc_call,
+                  taylor=taylor_rules.absolute)
 absolute.__doc__ = (_onp.absolute.__doc__ or "") + """
 fgrad: the derivative at 0 is 0 (the average of -1 and 1); of a complex z it is the direction
 ``conj(z) / |z|`` (JAX's convention), also 0 at z = 0.
@@ -212,13 +224,15 @@ add = define("add", _onp.add,
               lambda g, ans, x, y: unbroadcast_like(g, y)],
              [lambda t, ans, x, y: broadcast_like(t, ans),
               lambda t, ans, x, y: broadcast_like(t, ans)],
-             spec=Spec(BINARY), check_call=_ufunc_call, residuals=((), False))
+             spec=Spec(BINARY), check_call=_ufunc_call, residuals=((), False),
+             taylor=taylor_rules.add)
 subtract = define("subtract", _onp.subtract,
                   [lambda g, ans, x, y: unbroadcast_like(g, x),
                    lambda g, ans, x, y: unbroadcast_like(-g, y)],
                   [lambda t, ans, x, y: broadcast_like(t, ans),
                    lambda t, ans, x, y: broadcast_like(-t, ans)],
-                  spec=Spec(BINARY), check_call=_ufunc_call, residuals=((), False))
+                  spec=Spec(BINARY), check_call=_ufunc_call, residuals=((), False),
+                  taylor=taylor_rules.subtract)
 multiply = define("multiply", _onp.multiply,
                   [lambda g, ans, x, y: unbroadcast_like(g * y, x),
                    lambda g, ans, x, y: unbroadcast_like(x * g, y)],
@@ -230,7 +244,7 @@ divide = define("divide", _onp.divide,
                 [lambda t, ans, x, y: broadcast_like(t / y, ans),
                  lambda t, ans, x, y: -t * ans / y],
                 spec=Spec(BINARY, domain=((-2.0, 2.0), (0.5, 2.0))), check_call=_ufunc_call,
-                residuals=((1,), True))
+                residuals=((1,), True), taylor=taylor_rules.divide)
 true_divide = divide
 
 
@@ -271,11 +285,12 @@ def _dpow_exponent(ans, x, y):
 
 
 power = binary("power", lambda ans, x, y: _dpow_base(ans, x, y, fnp.power), _dpow_exponent,
-               domain=((0.2, 2.0), (-2.0, 2.0)))
+               domain=((0.2, 2.0), (-2.0, 2.0)), taylor=taylor_rules.power)
 
 
 float_power = binary("float_power", lambda ans, x, y: _dpow_base(ans, x, y, fnp.float_power),
-                     _dpow_exponent, domain=((0.2, 2.0), (-2.0, 2.0)), cast=True)
+                     _dpow_exponent, domain=((0.2, 2.0), (-2.0, 2.0)), cast=True,
+                     taylor=taylor_rules.power)
 
 
 def _frac_distance(r):
@@ -293,11 +308,11 @@ def _trunc_quotient(ans, x, y):
 # mod and fmod jump where x / y crosses an integer; keep the tests' draws away from there
 mod = binary("mod", lambda ans, x, y: 1, _floor_quotient,
              domain=((0.1, 3.0), (0.7, 1.3)),
-             valid=lambda x, y: _onp.all(_frac_distance(x / y) > 0.05))
+             valid=lambda x, y: _onp.all(_frac_distance(x / y) > 0.05), reads_ans=False)
 remainder = mod
 fmod = binary("fmod", lambda ans, x, y: 1, _trunc_quotient,
               domain=((-3.0, 3.0), (0.7, 1.3)),
-              valid=lambda x, y: _onp.all(_frac_distance(x / y) > 0.05))
+              valid=lambda x, y: _onp.all(_frac_distance(x / y) > 0.05), reads_ans=False)
 
 
 def _tie_split(x, y):
@@ -317,7 +332,7 @@ def _nan_ignoring(wins):
 def _extremum(name, wins):
     """``maximum``/``fmin``...: ``wins(x, y)`` is d fn(x, y)/dx (1, 0.5 at a tie, or 0)."""
     return binary(name, lambda ans, x, y: wins(x, y), lambda ans, x, y: wins(y, x),
-                  valid=_separated())
+                  valid=_separated(), reads_ans=False)
 
 
 maximum = _extremum("maximum", _tie_split)
@@ -355,7 +370,7 @@ logaddexp2 = binary("logaddexp2", lambda ans, x, y: _log_add_weight(fnp.exp2, x,
 arctan2 = binary("arctan2", lambda ans, y, x: _safe_div(x, x * x + y * y),
                  lambda ans, y, x: _safe_div(-y, x * x + y * y),
                  # away from the origin and from the branch cut (x < 0, y = 0)
-                 valid=lambda y, x: _onp.all(_onp.abs(y) > 0.05))
+                 valid=lambda y, x: _onp.all(_onp.abs(y) > 0.05), reads_ans=False)
 arctan2.__doc__ = (_onp.arctan2.__doc__ or "") + """
 fgrad: at the origin, where arctan2 has no limit, every derivative is 0 (the average of its
 gradient around the origin).
@@ -375,14 +390,16 @@ def _sign_agreement(ans, x, y):
 
 
 copysign = binary("copysign", _sign_agreement, None,
-                  valid=lambda x, y: _onp.all(_onp.abs(x) > 0.05) and _onp.all(_onp.abs(y) > 0.05))
+                  valid=lambda x, y: _onp.all(_onp.abs(x) > 0.05) and _onp.all(_onp.abs(y) > 0.05),
+                  reads_ans=False)
 copysign.__doc__ = (_onp.copysign.__doc__ or "") + """
 fgrad: the derivative with respect to x1 is 1 where x1 already has x2's sign and -1 where it is
 flipped; at x1 == 0 (the kink of |x1| * sign(x2)) it is 0. There is no derivative with respect
 to x2, whose sign only is used.
 """
 # nextafter(x, y) is x moved by one unit in the last place: its derivative follows x
-nextafter = binary("nextafter", lambda ans, x, y: 1, None, valid=_separated())
+nextafter = binary("nextafter", lambda ans, x, y: 1, None, valid=_separated(),
+                   reads_ans=False)
 nextafter.__doc__ = (_onp.nextafter.__doc__ or "") + """
 fgrad: the result is x1 moved by one unit in the last place, so its derivative is 1 with
 respect to x1 and 0 with respect to x2 (whose sign relative to x1 only is used).
@@ -495,7 +512,8 @@ where_p = define("where", _where_impl,
                   lambda t, ans, c, x, y: broadcast_like(fnp.where(c, 0, t), ans)],
                  spec=Spec([(((3,), (3,), (3,)), {}), (((2, 3), (3,), (2, 3)), {}),
                             (((2, 1), (), (1, 3)), {})],
-                           domain=("bool", (-2.0, 2.0), (-2.0, 2.0))))
+                           domain=("bool", (-2.0, 2.0), (-2.0, 2.0))),
+                 taylor=taylor_rules.where)
 
 
 @differentiable(_onp.where, Spec(
