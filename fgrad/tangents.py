@@ -53,7 +53,7 @@ def jvp_rule(prim, i):
     """Argument ``i``'s JVP rule: the one given, else one derived from its VJP rule."""
     rule = prim.jvps.get(i) or prim.derived_jvps.get(i)
     if rule is None:
-        if i not in prim.vjps and prim.vjp_by_argnum is None:
+        if not _has_vjp(prim, i):
             raise errors.missing_rule(prim.name, i, "JVP")
         rule = prim.derived_jvps[i] = _transposed_vjp(prim, i)
     return rule
@@ -61,7 +61,11 @@ def jvp_rule(prim, i):
 
 def derived(prim, i):
     """Whether forward mode derives argument ``i``'s JVP rule from its VJP rule."""
-    return i not in prim.jvps and (i in prim.vjps or prim.vjp_by_argnum is not None)
+    return i not in prim.jvps and _has_vjp(prim, i)
+
+
+def _has_vjp(prim, i):
+    return i in prim.vjps or prim.vjp_by_argnum is not None
 
 
 def _transposed_vjp(prim, i):

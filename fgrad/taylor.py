@@ -16,7 +16,7 @@ A primitive's terms come, in this order, from:
    derivative reads the input only): ``y' = d(x) x'``, so the derivative's own jet, one
    order lower, gives ``y``'s terms by one Leibniz sum each;
 3. otherwise nested forward mode along the path ``t -> prim(x(t))``: correct, and O(2^K)
-   (``python -m fgrad check`` lists which primitives take this path).
+   (``tests/test_jet.py`` checks the primitives that take this path apart from the others).
 
 Rules are written with ``fgrad.numpy``, so ``jet`` composes with the other transforms:
 ``grad`` of a jet's terms, a jet under ``vmap``, ``jit`` of a jet.
@@ -80,7 +80,7 @@ def _by_derivatives(ds, series, ans, args, params, order):
     """``y' = sum_i d_i(x) x_i'``: the derivatives' jets to order K-1, then
     ``y_{k+1} = sum_i sum_j C(k, j) d_i[j] x_i[k+1-j]`` (Leibniz on ``d_i * x_i'``)."""
     out = None
-    for d, s, in zip(ds, series):
+    for d, s in zip(ds, series):
         if s is None or d is None:
             continue
         if order == 1:

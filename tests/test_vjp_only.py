@@ -61,7 +61,6 @@ def test_a_vjp_only_primitive_against_finite_differences(order):
     def f(x, a):
         return np.tanh(pw(e(x) + 0.5, a)) * x
 
-    check_grads(f, (X, onp.array(1.7)), order=order, modes=("fwd",))
     check_grads(f, (X, onp.array(1.7)), order=order, modes=("fwd", "rev"))
     check_grads(lambda x: fgrad.jvp(fgrad.grad(lambda y: np.sum(f(y, 1.3))), (x,), (T,))[1],
                 (X,), order=1)

@@ -48,6 +48,13 @@ def _plus(a, b):
     return a + b
 
 
+def _minus(a, b):
+    """``a - b`` of two terms, None standing for zero."""
+    if b is None:
+        return a
+    return -b if a is None else a - b
+
+
 def _times(c, a):
     return None if a is None else c * a
 
@@ -92,8 +99,7 @@ def divide(series, ans, a, b):
     as_, bs = _full(a, series[0], order), _full(b, series[1], order)
     qs = [ans]
     for k in range(1, order + 1):
-        rest = leibniz(qs + [None], bs, k)
-        num = as_[k] if rest is None else (-rest if as_[k] is None else as_[k] - rest)
+        num = _minus(as_[k], leibniz(qs + [None], bs, k))
         qs.append(shaped(None if num is None else num / b, ans))
     return qs[1:]
 
@@ -108,10 +114,8 @@ def _power_terms(xs, p, ans, order):
     / u_0``. (Needs ``u_0 != 0``; a non-negative integer power is a product instead.)"""
     ws = [ans]
     for k in range(order):
-        a = leibniz(ws, xs[1:], k)
-        b = leibniz([None] + xs[1:k + 1], ws[1:] + [None], k)
-        num = _times(p, a)
-        num = num if b is None else (-b if num is None else num - b)
+        num = _minus(_times(p, leibniz(ws, xs[1:], k)),
+                     leibniz([None] + xs[1:k + 1], ws[1:] + [None], k))
         ws.append(None if num is None else num / xs[0])
     return ws[1:]
 
@@ -141,7 +145,7 @@ def power(series, ans, x, y):
     if series[1] is None:
         return _constant_power(series, ans, x, y)
     order = len(series[1])
-    logs = [fnp.log(x)] + _log_terms([x] + _full(x, series[0], order)[1:], order)
+    logs = [fnp.log(x)] + _log_terms(_full(x, series[0], order), order)
     m = [leibniz(_full(y, series[1], order), logs, k) for k in range(1, order + 1)]
     return [shaped(t, ans) for t in exp([m], ans, None)]
 
@@ -151,8 +155,7 @@ def _log_terms(xs, order):
     u_j l_{k+1-j}) / u_0``."""
     ls = [None]
     for k in range(order):
-        rest = leibniz([None] + xs[1:k + 1], ls[1:] + [None], k)
-        num = xs[k + 1] if rest is None else (-rest if xs[k + 1] is None else xs[k + 1] - rest)
+        num = _minus(xs[k + 1], leibniz([None] + xs[1:k + 1], ls[1:] + [None], k))
         ls.append(None if num is None else num / xs[0])
     return ls[1:]
 
@@ -162,8 +165,7 @@ def sqrt(series, ans, x):
 
 
 def cbrt(series, ans, x):
-    return [shaped(t, ans) for t in _power_terms([x] + list(series[0]), 1 / 3, ans,
-                                                   len(series[0]))]
+    return _constant_power(series, ans, x, 1 / 3)
 
 
 def square(series, ans, x):
@@ -204,18 +206,19 @@ def cosh(series, ans, x):
     return _hyperbolic(series, x, fnp.sinh(x), ans)[1]
 
 
-def add(series, ans, x, y):
-    a, b = series
-    k = len(a if a is not None else b)
-    return [shaped(_plus(None if a is None else a[j], None if b is None else b[j]), ans)
-            for j in range(k)]
+def _signed_sum(sign):
+    """``x + sign * y``'s rule: the terms added (a broadcast argument's shaped like the
+    output)."""
+    def rule(series, ans, x, y):
+        a, b = series
+        order = len(a if a is not None else b)
+        return [shaped(_plus(None if a is None else a[k],
+                             None if b is None else (b[k] if sign > 0 else -b[k])), ans)
+                for k in range(order)]
+    return rule
 
 
-def subtract(series, ans, x, y):
-    a, b = series
-    k = len(a if a is not None else b)
-    return [shaped(_plus(None if a is None else a[j], None if b is None else -b[j]), ans)
-            for j in range(k)]
+add, subtract = _signed_sum(+1), _signed_sum(-1)
 
 
 def where(series, ans, c, x, y):
