@@ -17,7 +17,9 @@ class Target:
     case: str
     other: str
     limit: float
-    kind: str = "time"  # "time", "memory", "first" (a first call), or "info" (no limit)
+    # "time", "memory", "first" (a first call), "info" (no limit), or "case" (``label``'s row
+    # in ``case`` against the same row in the case named by ``other``)
+    kind: str = "time"
     label: str = FGRAD  # the row measured against ``other``
 
 
@@ -97,7 +99,16 @@ TARGETS = (
        Target("vjp_only_hessian: hessian (forward over reverse) <= reverse over reverse",
               "vjp_only_hessian", "hessian", "fgrad rev-over-rev", 1.0),
        Target("vjp_only_hessian: hessian <= 0.7x autograd's (reverse over reverse)",
-              "vjp_only_hessian", "hessian", "autograd", 0.7)]
+              "vjp_only_hessian", "hessian", "autograd", 0.7),
+       # (issue 18: Taylor mode)
+       Target("taylor_tanh (k=8): jet at least 50x faster than nested grad", "taylor_tanh",
+              "k=8", "fgrad nested grad", 1 / 50),
+       Target("taylor_tanh: jet's cost from k=4 to k=8 <= 4.5x", "taylor_tanh", "k=8", "k=4",
+              4.5, "case"),
+       Target("taylor_tanh: jet's cost from k=6 to k=12 <= 4.5x", "taylor_tanh", "k=12", "k=6",
+              4.5, "case"),
+       Target("taylor_tanh (k=8): fgrad's jet against JAX's (eager jax.experimental.jet)",
+              "taylor_tanh", "k=8", "jax", 0.0, "info")]
 )
 
 
@@ -115,6 +126,12 @@ def evaluate(target, results):
     elif target.kind == "first jax":  # first call against first call (jax.jit compiles)
         a, b = case.first_call.get(target.label), case.first_call.get(target.other)
         ratio = None if a is None or b is None else a / b
+    elif target.kind == "case":  # the same row in two cases
+        other = w.case(target.other)
+        a, b = case.stats.get(target.label), other and other.stats.get(target.label)
+        ratio = None if a is None or b is None else a.median / b.median
+        if ratio is None:
+            return None, f"not measured ({target.label} not in both cases)"
     elif target.kind == "first":  # a first call against one warm call of the other row
         a, b = case.first_call.get(target.label), case.stats.get(target.other)
         ratio = None if a is None or b is None else a / b.median

@@ -9,7 +9,11 @@ spec's order (order 2 checks both modes of the derivative too). The batching col
 arguments' values, so under ``vmap`` it raises ``ConcretizationError``: not yet batched),
 ``-`` (no argument to map) or ``FAIL``. A JVP column reading ``ok(T)`` checked a JVP rule
 derived from the VJP rule by transposing it (the primitive has no JVP rule of its own for
-some argument: ``fgrad.tangents``). Exit code 0 only if every rule passes. ``--import MODULE``
+some argument: ``fgrad.tangents``). The Taylor column checks ``fgrad.jet`` to order 4 against
+nested ``jvp`` (``fgrad.testing.check_jet``) and says how the primitive is expanded: ``rule``
+(its Taylor rule, O(K^2) for K terms), ``jvp`` (its JVP rule's jet, O(K^2)), ``jvp+`` (the
+same, one jet per order: the JVP rule reads the output, O(K^3)), ``comp`` (a composed
+function: its primitives'), or ``FAIL``. Exit code 0 only if every rule passes. ``--import MODULE``
 imports a module first, so the primitives it registers (with a ``Spec``) are checked too.
 ``python -m fgrad coverage`` prints docs/coverage.md (``--write`` updates it).
 """
@@ -31,7 +35,8 @@ from .errors import ConcretizationError
 from .numpy.batch_rules import one_at_a_time
 from .table import Primitive
 from .tangents import derived
-from .testing import as_function, check_batching, check_grads, random_case
+from .taylor import jet
+from .testing import as_function, check_batching, check_grads, check_jet, random_case
 
 
 def check_primitive(prim, rng, trials=3):
@@ -67,6 +72,29 @@ def check_batched(entry, rng):
     if isinstance(entry, Primitive) and entry.batch in (None, one_at_a_time):
         return "loop", ""
     return "ok", ""
+
+
+_HOW = {"rule": "rule", "jvp": "jvp", "jvp, reads output": "jvp+"}
+
+
+def check_taylor(entry, rng, order=4):
+    """The Taylor column: ``(status, failure message)``."""
+    case = entry.spec.cases[0]
+    f, xs = as_function(entry, *random_case(entry, rng, case))
+    xs = tuple(_onp.asarray(x, float) if _onp.isrealobj(x) else x for x in xs)
+    if not xs:
+        return "-", ""
+    try:
+        check_jet(f, xs, order, seed=int(rng.integers(2**31)))
+    except Exception as e:  # wrong terms, or a crash: both are failures
+        return "FAIL", f"jet: {type(e).__name__}: {e}"
+    if not isinstance(entry, Primitive):
+        return "comp", ""
+    log: list = []
+    jet(f, xs, [[_onp.zeros_like(x) for _ in range(order)] for x in xs], _log=log)
+    # (the entry's own call is the last one its function makes)
+    own = [how for name, how in log if name == entry.name]
+    return (_HOW[own[-1]] if own else "-"), ""
 
 
 def _derived_jvp(entry):
@@ -105,26 +133,31 @@ def main(argv=None):
         parser.error(f"no such table entry: {', '.join(unknown)}")
     width = max(map(len, names)) + 1
     print(f"{'entry':<{width}} {'VJP':<5} {'JVP':<6} {'order':>5} {'worst rel err':>14} "
-          f"{'batching':<8}  result")
-    failures, batching, transposed = [], {}, 0
+          f"{'batching':<8} {'Taylor':<6}  result")
+    failures, batching, transposed, taylor = [], {}, 0, {}
     for name in names:
         prim = entries[name]
         vjp_ok, jvp_ok, worst, msg = check_primitive(prim, rng, args.trials)
         batch, batch_msg = check_batched(prim, rng) if prim.spec else ("-", "")
         batching[batch] = batching.get(batch, 0) + 1
-        passed = vjp_ok and jvp_ok and batch != "FAIL"
+        how, jet_msg = check_taylor(prim, rng) if prim.spec else ("-", "")
+        taylor[how] = taylor.get(how, 0) + 1
+        passed = vjp_ok and jvp_ok and batch != "FAIL" and how != "FAIL"
         order = prim.spec.order if prim.spec else "-"
         jvp = "ok" if jvp_ok else "FAIL"
         if _derived_jvp(prim):
             jvp, transposed = jvp + "(T)", transposed + 1
         print(f"{name:<{width}} {'ok' if vjp_ok else 'FAIL':<5} {jvp:<6} "
-              f"{order:>5} {worst:>14.2e} {batch:<8}  {'pass' if passed else 'FAIL'}")
+              f"{order:>5} {worst:>14.2e} {batch:<8} {how:<6}  {'pass' if passed else 'FAIL'}")
         if not passed:
-            failures.append((name, msg or batch_msg))
+            failures.append((name, msg or batch_msg or jet_msg))
     print(f"\n{len(names) - len(failures)} of {len(names)} table entries pass (primitives and "
           f"composed np.* functions; VJP and JVP checked to their order against central "
           f"finite differences, vmap against stacked calls)")
     print("batching: " + ", ".join(f"{n} {k}" for k, n in sorted(batching.items())))
+    print("Taylor (jet to order 4 against nested jvp): " +
+          ", ".join(f"{n} {k}" for k, n in sorted(taylor.items())) +
+          " (rule, jvp: O(K^2) for K terms; jvp+: O(K^3); comp: composed of primitives)")
     if transposed:
         print(f"ok(T): the JVP rule is derived from the VJP rule by transposing it "
               f"({transposed} {'entry' if transposed == 1 else 'entries'}; forward mode costs "

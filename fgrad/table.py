@@ -115,10 +115,8 @@ class Primitive:
         # product with a constant keeps only the constant). None keeps everything.
         self.residuals = None
         # how ``jet`` expands it: ``(series, ans, *args, **params) -> [y_1, ..., y_K]``
-        # (``fgrad.jet``); and, for an elementwise function whose derivative reads only its
-        # inputs, those derivatives ``d_i(ans, *args)``, from which ``jet`` expands it instead
+        # (``fgrad.jet``; without one, ``jet`` expands the JVP rule)
         self.taylor = None
-        self.derivatives = None
         # how ``vmap`` runs it on a whole batch (``fgrad.numpy.batch_rules``); None: once per
         # example
         self.batch = None
@@ -314,17 +312,18 @@ def _linear_jvps(prim, vjp_rules):
     for i, r in enumerate(vjp_rules):
         if r is not None:
             prim.jvps[i] = _linear_jvp(prim, i)
-    prim.taylor = _multilinear_taylor(prim, {i for i, r in enumerate(vjp_rules)
+    prim.taylor = multilinear_taylor(prim, {i for i, r in enumerate(vjp_rules)
                                              if r is not None})
 
 
-def _multilinear_taylor(prim, linear):
-    """``jet``'s rule for a map linear in each argument of ``linear``: Leibniz's rule, the
+def multilinear_taylor(prim, linear=None):
+    """``jet``'s rule for a map linear in each argument of ``linear`` (None: every one,
+    ``einsum``): Leibniz's rule, the
     n-th term ``sum over j_1 + ... + j_m = n of n! / (j_1! ... j_m!) prim(a_1[j_1], ...)``
     over the arguments with terms (a linear map: ``prim`` of each term)."""
     def rule(series, ans, *args, **params):
         moving = [i for i, s in enumerate(series) if s is not None]
-        if not set(moving) <= linear:
+        if linear is not None and not set(moving) <= linear:
             return NotImplemented  # (a nonlinear argument varies: jet expands it otherwise)
         out = []
         for n in range(1, len(series[moving[0]]) + 1):
@@ -393,7 +392,7 @@ def _zeros_like(x):
 
 def define(name, impl, vjps=(), jvps=None, *, linear=False, spec=None, doc=None,
            vjp_by_argnum=None, jointly_linear=False, check_call=None, residuals=None,
-           batch=None, cls=None, taylor=None, derivatives=None):
+           batch=None, cls=None, taylor=None):
     """Make a built-in primitive and its rules in one statement (used by the rule families).
 
     Variadic primitives give ``vjp_by_argnum(argnum, g, ans, *args, **params)`` instead of one
@@ -402,9 +401,8 @@ def define(name, impl, vjps=(), jvps=None, *, linear=False, spec=None, doc=None,
     ufuncs' keyword arguments). ``residuals=(argnums, ans)`` says what the VJP rules read
     beyond shapes and dtypes (see ``Primitive``); ``batch`` is its batching rule (see
     ``fgrad.numpy.batch_rules``); ``cls`` a subclass of ``Primitive`` to make it with (the
-    ufuncs', which has their methods); ``taylor`` its rule for ``jet``, or ``derivatives``
-    (``d_i(ans, *args)`` reading no ``ans``) from which ``jet`` expands an elementwise
-    function (linear maps get theirs here)."""
+    ufuncs', which has their methods); ``taylor`` its rule for ``jet`` (linear maps get theirs
+    here; without one, ``jet`` expands the JVP rule)."""
     p = (cls or Primitive)(name, impl, spec, doc)
     p.check_call = check_call
     p.batch = batch
@@ -428,7 +426,6 @@ def define(name, impl, vjps=(), jvps=None, *, linear=False, spec=None, doc=None,
         defjvp(p, *(jvps or ()))
     if taylor is not None:
         p.taylor = taylor
-    p.derivatives = derivatives
     return p
 
 

@@ -6,22 +6,18 @@ output path's terms in the same convention. Each tracer of a ``JetTrace`` carrie
 and its K terms; each primitive call computes the output's K terms from its arguments' in
 O(K^2) work, where the k-th derivative by nested ``jvp`` or ``grad`` costs O(2^k).
 
-A primitive's terms come, in this order, from:
-
-1. its Taylor rule (``Primitive.taylor``, declared with the primitive's other rules: linear
-   and multilinear maps by Leibniz's rule, which ``fgrad.table`` gives them; the elementwise
-   functions whose derivative reads their own output, by the recurrence of the ODE
-   ``y' = d(y, x) x'``: ``fgrad.numpy.taylor_rules``);
-2. its derivative ``d(x)`` (``Primitive.derivatives``, for the elementwise functions whose
-   derivative reads the input only): ``y' = d(x) x'``, so the derivative's own jet, one
-   order lower, gives ``y``'s terms by one Leibniz sum each;
-3. otherwise nested forward mode along the path ``t -> prim(x(t))``: correct, and O(2^K)
-   (``tests/test_jet.py`` checks the primitives that take this path apart from the others).
+A primitive's terms come from its Taylor rule (``Primitive.taylor``, declared with its other
+rules: linear and multilinear maps by Leibniz's rule, which ``fgrad.table`` gives them; the
+arithmetic and the elementwise functions whose derivative reads their own output by the
+recurrence of their ODE, ``fgrad.numpy.taylor_rules``). A primitive without one is expanded
+from its JVP rule ``J``: along the path ``y' = J(x', y, x)``, so the rule's own jet, one order
+lower, gives the terms: O(K^2) like a Taylor rule, and O(K^3) where ``J`` reads the output
+``y`` (one jet per order). No primitive needs nested forward mode, whose cost is O(2^K);
+``python -m fgrad check`` says which way each primitive takes.
 
 Rules are written with ``fgrad.numpy``, so ``jet`` composes with the other transforms:
 ``grad`` of a jet's terms, a jet under ``vmap``, ``jit`` of a jet.
 """
-from math import factorial
 from typing import Any, Callable, Sequence
 
 import numpy as _onp
@@ -29,11 +25,11 @@ import numpy as _onp
 from .fpwarnings import at_user_code
 from .numpy.array_tracer import ArrayTracer
 from .numpy import stack
-from .numpy.taylor_rules import leibniz, shaped
+from .numpy.taylor_rules import shaped
 from .pytree import tree_flatten, tree_unflatten
 from .tracer import Trace, innermost_meta
-from .transforms import (_check_like, _flat_inputs, _fresh, _refuse_unknown, _zeros_like, finish,
-                         jvp)
+from .tangents import output_tangent
+from .transforms import _check_like, _flat_inputs, _fresh, _refuse_unknown, _zeros_like, finish
 
 __all__ = ["jet", "derivatives"]
 
@@ -46,85 +42,102 @@ class JetTracer(ArrayTracer):
 
 
 class JetTrace(Trace):
-    __slots__ = ("order",)
+    __slots__ = ("order", "watched", "read", "log")
 
-    def __init__(self, order):
+    def __init__(self, order, log=None):
         super().__init__("jet")
         self.order = order
+        # a tracer whose use is noted in ``read`` (a call's output inside its own JVP rule,
+        # whose terms are not known yet: see ``_by_jvp_rule``)
+        self.watched, self.read = None, False
+        # a list, to note how each primitive was expanded (``python -m fgrad check``)
+        self.log = log
 
     def process(self, prim, args, params):
         vals, series = list(args), [None] * len(args)
         for i, a in enumerate(args):
             if a.__class__ is JetTracer and a._trace is self:
                 vals[i], series[i] = a._value, a._series
+                if a is self.watched:
+                    self.read = True
         ans = prim(*vals, **params)
-        out = output_series(prim, series, ans, vals, params, self.order)
-        return ans if out is None else JetTracer(self, ans, out)
+        out, how = expand(prim, series, ans, vals, params, self.order)
+        if self.log is not None:
+            self.log.append((prim.name, how))
+        if out is None:
+            return ans
+        # (a rule's None is a zero term: the rules see arrays, or None for a whole constant)
+        return JetTracer(self, ans, [_zeros(ans) if t is None else t for t in out])
 
 
-def output_series(prim, series, ans, args, params, order):
+def expand(prim, series, ans, args, params, order):
     """The output's ``order`` terms of ``ans = prim(*args, **params)`` from the arguments'
-    (``None`` for a constant argument); None when the output is constant."""
+    (``None`` for a constant argument; terms None for a constant output), and how they were
+    found: ``"rule"`` (the
+    primitive's Taylor rule), ``"jvp"`` (its JVP rule's jet, O(K^2)) or ``"jvp, reads
+    output"`` (the same, one order at a time, O(K^3): the rule reads the primitive's output,
+    whose terms it is finding)."""
     if prim.taylor is not None:
         out = prim.taylor(series, ans, *args, **params)
         # (NotImplemented: a call the rule does not cover, such as a linear map's nonlinear
         # argument or a complex abs)
         if out is not NotImplemented:
-            return out
-    if prim.derivatives is not None:
-        return _by_derivatives(prim.derivatives, series, ans, args, params, order)
-    return _by_nested_jvp(prim, series, args, params, order)
+            return out, "rule"
+    return _by_jvp_rule(prim, series, ans, args, params, order)
 
 
-def _by_derivatives(ds, series, ans, args, params, order):
-    """``y' = sum_i d_i(x) x_i'``: the derivatives' jets to order K-1, then
-    ``y_{k+1} = sum_i sum_j C(k, j) d_i[j] x_i[k+1-j]`` (Leibniz on ``d_i * x_i'``)."""
-    out = None
-    for d, s in zip(ds, series):
-        if s is None or d is None:
-            continue
-        if order == 1:
-            dj = [d(ans, *args, **params)]
-        else:
-            d0, dts = _jet_of(lambda *xs: d(ans, *xs, **params), args, series, order - 1)
-            dj = [d0] + dts
-        terms = [shaped(leibniz(dj, s, k), ans) for k in range(order)]
-        out = terms if out is None else [a + b for a, b in zip(out, terms)]
-    return out
+def _by_jvp_rule(prim, series, ans, args, params, order):
+    """Along the path, ``y(t) = prim(x(t))`` has ``y' = J(x', y, x)`` with ``J`` the JVP rule,
+    so ``y_{k+1}`` is the k-th term of ``J`` along the path: one jet of the rule to order
+    K - 1 gives them all (the value ``y_1``, the terms ``y_2 .. y_K``). A rule that reads
+    ``y`` needs ``y``'s terms before they are known: then the jet runs once per order, the
+    k-th with ``y``'s first k terms, which are all its k-th term needs."""
+    live = [i for i, s in enumerate(series) if s is not None]
+    if not live:
+        return None, "jvp"
+    n = len(args)
+
+    def rule(y, *xs_and_ts):
+        tangents = [None] * n
+        for i, t in zip(live, xs_and_ts[n:]):
+            tangents[i] = t
+        xs = list(xs_and_ts[:n])
+        if prim.jvp_with_output is not None:
+            return prim.jvp_with_output(tangents, *xs, **params)[1]
+        return output_tangent(prim, tangents, y, xs, params)
+
+    x_series = list(series) + [series[i][1:] for i in live]
+    x_values = list(args) + [series[i][0] for i in live]
+    if order == 1:
+        return [shaped(rule(ans, *x_values), ans)], "jvp"
+    unknown = [_zeros(ans)] * (order - 1)  # (y's terms, for a rule that does not read y)
+    y1, terms, read = _jet_of(rule, [ans] + x_values, [unknown] + x_series, order - 1)
+    if read:
+        ys = [y1]
+        for k in range(1, order):
+            ys.append(_jet_of(rule, [ans] + x_values, [ys] + x_series, k)[1][k - 1])
+        return [shaped(t, ans) for t in ys], "jvp, reads output"
+    return [shaped(t, ans) for t in [y1] + terms], "jvp"
 
 
 def _jet_of(fn, args, series, order):
-    """``fn``'s value and ``order`` terms along the arguments' paths (a nested jet)."""
+    """``fn``'s value, ``order`` terms (None for a zero one) and whether it read its first
+    argument, along the arguments' paths (a nested jet; ``None`` series: a constant)."""
     trace = JetTrace(order)
     ins = [a if s is None else JetTracer(trace, a, s[:order]) for a, s in zip(args, series)]
+    trace.watched = ins[0]
     out = trace.run(fn, ins, "jet")
     if out.__class__ is JetTracer and out._trace is trace:
-        return out._value, out._series
-    return out, [_onp.zeros_like(innermost_meta(out))] * order
+        return out._value, list(out._series), trace.read
+    return out, [_zeros(out)] * order, trace.read
 
 
-def _by_nested_jvp(prim, series, args, params, order):
-    """The terms of ``t -> prim(x(t))`` by ``order`` nested ``jvp`` in ``t`` at 0: the path's
-    derivatives directly (no rule needed, O(2^K))."""
-    def path(t):
-        xs = [a if s is None else a + sum(s[k] * (t ** (k + 1) / factorial(k + 1))
-                                          for k in range(order)) for a, s in zip(args, series)]
-        return [prim(*xs, **params)]
-
-    f = path
-    for _ in range(order):  # f returns [y, y', ..., y^(m)] at t; one jvp adds a derivative
-        f = _one_more(f)
-    return f(0.0)[1:]
+def _zeros(like):
+    return _onp.zeros_like(innermost_meta(like))
 
 
-def _one_more(f):
-    def g(t):
-        ys, ts = jvp(f, (t,), (1.0,))
-        return ys + [ts[-1]]
-    return g
-
-
-def jet(f: Callable[..., Any], primals: Sequence[Any], series: Sequence[Any]) -> tuple:
+def jet(f: Callable[..., Any], primals: Sequence[Any], series: Sequence[Any], *,
+        _log: list | None = None) -> tuple:
     """Taylor mode: ``(f(*primals), series_out)`` along the path
     ``x(t) = x0 + sum_k x_k t^k / k!`` (JAX's ``jax.experimental.jet`` convention).
 
@@ -169,7 +182,7 @@ def jet(f: Callable[..., Any], primals: Sequence[Any], series: Sequence[Any]) ->
         leaf += len(p_leaves)
     if not order:
         raise ValueError("jet: the series are empty; give at least one term per primal")
-    trace = JetTrace(order)
+    trace = JetTrace(order, _log)
     ins = [JetTracer(trace, x, ts) for x, ts in zip(flat, terms_per_leaf)]
     with at_user_code():
         out = trace.run(f, tree_unflatten(in_tree, ins), "jet")

@@ -7,7 +7,7 @@ import re
 import fgrad
 from fgrad.check import main
 from fgrad.coverage import differentiable_names
-from fgrad.table import checked
+from fgrad.table import Primitive, checked
 
 
 def test_check_passes_every_builtin_rule_and_lists_each_entry():
@@ -16,7 +16,7 @@ def test_check_passes_every_builtin_rule_and_lists_each_entry():
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0].split() == ["entry", "VJP", "JVP", "order", "worst", "rel", "err",
-                                "batching", "result"]
+                                "batching", "Taylor", "result"]
     entries = checked()
     rows = {line.split()[0]: line.split() for line in lines[1:] if line.strip()
             and line.split()[0] in entries}
@@ -33,6 +33,18 @@ def test_check_passes_every_builtin_rule_and_lists_each_entry():
     counts = {b: list(batching.values()).count(b) for b in set(batching.values())}
     assert "batching: " + ", ".join(f"{n} {b}" for b, n in sorted(counts.items())) \
         in proc.stdout
+    # the Taylor column: a primitive's own rule, or its JVP rule's jet; composed entries go
+    # through their primitives'
+    taylor = {name: row[6] for name, row in rows.items()}
+    for name, how in taylor.items():
+        prim = entries[name]
+        if not isinstance(prim, Primitive):
+            assert how == "comp", (name, how)
+        else:  # (a rule may leave a call to the JVP rule: a complex abs)
+            assert how in (("rule", "jvp", "jvp+") if prim.taylor else ("jvp", "jvp+")), \
+                (name, how)
+    assert taylor["tanh"] == taylor["linalg.solve"] == taylor["einsum"] == "rule"
+    assert taylor["log"] == "jvp" and taylor["scipy.special.expit"] == "jvp+"
     assert f"{len(rows)} of {len(rows)} table entries pass" in proc.stdout
     # the issue's bar: at least 200 numpy functions differentiable, both rules, order 2
     n_ok, n_all = map(int, re.search(r"(\d+) of (\d+) differentiable numpy functions",
@@ -57,7 +69,8 @@ def test_check_lists_a_user_primitive_without_a_batching_rule_as_a_loop(capsys):
     fgrad.defvjp(p, lambda g, ans, x: g * (1 - ans ** 2))
     fgrad.defjvp(p, lambda t, ans, x: t * (1 - ans ** 2))
     assert main(["check", "my_unbatched_tanh"]) == 0
-    assert re.search(r"my_unbatched_tanh +ok +ok +2 +\S+ +loop +pass", capsys.readouterr().out)
+    assert re.search(r"my_unbatched_tanh +ok +ok +2 +\S+ +loop +jvp\+ +pass",
+                     capsys.readouterr().out)
 
 
 def test_check_reports_a_primitive_without_spec_as_failing(capsys):

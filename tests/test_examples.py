@@ -376,3 +376,38 @@ def test_per_example_gradients_equal_the_loop_and_average_to_the_mean_gradient(r
     # the shapes: one gradient per example, each layer's as its parameters'
     assert "shapes: [((128, 8, 64), (128, 64)), ((128, 64, 64), (128, 64)), " \
            "((128, 64, 1), (128, 1))]" in lines
+
+
+# --- taylor_ode.py ---------------------------------------------------------------------------
+
+def test_taylor_integrator_reaches_1e12_with_far_fewer_steps_than_rk4(run):
+    lines = squeeze(run("taylor_ode.py"))
+    taylor = numbers(line_with(lines, "Taylor order 16:")[0].split(":", 1)[1])
+    rk4 = numbers(line_with(lines, "RK4:")[0].split(":", 1)[1])
+    # steps, h, error, seconds
+    assert taylor[2] <= 1e-12 and rk4[2] <= 1e-12
+    assert taylor[0] * 50 <= rk4[0], (taylor, rk4)
+    assert taylor[1] == pytest.approx(2 * math.pi / taylor[0], rel=1e-2)
+
+
+def test_taylor_integrators_terms_are_the_solutions_derivatives():
+    ex = load("taylor_ode.py")
+    y0 = ex.start()
+    terms = ex.taylor_terms(ex.kepler, y0, 4)
+    # y'' = f'(y) f(y) by forward mode, y''' = f''(y)[f, f] + f'(y) f'(y) f
+    f1 = ex.kepler(y0)
+    _, f2 = fgrad.jvp(ex.kepler, (y0,), (f1,))
+    onp.testing.assert_allclose(terms[1], f1, rtol=1e-14)
+    onp.testing.assert_allclose(terms[2], f2, rtol=1e-13)
+    _, f3 = fgrad.jvp(lambda y: fgrad.jvp(ex.kepler, (y,), (ex.kepler(y),))[1], (y0,), (f1,))
+    onp.testing.assert_allclose(terms[3], f3, rtol=1e-12, atol=1e-12)
+
+
+def test_taylor_example_prints_tanhs_derivatives(run):
+    line = line_with(squeeze(run("taylor_ode.py")), "tanh^(k)(0.5)")[0]
+    got = numbers(line.split(":", 1)[1])
+    y, poly, want = math.tanh(0.5), onp.polynomial.Polynomial([0.0, 1.0]), []
+    for _ in range(13):  # tanh^(n) = P_n(tanh), P_{n+1} = (1 - y^2) P_n'
+        want.append(poly(y))
+        poly = onp.polynomial.Polynomial([1.0, 0.0, -1.0]) * poly.deriv()
+    onp.testing.assert_allclose(got, want, rtol=1e-5)

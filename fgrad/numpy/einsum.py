@@ -22,7 +22,7 @@ import numpy as _onp
 
 import fgrad.numpy as fnp
 from . import batch_rules
-from ..table import Spec, define
+from ..table import Spec, define, multilinear_taylor
 from .broadcasting import dtype_of, shape_of
 from .namespace import zero_derivative
 from .wrapping import differentiable, unsupported_kwargs
@@ -137,6 +137,7 @@ einsum_p = define(
                (((2, 3), (3,), (2,)), {"subscripts": "ij,j,k", "optimize": True})],
               domain=("complex",) * 3), batch=batch_rules.einsum)
 einsum_p.jvp_joint = _einsum_jvp
+einsum_p.taylor = multilinear_taylor(einsum_p)
 
 
 def _from_sublists(args):

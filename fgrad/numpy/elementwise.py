@@ -81,25 +81,23 @@ _READS = {"x": ((0,), False), "ans": ((), True), "both": ((0,), True)}
 def unary(name, d, domain=(-2.0, 2.0), valid=None, order=2, reads="both", impl=None,
           taylor=None, **spec):
     """Register the numpy ufunc ``name`` with derivative ``d(ans, x)``, which ``reads`` the
-    input ``"x"``, the output ``"ans"`` or ``"both"`` (what a backward-only tape keeps; ``jet``
-    expands a function whose ``d`` reads ``x`` only from ``d``, the others need a ``taylor``
-    rule, ``fgrad.numpy.taylor_rules``). ``impl``: another library's ufunc
-    (``scipy.special.erf``) in place of numpy's ``name``."""
+    input ``"x"``, the output ``"ans"`` or ``"both"`` (what a backward-only tape keeps).
+    ``taylor``: its rule for ``jet`` (``fgrad.numpy.taylor_rules``; without one, ``jet``
+    expands ``d``). ``impl``: another library's ufunc (``scipy.special.erf``) in place of
+    numpy's ``name``."""
     return define(name, impl or getattr(_onp, name),
                   [lambda g, ans, x: g * d(ans, x)], [lambda t, ans, x: t * d(ans, x)],
                   spec=Spec(UNARY, domain=domain, valid=valid, order=order, **spec),
-                  check_call=_ufunc_call, residuals=_READS[reads], taylor=taylor,
-                  derivatives=(d,) if reads == "x" else None)
+                  check_call=_ufunc_call, residuals=_READS[reads], taylor=taylor)
 
 
 def binary(name, dx, dy, domain=(-2.0, 2.0), valid=None, cases=BINARY, cast=False, impl=None,
-           taylor=None, reads_ans=True, **spec):
+           taylor=None, **spec):
     """Register the numpy ufunc ``name`` with partial derivatives ``dx(ans, x, y)`` and
     ``dy(ans, x, y)`` (``None`` for a zero derivative). ``cast``: the output's dtype may be
     wider than the arguments' (``float_power``); cotangents are cast back to theirs.
-    ``impl``: another library's ufunc in place of numpy's ``name``. ``jet`` expands it by its
-    ``taylor`` rule, or from ``dx`` and ``dy`` where they do not read ``ans``
-    (``reads_ans=False``)."""
+    ``impl``: another library's ufunc in place of numpy's ``name``. ``taylor``: its rule for
+    ``jet`` (without one, ``jet`` expands ``dx`` and ``dy``)."""
     def vjp(d, arg):
         if d is None:
             return None
@@ -115,7 +113,7 @@ def binary(name, dx, dy, domain=(-2.0, 2.0), valid=None, cases=BINARY, cast=Fals
 
     return define(name, impl or getattr(_onp, name), [vjp(dx, 0), vjp(dy, 1)], [jvp(dx), jvp(dy)],
                   spec=Spec(cases, domain=domain, valid=valid, **spec), check_call=_ufunc_call,
-                  taylor=taylor, derivatives=None if reads_ans else (dx, dy))
+                  taylor=taylor)
 
 
 def linear_unary(name, transpose):
@@ -308,11 +306,11 @@ def _trunc_quotient(ans, x, y):
 # mod and fmod jump where x / y crosses an integer; keep the tests' draws away from there
 mod = binary("mod", lambda ans, x, y: 1, _floor_quotient,
              domain=((0.1, 3.0), (0.7, 1.3)),
-             valid=lambda x, y: _onp.all(_frac_distance(x / y) > 0.05), reads_ans=False)
+             valid=lambda x, y: _onp.all(_frac_distance(x / y) > 0.05))
 remainder = mod
 fmod = binary("fmod", lambda ans, x, y: 1, _trunc_quotient,
               domain=((-3.0, 3.0), (0.7, 1.3)),
-              valid=lambda x, y: _onp.all(_frac_distance(x / y) > 0.05), reads_ans=False)
+              valid=lambda x, y: _onp.all(_frac_distance(x / y) > 0.05))
 
 
 def _tie_split(x, y):
@@ -332,7 +330,7 @@ def _nan_ignoring(wins):
 def _extremum(name, wins):
     """``maximum``/``fmin``...: ``wins(x, y)`` is d fn(x, y)/dx (1, 0.5 at a tie, or 0)."""
     return binary(name, lambda ans, x, y: wins(x, y), lambda ans, x, y: wins(y, x),
-                  valid=_separated(), reads_ans=False)
+                  valid=_separated())
 
 
 maximum = _extremum("maximum", _tie_split)
@@ -370,7 +368,7 @@ logaddexp2 = binary("logaddexp2", lambda ans, x, y: _log_add_weight(fnp.exp2, x,
 arctan2 = binary("arctan2", lambda ans, y, x: _safe_div(x, x * x + y * y),
                  lambda ans, y, x: _safe_div(-y, x * x + y * y),
                  # away from the origin and from the branch cut (x < 0, y = 0)
-                 valid=lambda y, x: _onp.all(_onp.abs(y) > 0.05), reads_ans=False)
+                 valid=lambda y, x: _onp.all(_onp.abs(y) > 0.05))
 arctan2.__doc__ = (_onp.arctan2.__doc__ or "") + """
 fgrad: at the origin, where arctan2 has no limit, every derivative is 0 (the average of its
 gradient around the origin).
@@ -390,16 +388,14 @@ def _sign_agreement(ans, x, y):
 
 
 copysign = binary("copysign", _sign_agreement, None,
-                  valid=lambda x, y: _onp.all(_onp.abs(x) > 0.05) and _onp.all(_onp.abs(y) > 0.05),
-                  reads_ans=False)
+                  valid=lambda x, y: _onp.all(_onp.abs(x) > 0.05) and _onp.all(_onp.abs(y) > 0.05))
 copysign.__doc__ = (_onp.copysign.__doc__ or "") + """
 fgrad: the derivative with respect to x1 is 1 where x1 already has x2's sign and -1 where it is
 flipped; at x1 == 0 (the kink of |x1| * sign(x2)) it is 0. There is no derivative with respect
 to x2, whose sign only is used.
 """
 # nextafter(x, y) is x moved by one unit in the last place: its derivative follows x
-nextafter = binary("nextafter", lambda ans, x, y: 1, None, valid=_separated(),
-                   reads_ans=False)
+nextafter = binary("nextafter", lambda ans, x, y: 1, None, valid=_separated())
 nextafter.__doc__ = (_onp.nextafter.__doc__ or "") + """
 fgrad: the result is x1 moved by one unit in the last place, so its derivative is 1 with
 respect to x1 and 0 with respect to x2 (whose sign relative to x1 only is used).
@@ -491,9 +487,13 @@ _bessel_i = define("bessel_i", _bessel_i_impl,
                    [lambda g, ans, x, n: g * _dbessel_i(x, n)],
                    [lambda t, ans, x, n: t * _dbessel_i(x, n)],
                    spec=Spec([(((),), {"n": 1}), (((4,),), {"n": 2}), (((2, 2),), {"n": 1})],
-                             domain=(-3.0, 3.0)))
+                             domain=(-3.0, 3.0)),
+                   taylor=taylor_rules.by_derivatives(lambda x, order, n: (
+                       taylor_rules.bessel_derivatives(
+                           lambda m, y: _bessel_i(y, n=_builtins.abs(m)), 0.5, 1)(x, order, n))))
 i0 = define("i0", _onp.i0, [lambda g, ans, x: g * _bessel_i(x, n=1)],
-            [lambda t, ans, x: t * _bessel_i(x, n=1)], spec=Spec(UNARY, domain=(-3.0, 3.0)))
+            [lambda t, ans, x: t * _bessel_i(x, n=1)], spec=Spec(UNARY, domain=(-3.0, 3.0)),
+            taylor=lambda series, ans, x: _bessel_i.taylor(series, ans, x, n=0))
 i0.__doc__ = (_onp.i0.__doc__ or "") + """
 fgrad: the derivative is the modified Bessel function I1, computed by its power series.
 """

@@ -249,10 +249,11 @@ def astype(x, dtype, /, *, copy=True, device=None):
     return x if dtype_of(x) == dtype else astype_p(x, dtype=dtype)
 
 
-# float32 outputs of float64 inputs need a long finite-difference step
+# float32 outputs of float64 inputs need a long finite-difference step, and the reverse-mode
+# check's inner products, rounded to float32, may cancel (1.8e-4 relative seen at 0.04)
 register_function("astype", astype, _onp.astype,
                   Spec([(((3,),), {"dtype": "float32"}), (((2, 2),), {"dtype": _F64}),
-                        (((),), {"dtype": _onp.complex128})], rtol=1e-4, eps=1e-2,
+                        (((),), {"dtype": _onp.complex128})], rtol=1e-4, atol=1e-5, eps=1e-2,
                        call=lambda f, x, dtype: f(x, dtype)))
 
 

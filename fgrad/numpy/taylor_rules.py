@@ -238,3 +238,76 @@ def absolute(series, ans, x):
         return NotImplemented
     sign = fnp.sign(x)
     return [sign * t for t in series[0]]
+
+
+def by_derivatives(derivatives):
+    """The rule of an elementwise ``y = f(x)`` (further arguments static) from ``f``'s
+    derivatives at the point, ``derivatives(x, K, **params) -> [f'(x), ..., f^(K)(x)]``:
+    ``y = sum_j f^(j) / j! (x(t) - x0)^j``, the powers of the path's increment by Cauchy
+    products (O(K^3)). For functions whose derivatives are other functions' values (Bessel
+    functions: ``I_v' = (I_{v-1} + I_{v+1}) / 2``), where a JVP rule's jet would branch."""
+    def rule(series, ans, x, **params):
+        order = len(series[0])
+        ds = derivatives(x, order, **params)
+        inc = [None] + [t / math.factorial(k + 1) for k, t in enumerate(series[0])]
+        power, out = inc, [None] * (order + 1)
+        for j in range(1, order + 1):
+            if j > 1:  # (x - x0)^j: it starts at t^j
+                power = [None] * j + [_sum(power[i] * inc[n - i] for i in range(j - 1, n))
+                                      for n in range(j, order + 1)]
+            c = ds[j - 1] / math.factorial(j)
+            for n in range(j, order + 1):
+                out[n] = _plus(out[n], c * power[n])
+        return [shaped(out[n] * math.factorial(n), ans) for n in range(1, order + 1)]
+    return rule
+
+
+def _sum(terms):
+    total = None
+    for t in terms:
+        total = _plus(total, t)
+    return total
+
+
+def bessel_derivatives(f, half, sign, scale=0):
+    """``[f'(x), ..., f^(K)(x)]`` for ``f(v, x)`` with ``f_v' = half (f_{v-1} + sign
+    f_{v+1})`` (``half``: 1/2 for I, J, Y; -1/2 for K), from the 2K + 1 values ``f(v + m, x)``,
+    ``|m| <= K``: ``f_v^(k) = half^k sum_j C(k, j) sign^j f_{v-k+2j}``. ``scale``: the
+    exponentially scaled ``e^(scale x) f`` (``ive``: -sign(x), ``kve``: +1), by Leibniz."""
+    def derivatives(x, order, v):
+        values = {m: f(v + m, x) for m in range(-order, order + 1)}
+        plain = [_sum(comb(k, j) * sign ** j * values[2 * j - k] for j in range(k + 1))
+                 * half ** k for k in range(order + 1)]
+        if not _onp.any(scale):
+            return plain[1:]
+        return [_sum(comb(k, m) * scale ** (k - m) * plain[m] for m in range(k + 1))
+                for k in range(1, order + 1)]
+    return derivatives
+
+
+def linear_equation(prim, rhs):
+    """The rule of a solver ``y = prim(*args)`` of an equation linear in ``y``: ``F(m) y =
+    r``, ``F`` linear in the matrix arguments ``m``, ``r`` in the arguments ``rhs`` (``solve``:
+    ``a y = b``; Sylvester's ``a y + y b = q``). Its JVP rule ``J(t; y)`` is
+    ``F(m)^-1 (t_r - F(t_m) y)``, so Leibniz's rule on ``F(m(t)) y(t) = r(t)`` gives
+    ``y_k = J(all k-th terms; y_0) + sum_{0<j<k} C(k, j) J(m's j-th terms; y_{k-j})``:
+    O(K^2) solves with the matrix at the point (a JVP rule's jet would solve with the
+    matrix's jet, recursively)."""
+    def jvp(tangents, y, *args, **params):
+        if prim.jvp_joint is not None:
+            return prim.jvp_joint(tangents, y, *args, **params)
+        return _sum(prim.jvps[i](t, y, *args, **params)
+                    for i, t in enumerate(tangents) if t is not None)
+
+    def rule(series, ans, *args, **params):
+        order = len(next(s for s in series if s is not None))
+        ys = [ans]
+        for k in range(1, order + 1):
+            y = jvp([None if s is None else s[k - 1] for s in series], ans, *args, **params)
+            for j in range(1, k):
+                ts = [None if s is None or i in rhs else s[j - 1] for i, s in enumerate(series)]
+                if any(t is not None for t in ts):
+                    y = _plus(y, _times(comb(k, j), jvp(ts, ys[k - j], *args, **params)))
+            ys.append(y)
+        return ys[1:]
+    return rule

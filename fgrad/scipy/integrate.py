@@ -7,6 +7,10 @@ ODEs with the same primitive, so they can be differentiated again:
 * **forward** (JVP): the forward sensitivity ``s = dy . (tangent)`` solves
   ``s' = J_y f s + J_args f t_args`` beside ``y``, from ``s(t0) = t_y0 - f(y0, t0) t_t0``;
   the output tangent adds ``f(y_i, t_i) t_ti``.
+* **Taylor** (``fgrad.jet``): the path's terms ``z_k`` of the solution solve the ODE of the
+  jet, ``(z_0, ..., z_K)' = (f, its K terms along z's and the parameters' series)``, one
+  solve of a (K + 1)-fold system; times that move are taken to fixed ones by solving each
+  interval on ``[0, 1]`` with ``f`` rescaled by its length.
 * **reverse** (VJP): the adjoint method. ``a`` (the cotangent of ``y(t)``) is integrated
   backwards from the last time, ``a' = -J_y f^T a``, with ``y`` recomputed beside it and the
   parameters' cotangent gathered as ``-J_args f^T a``; each output's cotangent joins ``a`` at
@@ -26,6 +30,7 @@ from ..numpy.broadcasting import cast_like, shape_of
 from ..numpy.wrapping import traced_version_of
 from ..table import FUNCTIONS, Spec, define
 from ..tracer import contains_tracer, innermost, strip
+from ..taylor import jet as _jet
 from ..transforms import jvp as _jvp, vjp as _vjp
 
 def _impl(y0, t, *args, func, **opts):
@@ -98,6 +103,60 @@ def _vjp_rule(g, ans, y0, t, *args, func, **opts):
     return cts
 
 
+def _jet_system(func, n, m, order):
+    """The ODE of ``(z_0, ..., z_K)``, the solution's terms: ``z_0' = f`` and ``z_k'`` the
+    k-th term of ``f`` along the terms' and the parameters' series (the ``m`` parameters'
+    K terms each follow the parameters)."""
+    def system(z, t, *a):
+        zs = [z[k * n:(k + 1) * n] for k in range(order + 1)]
+        ps = a[:m]
+        p_terms = [list(a[m + j * order:m + (j + 1) * order]) for j in range(m)]
+        y, terms = _jet(lambda y, *p: fnp.ravel(func(y, t, *p)), (zs[0],) + ps,
+                        (zs[1:],) + tuple(p_terms))
+        return fnp.concatenate([y] + terms)
+    return system
+
+
+def _taylor_rule(series, ans, y0, t, *args, func, **opts):
+    order = len(next(s for s in series if s is not None))
+    if series[1] is not None:
+        return _moving_times(series, y0, t, args, func, opts)
+    n, m = shape_of(ans)[1], len(args)
+
+    def terms_of(x, s):
+        return [fnp.ravel(fnp.zeros_like(innermost(x)) if s is None else s[k])
+                for k in range(order)]
+
+    z0 = fnp.concatenate([fnp.ravel(y0)] + terms_of(y0, series[0]))
+    p_terms = [c for a, s in zip(args, series[2:]) for c in terms_of(a, s)]
+    p_terms = [fnp.reshape(c, shape_of(a)) for c, a in
+               zip(p_terms, [a for a in args for _ in range(order)])]
+    z = _odeint(z0, t, *args, *p_terms, func=_jet_system(func, n, m, order), **opts)
+    return [z[:, (k + 1) * n:(k + 2) * n] for k in range(order)]
+
+
+_UNIT = _onp.array([0.0, 1.0])
+
+
+def _moving_times(series, y0, t, args, func, opts):
+    """The terms when the times move: each interval solved on the fixed ``[0, 1]`` with
+    ``f`` scaled by the interval's length, and the jet of that chain of solves."""
+    def rescaled(y, u, *a):
+        return func(y, a[-2] + u * a[-1], *a[:-2]) * a[-1]
+
+    def chain(y0, t, *args):
+        ys = [fnp.ravel(y0)]
+        for i in range(shape_of(t)[0] - 1):
+            ys.append(_odeint(ys[-1], _UNIT, *args, t[i], t[i + 1] - t[i], func=rescaled,
+                              **opts)[1])
+        return fnp.stack(ys)
+
+    xs = (y0, t) + tuple(args)
+    full = tuple([fnp.zeros_like(innermost(x))] * len(series[1]) if s is None else list(s)
+                 for x, s in zip(xs, series))
+    return _jet(chain, xs, full)[1]
+
+
 # Test problems for the generated tests (order 1 and 2 against finite differences):
 # a damped oscillator with parameters (stiffness, damping), and a mildly stiff linear decay.
 def _oscillator(y, t, k, c):
@@ -120,6 +179,7 @@ _odeint = define(
     batch=batch_rules.one_at_a_time)
 _odeint.vjp_joint = _vjp_rule
 _odeint.jvp_joint = _jvp_rule
+_odeint.taylor = _taylor_rule
 _odeint.vjp_by_argnum = lambda i, g, ans, *args, **params: _vjp_rule(g, ans, *args, **params)[i]
 
 

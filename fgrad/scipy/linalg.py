@@ -20,7 +20,7 @@ import numpy as _onp
 import scipy.linalg as _sl
 
 import fgrad.numpy as fnp
-from ..numpy import batch_rules
+from ..numpy import batch_rules, taylor_rules
 from ..numpy.broadcasting import cast_like, mask, shape_of
 from ..numpy.linalg import decompositions as _dec, solving as _solving
 from ..numpy.linalg.common import _dominant, _mT, _shift, _shifted
@@ -72,6 +72,7 @@ def _same_rules(name, impl, np_prim, spec, doc=None):
     p = define(name, impl, spec=spec, doc=doc, batch=_batched(np_prim.batch))
     p.vjps, p.jvps = dict(np_prim.vjps), dict(np_prim.jvps)
     p.vjp_by_argnum, p.jvp_joint = np_prim.vjp_by_argnum, np_prim.jvp_joint
+    p.taylor = np_prim.taylor
     return p
 
 
@@ -241,6 +242,7 @@ _solve_triangular = define(
                (((3, 3), (3,)), {"trans": 1, "lower": True}),
                (((3, 3), (3, 2)), {"trans": 1, "unit_diagonal": True})],
               domain=(-1.0, 1.0), call=_shifted), batch=_batched(batch_rules.solve_like))
+_solve_triangular.taylor = taylor_rules.linear_equation(_solve_triangular, rhs=(1,))
 
 
 def _solve_tri(a, b, trans, lower, unit_diagonal):
@@ -430,6 +432,7 @@ solve_sylvester = define(
               domain=(-1.0, 1.0), call=lambda f, a, b, q: f(a + _shift(a), b + _shift(b), q)),
                          batch=_batched(batch_rules.stacked(2, 2, 2)))
 solve_sylvester.jvp_joint = _sylvester_jvp
+solve_sylvester.taylor = taylor_rules.linear_equation(solve_sylvester, rhs=(2,))
 
 
 @differentiable(_sl.solve_continuous_lyapunov,

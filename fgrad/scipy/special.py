@@ -19,7 +19,7 @@ import scipy.special as _sc
 
 import fgrad.numpy as fnp
 from .. import errors, table
-from ..numpy import batch_rules
+from ..numpy import batch_rules, taylor_rules
 from ..numpy.broadcasting import broadcast_like, cast_like, dtype_of, unbroadcast_like
 from ..numpy.elementwise import binary, unary
 from ..numpy.wrapping import traced_version_of
@@ -49,7 +49,7 @@ def _ufunc2(fn, dx, dy, domain=POSITIVE, **spec):
 
 
 def _with_static(fn, static, d, cases, domain=POSITIVE, first=True, name=None,
-                 why="it is an order or count", **spec):
+                 why="it is an order or count", taylor=None, **spec):
     """``fn(static, x)`` (``fn(x, static)`` if not ``first``) differentiable in ``x`` only: a
     primitive ``p(x, <static>=...)``, and the public function in scipy's argument order,
     which refuses a traced ``static`` with ``why``. ``d(ans, x, static)`` is the derivative."""
@@ -65,7 +65,7 @@ def _with_static(fn, static, d, cases, domain=POSITIVE, first=True, name=None,
         return broadcast_like(t * d(ans, x, params[static]), ans)
 
     p = define("scipy.special." + name, impl, [vjp], [jvp],
-               spec=Spec(cases, domain=domain, **spec))
+               spec=Spec(cases, domain=domain, **spec), taylor=taylor)
 
     @traced_version_of(fn)
     def public(*args, **kwargs):
@@ -172,30 +172,59 @@ def _not_tiny(x, *rest):
 
 
 _ORDERS = [(((),), {"v": 0.5}), (((3,),), {"v": 2.0}), (((2, 2),), {"v": 1.0})]
+
+
+def _bessel(fn, half, sign, scaled=None):
+    """``jet``'s rule for ``fn(v, x)`` from its derivatives by the recurrence (JVP rules'
+    jets would branch in two per order): ``half``, ``sign`` as in
+    ``taylor_rules.bessel_derivatives``; ``scaled(x)``: the exponent's slope of a scaled
+    one. ``rule.at(v)``: the rule of ``fn(v, .)``, a function of ``x`` alone."""
+    def derivatives(x, order, v):
+        scale = 0 if scaled is None else scaled(x)
+        return taylor_rules.bessel_derivatives(lambda m, y: fn(m, y), half, sign,
+                                               scale)(x, order, v=v)
+
+    rule = taylor_rules.by_derivatives(derivatives)
+    rule.at = lambda v: taylor_rules.by_derivatives(
+        lambda x, order: derivatives(x, order, v))
+    return rule
+
+
+_I = _bessel(lambda v, x: iv(v, x), 0.5, 1)
+_IE = _bessel(lambda v, x: ive(v, x), 0.5, 1, lambda x: -_sign(x))
+_J = _bessel(lambda v, x: jv(v, x), 0.5, -1)
+_Y = _bessel(lambda v, x: yv(v, x), 0.5, -1)
+_K = _bessel(lambda v, x: kv(v, x), -0.5, 1)
+_KE = _bessel(lambda v, x: kve(v, x), -0.5, 1, lambda x: 1)
 iv = _with_static(_sc.iv, "v", lambda ans, x, v: 0.5 * (iv(v - 1, x) + iv(v + 1, x)), _ORDERS,
-                  valid=_not_tiny)
+                  valid=_not_tiny, taylor=_I)
 ive = _with_static(
     _sc.ive, "v", lambda ans, x, v: 0.5 * (ive(v - 1, x) + ive(v + 1, x)) - _sign(x) * ans,
-    _ORDERS)
-jv = _with_static(_sc.jv, "v", lambda ans, x, v: 0.5 * (jv(v - 1, x) - jv(v + 1, x)), _ORDERS)
+    _ORDERS, taylor=_IE)
+jv = _with_static(_sc.jv, "v", lambda ans, x, v: 0.5 * (jv(v - 1, x) - jv(v + 1, x)), _ORDERS,
+                  taylor=_J)
 yv = _with_static(_sc.yv, "v", lambda ans, x, v: 0.5 * (yv(v - 1, x) - yv(v + 1, x)), _ORDERS,
-                  domain=(0.5, 4.0))
+                  domain=(0.5, 4.0), taylor=_Y)
 kv = _with_static(_sc.kv, "v", lambda ans, x, v: -0.5 * (kv(v - 1, x) + kv(v + 1, x)), _ORDERS,
-                  domain=(0.3, 4.0))
+                  domain=(0.3, 4.0), taylor=_K)
 kve = _with_static(
     _sc.kve, "v", lambda ans, x, v: ans - 0.5 * (kve(v - 1, x) + kve(v + 1, x)), _ORDERS,
-    domain=(0.3, 4.0))
-i0 = _ufunc(_sc.i0, lambda ans, x: i1(x), reads="x", valid=_not_tiny)
-i1 = _ufunc(_sc.i1, lambda ans, x: 0.5 * (i0(x) + iv(2, x)), reads="x", valid=_not_tiny)
-i0e = _ufunc(_sc.i0e, lambda ans, x: i1e(x) - _sign(x) * ans, valid=_off_zero)
+    domain=(0.3, 4.0), taylor=_KE)
+i0 = _ufunc(_sc.i0, lambda ans, x: i1(x), reads="x", valid=_not_tiny, taylor=_I.at(0))
+i1 = _ufunc(_sc.i1, lambda ans, x: 0.5 * (i0(x) + iv(2, x)), reads="x", valid=_not_tiny,
+            taylor=_I.at(1))
+i0e = _ufunc(_sc.i0e, lambda ans, x: i1e(x) - _sign(x) * ans, valid=_off_zero,
+             taylor=_IE.at(0))
 i1e = _ufunc(_sc.i1e, lambda ans, x: 0.5 * (i0e(x) + ive(2, x)) - _sign(x) * ans,
-             valid=_off_zero)
-j0 = _ufunc(_sc.j0, lambda ans, x: -j1(x), reads="x")
-j1 = _ufunc(_sc.j1, lambda ans, x: 0.5 * (j0(x) - jv(2, x)), reads="x")
-y0 = _ufunc(_sc.y0, lambda ans, x: -y1(x), domain=(0.5, 4.0), reads="x")
-y1 = _ufunc(_sc.y1, lambda ans, x: 0.5 * (y0(x) - yv(2, x)), domain=(0.5, 4.0), reads="x")
-k0 = _ufunc(_sc.k0, lambda ans, x: -k1(x), domain=(0.3, 4.0), reads="x")
-k1 = _ufunc(_sc.k1, lambda ans, x: -0.5 * (k0(x) + kv(2, x)), domain=(0.3, 4.0), reads="x")
+             valid=_off_zero, taylor=_IE.at(1))
+j0 = _ufunc(_sc.j0, lambda ans, x: -j1(x), reads="x", taylor=_J.at(0))
+j1 = _ufunc(_sc.j1, lambda ans, x: 0.5 * (j0(x) - jv(2, x)), reads="x", taylor=_J.at(1))
+y0 = _ufunc(_sc.y0, lambda ans, x: -y1(x), domain=(0.5, 4.0), reads="x", taylor=_Y.at(0))
+y1 = _ufunc(_sc.y1, lambda ans, x: 0.5 * (y0(x) - yv(2, x)), domain=(0.5, 4.0), reads="x",
+            taylor=_Y.at(1))
+k0 = _ufunc(_sc.k0, lambda ans, x: -k1(x), domain=(0.3, 4.0), reads="x", taylor=_K.at(0))
+k1 = _ufunc(_sc.k1, lambda ans, x: -0.5 * (k0(x) + kv(2, x)), domain=(0.3, 4.0), reads="x",
+            taylor=_K.at(1))
 
 
 # --- exponential integrals, zeta, dilogarithm, Lambert W ----------------------------------

@@ -1,19 +1,21 @@
-"""Checking derivatives against finite differences.
+"""Checking derivatives against finite differences (and Taylor mode against forward mode).
 
 ``check_grads(f, args)`` checks forward mode by comparing ``jvp`` with a central difference
 along a random direction, and reverse mode by the inner-product identity
 ``<t, J^T c> = <J t, c>`` (``J t`` by finite differences, ``c`` a random cotangent), which
 checks the whole VJP with one scalar at any size. For ``order > 1`` it checks the derivative
 functions themselves the same way, so order 2 covers fwd-of-fwd, rev-of-fwd, fwd-of-rev and
-rev-of-rev. Tolerances are per element, never scaled by array size.
+rev-of-rev. Tolerances are per element, never scaled by array size. ``check_jet(f, args)``
+checks ``fgrad.jet`` against nested ``jvp`` along a random path.
 """
+from math import factorial
 from typing import Any, Callable, Sequence
 import numpy as _onp
 
 from ..pytree import tree_flatten, tree_unflatten
 from ..transforms import jvp, vjp
 
-__all__ = ["check_grads", "check_batching"]
+__all__ = ["check_grads", "check_batching", "check_jet"]
 
 _MODE_NAMES = {"fwd": "jvp", "rev": "vjp"}
 
@@ -91,7 +93,7 @@ def _numeric_jvp(f, args, tangents, eps):
     return [(p - m) / (2 * eps) for p, m in zip(plus, minus)]
 
 
-def _compare(name, got, want, rtol, atol, worst):
+def _compare(name, got, want, rtol, atol, worst, against="finite differences"):
     """Elementwise ``|got - want| <= atol + rtol |want|`` over lists of arrays."""
     for k, (g, w) in enumerate(zip(got, want)):
         g, w = _as_real(g), _as_real(w)
@@ -106,9 +108,51 @@ def _compare(name, got, want, rtol, atol, worst):
         if bad.any():
             i = _onp.unravel_index(int(_onp.argmax(_onp.where(bad, rel, -1))), g.shape)
             raise AssertionError(
-                f"{name}: derivative disagrees with finite differences; worst relative error "
+                f"{name}: derivative disagrees with {against}; worst relative error "
                 f"{rel[i]:.3g} at output {k}, index {tuple(int(j) for j in i)}: "
                 f"got {g[i]!r}, expected {w[i]!r} (rtol={rtol}, atol={atol})")
+
+
+def check_jet(f: Callable[..., Any], args: tuple, order: int = 6, seed: int = 0,
+              rtol: float = 1e-8, atol: float = 1e-9) -> float:
+    """Check ``fgrad.jet(f, args, series)`` along a random path ``x(t) = x + sum_k x_k t^k /
+    k!`` against the path's derivatives at 0 by ``order`` nested ``jvp`` in ``t``: the Taylor
+    rules against the JVP rules, both fgrad's. ``args`` are float or complex arrays (every
+    one on the path); the forward value must be ``f``'s own. ``atol`` is scaled by each
+    term's largest entry (terms grow like k!). Raises ``AssertionError`` naming the output
+    and the term; returns the worst relative error.
+
+    >>> import fgrad.numpy as np
+    >>> from fgrad.testing import check_jet
+    >>> check_jet(lambda x: np.tanh(x) * x, (np.array([0.5, 1.5]),), order=4) < 1e-10
+    True
+    """
+    from ..taylor import jet
+    rng = _onp.random.default_rng(seed)
+    args = tuple(args)
+    series = [[_random(x, rng) * 0.5 for _ in range(order)] for x in args]
+
+    def path(t):
+        return f(*[x + sum(s[k] * (t ** (k + 1) / factorial(k + 1)) for k in range(order))
+                   for x, s in zip(args, series)])
+
+    fs = [path]
+    for _ in range(order):
+        fs.append(lambda t, g=fs[-1]: jvp(g, (t,), (1.0,))[1])
+    out, terms = jet(f, args, series)
+    want_out = f(*args)
+    for k, (o, w) in enumerate(zip(_leaves(out), _leaves(want_out))):
+        if not _onp.array_equal(o, w, equal_nan=True):
+            raise AssertionError(f"jet of f: output {k}'s value is not f's own")
+    # (terms: each output leaf replaced by its K terms, so they flatten K by K)
+    got = _leaves(terms)
+    worst = [0.0]
+    for k in range(order):
+        want = _leaves(fs[k + 1](0.0))
+        scale = max([1.0] + [float(_onp.max(_onp.abs(w), initial=0.0)) for w in want])
+        _compare(f"term {k + 1} of jet of f", got[k::order], want, rtol, atol * scale,
+                 worst, against=f"{order} nested jvp")
+    return worst[0]
 
 
 def _check(f, args, order, modes, eps, rtol, atol, rng, name, worst):

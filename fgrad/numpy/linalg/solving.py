@@ -5,7 +5,7 @@ import operator
 import numpy as _onp
 
 import fgrad.numpy as fnp
-from .. import batch_rules
+from .. import batch_rules, taylor_rules
 from ...table import Spec, define
 from ..multi_output import define_multi
 from ...tracer import innermost_meta, strip
@@ -104,6 +104,7 @@ solve = define(
     doc=_noted(_la.solve, "derivatives in a (-inv(a) da x) and b, for b a vector (1-d) or "
                           "a stack of matrices, batch dimensions broadcast; a must be "
                           "invertible; complex input is supported."), batch=batch_rules.solve_like)
+solve.taylor = taylor_rules.linear_equation(solve, rhs=(1,))
 
 
 # --- powers ---------------------------------------------------------------------------
