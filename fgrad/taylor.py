@@ -31,7 +31,7 @@ from .tracer import Trace, innermost_meta
 from .tangents import output_tangent
 from .transforms import _check_like, _flat_inputs, _fresh, _refuse_unknown, _zeros_like, finish
 
-__all__ = ["jet", "derivatives"]
+__all__ = ["jet", "derivatives", "expansions"]
 
 
 class JetTracer(ArrayTracer):
@@ -73,10 +73,9 @@ class JetTrace(Trace):
 def expand(prim, series, ans, args, params, order):
     """The output's ``order`` terms of ``ans = prim(*args, **params)`` from the arguments'
     (``None`` for a constant argument; terms None for a constant output), and how they were
-    found: ``"rule"`` (the
-    primitive's Taylor rule), ``"jvp"`` (its JVP rule's jet, O(K^2)) or ``"jvp, reads
-    output"`` (the same, one order at a time, O(K^3): the rule reads the primitive's output,
-    whose terms it is finding)."""
+    found: ``"rule"`` (the primitive's Taylor rule), ``"jvp"`` (its JVP rule's jet, O(K^2))
+    or ``"jvp, reads output"`` (the same, one order at a time, O(K^3): the rule reads the
+    primitive's output, whose terms it is finding)."""
     if prim.taylor is not None:
         out = prim.taylor(series, ans, *args, **params)
         # (NotImplemented: a call the rule does not cover, such as a linear map's nonlinear
@@ -121,8 +120,8 @@ def _by_jvp_rule(prim, series, ans, args, params, order):
 
 
 def _jet_of(fn, args, series, order):
-    """``fn``'s value, ``order`` terms (None for a zero one) and whether it read its first
-    argument, along the arguments' paths (a nested jet; ``None`` series: a constant)."""
+    """``fn``'s value, ``order`` terms and whether it read its first argument, along the
+    arguments' paths (a nested jet; ``None`` series: a constant)."""
     trace = JetTrace(order)
     ins = [a if s is None else JetTracer(trace, a, s[:order]) for a, s in zip(args, series)]
     trace.watched = ins[0]
@@ -136,8 +135,7 @@ def _zeros(like):
     return _onp.zeros_like(innermost_meta(like))
 
 
-def jet(f: Callable[..., Any], primals: Sequence[Any], series: Sequence[Any], *,
-        _log: list | None = None) -> tuple:
+def jet(f: Callable[..., Any], primals: Sequence[Any], series: Sequence[Any]) -> tuple:
     """Taylor mode: ``(f(*primals), series_out)`` along the path
     ``x(t) = x0 + sum_k x_k t^k / k!`` (JAX's ``jax.experimental.jet`` convention).
 
@@ -151,6 +149,27 @@ def jet(f: Callable[..., Any], primals: Sequence[Any], series: Sequence[Any], *,
     >>> float(y), float(y1), float(y2), float(y3)
     (1.0, 1.0, 1.0, 1.0)
     """
+    return _jet(f, primals, series, None)
+
+
+def expansions(f: Callable[..., Any], primals: Sequence[Any],
+               series: Sequence[Any]) -> list:
+    """How ``jet(f, primals, series)`` expands each primitive call, in order: ``(name,
+    how)`` with ``how`` ``"rule"`` (a Taylor rule), ``"jvp"`` (the JVP rule's jet, O(K^2))
+    or ``"jvp, reads output"`` (one jet per order, O(K^3)). Where a jet is slow, this says
+    which primitives would gain from a rule of their own.
+
+    >>> import fgrad.numpy as np
+    >>> from fgrad.taylor import expansions
+    >>> expansions(lambda x: np.log(np.tanh(x)), (0.5,), ([1.0, 0.0],))
+    [('tanh', 'rule'), ('log', 'jvp')]
+    """
+    log: list = []
+    _jet(f, primals, series, log)
+    return log
+
+
+def _jet(f, primals, series, log):
     if not isinstance(primals, (tuple, list)) or not isinstance(series, (tuple, list)):
         raise TypeError("jet(f, primals, series): primals and series must be tuples or lists, "
                         f"got {type(primals).__name__} and {type(series).__name__}")
@@ -182,7 +201,7 @@ def jet(f: Callable[..., Any], primals: Sequence[Any], series: Sequence[Any], *,
         leaf += len(p_leaves)
     if not order:
         raise ValueError("jet: the series are empty; give at least one term per primal")
-    trace = JetTrace(order, _log)
+    trace = JetTrace(order, log)
     ins = [JetTracer(trace, x, ts) for x, ts in zip(flat, terms_per_leaf)]
     with at_user_code():
         out = trace.run(f, tree_unflatten(in_tree, ins), "jet")

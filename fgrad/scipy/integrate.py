@@ -124,13 +124,10 @@ def _taylor_rule(series, ans, y0, t, *args, func, **opts):
     n, m = shape_of(ans)[1], len(args)
 
     def terms_of(x, s):
-        return [fnp.ravel(fnp.zeros_like(innermost(x)) if s is None else s[k])
-                for k in range(order)]
+        return [fnp.zeros_like(innermost(x)) if s is None else s[k] for k in range(order)]
 
-    z0 = fnp.concatenate([fnp.ravel(y0)] + terms_of(y0, series[0]))
+    z0 = fnp.concatenate([fnp.ravel(y) for y in [y0] + terms_of(y0, series[0])])
     p_terms = [c for a, s in zip(args, series[2:]) for c in terms_of(a, s)]
-    p_terms = [fnp.reshape(c, shape_of(a)) for c, a in
-               zip(p_terms, [a for a in args for _ in range(order)])]
     z = _odeint(z0, t, *args, *p_terms, func=_jet_system(func, n, m, order), **opts)
     return [z[:, (k + 1) * n:(k + 2) * n] for k in range(order)]
 

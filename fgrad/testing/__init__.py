@@ -136,9 +136,12 @@ def check_jet(f: Callable[..., Any], args: tuple, order: int = 6, seed: int = 0,
         return f(*[x + sum(s[k] * (t ** (k + 1) / factorial(k + 1)) for k in range(order))
                    for x, s in zip(args, series)])
 
-    fs = [path]
+    def derivative(g):
+        return lambda t: jvp(g, (t,), (1.0,))[1]
+
+    fs: list = [path]
     for _ in range(order):
-        fs.append(lambda t, g=fs[-1]: jvp(g, (t,), (1.0,))[1])
+        fs.append(derivative(fs[-1]))
     out, terms = jet(f, args, series)
     want_out = f(*args)
     for k, (o, w) in enumerate(zip(_leaves(out), _leaves(want_out))):
