@@ -29,6 +29,7 @@ from .numpy.taylor_rules import shaped
 from .pytree import tree_flatten, tree_unflatten
 from .tracer import Trace, innermost_meta
 from .tangents import output_tangent
+from .transpose import zeros_like
 from .transforms import _check_like, _flat_inputs, _fresh, _refuse_unknown, _zeros_like, finish
 
 __all__ = ["jet", "derivatives", "expansions"]
@@ -67,7 +68,7 @@ class JetTrace(Trace):
         if out is None:
             return ans
         # (a rule's None is a zero term: the rules see arrays, or None for a whole constant)
-        return JetTracer(self, ans, [_zeros(ans) if t is None else t for t in out])
+        return JetTracer(self, ans, [zeros_like(ans) if t is None else t for t in out])
 
 
 def expand(prim, series, ans, args, params, order):
@@ -109,7 +110,7 @@ def _by_jvp_rule(prim, series, ans, args, params, order):
     x_values = list(args) + [series[i][0] for i in live]
     if order == 1:
         return [shaped(rule(ans, *x_values), ans)], "jvp"
-    unknown = [_zeros(ans)] * (order - 1)  # (y's terms, for a rule that does not read y)
+    unknown = [zeros_like(ans)] * (order - 1)  # (y's terms, for a rule that does not read y)
     y1, terms, read = _jet_of(rule, [ans] + x_values, [unknown] + x_series, order - 1)
     if read:
         ys = [y1]
@@ -128,11 +129,7 @@ def _jet_of(fn, args, series, order):
     out = trace.run(fn, ins, "jet")
     if out.__class__ is JetTracer and out._trace is trace:
         return out._value, list(out._series), trace.read
-    return out, [_zeros(out)] * order, trace.read
-
-
-def _zeros(like):
-    return _onp.zeros_like(innermost_meta(like))
+    return out, [zeros_like(out)] * order, trace.read
 
 
 def jet(f: Callable[..., Any], primals: Sequence[Any], series: Sequence[Any]) -> tuple:
@@ -210,8 +207,7 @@ def _jet(f, primals, series, log):
     for o in out_flat:
         if o.__class__ is JetTracer and o._trace is trace:
             vals.append(_fresh(finish(o._value), flat))
-            outs.append([finish(_onp.zeros_like(innermost_meta(o._value)) if t is None else t,
-                                o._value) for t in o._series])
+            outs.append([finish(t, o._value) for t in o._series])
         else:
             _refuse_unknown(o, "jet", lambda: "an output")
             vals.append(_fresh(finish(o), flat))
