@@ -18,6 +18,7 @@ import numpy as _onp
 from . import errors
 from .custom import _Custom, _inexact
 from .dual import DualTrace, DualTracer
+from .other_arrays import foreign_array
 from .tape import Tape, TapeTracer
 from .tracer import innermost
 
@@ -85,12 +86,15 @@ class _Checkpointed(_Custom):
         of another computation: a function that draws random numbers or reads changing
         state is refused. (The traced run may round differently from the plain one, since
         some functions are composed of primitives only when traced, hence a tolerance.
-        Under ``vmap`` the values are a whole batch, which Python cannot read: no check.)"""
+        Under ``vmap`` the values are a whole batch, which Python cannot read: no check; nor
+        for another library's arrays, which the check would compute: Dask's stay lazy.)"""
         try:
             saved, nows = innermost(ans), [innermost(o) for o in outs]
         except errors.ConcretizationError:
             return
         for (k, shape, dtype, start, stop), now in zip(call.var, nows):
+            if foreign_array(now):
+                continue
             was = saved if len(call.var) == 1 else _onp.reshape(saved[start:stop], shape)
             now = _onp.asarray(now)
             tol = _onp.sqrt(_onp.finfo(dtype).eps)

@@ -45,6 +45,7 @@ import numpy as _onp
 from . import errors
 from .numpy import add, astype, concatenate, getitem, ravel, real, reshape
 from .pytree import tree_flatten, tree_map, tree_unflatten
+from .other_arrays import as_array
 from .table import Primitive
 from .tracer import Tracer, ambient, first_tracer, innermost_meta, staging
 from .transpose import transpose
@@ -105,7 +106,7 @@ def _output_structure(out, owner):
         if isinstance(v, Tracer):
             raise owner._closure_error(v._trace)
         if _inexact(v):
-            v = _onp.asarray(v)
+            v = as_array(v)
             var.append((k, v.shape, v.dtype, start, start + v.size))
             start += v.size
             leaves[k] = v[()] if v.ndim == 0 else v  # Python floats as numpy values

@@ -9,7 +9,9 @@ import numpy as _onp
 from . import errors
 from .numpy.array_tracer import ArrayTracer
 from .tangents import output_tangent
+from .other_arrays import foreign_array
 from .tracer import STAGING, Trace, Tracer, ambient, semantics_of_its_own
+from .values import PLAIN_OPERANDS
 
 
 _ndarray = _onp.ndarray
@@ -38,14 +40,17 @@ class DualTrace(Trace):
             if a.__class__ is DualTracer and a._trace is self:
                 v = vals[i] = a._value
                 tangents[i] = a._tangent
-                if isinstance(v, Tracer):
-                    nested = True
+                if v.__class__ not in PLAIN_OPERANDS and (isinstance(v, Tracer) or
+                                                          foreign_array(v)):
+                    nested = True  # (another library's arrays too: see other_arrays)
             elif isinstance(a, Tracer):
                 nested = True
             elif a.__class__ is not _ndarray and isinstance(a, _ndarray) and \
                     semantics_of_its_own(a):  # (an ndarray subclass: rare)
                 raise errors.array_subclass(f"fgrad.numpy.{prim.name}", a.__class__,
                                             f"argument {i}")
+            elif a.__class__ not in PLAIN_OPERANDS and foreign_array(a):
+                nested = True
         if prim.jvp_with_output is not None:
             ans, out = prim.jvp_with_output(tangents, *vals, **params)
             return ans if out is None else DualTracer(self, ans, out)

@@ -16,6 +16,7 @@ import warnings
 import numpy as _onp
 
 from .graph import GuardError, interpreting, numpy_leaves
+from .other_arrays import foreign_array
 from .passes import optimize
 from .pytree import tree_flatten, tree_unflatten
 from .staging import trace_graph
@@ -128,6 +129,12 @@ class _Jitted:
                           **dict(kwargs, **kw))
 
         for where, v in statics:
+            if foreign_array(v):
+                cls = type(v)
+                raise TypeError(
+                    f"jit: argument {where!r} is a {cls.__module__}.{cls.__qualname__}; jit "
+                    "stages numpy arrays only (a Dask array is a graph of its own already). "
+                    "Call the function without jit: grad, vjp, jvp, vmap and the rest take it")
             try:
                 hash(v)
             except TypeError:

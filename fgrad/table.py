@@ -23,6 +23,7 @@ import numpy as _onp
 
 from . import errors
 from .tracer import STAGING, Tracer, ambient, first_tracer, innermost
+from .other_arrays import call_in_own_library, first_foreign
 from .values import PLAIN_OPERANDS
 
 PRIMITIVES: dict[str, "Primitive"] = {}  # name -> Primitive: the one table
@@ -108,6 +109,9 @@ class Primitive:
         # two Python numbers): ``impl``, or a stand-in equal in value and dtype (numpy's
         # operators for the arithmetic ufuncs, without the ufunc call's overhead on scalars)
         self.fast_impl = impl
+        # whether ``impl`` takes other libraries' arrays (Dask, CuPy) through numpy's dispatch;
+        # scipy's functions, which convert their arguments to numpy arrays, do not
+        self.other_arrays = True
         # what the VJP rules read beyond shapes and dtypes, as ``(argnums, ans)``: a tape that
         # only runs backward keeps just these values (big arrays), so memory stays near the
         # residuals' (sin keeps its input, exp its output, add nothing). ``argnums`` may be
@@ -152,6 +156,9 @@ class Primitive:
                     return self(*args, **params)
         if top is None:
             if not STAGING or "out" in params or ambient() is None:
+                other = first_foreign(args)
+                if other is not None:
+                    return call_in_own_library(self, args, params, other)
                 return self.impl(*args, **params)
             return self._ambient(args, params)
         if self.check_call is not None and (params or len(args) > self.nin):

@@ -23,6 +23,7 @@ from .accumulate import add_any
 from .numpy.array_tracer import ArrayTracer
 from .numpy.elementwise import real
 from .tracer import STAGING, Trace, Tracer, ambient, semantics_of_its_own, value_dtype
+from .other_arrays import first_foreign, foreign_array
 from .values import IMMUTABLE_REALS
 
 _ndarray = _onp.ndarray
@@ -108,6 +109,10 @@ class Tape(Trace):
             if not (self.inputs == "guard" and value.nbytes >= _SHARE_BYTES and
                     self._guard(value)):
                 value = self.own(value)
+        elif foreign_array(value):  # (from now on through dispatch: see other_arrays)
+            self.nested = True
+            if self.inputs != "keep":  # (a Dask array's copy copies no data: it is immutable)
+                value = value.copy()
         return TapeTracer(self, value, Node(None, (), None, value, ()))
 
     def _guard(self, a):
@@ -215,7 +220,11 @@ class Tape(Trace):
         if isinstance(a, Tracer):
             self._nest(a)
         elif a.__class__ is list or a.__class__ is tuple:
+            if first_foreign(a) is not None:
+                self.nested = True
             return self._owned(a)
+        elif foreign_array(a):
+            self.nested = True
         elif isinstance(a, _ndarray) and semantics_of_its_own(a):
             raise errors.array_subclass(f"fgrad.numpy.{prim.name}", a.__class__,
                                         f"argument {i}")

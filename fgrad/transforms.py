@@ -17,6 +17,7 @@ from .tangents import sweep_forward
 from .tape import Tape, TapeTracer
 from .tracer import (Tracer, below_transforms, innermost_meta,
                      semantics_of_its_own, strip, value_dtype)
+from .other_arrays import foreign_array
 from .values import LEAVES, PYTHON_NUMBERS, copied
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev",
@@ -57,7 +58,7 @@ def _refuse_unknown(v, fname, where):
     if semantics_of_its_own(v):
         raise errors.array_subclass(fname, type(v), where())
     if not isinstance(v, (bool, int, float, complex, _onp.ndarray, _onp.generic,
-                          Tracer)):
+                          Tracer)) and not foreign_array(v):
         raise errors.not_a_pytree(fname, v, where())
 
 
@@ -167,6 +168,8 @@ def finish(v, like=None):
 
 def _zeros_like(x):
     v = innermost_meta(x)
+    if foreign_array(v):  # (made in the value's own library: on its device, or lazy)
+        return _onp.zeros_like(v)
     return finish(_onp.zeros(_onp.shape(v), _onp.result_type(v)))
 
 

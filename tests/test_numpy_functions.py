@@ -141,12 +141,21 @@ def test_zero_derivative_functions_take_tracers_and_return_plain(name):
 def test_numpys_lazy_submodules_stay_lazy_until_used():
     import subprocess
     import sys
-    code = ("import sys, fgrad.numpy as np\n"
-            "lazy = ['numpy.testing', 'numpy.f2py', 'numpy.ma', 'numpy.polynomial']\n"
+    code = ("import sys, numpy, fgrad, fgrad.numpy as np\n"
+            "lazy = ['numpy.testing', 'numpy.f2py', 'numpy.ma', 'numpy.polynomial',\n"
+            "        'numpy.random', 'fgrad.numpy.random']\n"
             "assert not [m for m in lazy if m in sys.modules], sys.modules.keys()\n"
             "np.testing.assert_allclose(1.0, 1.0)\n"
             "import numpy.testing\n"
-            "assert np.testing is numpy.testing and np.ma.masked_array([1]).shape == (1,)\n")
+            "assert np.testing is numpy.testing and np.ma.masked_array([1]).shape == (1,)\n"
+            # fgrad's random draws like numpy's, and once loaded is the module itself
+            "np.random.seed(0); a = np.random.normal(size=3)\n"
+            "numpy.random.seed(0); assert (a == numpy.random.normal(size=3)).all()\n"
+            "import fgrad.numpy.random\n"
+            "assert np.random is fgrad.numpy.random is sys.modules['fgrad.numpy.random']\n"
+            # and a staged function draws anew at each call
+            "f = fgrad.jit(lambda x: x + np.random.normal())\n"
+            "assert f(1.0) != f(1.0)\n")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 

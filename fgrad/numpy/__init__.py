@@ -44,7 +44,12 @@ for _family in (_elementwise, _reductions, _statistics, _layout, _joining, _prod
             globals()[_name] = _obj
 
 from .joining import c_, r_  # noqa: E402  (index objects, not functions)
-from . import fft, linalg, random  # noqa: E402  (ours, before numpy's modules are copied)
+from . import fft, linalg  # noqa: E402  (ours, before numpy's modules are copied)
+from .namespace import LazySubmodule as _LazySubmodule  # noqa: E402
+
+# numpy.random's extension modules are a sixth of numpy's own import time; numpy loads them on
+# first use, and so does fgrad.numpy (the real module replaces this stand-in then)
+random = _LazySubmodule("fgrad.numpy.random", globals(), "random")
 _mirror(_onp, globals(), "")
 
 if TYPE_CHECKING:  # numpy's other names are filled in above at import: to a type checker, Any

@@ -16,6 +16,7 @@ import numpy as _onp
 import fgrad.numpy as fnp
 from . import batch_rules
 from ..table import Spec, define
+from ..other_arrays import as_array, foreign_array
 from ..tracer import Tracer, innermost_meta
 
 
@@ -85,7 +86,7 @@ def mask(cond, like):
     or staged where ``cond`` is (a comparison recorded by a staged function)."""
     if isinstance(cond, Tracer):
         return fnp.astype(cond, dtype_of(like))
-    return _onp.asarray(cond).astype(dtype_of(like))
+    return as_array(cond).astype(dtype_of(like))
 
 
 # --- the transpose pair: sum and broadcast_to ---------------------------------------------
@@ -113,8 +114,15 @@ def spread(g, x, axis, keepdims):
     return broadcast_to_p(g, shape=tuple(shape))
 
 
-# (numpy.sum is add.reduce behind a Python layer: the same values, without that layer's cost)
-sum_p = define("sum", lambda x, axis, keepdims: _onp.add.reduce(x, axis=axis, keepdims=keepdims),
+def _sum_impl(x, axis, keepdims):
+    """numpy.sum: for an ndarray add.reduce, the same values without numpy.sum's Python layer;
+    another library's array (Dask has no ufunc reductions) goes to numpy.sum's dispatch."""
+    if x.__class__ is _onp.ndarray:
+        return _onp.add.reduce(x, axis=axis, keepdims=keepdims)
+    return _onp.sum(x, axis=axis, keepdims=keepdims)
+
+
+sum_p = define("sum", _sum_impl,
                [lambda g, ans, x, axis, keepdims: spread(g, x, axis, keepdims)],
                linear=True, spec=Spec(REDUCE), batch=batch_rules.along())
 
@@ -122,6 +130,8 @@ sum_p = define("sum", lambda x, axis, keepdims: _onp.add.reduce(x, axis=axis, ke
 def _broadcast_impl(x, shape):
     """numpy.broadcast_to's values; a small result is filled in rather than made a view, which
     numpy builds at several times the cost (a reduction's cotangent goes through here)."""
+    if foreign_array(x):
+        return _onp.broadcast_to(x, shape)
     x = _onp.asarray(x)
     if math.prod(shape) > 1024 or x.ndim > len(shape):  # (numpy's errors for more axes)
         return _onp.broadcast_to(x, shape)

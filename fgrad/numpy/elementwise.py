@@ -29,6 +29,7 @@ import fgrad.numpy as fnp
 from .. import errors
 from .. import table
 from ..table import Spec, register_function
+from ..other_arrays import as_array, surely_none
 from . import batch_rules, taylor_rules, ufunc_methods
 from ..tracer import (Tracer, below_transforms, contains_tracer, innermost, innermost_meta,
                       strip)
@@ -126,7 +127,7 @@ def _safe_div(num, den):
     """``num / den``, and 0 (with zero derivatives of every order) where ``den`` is 0: the
     derivative at a point where no one-sided limit agrees (``hypot``, ``arctan2`` at 0)."""
     zero = innermost(den) == 0
-    if not _onp.any(zero):
+    if surely_none(zero):
         return num / den
     return where_p(zero, 0, num / where_p(zero, 1, den))
 
@@ -271,7 +272,7 @@ def _dpow_base(ans, x, y, power):
     # replaced by 1 (giving 0). Guarding the exponent instead would change the derivative
     # with respect to y at y == 0. (The masks compare one level down, not innermost values,
     # so a staging trace records them instead of guarding the values; bool * bool is "and".)
-    if not isinstance(y, Tracer) and not _onp.any(_onp.equal(y, 0)):
+    if not isinstance(y, Tracer) and surely_none(_onp.equal(y, 0)):
         return y * power(x, y - 1)  # (a constant exponent with no zero: no singular point)
     singular = (x == 0) * (y == 0)
     return y * power(fnp.where(singular, 1, x), y - 1)
@@ -350,7 +351,7 @@ def _log_add_weight(exp, x, y, ans):
     limit, which the formula would give as nan (inf - inf): 1 where x alone is +inf, 1/2
     where x and y are the same infinity (the tie convention), 0 where y alone is +inf."""
     a = innermost(ans)
-    if _onp.all(_onp.isfinite(a)):
+    if surely_none(~_onp.isfinite(a)):
         return exp(x - ans)
     inf = _onp.isinf(a)
     both = _onp.broadcast_to(innermost(x) == innermost(y), _onp.shape(a))
@@ -440,8 +441,8 @@ def _dsinc(ans, x):
     """sinc'(x) = (cos(pi x) - sinc(x)) / x, by its Taylor series near 0 where that formula
     cancels (so every order is exact at 0, where sinc'' = -pi**2 / 3)."""
     near = _onp.abs(innermost(x)) < 0.1
-    far = (fnp.cos(math.pi * x) - ans) / (where_p(near, 1, x) if near.any() else x)
-    if not near.any():
+    far = (fnp.cos(math.pi * x) - ans) / (x if surely_none(near) else where_p(near, 1, x))
+    if surely_none(near):
         return far
     x2 = x * x
     series = _SINC_SERIES[-1]
@@ -461,7 +462,7 @@ def _bessel_i_impl(x, n):
     """The modified Bessel function I_n(x), integer n >= 0, by its power series
     sum_k (x/2)**(2k+n) / (k! (k+n)!): every term has the sign of x**n, so nothing cancels and
     the sum is accurate to rounding wherever it does not overflow (like numpy.i0 itself)."""
-    x = _onp.asarray(x)
+    x = as_array(x)
     h = x.astype(_onp.float64) / 2
     q = h * h
     term = h ** n / math.factorial(n)

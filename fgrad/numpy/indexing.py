@@ -26,6 +26,7 @@ import numpy as _onp
 import fgrad.numpy as fnp
 from . import batch_rules
 from ..table import Spec, define
+from ..other_arrays import as_array, foreign_array
 from ..tracer import Tracer, innermost, strip
 from .broadcasting import dtype_of, mask, shape_of, unbroadcast_like
 from .wrapping import differentiable
@@ -41,7 +42,8 @@ def _may_repeat(idx):
 
 def _updated(x, v):
     """A fresh copy of ``x`` in the dtype that can hold the update ``v`` too."""
-    return _onp.array(x, dtype=_onp.result_type(x, v))
+    dtype = _onp.result_type(x, v)
+    return x.astype(dtype) if foreign_array(x) else _onp.array(x, dtype=dtype)
 
 
 def _index_add(x, v, idx):
@@ -60,6 +62,11 @@ def _index_set(x, v, idx):
 
 
 def _zeros(x, like):
+    """Zeros of ``x``'s shape and ``like``'s dtype, in the library of whichever of them is
+    another library's array (where scattering into numpy zeros would convert it)."""
+    other = like if foreign_array(like) else x if foreign_array(x) else None
+    if other is not None:
+        return _onp.zeros_like(other, dtype_of(like), shape=shape_of(x))
     return _onp.zeros(shape_of(x), dtype_of(like))
 
 
@@ -92,7 +99,7 @@ def _getitem_vjp(g, ans, x, idx):
 
 
 getitem_p = define(
-    "getitem", lambda x, idx: _onp.asarray(x)[idx],
+    "getitem", lambda x, idx: as_array(x)[idx],
     [_getitem_vjp],
     linear=True,
     spec=Spec(GETITEM_CASES), batch=batch_rules.getitem)

@@ -7,12 +7,14 @@ The public functions take numpy's signatures (negative axes, int-or-tuple shapes
 holding tracers) and are registered with Specs exercising them; the rest (``moveaxis``,
 ``atleast_2d``, ``meshgrid``, ``asfortranarray``, ...) are composed of these primitives.
 """
+import functools
 
 import numpy as _onp
 
 import fgrad.numpy as fnp
 from . import batch_rules
 from ..table import Spec, define, register_function
+from ..other_arrays import as_array, foreign_array
 from ..tracer import Tracer, contains_tracer, innermost, innermost_meta, strip
 from .broadcasting import broadcast_to_p, dtype_of, shape_of
 from .wrapping import as_tuple, differentiable, unsupported_kwargs
@@ -48,7 +50,8 @@ def list_call(f, *xs, **params):
     return f(list(xs), **params)
 
 
-reshape_p = define("reshape", lambda x, shape, order: _onp.asarray(x).reshape(shape, order=order),
+reshape_p = define("reshape", lambda x, shape, order: as_array(x).reshape(shape, order=order) if
+                   order != "C" else as_array(x).reshape(shape),  # (Dask's takes no order)
                    [lambda g, ans, x, shape, order: fnp.reshape(g, shape_of(x), order=order)],
                    linear=True,
                    spec=Spec([(((6,),), {"shape": (2, 3), "order": "C"}),
@@ -66,7 +69,8 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     return reshape_p(fnp.asarray(a), shape=shape, order=order)
 
 
-ravel_p = define("ravel", lambda x, order: _onp.ravel(x, order=order),
+ravel_p = define("ravel", lambda x, order: _onp.ravel(x, order=order) if order != "C" else
+                 _onp.ravel(x),  # (Dask's ravel takes no order)
                  [lambda g, ans, x, order: fnp.reshape(g, shape_of(x), order=order)],
                  linear=True,
                  spec=Spec([(((2, 3),), {"order": "C"}), (((2, 3),), {"order": "F"})]),
@@ -226,7 +230,7 @@ def _astype_vjp(g, ans, x, dtype):
     return fnp.astype(g, dtype_of(x))
 
 
-astype_p = define("astype", lambda x, dtype: _onp.asarray(x).astype(dtype), [_astype_vjp],
+astype_p = define("astype", lambda x, dtype: as_array(x).astype(dtype), [_astype_vjp],
                   linear=True,
                   spec=Spec([(((3,),), {"dtype": _F32}),
                              (((2, 2),), {"dtype": _F64})],
@@ -240,7 +244,7 @@ def astype(x, dtype, /, *, copy=True, device=None):
     dtype = _onp.dtype(dtype)
     if not contains_tracer(x):
         return _onp.astype(x, dtype, copy=copy) if isinstance(x, _onp.ndarray) else \
-            _onp.asarray(x).astype(dtype)
+            as_array(x).astype(dtype)
     if device not in (None, "cpu"):
         unsupported_kwargs("astype", {"device": device})
     x = asarray(x)
@@ -278,12 +282,22 @@ def _no_like(name, like, device):
     unsupported_kwargs(name, {"like": like, "device": None if device == "cpu" else device})
 
 
-@differentiable(_onp.asarray, Spec([(((2, 3),), {}), (((3,),), {"dtype": _F64}),
+@functools.wraps(_onp.asarray)
+def _asarray(a, dtype=None, *args, **kwargs):
+    # numpy.asarray, except that another library's array stays in its library: numpy would
+    # compute a Dask array and CuPy refuses, while code (fgrad's rules too) calls asarray to
+    # make sure it holds an array, which that already is
+    if foreign_array(a):
+        return a if dtype is None else a.astype(dtype)
+    return _onp.asarray(a, dtype, *args, **kwargs)
+
+
+@differentiable(_asarray, Spec([(((2, 3),), {}), (((3,),), {"dtype": _F64}),
                                     (((), ()), {})], call=_nested_call))
 def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
     """A (nested) list or tuple holding tracers (and plain numbers) gives one traced array,
     with numpy's dtype. ``like=`` (and a device other than 'cpu') is refused on traced
-    values."""
+    values. Another library's array (Dask, CuPy) is returned as it is, in its own library."""
     _no_like("asarray", like, device)
     return _from_nested(a, None if dtype is None else _onp.dtype(dtype))
 

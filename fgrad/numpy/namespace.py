@@ -144,10 +144,10 @@ def no_rule_yet(fn, qualname):
     return wrapper
 
 
-class _LazySubmodule(types.ModuleType):
-    """A numpy submodule that numpy itself imports only when first used (``numpy.testing``,
-    ``numpy.f2py``, ``numpy.ma`` ...: 50 ms of import time together): imported on the first
-    attribute read, when the real module takes this stand-in's place in fgrad.numpy."""
+class LazySubmodule(types.ModuleType):
+    """A submodule imported only when first used (numpy's ``testing``, ``f2py``, ``ma`` ...: 50
+    ms of import time together, and fgrad.numpy's ``random``): imported on the first attribute
+    read, when the real module takes this stand-in's place in the namespace."""
 
     def __init__(self, name, namespace, key):
         super().__init__(name)
@@ -170,7 +170,7 @@ def mirror(module, namespace, prefix):
 
     A numpy name that is another name's object (``acos`` is ``arccos``, ``concat`` is
     ``concatenate``) gets fgrad's version of that object. numpy's lazily imported submodules
-    stay lazy (:class:`_LazySubmodule`)."""
+    stay lazy (:class:`LazySubmodule`)."""
     lazy = getattr(module, "__numpy_submodules__", ())
     ours = {id(getattr(module, n)): v for n, v in list(namespace.items())
             if not n.startswith("_") and callable(v) and hasattr(module, n)}
@@ -179,7 +179,7 @@ def mirror(module, namespace, prefix):
             continue
         full = f"{module.__name__}.{name}"
         if name in lazy and full not in sys.modules and importlib.util.find_spec(full):
-            namespace[name] = _LazySubmodule(full, namespace, name)
+            namespace[name] = LazySubmodule(full, namespace, name)
             continue
         obj = getattr(module, name)
         if id(obj) in ours:

@@ -24,6 +24,7 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 import fgrad.numpy as fnp
 from . import batch_rules
 from ..table import Spec, define
+from ..other_arrays import surely_none
 from ..tracer import (Tracer, below_transforms, contains_tracer, innermost, innermost_meta,
                       strip)
 from .broadcasting import dtype_of, mask, shape_of
@@ -67,7 +68,7 @@ cumsum_p = define("cumsum", lambda x, axis: _onp.cumsum(x, axis=axis),
 
 
 def _has_zero(x):
-    return bool((innermost(x) == 0).any())
+    return not surely_none(innermost(x) == 0)
 
 
 def _cumprod_partials(x, axis):

@@ -1,0 +1,104 @@
+"""Other libraries' arrays (Dask, CuPy): what fgrad needs to know about them, in one place.
+
+fgrad's traces hold whatever value a primitive's numpy function returns. A library that
+implements numpy's dispatch protocols (``__array_function__``, ``__array_ufunc__``) gets numpy's
+functions called on its arrays back in its own library: ``numpy.sin`` of a Dask array is a Dask
+array, lazy; of a CuPy array, a CuPy array on the GPU. So the rules, written with
+``fgrad.numpy``, run there unchanged. Three things differ from numpy's arrays, and are settled
+here or where the core asks :func:`foreign_array`:
+
+- a trace holding such values calls each primitive through dispatch (``Primitive.__call__``),
+  never its numpy function directly, so that :func:`call_in_own_library` sees every call;
+- a function the library does not implement would convert the arrays to numpy (Dask computes
+  them; CuPy refuses): :func:`call_in_own_library` raises an error naming the function and the
+  array's type instead;
+- zeros for cotangents are made with ``numpy.zeros_like`` of the value, in its own library.
+"""
+import warnings
+
+import numpy as _onp
+
+_FOREIGN = {}
+
+
+def foreign_array(v):
+    """Whether ``v`` is an array of another library that implements numpy's dispatch protocols
+    (Dask, CuPy): not an ndarray or numpy scalar, and not a tracer (fgrad's tracers implement
+    the protocols too, and say so by ``_fgrad_tracer``). One dict lookup per class."""
+    cls = v.__class__
+    known = _FOREIGN.get(cls)
+    if known is None:
+        known = _FOREIGN[cls] = (
+            hasattr(cls, "__array_function__") and hasattr(cls, "__array_ufunc__")
+            and hasattr(cls, "shape") and hasattr(cls, "dtype")
+            and not issubclass(cls, (_onp.ndarray, _onp.generic))
+            and not hasattr(cls, "_fgrad_tracer"))
+    return known
+
+
+def first_foreign(args):
+    """The first argument (or entry of a list or tuple argument) that is another library's
+    array; None if there is none."""
+    for a in args:
+        if a.__class__ is list or a.__class__ is tuple:
+            a = first_foreign(a)
+            if a is not None:
+                return a
+        elif foreign_array(a):
+            return a
+    return None
+
+
+class NotInLibraryError(TypeError):
+    """A numpy function that the array's own library does not implement."""
+
+
+def call_in_own_library(prim, args, params, array):
+    """``prim.impl(*args, **params)``, where ``array``, another library's array, is among the
+    arguments; a ``NotInLibraryError`` naming the primitive and the array's type where that
+    library has no counterpart of a function the implementation calls, or takes fewer of its
+    arguments. (Dask says so by a FutureWarning, then computes the whole array: that warning
+    becomes this error before anything is computed. CuPy raises numpy's TypeError.)"""
+    cls = type(array)
+    if not prim.other_arrays:
+        raise _not_in_library(prim.name, cls, "its implementation (scipy's) converts its "
+                              "arguments to numpy arrays")
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("error", r".*function is not implemented by", FutureWarning)
+            return prim.impl(*args, **params)
+    except FutureWarning as w:
+        raise _not_in_library(prim.name, cls, str(w).split(" is not")[0]) from None
+    except (TypeError, NotImplementedError) as e:
+        text = str(e)
+        if isinstance(e, TypeError) and not any(s in text for s in _UNSUPPORTED):
+            raise
+        raise _not_in_library(prim.name, cls, f"{type(e).__name__}: {text}") from e
+
+
+# what a library's TypeError says where it lacks a function or one of its arguments
+_UNSUPPORTED = ("no implementation found for", "unexpected keyword argument",
+                "returned NotImplemented")
+
+
+def _not_in_library(name, cls, what):
+    lib = cls.__module__.split(".")[0]
+    return NotInLibraryError(
+        f"fgrad.numpy.{name} on a {cls.__module__}.{cls.__qualname__}: {lib} has no "
+        f"counterpart ({what}), so it cannot run there without converting the whole array "
+        f"to numpy. Convert it yourself where it fits in "
+        f"memory (numpy.asarray(x), or x.compute() for Dask), or write the step with "
+        f"{lib}'s own functions.")
+
+
+def as_array(x):
+    """``numpy.asarray(x)``, but another library's array stays in its library (converting a
+    Dask array would compute it; a CuPy array refuses)."""
+    return x if foreign_array(x) else _onp.asarray(x)
+
+
+def surely_none(mask):
+    """Whether the boolean ``mask`` has no true entry, for a shortcut a rule takes on plain
+    values; False for another library's array, which is not computed to find out: the caller
+    takes its general path, right for any values."""
+    return not foreign_array(mask) and not _onp.any(mask)
