@@ -23,6 +23,10 @@ EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
 SCRIPTS = sorted(p.name for p in EXAMPLES.glob("*.py"))
 TIME_LIMIT = 30.0
 _OUTPUTS = {}
+# the small version of an example whose full run takes longer (its own test checks the full
+# one's point: tests/test_dask.py runs a gradient over data larger than a worker's memory)
+ARGS = {"dask_regression.py": ["--rows", "400000", "--chunk-rows", "50000", "--steps", "3"]}
+NEEDS = {"dask_regression.py": "dask.distributed"}
 
 
 @pytest.fixture(scope="module")
@@ -35,8 +39,11 @@ def run(scratch):
     """run(name) -> the script's stdout; each script runs once per session."""
     def run(name):
         if name not in _OUTPUTS:
+            if name in NEEDS:
+                pytest.importorskip(NEEDS[name], reason=f"{name} needs the {NEEDS[name]} extra")
             start = time.perf_counter()
-            proc = subprocess.run([sys.executable, str(EXAMPLES / name)], capture_output=True,
+            proc = subprocess.run([sys.executable, str(EXAMPLES / name), *ARGS.get(name, [])],
+                                  capture_output=True,
                                   text=True, timeout=120, cwd=scratch)
             elapsed = time.perf_counter() - start
             assert proc.returncode == 0, proc.stderr
@@ -411,3 +418,11 @@ def test_taylor_example_prints_tanhs_derivatives(run):
         want.append(poly(y))
         poly = onp.polynomial.Polynomial([1.0, 0.0, -1.0]) * poly.deriv()
     onp.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+def test_dask_regression_matches_the_hand_gradient_and_learns(run):
+    lines = squeeze(run("dask_regression.py"))
+    assert numbers(line_with(lines, "gradient vs hand-written")[0])[0] < 1e-12
+    losses = [numbers(ln)[-1] for ln in line_with(lines, "step ")]
+    assert abs(losses[0] - math.log(2)) < 1e-6  # (w = 0: log 2 for every example, 6 digits)
+    assert all(b < a for a, b in zip(losses, losses[1:])), losses

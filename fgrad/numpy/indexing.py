@@ -43,7 +43,12 @@ def _may_repeat(idx):
 def _updated(x, v):
     """A fresh copy of ``x`` in the dtype that can hold the update ``v`` too."""
     dtype = _onp.result_type(x, v)
-    return x.astype(dtype) if foreign_array(x) else _onp.array(x, dtype=dtype)
+    if foreign_array(x):
+        y = x.astype(dtype)
+        # (Dask's astype to the same dtype is the array itself, and its setitem replaces
+        # that object's graph: the update would change x, a value others read, in place)
+        return x.copy() if y is x else y
+    return _onp.array(x, dtype=dtype)
 
 
 def _index_add(x, v, idx):

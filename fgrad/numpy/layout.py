@@ -52,7 +52,8 @@ def list_call(f, *xs, **params):
 
 reshape_p = define("reshape", lambda x, shape, order: as_array(x).reshape(shape, order=order) if
                    order != "C" else as_array(x).reshape(shape),  # (Dask's takes no order)
-                   [lambda g, ans, x, shape, order: fnp.reshape(g, shape_of(x), order=order)],
+                   [lambda g, ans, x, shape, order: fnp.reshape(g, shape_of(x), order=order)
+                    if order != "C" else fnp.reshape(g, shape_of(x))],
                    linear=True,
                    spec=Spec([(((6,),), {"shape": (2, 3), "order": "C"}),
                               (((2, 3),), {"shape": (3, -1), "order": "F"}),

@@ -17,6 +17,7 @@ from numpy.lib.array_utils import normalize_axis_tuple
 
 import fgrad.numpy as fnp
 from . import batch_rules
+from ..other_arrays import surely_none
 from ..table import Spec, define
 from ..tracer import Tracer, contains_tracer, innermost, strip
 from .broadcasting import REDUCE, dtype_of, kept_shape, mask, shape_of, spread, sum_p
@@ -63,7 +64,7 @@ def _prod_partials(x, axis):
     the axis the quotient is undefined, so each entry is replaced by 1 in turn and the rows
     multiplied out: O(n^2) work, but the result, and every derivative of it, is exact (a
     masked quotient would have the right value and the wrong second derivative)."""
-    if not (innermost(x) == 0).any():
+    if surely_none(innermost(x) == 0):
         return fnp.prod(x, axis=axis, keepdims=True) / x
     shape = shape_of(x)
     reduced = tuple(range(len(shape))) if axis is None else axis
