@@ -10,7 +10,7 @@ See README.md for the transforms and ``fgrad.numpy`` for what is differentiable.
 """
 from . import numpy  # noqa: F401  (builds the primitive table)
 from .errors import (ClosedOverTracerError, ConcretizationError, EscapedTracerError,
-                     NoDerivativeRuleError, TracerMutationError)
+                     NoDerivativeRuleError, NotInLibraryError, TracerMutationError)
 from .pytree import tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten
 from .recorded import make_tape
 from .table import PRIMITIVES, Spec, defbatch, defjvp, deflinear, defvjp, primitive
@@ -34,6 +34,6 @@ __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacre
            "deflinear", "unbroadcast", "Spec", "PRIMITIVES", "tree_flatten", "tree_unflatten",
            "tree_map", "tree_leaves", "tree_structure", "tree_util", "nn", "autograd",
            "NoDerivativeRuleError", "ConcretizationError", "TracerMutationError",
-           "EscapedTracerError", "custom_jvp", "custom_vjp", "checkpoint", "remat",
-           "ClosedOverTracerError", "make_graph", "Graph", "GuardError", "jit", "vmap",
-           "jet", "derivatives"]
+           "EscapedTracerError", "NotInLibraryError", "custom_jvp", "custom_vjp",
+           "checkpoint", "remat", "ClosedOverTracerError", "make_graph", "Graph", "GuardError",
+           "jit", "vmap", "jet", "derivatives"]

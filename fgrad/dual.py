@@ -8,8 +8,8 @@ import numpy as _onp
 
 from . import errors
 from .numpy.array_tracer import ArrayTracer
-from .tangents import output_tangent
 from .other_arrays import foreign_array
+from .tangents import output_tangent
 from .tracer import STAGING, Trace, Tracer, ambient, semantics_of_its_own
 from .values import PLAIN_OPERANDS
 

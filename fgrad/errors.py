@@ -31,6 +31,19 @@ class ClosedOverTracerError(TypeError):
     which its rule (or its recomputation) cannot see."""
 
 
+class NotInLibraryError(TypeError):
+    """A numpy function that the library of the array it was given (Dask, CuPy) lacks."""
+
+
+def not_in_library(name, cls, what):
+    lib = cls.__module__.split(".")[0]
+    return NotInLibraryError(
+        f"fgrad.numpy.{name} on a {cls.__module__}.{cls.__qualname__}: {lib} has no "
+        f"counterpart ({what}), so it cannot run there without converting the whole array "
+        f"to numpy. Convert it yourself where it fits in memory (numpy.asarray(x), or "
+        f"x.compute() for Dask), or write the step with {lib}'s own functions.")
+
+
 def no_rule(name, argnum, why=None):
     short = name.rsplit(".", 1)[-1]  # "linalg.det" -> "det": the snippet must be valid Python
     why = f" ({why})" if why else ""

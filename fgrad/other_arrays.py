@@ -18,6 +18,8 @@ import warnings
 
 import numpy as _onp
 
+from . import errors
+
 _FOREIGN = {}
 
 
@@ -49,46 +51,33 @@ def first_foreign(args):
     return None
 
 
-class NotInLibraryError(TypeError):
-    """A numpy function that the array's own library does not implement."""
-
-
 def call_in_own_library(prim, args, params, array):
     """``prim.impl(*args, **params)``, where ``array``, another library's array, is among the
-    arguments; a ``NotInLibraryError`` naming the primitive and the array's type where that
-    library has no counterpart of a function the implementation calls, or takes fewer of its
-    arguments. (Dask says so by a FutureWarning, then computes the whole array: that warning
-    becomes this error before anything is computed. CuPy raises numpy's TypeError.)"""
+    arguments; an ``errors.NotInLibraryError`` naming the primitive and the array's type
+    where that library has no counterpart of a function the implementation calls, or takes
+    fewer of its arguments. (Dask says so by a FutureWarning, then computes the whole array:
+    that warning becomes this error before anything is computed. CuPy raises numpy's
+    TypeError.)"""
     cls = type(array)
     if not prim.other_arrays:
-        raise _not_in_library(prim.name, cls, "its implementation (scipy's) converts its "
-                              "arguments to numpy arrays")
+        raise errors.not_in_library(prim.name, cls, "its implementation (scipy's) converts "
+                                    "its arguments to numpy arrays")
     try:
         with warnings.catch_warnings():
             warnings.filterwarnings("error", r".*function is not implemented by", FutureWarning)
             return prim.impl(*args, **params)
     except FutureWarning as w:
-        raise _not_in_library(prim.name, cls, str(w).split(" is not")[0]) from None
+        raise errors.not_in_library(prim.name, cls, str(w).split(" is not")[0]) from None
     except (TypeError, NotImplementedError) as e:
         text = str(e)
         if isinstance(e, TypeError) and not any(s in text for s in _UNSUPPORTED):
             raise
-        raise _not_in_library(prim.name, cls, f"{type(e).__name__}: {text}") from e
+        raise errors.not_in_library(prim.name, cls, f"{type(e).__name__}: {text}") from e
 
 
 # what a library's TypeError says where it lacks a function or one of its arguments
 _UNSUPPORTED = ("no implementation found for", "unexpected keyword argument",
                 "returned NotImplemented")
-
-
-def _not_in_library(name, cls, what):
-    lib = cls.__module__.split(".")[0]
-    return NotInLibraryError(
-        f"fgrad.numpy.{name} on a {cls.__module__}.{cls.__qualname__}: {lib} has no "
-        f"counterpart ({what}), so it cannot run there without converting the whole array "
-        f"to numpy. Convert it yourself where it fits in "
-        f"memory (numpy.asarray(x), or x.compute() for Dask), or write the step with "
-        f"{lib}'s own functions.")
 
 
 def as_array(x):

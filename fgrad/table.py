@@ -22,8 +22,8 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as _onp
 
 from . import errors
-from .tracer import STAGING, Tracer, ambient, first_tracer, innermost
 from .other_arrays import call_in_own_library, first_foreign
+from .tracer import STAGING, Tracer, ambient, first_tracer, innermost
 from .values import PLAIN_OPERANDS
 
 PRIMITIVES: dict[str, "Primitive"] = {}  # name -> Primitive: the one table

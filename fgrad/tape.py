@@ -22,8 +22,8 @@ from . import errors
 from .accumulate import add_any
 from .numpy.array_tracer import ArrayTracer
 from .numpy.elementwise import real
-from .tracer import STAGING, Trace, Tracer, ambient, semantics_of_its_own, value_dtype
 from .other_arrays import first_foreign, foreign_array
+from .tracer import STAGING, Trace, Tracer, ambient, semantics_of_its_own, value_dtype
 from .values import IMMUTABLE_REALS
 
 _ndarray = _onp.ndarray

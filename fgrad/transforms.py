@@ -12,12 +12,12 @@ from .batching import vmap
 from .dual import DualTrace, DualTracer
 from .fpwarnings import at_user_code
 from .numpy import astype, reshape, stack
+from .other_arrays import foreign_array
 from .pytree import LEAF, tree_flatten, tree_unflatten
 from .tangents import sweep_forward
 from .tape import Tape, TapeTracer
 from .tracer import (Tracer, below_transforms, innermost_meta,
                      semantics_of_its_own, strip, value_dtype)
-from .other_arrays import foreign_array
 from .values import LEAVES, PYTHON_NUMBERS, copied
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev",
@@ -339,13 +339,21 @@ def _value_and_grad(g, dyn, argnums, has_aux, holomorphic, allow_int):
                             "for several outputs")
         out = rec.out_vals[0]
         _check_scalar(out, holomorphic)
-        grads = _pull_back(rec, [value_dtype(innermost_meta(out)).type(1)], consume=True,
-                           checked=True)
+        grads = _pull_back(rec, [_seed(innermost_meta(out))], consume=True, checked=True)
     finally:
         rec.release()
     grads = grads[0] if isinstance(argnums, int) else grads
     value = finish(out)
     return ((value, rec.aux), grads) if has_aux else (value, grads)
+
+
+def _seed(v):
+    """grad's cotangent for the scalar output ``v``: 1 of its dtype, in its own library for
+    another library's array (from a numpy seed, the first rule would spread a numpy array of
+    the data's size into a Dask graph)."""
+    if foreign_array(v):
+        return _onp.ones_like(v)
+    return value_dtype(v).type(1)
 
 
 def _check_scalar(out, holomorphic):
