@@ -16,29 +16,8 @@ if not _GPUS:
 import fgrad  # noqa: E402
 import fgrad.numpy as np  # noqa: E402
 from fgrad.pytree import tree_flatten  # noqa: E402
+from transform_cases import TRANSFORMS, X  # noqa: E402
 
-X = onp.linspace(0.1, 1.0, 10)
-
-
-def f(x):
-    return np.sum(np.sin(x) * x ** 2)
-
-
-def g(x):
-    return np.tanh(x[:3]) * np.sum(x)
-
-
-TRANSFORMS = {
-    "grad": lambda x: fgrad.grad(f)(x),
-    "value_and_grad": lambda x: fgrad.value_and_grad(f)(x),
-    "vjp": lambda x: fgrad.vjp(g, x)[1](x[:3] * 0 + 1.5),
-    "jvp": lambda x: fgrad.jvp(g, (x,), (x * 0 + 1.0,)),
-    "jacfwd": lambda x: fgrad.jacfwd(g)(x),
-    "jacrev": lambda x: fgrad.jacrev(g)(x),
-    "hessian": lambda x: fgrad.hessian(f)(x[:4]),
-    "checkpoint": lambda x: fgrad.grad(lambda y: np.sum(fgrad.checkpoint(np.sin)(y) ** 2))(x),
-    "vmap": lambda x: fgrad.vmap(fgrad.grad(f))(np.reshape(x, (2, 5))),
-}
 
 
 @pytest.mark.parametrize("name", sorted(TRANSFORMS))

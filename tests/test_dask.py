@@ -19,6 +19,7 @@ from fgrad.pytree import tree_flatten, tree_unflatten  # noqa: E402
 from fgrad.table import PRIMITIVES  # noqa: E402
 from fgrad.testing import as_function, random_case  # noqa: E402
 from fgrad.testing.strategies import primitive_cases  # noqa: E402
+from transform_cases import TRANSFORMS, X, f  # noqa: E402
 
 try:  # fgrad.scipy's entries too, where scipy is installed
     import fgrad.scipy  # noqa: F401,E402
@@ -59,30 +60,6 @@ def same(got, want, rtol=1e-10, atol=1e-12):
         onp.testing.assert_allclose(a, b, rtol=rtol, atol=atol)
 
 
-X = onp.linspace(0.1, 1.0, 10)
-
-
-def f(x):
-    return np.sum(np.sin(x) * x ** 2)
-
-
-def g(x):
-    return np.tanh(x[:3]) * np.sum(x)
-
-
-TRANSFORMS = {
-    "grad": lambda x: fgrad.grad(f)(x),
-    "value_and_grad": lambda x: fgrad.value_and_grad(f)(x),
-    "vjp": lambda x: fgrad.vjp(g, x)[1](x[:3] * 0 + 1.5),
-    "jvp": lambda x: fgrad.jvp(g, (x,), (x * 0 + 1.0,)),
-    "linearize": lambda x: fgrad.linearize(g, x)[1](x),
-    "jacfwd": lambda x: fgrad.jacfwd(g)(x),
-    "jacrev": lambda x: fgrad.jacrev(g)(x),
-    "hessian": lambda x: fgrad.hessian(f)(x[:4]),
-    "checkpoint": lambda x: fgrad.grad(lambda y: np.sum(fgrad.checkpoint(np.sin)(y) ** 2))(x),
-    "vmap": lambda x: fgrad.vmap(fgrad.grad(f))(np.reshape(x, (2, 5))),
-    "grad of grad": lambda x: fgrad.grad(lambda y: np.sum(fgrad.grad(f)(y) ** 2))(x),
-}
 
 
 @pytest.mark.parametrize("name", sorted(TRANSFORMS))
