@@ -119,7 +119,7 @@ DASK_LACKS = {
     **dict.fromkeys(["convolve", "correlate", "cross", "gather", "inner", "kron", "roots",
                      "linalg.det", "linalg.eig", "linalg.eigh", "linalg.eigvals",
                      "linalg.eigvalsh", "linalg.pinv", "linalg.slogdet", "linalg.cholesky",
-                     "linalg.qr", "linalg.svdvals", "ravel"],
+                     "linalg.qr", "linalg.svdvals"],
                     "no counterpart in dask (NotInLibraryError)"),
     # Dask's own restrictions, in Dask's words
     **dict.fromkeys(["fft.fft", "fft.ifft", "fft.hfft", "fft.ihfft", "fft.rfft", "fft.irfft",
@@ -139,7 +139,8 @@ DASK_LACKS = {
 }
 
 # Cases (parameters) that Dask does not take, of primitives it otherwise does
-DASK_LACKS_CASE = {"reshape": ({"order": "F"}, "Dask's reshape takes no order")}
+DASK_LACKS_CASE = {"reshape": ({"order": "F"}, "Dask's reshape takes no order"),
+                   "ravel": ({"order": "F"}, "Dask's ravel takes no order")}
 
 # Primitives whose derivative runs on Dask arrays but computes values on the way, each with
 # the reason: the results are right, and not lazy

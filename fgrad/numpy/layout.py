@@ -72,7 +72,8 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
 
 ravel_p = define("ravel", lambda x, order: _onp.ravel(x, order=order) if order != "C" else
                  _onp.ravel(x),  # (Dask's ravel takes no order)
-                 [lambda g, ans, x, order: fnp.reshape(g, shape_of(x), order=order)],
+                 [lambda g, ans, x, order: fnp.reshape(g, shape_of(x), order=order)
+                  if order != "C" else fnp.reshape(g, shape_of(x))],
                  linear=True,
                  spec=Spec([(((2, 3),), {"order": "C"}), (((2, 3),), {"order": "F"})]),
                  batch=batch_rules.ravel)
