@@ -129,12 +129,6 @@ class _Jitted:
                           **dict(kwargs, **kw))
 
         for where, v in statics:
-            if foreign_array(v):
-                cls = type(v)
-                raise TypeError(
-                    f"jit: argument {where!r} is a {cls.__module__}.{cls.__qualname__}; jit "
-                    "stages numpy arrays only (a Dask array is a graph of its own already). "
-                    "Call the function without jit: grad, vjp, jvp, vmap and the rest take it")
             try:
                 hash(v)
             except TypeError:
@@ -189,7 +183,8 @@ _ARRAYS = frozenset([_onp.ndarray, _onp.float64])
 
 
 def _is_value(x):
-    return isinstance(innermost_meta(x), (_onp.ndarray, _onp.generic, int, float, complex))
+    m = innermost_meta(x)
+    return isinstance(m, (_onp.ndarray, _onp.generic, int, float, complex)) or foreign_array(m)
 
 
 def _signature(x):
@@ -197,4 +192,6 @@ def _signature(x):
     m = innermost_meta(x)
     if isinstance(m, (bool, int, float, complex)):
         return type(m)
+    if foreign_array(m):  # (a graph traced on one library's arrays runs on that library's)
+        return type(m), m.shape, m.dtype
     return _onp.shape(m), _onp.result_type(m)

@@ -51,7 +51,7 @@ def first_foreign(args):
     return None
 
 
-def call_in_own_library(prim, args, params, array):
+def call_in_own_library(prim, array, /, *args, **params):
     """``prim.impl(*args, **params)``, where ``array``, another library's array, is among the
     arguments; an ``errors.NotInLibraryError`` naming the primitive and the array's type
     where that library has no counterpart of a function the implementation calls, or takes

@@ -19,6 +19,7 @@ over as they are then, and ``fgrad.numpy.random`` draws anew. ``jitting.py`` kee
 per input signature; ``passes.py`` shortens them.
 """
 from typing import Any, Callable, Sequence
+import functools
 import operator
 from threading import get_ident
 
@@ -27,6 +28,7 @@ import numpy as _onp
 from . import errors
 from .graph import Const, Graph, Node, Var
 from .numpy.array_tracer import ArrayTracer
+from .other_arrays import call_in_own_library, first_foreign
 from .pytree import tree_flatten, tree_unflatten
 from .table import Primitive
 from .tracer import STAGING, Trace, Tracer, innermost_meta, staging
@@ -174,12 +176,16 @@ class StageTrace(Trace):
         # (an implementation calling fgrad.numpy is not recorded inside: no ambient trace
         # while it runs; a list push, not ``staging(None)``, measured 1 us less per node)
         stack = STAGING.get(get_ident())
+        impl = prim.fast_impl
+        other = first_foreign(vals)
+        if other is not None:  # (another library's array: a function it lacks is refused)
+            impl = functools.partial(call_in_own_library, prim, other)
         if stack is None:
-            ans = prim.fast_impl(*vals, **params)
+            ans = impl(*vals, **params)
         else:
             stack.append(None)
             try:
-                ans = prim.fast_impl(*vals, **params)
+                ans = impl(*vals, **params)
             finally:
                 stack.pop()
         out = StageTracer(self, ans, self.new_var(ans))

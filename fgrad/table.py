@@ -158,7 +158,7 @@ class Primitive:
             if not STAGING or "out" in params or ambient() is None:
                 other = first_foreign(args)
                 if other is not None:
-                    return call_in_own_library(self, args, params, other)
+                    return call_in_own_library(self, other, *args, **params)
                 return self.impl(*args, **params)
             return self._ambient(args, params)
         if self.check_call is not None and (params or len(args) > self.nin):

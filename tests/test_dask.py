@@ -100,9 +100,20 @@ def test_scipys_functions_are_refused_on_dask_arrays_before_computing():
         fgrad.grad(lambda x: np.sum(stats.norm.logpdf(x)))(chunked(X))
 
 
-def test_jit_says_it_stages_numpy_arrays_only():
-    with pytest.raises(TypeError, match="jit stages numpy arrays only"):
-        fgrad.jit(f)(chunked(X))
+def test_jit_replays_its_graph_on_dask_arrays_lazily_and_keeps_numpys_apart():
+    jg = fgrad.jit(fgrad.grad(f))
+    with lazy():
+        first, second = jg(chunked(X)), jg(chunked(2 * X))  # (traced once, replayed once)
+    assert len(jg.cache) == 1 and isinstance(second, da.Array)
+    same(first, fgrad.grad(f)(X))
+    same(second, fgrad.grad(f)(2 * X))
+    assert type(jg(X)) is onp.ndarray and len(jg.cache) == 2  # (numpy's graph of its own)
+
+
+def test_jit_refuses_a_function_dask_lacks_before_computing():
+    a = chunked(onp.eye(4) + 0.1)
+    with lazy(), pytest.raises(NotInLibraryError, match=r"fgrad\.numpy\.linalg\.det"):
+        fgrad.jit(fgrad.grad(np.linalg.det))(a)
 
 
 def test_numpy_inputs_still_give_numpy_values():

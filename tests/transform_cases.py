@@ -28,4 +28,7 @@ TRANSFORMS = {
     "checkpoint": lambda x: fgrad.grad(lambda y: np.sum(fgrad.checkpoint(np.sin)(y) ** 2))(x),
     "vmap": lambda x: fgrad.vmap(fgrad.grad(f))(np.reshape(x, (2, 5))),
     "grad of grad": lambda x: fgrad.grad(lambda y: np.sum(fgrad.grad(f)(y) ** 2))(x),
+    "jit of grad": lambda x: fgrad.jit(fgrad.grad(f))(x),
+    "grad of jit": lambda x: fgrad.grad(fgrad.jit(f))(x),
+    "make_graph": lambda x: fgrad.make_graph(fgrad.grad(f))(x)(x * 2.0),
 }
