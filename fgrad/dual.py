@@ -43,14 +43,12 @@ class DualTrace(Trace):
                 if v.__class__ not in PLAIN_OPERANDS and (isinstance(v, Tracer) or
                                                           foreign_array(v)):
                     nested = True  # (another library's arrays too: see other_arrays)
-            elif isinstance(a, Tracer):
-                nested = True
-            elif a.__class__ is not _ndarray and isinstance(a, _ndarray) and \
-                    semantics_of_its_own(a):  # (an ndarray subclass: rare)
-                raise errors.array_subclass(f"fgrad.numpy.{prim.name}", a.__class__,
-                                            f"argument {i}")
-            elif a.__class__ not in PLAIN_OPERANDS and foreign_array(a):
-                nested = True
+            elif a.__class__ not in PLAIN_OPERANDS:  # (plain constants: one lookup)
+                if isinstance(a, Tracer) or foreign_array(a):
+                    nested = True
+                elif isinstance(a, _ndarray) and semantics_of_its_own(a):  # (rare)
+                    raise errors.array_subclass(f"fgrad.numpy.{prim.name}", a.__class__,
+                                                f"argument {i}")
         if prim.jvp_with_output is not None:
             ans, out = prim.jvp_with_output(tangents, *vals, **params)
             return ans if out is None else DualTracer(self, ans, out)
