@@ -4,15 +4,20 @@ fgrad's traces hold whatever value a primitive's numpy function returns. A libra
 implements numpy's dispatch protocols (``__array_function__``, ``__array_ufunc__``) gets numpy's
 functions called on its arrays back in its own library: ``numpy.sin`` of a Dask array is a Dask
 array, lazy; of a CuPy array, a CuPy array on the GPU. So the rules, written with
-``fgrad.numpy``, run there unchanged. Three things differ from numpy's arrays, and are settled
-here or where the core asks :func:`foreign_array`:
+``fgrad.numpy``, run there unchanged. What differs from numpy's arrays is settled here or
+where the core asks :func:`foreign_array`:
 
-- a trace holding such values calls each primitive through dispatch (``Primitive.__call__``),
-  never its numpy function directly, so that :func:`call_in_own_library` sees every call;
+- a trace holding such values calls each primitive through dispatch (``Primitive.__call__``;
+  the staging trace calls :func:`call_in_own_library` itself), never its numpy function
+  directly, so that :func:`call_in_own_library` sees every call;
 - a function the library does not implement would convert the arrays to numpy (Dask computes
   them; CuPy refuses): :func:`call_in_own_library` raises an error naming the function and the
-  array's type instead;
-- zeros for cotangents are made with ``numpy.zeros_like`` of the value, in its own library.
+  array's type instead, as it does for scipy's functions, which convert their arguments;
+- zeros for cotangents and grad's seed are made in the value's own library (``zeros_like``,
+  ``ones_like``), an input is copied by its own ``copy()`` (no data for Dask), and
+  ``numpy.asarray`` inside fgrad becomes :func:`as_array`, which keeps such an array;
+- a rule's shortcut that reads values (no zero here, all finite) asks :func:`surely_none`,
+  which answers False for such an array without computing it: the general path is taken.
 """
 import warnings
 
@@ -56,8 +61,9 @@ def call_in_own_library(prim, array, /, *args, **params):
     arguments; an ``errors.NotInLibraryError`` naming the primitive and the array's type
     where that library has no counterpart of a function the implementation calls, or takes
     fewer of its arguments. (Dask says so by a FutureWarning, then computes the whole array:
-    that warning becomes this error before anything is computed. CuPy raises numpy's
-    TypeError.)"""
+    that warning becomes this error before anything is computed; ``catch_warnings`` sets the
+    process's filters for that moment, which builds a graph and computes nothing. CuPy raises
+    numpy's TypeError.)"""
     cls = type(array)
     if not prim.other_arrays:
         raise errors.not_in_library(prim.name, cls, "its implementation (scipy's) converts "

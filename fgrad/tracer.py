@@ -205,7 +205,7 @@ class Tracer:
     """
 
     __slots__ = ("_trace", "_value")
-    _fgrad_tracer = True  # (values.foreign_array: not another library's array)
+    _fgrad_tracer = True  # (other_arrays.foreign_array: not another library's array)
 
     # values are numpy arrays or scalars (or tracers of outer transforms), all of which have
     # these attributes
