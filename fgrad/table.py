@@ -397,6 +397,20 @@ def _zeros_like(x):
     return _onp.zeros(_onp.shape(v), _onp.result_type(v))
 
 
+class Composed:
+    """A Taylor rule given as a composition: the primitive equals ``fn(*args, **params)``, a
+    function of primitives whose own expansions cost O(K^2). ``jet`` expands ``fn`` in the
+    primitive's place (``fgrad/taylor.py``); the value stays the primitive's own. For
+    primitives whose JVP rule reads their output (``expit' = y (1 - y)``), which ``jet``
+    would otherwise expand one order at a time, O(K^3). ``where(ans, *args, **params)``, on
+    plain values, says where the composition holds (finite values, away from a pole); a jet
+    elsewhere expands the JVP rule."""
+    __slots__ = ("fn", "where")
+
+    def __init__(self, fn, where=None):
+        self.fn, self.where = fn, where
+
+
 def define(name, impl, vjps=(), jvps=None, *, linear=False, spec=None, doc=None,
            vjp_by_argnum=None, jointly_linear=False, check_call=None, residuals=None,
            batch=None, cls=None, taylor=None):
@@ -408,8 +422,8 @@ def define(name, impl, vjps=(), jvps=None, *, linear=False, spec=None, doc=None,
     ufuncs' keyword arguments). ``residuals=(argnums, ans)`` says what the VJP rules read
     beyond shapes and dtypes (see ``Primitive``); ``batch`` is its batching rule (see
     ``fgrad.numpy.batch_rules``); ``cls`` a subclass of ``Primitive`` to make it with (the
-    ufuncs', which has their methods); ``taylor`` its rule for ``jet`` (linear maps get theirs
-    here; without one, ``jet`` expands the JVP rule)."""
+    ufuncs', which has their methods); ``taylor`` its rule for ``jet``, or a ``Composed``
+    (linear maps get theirs here; without one, ``jet`` expands the JVP rule)."""
     p = (cls or Primitive)(name, impl, spec, doc)
     p.check_call = check_call
     p.batch = batch

@@ -9,7 +9,10 @@ O(K^2) work, where the k-th derivative by nested ``jvp`` or ``grad`` costs O(2^k
 A primitive's terms come from its Taylor rule (``Primitive.taylor``, declared with its other
 rules: linear and multilinear maps by Leibniz's rule, which ``fgrad.table`` gives them; the
 arithmetic and the elementwise functions whose derivative reads their own output by the
-recurrence of their ODE, ``fgrad.numpy.taylor_rules``). A primitive without one is expanded
+recurrence of their ODE, ``fgrad.numpy.taylor_rules``; others as a composition of primitives
+equal to them, ``table.Composed``: expit by tanh, logsumexp and softmax by exp, sum and log,
+a density by the exponential of its log-density, inv by solve). A primitive without one is
+expanded
 from its JVP rule ``J``: along the path ``y' = J(x', y, x)``, so the rule's own jet, one order
 lower, gives the terms: O(K^2) like a Taylor rule, and O(K^3) where ``J`` reads the output
 ``y`` (one jet per order). No primitive needs nested forward mode, whose cost is O(2^K);
@@ -27,7 +30,8 @@ from .numpy.array_tracer import ArrayTracer
 from .numpy import stack
 from .numpy.taylor_rules import shaped
 from .pytree import tree_flatten, tree_unflatten
-from .tracer import Trace, innermost_meta
+from .table import Composed
+from .tracer import Trace, innermost, innermost_meta
 from .tangents import output_tangent
 from .transpose import zeros_like
 from .transforms import _check_like, _flat_inputs, _fresh, _refuse_unknown, _zeros_like, finish
@@ -77,8 +81,14 @@ def expand(prim, series, ans, args, params, order):
     found: ``"rule"`` (the primitive's Taylor rule), ``"jvp"`` (its JVP rule's jet, O(K^2))
     or ``"jvp, reads output"`` (the same, one order at a time, O(K^3): the rule reads the
     primitive's output, whose terms it is finding)."""
-    if prim.taylor is not None:
-        out = prim.taylor(series, ans, *args, **params)
+    rule = prim.taylor
+    if rule.__class__ is Composed:
+        if rule.where is None or rule.where(innermost(ans), *[innermost(a) for a in args],
+                                            **params):
+            terms = _jet_of(lambda *xs: rule.fn(*xs, **params), args, series, order)[1]
+            return [shaped(t, ans) for t in terms], "rule"
+    elif rule is not None:
+        out = rule(series, ans, *args, **params)
         # (NotImplemented: a call the rule does not cover, such as a linear map's nonlinear
         # argument or a complex abs)
         if out is not NotImplemented:

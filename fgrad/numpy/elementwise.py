@@ -361,10 +361,31 @@ def _log_add_weight(exp, x, y, ans):
     return where_p(inf, limit, exp(where_p(inf, 0.0, x) - where_p(inf, 0.0, ans)))
 
 
+def _plain(x):
+    """``x``'s value below every differentiating transform: a constant of a composition."""
+    return strip(x, below_transforms)
+
+
+def _all_finite(ans, *args, **params):
+    return bool(_onp.all(_onp.isfinite(ans)))
+
+
+def _log_add_composed(exp_, log_):
+    """log(exp(x) + exp(y)) in base e or 2, shifted by the larger argument (a constant, which
+    cancels): for ``jet``, whose expansion of these reads only ``exp`` and ``log`` (O(K^2)),
+    where the JVP rule reads the output."""
+    def composed(x, y):
+        m = _onp.maximum(_plain(x), _plain(y))
+        return m + log_(exp_(x - m) + exp_(y - m))
+    return table.Composed(composed, where=_all_finite)
+
+
 logaddexp = binary("logaddexp", lambda ans, x, y: _log_add_weight(fnp.exp, x, y, ans),
-                   lambda ans, x, y: _log_add_weight(fnp.exp, y, x, ans))
+                   lambda ans, x, y: _log_add_weight(fnp.exp, y, x, ans),
+                   taylor=_log_add_composed(exp, log))
 logaddexp2 = binary("logaddexp2", lambda ans, x, y: _log_add_weight(fnp.exp2, x, y, ans),
-                    lambda ans, x, y: _log_add_weight(fnp.exp2, y, x, ans))
+                    lambda ans, x, y: _log_add_weight(fnp.exp2, y, x, ans),
+                    taylor=_log_add_composed(exp2, log2))
 # arctan2(y, x): the argument order is numpy's (y first)
 arctan2 = binary("arctan2", lambda ans, y, x: _safe_div(x, x * x + y * y),
                  lambda ans, y, x: _safe_div(-y, x * x + y * y),
@@ -374,8 +395,17 @@ arctan2.__doc__ = (_onp.arctan2.__doc__ or "") + """
 fgrad: at the origin, where arctan2 has no limit, every derivative is 0 (the average of its
 gradient around the origin).
 """
+def _hypot_composed(x, y):
+    """sqrt(x^2 + y^2), scaled by the larger magnitude (a constant) against overflow: for
+    ``jet``, where hypot's JVP rule reads its output."""
+    m = _onp.maximum(_onp.abs(_plain(x)), _onp.abs(_plain(y)))
+    return m * fnp.sqrt(fnp.square(x / m) + fnp.square(y / m))
+
+
 hypot = binary("hypot", lambda ans, x, y: _safe_div(x, ans), lambda ans, x, y: _safe_div(y, ans),
-               valid=lambda x, y: _onp.all(_onp.abs(x) + _onp.abs(y) > 0.1))
+               valid=lambda x, y: _onp.all(_onp.abs(x) + _onp.abs(y) > 0.1),
+               taylor=table.Composed(_hypot_composed,  # (away from the cone's tip)
+                                     where=lambda ans, x, y: bool(_onp.all(ans > 0))))
 hypot.__doc__ = (_onp.hypot.__doc__ or "") + """
 fgrad: at the origin (a cone, like abs at 0) every derivative is 0.
 """

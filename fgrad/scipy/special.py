@@ -24,7 +24,7 @@ from ..numpy.broadcasting import broadcast_like, cast_like, dtype_of, unbroadcas
 from ..numpy.elementwise import binary, unary
 from ..numpy.wrapping import traced_version_of
 from ..table import Spec
-from ..tracer import contains_tracer, innermost, innermost_meta
+from ..tracer import below_transforms, contains_tracer, innermost, innermost_meta, strip
 
 # the family's functions batch by broadcasting (those of whole vectors say otherwise)
 define = functools.partial(table.define, batch=batch_rules.elementwise)
@@ -92,10 +92,37 @@ psi = digamma
 gammaln = _ufunc(_sc.gammaln, lambda ans, x: digamma(x), domain=POSITIVE, reads="x")
 # loggamma of a real argument is real (log|Gamma| = gammaln for x > 0)
 loggamma = _ufunc(_sc.loggamma, lambda ans, x: digamma(x), domain=POSITIVE, reads="x")
-gamma = _ufunc(_sc.gamma, lambda ans, x: ans * digamma(x), domain=POSITIVE)
-rgamma = _ufunc(_sc.rgamma, lambda ans, x: -ans * digamma(x), domain=POSITIVE)
+def _plain(x):
+    """``x``'s value below every differentiating transform: a constant of a composition."""
+    return strip(x, below_transforms)
+
+
+def _sign_of(fn, *xs):
+    """The sign of ``fn`` at the point (a constant along a jet's path, where it is nonzero):
+    gamma, rgamma and beta are that sign times the exponential of their log-magnitude, whose
+    jets do not read the output, as their JVP rules do."""
+    return _onp.sign(fn(*[_plain(x) for x in xs]))
+
+
+def _all_finite(ans, *args, **params):
+    return bool(_onp.all(_onp.isfinite(ans)))
+
+
+def _finite_nonzero(ans, *args, **params):
+    return bool(_onp.all(_onp.isfinite(ans) & (ans != 0)))
+
+
+gamma = _ufunc(_sc.gamma, lambda ans, x: ans * digamma(x), domain=POSITIVE,
+               taylor=table.Composed(lambda x: _sign_of(_sc.gamma, x) * fnp.exp(gammaln(x)),
+                                     where=_finite_nonzero))
+rgamma = _ufunc(_sc.rgamma, lambda ans, x: -ans * digamma(x), domain=POSITIVE,
+                taylor=table.Composed(lambda x: _sign_of(_sc.gamma, x) * fnp.exp(-gammaln(x)),
+                                      where=_finite_nonzero))
 beta = _ufunc2(_sc.beta, lambda ans, a, b: ans * (digamma(a) - digamma(a + b)),
-               lambda ans, a, b: ans * (digamma(b) - digamma(a + b)), domain=(0.3, 3.0))
+               lambda ans, a, b: ans * (digamma(b) - digamma(a + b)), domain=(0.3, 3.0),
+               taylor=table.Composed(
+                   lambda a, b: _sign_of(_sc.beta, a, b) * fnp.exp(betaln(a, b)),
+                   where=_finite_nonzero))
 betaln = _ufunc2(_sc.betaln, lambda ans, a, b: digamma(a) - digamma(a + b),
                  lambda ans, a, b: digamma(b) - digamma(a + b), domain=(0.3, 3.0))
 multigammaln = _with_static(
@@ -140,7 +167,9 @@ log_ndtr = _ufunc(_sc.log_ndtr, lambda ans, x: fnp.exp(-0.5 * (x * x) - _LOG_SQR
 
 # --- logistic, entropies, x log y ----------------------------------------------------------------
 
-expit = _ufunc(_sc.expit, lambda ans, x: ans * (1 - ans), domain=(-4.0, 4.0), reads="ans")
+# (jet: the JVP rule reads the output; tanh's recurrence gives the terms in O(K^2))
+expit = _ufunc(_sc.expit, lambda ans, x: ans * (1 - ans), domain=(-4.0, 4.0), reads="ans",
+               taylor=table.Composed(lambda x: 0.5 + 0.5 * fnp.tanh(0.5 * x)))
 logit = _ufunc(_sc.logit, lambda ans, x: 1 / (x * (1 - x)), domain=(0.05, 0.95), reads="x")
 log_expit = _ufunc(_sc.log_expit, lambda ans, x: expit(-x), domain=(-4.0, 4.0), reads="x")
 entr = _ufunc(_sc.entr, lambda ans, x: -(fnp.log(x) + 1), domain=(0.1, 3.0), reads="x")
@@ -376,12 +405,26 @@ def _lse_jvp(tangents, ans, a, *b, axis=None, keepdims=False, signed=False):
     return broadcast_like(fnp.sum(dot, axis=axis, keepdims=keepdims), ans)
 
 
+def _lse_composed(a, *b, axis=None, keepdims=False, signed=False):
+    """logsumexp as exp, sum and log, shifted by the largest entry (a constant: the shift
+    cancels), with the sum's sign (a constant of the point) taken out: for ``jet``, whose
+    expansion of these does not read the output, as logsumexp's JVP rule does."""
+    m = _onp.max(_plain(a), axis=axis, keepdims=True)
+    e = fnp.exp(a - m)
+    s = fnp.sum(e * b[0] if b else e, axis=axis, keepdims=True)
+    if signed:
+        s = s * _onp.sign(_plain(s))
+    y = m + fnp.log(s)
+    return y if keepdims else fnp.squeeze(y, axis=axis)
+
+
 _LSE_CASES = [(((3,),), {}), (((2, 3),), {"axis": 1}), (((2, 3),), {"axis": 0, "keepdims": True}),
               (((2, 3), (3,)), {"axis": -1}), (((2, 3), (2, 3)), {"signed": True}),
               (((2, 2, 2),), {"axis": (0, 2)})]
 _logsumexp = define("scipy.special.logsumexp", _lse_impl, vjp_by_argnum=_lse_vjp,
                     spec=Spec(_LSE_CASES, domain=[(-3.0, 3.0), (0.3, 2.0)]),
-                    batch=batch_rules.along("axis"))
+                    batch=batch_rules.along("axis"),
+                    taylor=table.Composed(_lse_composed, where=_all_finite))
 _logsumexp.jvp_joint = _lse_jvp
 
 
@@ -412,13 +455,18 @@ _softmax = define(
     [lambda g, ans, x, axis=None: ans * (g - _sum_kept(g * ans, axis))],
     [lambda t, ans, x, axis=None: ans * (t - _sum_kept(t * ans, axis))],
     spec=Spec([(((3,),), {}), (((2, 3),), {"axis": 1}), (((2, 3),), {"axis": 0})],
-              domain=(-3.0, 3.0)), residuals=((), True), batch=batch_rules.along("axis"))
+              domain=(-3.0, 3.0)), residuals=((), True), batch=batch_rules.along("axis"),
+    taylor=table.Composed(lambda x, axis=None: fnp.exp(x - _lse_composed(x, axis=axis,
+                                                                         keepdims=True)),
+                          where=_all_finite))
 _log_softmax = define(
     "scipy.special.log_softmax", lambda x, axis=None: _sc.log_softmax(x, axis=axis),
     [lambda g, ans, x, axis=None: g - fnp.exp(ans) * _sum_kept(g, axis)],
     [lambda t, ans, x, axis=None: t - _sum_kept(fnp.exp(ans) * t, axis)],
     spec=Spec([(((3,),), {}), (((2, 3),), {"axis": 1}), (((2, 3),), {"axis": 0})],
-              domain=(-3.0, 3.0)), residuals=((), True), batch=batch_rules.along("axis"))
+              domain=(-3.0, 3.0)), residuals=((), True), batch=batch_rules.along("axis"),
+    taylor=table.Composed(lambda x, axis=None: x - _lse_composed(x, axis=axis, keepdims=True),
+                          where=_all_finite))
 
 
 @traced_version_of(_sc.softmax)

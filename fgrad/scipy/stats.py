@@ -36,10 +36,11 @@ from . import special as sp
 define = functools.partial(table.define, batch=batch_rules.elementwise)
 
 
-def elementwise(name, impl, partial, spec, doc=None):
+def elementwise(name, impl, partial, spec, doc=None, taylor=None):
     """A primitive elementwise in its (broadcast) positional arguments, from
     ``partial(i, ans, *args, **params)``: the derivative of the output in argument ``i``,
-    broadcastable to the output (a rule may raise for an argument it cannot differentiate)."""
+    broadcastable to the output (a rule may raise for an argument it cannot differentiate).
+    ``taylor``: its rule for ``jet``."""
     def vjp(i, g, ans, *args, **params):
         x = args[i]
         return cast_like(unbroadcast_like(g * partial(i, ans, *args, **params), x), x)
@@ -52,7 +53,7 @@ def elementwise(name, impl, partial, spec, doc=None):
                 out = c if out is None else out + c
         return None if out is None else broadcast_like(out, ans)
 
-    p = define(name, impl, vjp_by_argnum=vjp, spec=spec, doc=doc)
+    p = define(name, impl, vjp_by_argnum=vjp, spec=spec, doc=doc, taylor=taylor)
     p.jvp_joint = jvp
     return p
 
@@ -143,7 +144,15 @@ class Continuous:
         fn = getattr(self.scipy, method)
         return elementwise(f"scipy.stats.{self.name}.{method}", lambda *args: fn(*args),
                            lambda i, ans, *args: self._partial(method, i, ans, *args),
-                           self._spec(method))
+                           self._spec(method), taylor=self._exp_of_log(method))
+
+    def _exp_of_log(self, method):
+        """jet's rule for the density: exp(logpdf), whose expansion does not read the output,
+        as the density's JVP rule does (where the density is positive)."""
+        if method != "pdf":
+            return None
+        return table.Composed(lambda *args: fnp.exp(self._prims["logpdf"](*args)),
+                              where=lambda ans, *args: bool(_onp.all(ans > 0)))
 
     def _public(self, method):
         prim, names = self._prims[method], self.shapes + ("loc", "scale")
@@ -250,7 +259,10 @@ class Discrete:
                 f"scipy.stats.{name}.{method}", self._impl(fn, free),
                 lambda i, ans, *vals, _m=method, **params: self._partial(_m, i, ans, vals,
                                                                           **params),
-                Spec(cases, domain=[d for s, d in zip(shapes, domains) if s in free]))
+                Spec(cases, domain=[d for s, d in zip(shapes, domains) if s in free]),
+                taylor=None if method != "pmf" else table.Composed(  # (as a density's)
+                    lambda *vals, **params: fnp.exp(self._prims["logpmf"](*vals, **params)),
+                    where=lambda ans, *vals, **params: bool(_onp.all(ans > 0))))
             setattr(self, method, self._public(method))
 
     def __repr__(self):

@@ -6,10 +6,10 @@ import numpy as _onp
 
 import fgrad.numpy as fnp
 from .. import batch_rules, taylor_rules
-from ...table import Spec, define
+from ...table import Composed, Spec, define
 from ..multi_output import define_multi
 from ...tracer import innermost_meta, strip
-from ..broadcasting import shape_of, unbroadcast, unbroadcast_like
+from ..broadcasting import dtype_of, shape_of, unbroadcast, unbroadcast_like
 from ..wrapping import differentiable, unsupported_kwargs
 from .common import SlogdetResult, _la, _lift, _mT, _ndim, _noted, _real_only, _shift, _shifted
 
@@ -18,6 +18,14 @@ from .common import SlogdetResult, _la, _lift, _mT, _ndim, _noted, _real_only, _
 
 SQUARE = [(((2, 2),), {}), (((3, 3),), {}), (((2, 3, 3),), {})]
 
+
+def _inv_composed(a):
+    """inv(a) as solve(a, I), for ``jet``: one solve with ``a`` per term (solve's own rule),
+    where inv's JVP rule reads the output."""
+    shape = shape_of(a)
+    return solve(a, _onp.broadcast_to(_onp.eye(shape[-1], dtype=dtype_of(a)), shape))
+
+
 inv = define(
     "linalg.inv", _la.inv,
     [lambda g, ans, a: -fnp.matmul(fnp.matmul(_mT(ans), g), _mT(ans))],
@@ -25,7 +33,7 @@ inv = define(
     spec=Spec(SQUARE, domain=(-1.0, 1.0), call=_shifted),
     doc=_noted(_la.inv, "the derivative -inv(a) da inv(a) needs an invertible a (at a "
                         "singular one numpy raises LinAlgError); complex input is supported."),
-             batch=batch_rules.stacked(2))
+             batch=batch_rules.stacked(2), taylor=Composed(_inv_composed))
 
 
 def _inv_T(a):
