@@ -411,6 +411,18 @@ class Composed:
         self.fn, self.where = fn, where
 
 
+class Inverse:
+    """A Taylor rule for an inverse function: the primitive ``y = g(q, *rest)`` solves
+    ``f(y, *rest) = q``, with ``df = d f / d y``, both functions of primitives whose own
+    expansions cost O(K^2). ``jet`` finds the terms by Newton's method on the series
+    (``fgrad/taylor.py``), which doubles the number of right terms per step: O(K^2 log K), where
+    the JVP rule ``1 / df(y)`` reads the output (erfinv, ndtri, a distribution's ppf)."""
+    __slots__ = ("f", "df", "where")
+
+    def __init__(self, f, df, where=None):
+        self.f, self.df, self.where = f, df, where
+
+
 def define(name, impl, vjps=(), jvps=None, *, linear=False, spec=None, doc=None,
            vjp_by_argnum=None, jointly_linear=False, check_call=None, residuals=None,
            batch=None, cls=None, taylor=None):
@@ -422,8 +434,8 @@ def define(name, impl, vjps=(), jvps=None, *, linear=False, spec=None, doc=None,
     ufuncs' keyword arguments). ``residuals=(argnums, ans)`` says what the VJP rules read
     beyond shapes and dtypes (see ``Primitive``); ``batch`` is its batching rule (see
     ``fgrad.numpy.batch_rules``); ``cls`` a subclass of ``Primitive`` to make it with (the
-    ufuncs', which has their methods); ``taylor`` its rule for ``jet``, or a ``Composed``
-    (linear maps get theirs here; without one, ``jet`` expands the JVP rule)."""
+    ufuncs', which has their methods); ``taylor`` its rule for ``jet``, a ``Composed`` or an
+    ``Inverse`` (linear maps get theirs here; without one, ``jet`` expands the JVP rule)."""
     p = (cls or Primitive)(name, impl, spec, doc)
     p.check_call = check_call
     p.batch = batch

@@ -11,8 +11,9 @@ rules: linear and multilinear maps by Leibniz's rule, which ``fgrad.table`` give
 arithmetic and the elementwise functions whose derivative reads their own output by the
 recurrence of their ODE, ``fgrad.numpy.taylor_rules``; others as a composition of primitives
 equal to them, ``table.Composed``: expit by tanh, logsumexp and softmax by exp, sum and log,
-a density by the exponential of its log-density, inv by solve). A primitive without one is
-expanded
+a density by the exponential of its log-density, inv by solve; an inverse function by
+Newton's method on the series, ``table.Inverse``: erfinv, ndtri, ppf). A primitive without
+one is expanded
 from its JVP rule ``J``: along the path ``y' = J(x', y, x)``, so the rule's own jet, one order
 lower, gives the terms: O(K^2) like a Taylor rule, and O(K^3) where ``J`` reads the output
 ``y`` (one jet per order). No primitive needs nested forward mode, whose cost is O(2^K);
@@ -30,8 +31,8 @@ from .numpy.array_tracer import ArrayTracer
 from .numpy import stack
 from .numpy.taylor_rules import shaped
 from .pytree import tree_flatten, tree_unflatten
-from .table import Composed
-from .tracer import Trace, innermost, innermost_meta
+from .table import Composed, Inverse
+from .tracer import Trace, below_transforms, innermost, innermost_meta, strip
 from .tangents import output_tangent
 from .transpose import zeros_like
 from .transforms import _check_like, _flat_inputs, _fresh, _refuse_unknown, _zeros_like, finish
@@ -82,9 +83,11 @@ def expand(prim, series, ans, args, params, order):
     or ``"jvp, reads output"`` (the same, one order at a time, O(K^3): the rule reads the
     primitive's output, whose terms it is finding)."""
     rule = prim.taylor
-    if rule.__class__ is Composed:
+    if rule.__class__ is Composed or rule.__class__ is Inverse:
         if rule.where is None or rule.where(innermost(ans), *[innermost(a) for a in args],
                                             **params):
+            if rule.__class__ is Inverse:
+                return _inverse_terms(rule, series, ans, args, params, order), "rule"
             terms = _jet_of(lambda *xs: rule.fn(*xs, **params), args, series, order)[1]
             return [shaped(t, ans) for t in terms], "rule"
     elif rule is not None:
@@ -94,6 +97,25 @@ def expand(prim, series, ans, args, params, order):
         if out is not NotImplemented:
             return out, "rule"
     return _by_jvp_rule(prim, series, ans, args, params, order)
+
+
+def _inverse_terms(rule, series, ans, args, params, order):
+    """The terms of ``y(t)`` solving ``f(y(t), *rest(t)) = q(t)`` by Newton's method on the
+    series: from ``y = ans`` (right to order 0), each step ``y + (q - f(y)) / df(y)`` is right
+    to order ``2 k + 1`` if ``y`` was to order ``k``, so ceil(log2(K + 1)) jets of ``f`` and
+    ``df``, each to no more orders than the step can get right. The residual's constant term
+    (rounding in ``f(ans) - q``) is taken out: ``y``'s value stays ``ans``."""
+    def step(y, q, *rest):
+        r = q - rule.f(y, *rest, **params)
+        return y + (r - strip(r, below_transforms)) / rule.df(y, *rest, **params)
+
+    terms = [zeros_like(ans)] * order
+    right = 0
+    while right < order:
+        right = min(order, 2 * right + 1)
+        found = _jet_of(step, [ans] + list(args), [terms] + list(series), right)[1]
+        terms = found + [zeros_like(ans)] * (order - right)
+    return [shaped(t, ans) for t in terms]
 
 
 def _by_jvp_rule(prim, series, ans, args, params, order):

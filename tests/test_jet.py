@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 import fgrad
 import fgrad.numpy as np
-from fgrad.table import PRIMITIVES, Composed
+from fgrad.table import PRIMITIVES, Composed, Inverse
 from fgrad.taylor import JetTrace
 from fgrad.testing import as_function, check_jet, random_case
 from fgrad.testing.strategies import primitive_cases
@@ -140,6 +140,7 @@ def test_no_primitive_expands_in_exponential_time(name, monkeypatch):
 
 
 COMPOSED = sorted(n for n, p in PRIMITIVES.items() if isinstance(p.taylor, Composed))
+INVERSES = sorted(n for n, p in PRIMITIVES.items() if isinstance(p.taylor, Inverse))
 
 
 def test_the_composed_taylor_rules_cover_the_primitives_they_were_written_for():
@@ -151,7 +152,7 @@ def test_the_composed_taylor_rules_cover_the_primitives_they_were_written_for():
 
 
 @pytest.mark.parametrize("name", COMPOSED)
-def test_a_composed_rule_replaces_one_jet_per_order(name):
+def test_a_composed_rule_replaces_one_jet_per_order(name, monkeypatch):
     """A primitive whose JVP rule reads its output expands by its composition, none of whose
     primitives reads its own output: O(K^2) where the JVP rule's route was O(K^3)."""
     prim = PRIMITIVES[name]
@@ -160,8 +161,69 @@ def test_a_composed_rule_replaces_one_jet_per_order(name):
     f, xs = as_function(prim, args, params)
     xs = tuple(onp.asarray(x, float) if onp.isrealobj(x) else x for x in xs)
     series = tuple([rng.standard_normal(onp.shape(x)) for _ in range(4)] for x in xs)
+    calls = []  # (the primitive's own arguments and series, as its spec calls it)
+    expand = fgrad.taylor.expand
+
+    def seen(p, s, ans, a, kw, order):
+        if p is prim:
+            calls.append((a, s, kw))
+        return expand(p, s, ans, a, kw, order)
+
+    monkeypatch.setattr(fgrad.taylor, "expand", seen)
     assert fgrad.taylor.expansions(f, xs, series)[-1] == (name, "rule")
-    composed = [how for _, how in fgrad.taylor.expansions(
-        lambda *v: prim.taylor.fn(*v, **params), args, tuple(
-            None if i >= len(series) else s for i, s in enumerate(series)))]
-    assert "jvp, reads output" not in composed, composed
+    monkeypatch.undo()
+    (a, s, kw), = calls
+    live = [i for i, t in enumerate(s) if t is not None]
+
+    def composed(*v):  # (the composition in the arguments that move; the others fixed)
+        full = list(a)
+        for i, x in zip(live, v):
+            full[i] = x
+        return prim.taylor.fn(*full, **kw)
+
+    hows = [how for _, how in fgrad.taylor.expansions(
+        composed, [a[i] for i in live], [list(s[i]) for i in live])]
+    assert "jvp, reads output" not in hows, hows
+
+
+def test_the_inverse_functions_expand_by_newtons_method():
+    assert {"scipy.special.erfinv", "scipy.special.erfcinv", "scipy.special.ndtri",
+            "scipy.stats.norm.ppf", "scipy.stats.gamma.ppf"} <= set(INVERSES)
+
+
+@pytest.mark.parametrize("name", INVERSES)
+def test_an_inverse_takes_log2_k_newton_steps_of_its_forward_function(name):
+    """An inverse function's terms come from ceil(log2(K + 1)) jets of its forward function
+    (Newton's method on the series doubles the right terms per step), where its JVP rule's
+    route ran one jet per order: count the forward function's calls at K = 7 and 15."""
+    prim = PRIMITIVES[name]
+    forward = prim.taylor.f
+    forward = getattr(forward, "_fgrad_entry", forward)
+    args, params = random_case(prim, onp.random.default_rng(0))
+    f, xs = as_function(prim, args, params)
+    xs = tuple(onp.asarray(x, float) for x in xs)
+    calls = []
+    for order in (7, 15):
+        series = tuple([onp.full(onp.shape(x), 0.3)] * order for x in xs)
+        names = [n for n, _ in fgrad.taylor.expansions(f, xs, series)]
+        assert names[-1] == name
+        calls.append(_forward_calls(f, xs, series, forward.name))
+    assert calls == [3, 4], calls
+
+
+def _forward_calls(f, xs, series, forward):
+    """How many times ``jet(f)`` calls the primitive named ``forward``."""
+    count = [0]
+    prim = PRIMITIVES[forward]
+    impl, fast = prim.impl, prim.fast_impl
+
+    def counted(*args, **params):
+        count[0] += 1
+        return fast(*args, **params)
+
+    prim.impl = prim.fast_impl = counted
+    try:
+        fgrad.jet(f, xs, series)
+    finally:
+        prim.impl, prim.fast_impl = impl, fast
+    return count[0]

@@ -152,14 +152,21 @@ def _gauss(x):
 
 erf = _ufunc(_sc.erf, lambda ans, x: (2 / _SQRT_PI) * _gauss(x), reads="x")
 erfc = _ufunc(_sc.erfc, lambda ans, x: (-2 / _SQRT_PI) * _gauss(x), reads="x")
+# (jet: the inverses by Newton's method on the series, where their JVP rules read the output)
 erfinv = _ufunc(_sc.erfinv, lambda ans, x: (_SQRT_PI / 2) * fnp.exp(ans * ans),
-                domain=(-0.9, 0.9), reads="ans")
+                domain=(-0.9, 0.9), reads="ans",
+                taylor=table.Inverse(erf, lambda y: (2 / _SQRT_PI) * _gauss(y),
+                                     where=_all_finite))
 erfcinv = _ufunc(_sc.erfcinv, lambda ans, x: (-_SQRT_PI / 2) * fnp.exp(ans * ans),
-                 domain=(0.1, 1.9), reads="ans")
+                 domain=(0.1, 1.9), reads="ans",
+                 taylor=table.Inverse(erfc, lambda y: (-2 / _SQRT_PI) * _gauss(y),
+                                      where=_all_finite))
 erfcx = _ufunc(_sc.erfcx, lambda ans, x: 2 * x * ans - 2 / _SQRT_PI)
 ndtr = _ufunc(_sc.ndtr, lambda ans, x: fnp.exp(-0.5 * (x * x) - _LOG_SQRT_2PI), reads="x")
 ndtri = _ufunc(_sc.ndtri, lambda ans, x: fnp.exp(0.5 * (ans * ans) + _LOG_SQRT_2PI),
-               domain=(0.05, 0.95), reads="ans")
+               domain=(0.05, 0.95), reads="ans",
+               taylor=table.Inverse(ndtr, lambda y: fnp.exp(-0.5 * (y * y) - _LOG_SQRT_2PI),
+                                    where=_all_finite))
 # the normal density over its cdf, in logs: stays finite far in the left tail
 log_ndtr = _ufunc(_sc.log_ndtr, lambda ans, x: fnp.exp(-0.5 * (x * x) - _LOG_SQRT_2PI - ans),
                   domain=(-6.0, 4.0))

@@ -58,6 +58,21 @@ def elementwise(name, impl, partial, spec, doc=None, taylor=None):
     return p
 
 
+def _exp_or_log(prims, method):
+    """jet's rule, by composition, for a distribution's method whose JVP rule reads its output:
+    a density or mass as exp of its log (where positive), a log-probability as log of the
+    probability (where that does not underflow); None for the other methods. (``prims`` is
+    read when a jet runs: the methods are defined one after the other.)"""
+    if method in ("pdf", "pmf"):
+        log = "log" + method
+        return table.Composed(lambda *a, **p: fnp.exp(prims[log](*a, **p)),
+                              where=lambda ans, *a, **p: bool(_onp.all(ans > 0)))
+    if method in ("logcdf", "logsf"):
+        return table.Composed(lambda *a, **p: fnp.log(prims[method[3:]](*a, **p)),
+                              where=lambda ans, *a, **p: bool(_onp.all(ans > -600.0)))
+    return None
+
+
 # --- continuous distributions ---------------------------------------------------------------
 
 _METHODS = ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf")
@@ -144,15 +159,17 @@ class Continuous:
         fn = getattr(self.scipy, method)
         return elementwise(f"scipy.stats.{self.name}.{method}", lambda *args: fn(*args),
                            lambda i, ans, *args: self._partial(method, i, ans, *args),
-                           self._spec(method), taylor=self._exp_of_log(method))
+                           self._spec(method), taylor=self._taylor(method))
 
-    def _exp_of_log(self, method):
-        """jet's rule for the density: exp(logpdf), whose expansion does not read the output,
-        as the density's JVP rule does (where the density is positive)."""
-        if method != "pdf":
-            return None
-        return table.Composed(lambda *args: fnp.exp(self._prims["logpdf"](*args)),
-                              where=lambda ans, *args: bool(_onp.all(ans > 0)))
+    def _taylor(self, method):
+        """jet's rules where the JVP rule reads the output: the density as exp(logpdf), the
+        log-probabilities as log(cdf) and log(sf), and ppf as the inverse of cdf, whose
+        derivative is the density (by Newton's method on the series), each where it holds."""
+        if method != "ppf":
+            return _exp_or_log(self._prims, method)
+        return table.Inverse(self._prims["cdf"], self._prims["pdf"],
+                             where=lambda ans, *args: bool(_onp.all(
+                                 _onp.isfinite(ans) & (self.scipy.pdf(ans, *args[1:]) > 0))))
 
     def _public(self, method):
         prim, names = self._prims[method], self.shapes + ("loc", "scale")
@@ -260,9 +277,7 @@ class Discrete:
                 lambda i, ans, *vals, _m=method, **params: self._partial(_m, i, ans, vals,
                                                                           **params),
                 Spec(cases, domain=[d for s, d in zip(shapes, domains) if s in free]),
-                taylor=None if method != "pmf" else table.Composed(  # (as a density's)
-                    lambda *vals, **params: fnp.exp(self._prims["logpmf"](*vals, **params)),
-                    where=lambda ans, *vals, **params: bool(_onp.all(ans > 0))))
+                taylor=_exp_or_log(self._prims, method))
             setattr(self, method, self._public(method))
 
     def __repr__(self):
