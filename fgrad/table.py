@@ -415,8 +415,9 @@ class Inverse:
     """A Taylor rule for an inverse function: the primitive ``y = g(q, *rest)`` solves
     ``f(y, *rest) = q``, with ``df = d f / d y``, both functions of primitives whose own
     expansions cost O(K^2). ``jet`` finds the terms by Newton's method on the series
-    (``fgrad/taylor.py``), which doubles the number of right terms per step: O(K^2 log K), where
-    the JVP rule ``1 / df(y)`` reads the output (erfinv, ndtri, a distribution's ppf)."""
+    (``fgrad/taylor.py``), which doubles the number of right terms per step, each step's jet to
+    no more orders than it gets right (1, 3, 7, ...): O(K^2) in all, where the JVP rule
+    ``1 / df(y)`` reads the output (erfinv, ndtri, a distribution's ppf)."""
     __slots__ = ("f", "df", "where")
 
     def __init__(self, f, df, where=None):
