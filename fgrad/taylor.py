@@ -29,10 +29,10 @@ import numpy as _onp
 from .fpwarnings import at_user_code
 from .numpy.array_tracer import ArrayTracer
 from .numpy import stack
-from .numpy.taylor_rules import shaped
+from .numpy.taylor_rules import constant, shaped
 from .pytree import tree_flatten, tree_unflatten
 from .table import Composed, Inverse
-from .tracer import Trace, below_transforms, innermost, innermost_meta, strip
+from .tracer import Trace, innermost, innermost_meta
 from .tangents import output_tangent
 from .transpose import zeros_like
 from .transforms import _check_like, _flat_inputs, _fresh, _refuse_unknown, _zeros_like, finish
@@ -107,7 +107,7 @@ def _inverse_terms(rule, series, ans, args, params, order):
     (rounding in ``f(ans) - q``) is taken out: ``y``'s value stays ``ans``."""
     def step(y, q, *rest):
         r = q - rule.f(y, *rest, **params)
-        return y + (r - strip(r, below_transforms)) / rule.df(y, *rest, **params)
+        return y + (r - constant(r)) / rule.df(y, *rest, **params)
 
     terms = [zeros_like(ans)] * order
     right = 0

@@ -361,11 +361,6 @@ def _log_add_weight(exp, x, y, ans):
     return where_p(inf, limit, exp(where_p(inf, 0.0, x) - where_p(inf, 0.0, ans)))
 
 
-def _plain(x):
-    """``x``'s value below every differentiating transform: a constant of a composition."""
-    return strip(x, below_transforms)
-
-
 def _all_finite(ans, *args, **params):
     return bool(_onp.all(_onp.isfinite(ans)))
 
@@ -375,7 +370,7 @@ def _log_add_composed(exp_, log_):
     cancels): for ``jet``, whose expansion of these reads only ``exp`` and ``log`` (O(K^2)),
     where the JVP rule reads the output."""
     def composed(x, y):
-        m = _onp.maximum(_plain(x), _plain(y))
+        m = _onp.maximum(taylor_rules.constant(x), taylor_rules.constant(y))
         return m + log_(exp_(x - m) + exp_(y - m))
     return table.Composed(composed, where=_all_finite)
 
@@ -398,7 +393,7 @@ gradient around the origin).
 def _hypot_composed(x, y):
     """sqrt(x^2 + y^2), scaled by the larger magnitude (a constant) against overflow: for
     ``jet``, where hypot's JVP rule reads its output."""
-    m = _onp.maximum(_onp.abs(_plain(x)), _onp.abs(_plain(y)))
+    m = _onp.maximum(_onp.abs(taylor_rules.constant(x)), _onp.abs(taylor_rules.constant(y)))
     return m * fnp.sqrt(fnp.square(x / m) + fnp.square(y / m))
 
 

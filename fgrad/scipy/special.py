@@ -24,7 +24,7 @@ from ..numpy.broadcasting import broadcast_like, cast_like, dtype_of, unbroadcas
 from ..numpy.elementwise import binary, unary
 from ..numpy.wrapping import traced_version_of
 from ..table import Spec
-from ..tracer import below_transforms, contains_tracer, innermost, innermost_meta, strip
+from ..tracer import contains_tracer, innermost, innermost_meta
 
 # the family's functions batch by broadcasting (those of whole vectors say otherwise)
 define = functools.partial(table.define, batch=batch_rules.elementwise)
@@ -92,16 +92,11 @@ psi = digamma
 gammaln = _ufunc(_sc.gammaln, lambda ans, x: digamma(x), domain=POSITIVE, reads="x")
 # loggamma of a real argument is real (log|Gamma| = gammaln for x > 0)
 loggamma = _ufunc(_sc.loggamma, lambda ans, x: digamma(x), domain=POSITIVE, reads="x")
-def _plain(x):
-    """``x``'s value below every differentiating transform: a constant of a composition."""
-    return strip(x, below_transforms)
-
-
 def _sign_of(fn, *xs):
     """The sign of ``fn`` at the point (a constant along a jet's path, where it is nonzero):
     gamma, rgamma and beta are that sign times the exponential of their log-magnitude, whose
     jets do not read the output, as their JVP rules do."""
-    return _onp.sign(fn(*[_plain(x) for x in xs]))
+    return _onp.sign(fn(*[taylor_rules.constant(x) for x in xs]))
 
 
 def _all_finite(ans, *args, **params):
@@ -416,11 +411,11 @@ def _lse_composed(a, *b, axis=None, keepdims=False, signed=False):
     """logsumexp as exp, sum and log, shifted by the largest entry (a constant: the shift
     cancels), with the sum's sign (a constant of the point) taken out: for ``jet``, whose
     expansion of these does not read the output, as logsumexp's JVP rule does."""
-    m = _onp.max(_plain(a), axis=axis, keepdims=True)
+    m = _onp.max(taylor_rules.constant(a), axis=axis, keepdims=True)
     e = fnp.exp(a - m)
     s = fnp.sum(e * b[0] if b else e, axis=axis, keepdims=True)
     if signed:
-        s = s * _onp.sign(_plain(s))
+        s = s * _onp.sign(taylor_rules.constant(s))
     y = m + fnp.log(s)
     return y if keepdims else fnp.squeeze(y, axis=axis)
 
