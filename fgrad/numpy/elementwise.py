@@ -480,7 +480,10 @@ def _dsinc(ans, x):
 _SINC_SERIES = [(-1) ** k * 2 * k * math.pi ** (2 * k) / math.factorial(2 * k + 1)
                 for k in range(1, 9)]
 sinc = define("sinc", _onp.sinc, [lambda g, ans, x: g * _dsinc(ans, x)],
-              [lambda t, ans, x: t * _dsinc(ans, x)], spec=Spec(UNARY, domain=(-3.0, 3.0)))
+              [lambda t, ans, x: t * _dsinc(ans, x)], spec=Spec(UNARY, domain=(-3.0, 3.0)),
+              # (jet: sin(pi x) / (pi x) away from 0, where the quotient's terms cancel)
+              taylor=table.Composed(lambda x: sin(math.pi * x) / (math.pi * x),
+                                    where=lambda ans, x: bool(_onp.all(_onp.abs(x) > 0.5))))
 
 
 def _bessel_i_impl(x, n):

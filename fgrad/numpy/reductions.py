@@ -16,9 +16,9 @@ import numpy as _onp
 from numpy.lib.array_utils import normalize_axis_tuple
 
 import fgrad.numpy as fnp
-from . import batch_rules
+from . import batch_rules, taylor_rules
 from ..other_arrays import surely_none
-from ..table import Spec, define
+from ..table import Composed, Spec, define
 from ..tracer import Tracer, contains_tracer, innermost, strip
 from .broadcasting import REDUCE, dtype_of, kept_shape, mask, shape_of, spread, sum_p
 from .wrapping import differentiable, unsupported_kwargs, with_numpy_values
@@ -101,6 +101,17 @@ def _extreme_weights(ans, x, axis, keepdims):
     return hit / fnp.sum(hit, axis=axis, keepdims=True)
 
 
+def _extreme_composed(fn):
+    """jet's rule for max and min: the weighted sum of the entries that attain the extreme at
+    the point (weights 1/count, constants), the JVP rule's own tie convention, without its
+    reading the output."""
+    def composed(x, axis, keepdims):
+        v = taylor_rules.constant(x)
+        w = _extreme_weights(fn(v, axis=axis, keepdims=keepdims), v, axis, keepdims)
+        return fnp.sum(x * w, axis=axis, keepdims=keepdims)
+    return Composed(composed)
+
+
 def _extreme(name, fn):
     return define(
         name, lambda x, axis, keepdims: fn(x, axis=axis, keepdims=keepdims),
@@ -108,7 +119,8 @@ def _extreme(name, fn):
          * _extreme_weights(ans, x, axis, keepdims)],
         [lambda t, ans, x, axis, keepdims: fnp.sum(t * _extreme_weights(ans, x, axis, keepdims),
                                                    axis=axis, keepdims=keepdims)],
-        spec=Spec(REDUCE, valid=distinct), batch=batch_rules.along())
+        spec=Spec(REDUCE, valid=distinct), batch=batch_rules.along(),
+        taylor=_extreme_composed(fn))
 
 
 max_p = _extreme("max", _onp.max)

@@ -22,8 +22,8 @@ import numpy as _onp
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 import fgrad.numpy as fnp
-from . import batch_rules
-from ..table import Spec, define
+from . import batch_rules, taylor_rules
+from ..table import Composed, Spec, define
 from ..other_arrays import surely_none
 from ..tracer import (Tracer, below_transforms, contains_tracer, innermost, innermost_meta,
                       strip)
@@ -97,9 +97,18 @@ def _cumprod_jvp(t, ans, x, axis):
     return fnp.swapaxes(fnp.sum(_cumprod_partials(x, axis) * tl, axis=-2), axis, -1)
 
 
+def _cumprod_composed(x, axis):
+    """jet's rule for cumprod where no entry is 0: the signs' running product (a constant)
+    times exp of the running sum of log|x|, whose expansions do not read the output."""
+    sign = _onp.cumprod(_onp.sign(taylor_rules.constant(x)), axis=axis)
+    return sign * fnp.exp(fnp.cumsum(fnp.log(fnp.abs(x)), axis=axis))
+
+
 cumprod_p = define("cumprod", lambda x, axis: _onp.cumprod(x, axis=axis),
                    [_cumprod_vjp], [_cumprod_jvp], spec=Spec(RUNNING, domain=(0.3, 1.5)),
-                   batch=batch_rules.along(none="flatten"))
+                   batch=batch_rules.along(none="flatten"),
+                   taylor=Composed(_cumprod_composed,
+                                   where=lambda ans, x, axis: bool(_onp.all(x != 0))))
 
 
 def _running(prim, a, axis, dtype):

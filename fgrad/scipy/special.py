@@ -156,7 +156,10 @@ erfcinv = _ufunc(_sc.erfcinv, lambda ans, x: (-_SQRT_PI / 2) * fnp.exp(ans * ans
                  domain=(0.1, 1.9), reads="ans",
                  taylor=table.Inverse(erfc, lambda y: (-2 / _SQRT_PI) * _gauss(y),
                                       where=_all_finite))
-erfcx = _ufunc(_sc.erfcx, lambda ans, x: 2 * x * ans - 2 / _SQRT_PI)
+erfcx = _ufunc(_sc.erfcx, lambda ans, x: 2 * x * ans - 2 / _SQRT_PI,
+               # (jet: exp(x^2) erfc(x) where neither factor overflows nor underflows)
+               taylor=table.Composed(lambda x: fnp.exp(x * x) * erfc(x),
+                                     where=lambda ans, x: bool(_onp.all(_onp.abs(x) < 25))))
 ndtr = _ufunc(_sc.ndtr, lambda ans, x: fnp.exp(-0.5 * (x * x) - _LOG_SQRT_2PI), reads="x")
 ndtri = _ufunc(_sc.ndtri, lambda ans, x: fnp.exp(0.5 * (ans * ans) + _LOG_SQRT_2PI),
                domain=(0.05, 0.95), reads="ans",
@@ -164,7 +167,10 @@ ndtri = _ufunc(_sc.ndtri, lambda ans, x: fnp.exp(0.5 * (ans * ans) + _LOG_SQRT_2
                                     where=_all_finite))
 # the normal density over its cdf, in logs: stays finite far in the left tail
 log_ndtr = _ufunc(_sc.log_ndtr, lambda ans, x: fnp.exp(-0.5 * (x * x) - _LOG_SQRT_2PI - ans),
-                  domain=(-6.0, 4.0))
+                  domain=(-6.0, 4.0),
+                  # (jet: log(ndtr(x)) where ndtr does not underflow)
+                  taylor=table.Composed(lambda x: fnp.log(ndtr(x)),
+                                        where=lambda ans, x: bool(_onp.all(ans > -600.0))))
 
 
 # --- logistic, entropies, x log y ----------------------------------------------------------------

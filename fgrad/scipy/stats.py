@@ -73,6 +73,12 @@ def _exp_or_log(prims, method):
     return None
 
 
+def _exp_of_log_prim(name):
+    """jet's rule for the density ``name.pdf``: exp of the primitive ``name.logpdf``."""
+    return table.Composed(lambda *a: fnp.exp(table.PRIMITIVES[f"{name}.logpdf"](*a)),
+                          where=lambda ans, *a: bool(_onp.all(ans > 0)))
+
+
 # --- continuous distributions ---------------------------------------------------------------
 
 _METHODS = ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf")
@@ -418,6 +424,7 @@ def _dirichlet_prim(method):
                          domain=[(-1.0, 1.0), (0.5, 3.0)],
                          call=lambda f, y, alpha: f(_on_simplex(y), alpha)))
     p.jvp_joint = lambda ts, ans, x, alpha: _dirichlet_jvp(ts, ans, x, alpha, pdf)
+    p.taylor = _exp_of_log_prim("scipy.stats.dirichlet") if pdf else None
 
     @traced_version_of(fn)
     def public(x, alpha):
@@ -508,6 +515,7 @@ def _mvn_prim(method):
                           (((2, 3, 2), (2,), (2, 2)), {})], domain=(-1.0, 1.0),
                          call=lambda f, x, m, a: f(x, m, _dominant(a))))
     p.jvp_joint = lambda ts, ans, *args: _mvn_jvp(ts, ans, *args, pdf=pdf)
+    p.taylor = _exp_of_log_prim("scipy.stats.multivariate_normal") if pdf else None
 
     @traced_version_of(fn)
     def public(x, mean=None, cov=1, allow_singular=False):
