@@ -58,25 +58,21 @@ def elementwise(name, impl, partial, spec, doc=None, taylor=None):
     return p
 
 
-def _exp_or_log(prims, method):
-    """jet's rule, by composition, for a distribution's method whose JVP rule reads its output:
-    a density or mass as exp of its log (where positive), a log-probability as log of the
-    probability (where that does not underflow); None for the other methods. (``prims`` is
-    read when a jet runs: the methods are defined one after the other.)"""
+def _exp_or_log(dist, method):
+    """jet's rule, by composition, for a method of the distribution ``dist`` (its primitives'
+    prefix) whose JVP rule reads its output: a density or mass as exp of its log (where
+    positive), a log-probability as log of the probability (where that does not underflow);
+    None for the other methods. (The primitive is looked up when a jet runs: a distribution's
+    methods are defined one after the other.)"""
     if method in ("pdf", "pmf"):
-        log = "log" + method
-        return table.Composed(lambda *a, **p: fnp.exp(prims[log](*a, **p)),
-                              where=lambda ans, *a, **p: bool(_onp.all(ans > 0)))
+        return table.Composed(
+            lambda *a, **p: fnp.exp(table.PRIMITIVES[f"{dist}.log{method}"](*a, **p)),
+            where=lambda ans, *a, **p: bool(_onp.all(ans > 0)))
     if method in ("logcdf", "logsf"):
-        return table.Composed(lambda *a, **p: fnp.log(prims[method[3:]](*a, **p)),
-                              where=lambda ans, *a, **p: bool(_onp.all(ans > -600.0)))
+        return table.Composed(
+            lambda *a, **p: fnp.log(table.PRIMITIVES[f"{dist}.{method[3:]}"](*a, **p)),
+            where=lambda ans, *a, **p: bool(_onp.all(ans > -600.0)))
     return None
-
-
-def _exp_of_log_prim(name):
-    """jet's rule for the density ``name.pdf``: exp of the primitive ``name.logpdf``."""
-    return table.Composed(lambda *a: fnp.exp(table.PRIMITIVES[f"{name}.logpdf"](*a)),
-                          where=lambda ans, *a: bool(_onp.all(ans > 0)))
 
 
 # --- continuous distributions ---------------------------------------------------------------
@@ -172,7 +168,7 @@ class Continuous:
         log-probabilities as log(cdf) and log(sf), and ppf as the inverse of cdf, whose
         derivative is the density (by Newton's method on the series), each where it holds."""
         if method != "ppf":
-            return _exp_or_log(self._prims, method)
+            return _exp_or_log(f"scipy.stats.{self.name}", method)
         return table.Inverse(self._prims["cdf"], self._prims["pdf"],
                              where=lambda ans, *args: bool(_onp.all(
                                  _onp.isfinite(ans) & (self.scipy.pdf(ans, *args[1:]) > 0))))
@@ -283,7 +279,7 @@ class Discrete:
                 lambda i, ans, *vals, _m=method, **params: self._partial(_m, i, ans, vals,
                                                                           **params),
                 Spec(cases, domain=[d for s, d in zip(shapes, domains) if s in free]),
-                taylor=_exp_or_log(self._prims, method))
+                taylor=_exp_or_log(f"scipy.stats.{name}", method))
             setattr(self, method, self._public(method))
 
     def __repr__(self):
@@ -424,7 +420,7 @@ def _dirichlet_prim(method):
                          domain=[(-1.0, 1.0), (0.5, 3.0)],
                          call=lambda f, y, alpha: f(_on_simplex(y), alpha)))
     p.jvp_joint = lambda ts, ans, x, alpha: _dirichlet_jvp(ts, ans, x, alpha, pdf)
-    p.taylor = _exp_of_log_prim("scipy.stats.dirichlet") if pdf else None
+    p.taylor = _exp_or_log("scipy.stats.dirichlet", method)
 
     @traced_version_of(fn)
     def public(x, alpha):
@@ -515,7 +511,7 @@ def _mvn_prim(method):
                           (((2, 3, 2), (2,), (2, 2)), {})], domain=(-1.0, 1.0),
                          call=lambda f, x, m, a: f(x, m, _dominant(a))))
     p.jvp_joint = lambda ts, ans, *args: _mvn_jvp(ts, ans, *args, pdf=pdf)
-    p.taylor = _exp_of_log_prim("scipy.stats.multivariate_normal") if pdf else None
+    p.taylor = _exp_or_log("scipy.stats.multivariate_normal", method)
 
     @traced_version_of(fn)
     def public(x, mean=None, cov=1, allow_singular=False):
