@@ -9,7 +9,7 @@ GLM solvers write such gradients by hand; here it is the derivative fgrad takes 
 code, as in the seed articles' examples, checked at the start against that hand-written
 gradient.
 
-Run:  python examples/dask_regression.py [--rows N] [--memory-limit 300MB] [--steps K]
+Run:  python examples/dask_regression.py [--rows N] [--memory-limit 300MB] [--steps K] [--threads]
 (needs the dask extra: pip install -e ".[dask]")
 """
 import argparse
@@ -60,12 +60,16 @@ def main(argv=None):
     parser.add_argument("--memory-limit", default="300MB", help="per worker")
     parser.add_argument("--steps", type=int, default=6)
     parser.add_argument("--rate", type=float, default=2.0)
+    parser.add_argument("--threads", action="store_true",
+                        help="workers as threads of this process (quicker to start; the "
+                             "memory limit then only bounds what a worker keeps)")
     args = parser.parse_args(argv)
 
     X, y, w_true = data(args.rows, args.features, args.chunk_rows)
     size_mb = X.nbytes / 1e6
     cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1,
-                           memory_limit=args.memory_limit, dashboard_address=None)
+                           processes=not args.threads, memory_limit=args.memory_limit,
+                           dashboard_address=None)
     with cluster, Client(cluster) as client:
         limit_mb = client.run(lambda dask_worker: dask_worker.memory_manager.memory_limit)
         limit_mb = min(limit_mb.values()) / 1e6

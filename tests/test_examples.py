@@ -25,7 +25,9 @@ TIME_LIMIT = 30.0
 _OUTPUTS = {}
 # the small version of an example whose full run takes longer (its own test checks the full
 # one's point: tests/test_dask.py runs a gradient over data larger than a worker's memory)
-ARGS = {"dask_regression.py": ["--rows", "400000", "--chunk-rows", "50000", "--steps", "3"]}
+# (with threads, the memory limit would bound this whole process: a generous one)
+ARGS = {"dask_regression.py": ["--rows", "400000", "--chunk-rows", "50000", "--steps", "3",
+                                "--threads", "--memory-limit", "4GB"]}
 NEEDS = {"dask_regression.py": "dask.distributed"}
 
 
