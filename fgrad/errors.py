@@ -38,7 +38,7 @@ class NotInLibraryError(TypeError):
 def not_in_library(name, cls, what):
     lib = cls.__module__.split(".")[0]
     return NotInLibraryError(
-        f"fgrad.numpy.{name} on a {cls.__module__}.{cls.__qualname__}: {lib} has no "
+        f"{name} on a {cls.__module__}.{cls.__qualname__}: {lib} has no "
         f"counterpart ({what}), so it cannot run there without converting the whole array "
         f"to numpy. Convert it yourself where it fits in memory (numpy.asarray(x), or "
         f"x.compute() for Dask), or write the step with {lib}'s own functions.")

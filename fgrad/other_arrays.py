@@ -66,19 +66,20 @@ def call_in_own_library(prim, array, /, *args, **params):
     numpy's TypeError.)"""
     cls = type(array)
     if not prim.other_arrays:
-        raise errors.not_in_library(prim.name, cls, "its implementation (scipy's) converts "
-                                    "its arguments to numpy arrays")
+        raise errors.not_in_library(prim.public_name, cls, "its implementation converts its "
+                                    "arguments to numpy arrays, as scipy's functions do")
     try:
         with warnings.catch_warnings():
             warnings.filterwarnings("error", r".*function is not implemented by", FutureWarning)
             return prim.impl(*args, **params)
     except FutureWarning as w:
-        raise errors.not_in_library(prim.name, cls, str(w).split(" is not")[0]) from None
+        raise errors.not_in_library(prim.public_name, cls, str(w).split(" is not")[0]) from None
     except (TypeError, NotImplementedError) as e:
         text = str(e)
         if isinstance(e, TypeError) and not any(s in text for s in _UNSUPPORTED):
             raise
-        raise errors.not_in_library(prim.name, cls, f"{type(e).__name__}: {text}") from e
+        raise errors.not_in_library(prim.public_name, cls,
+                                    f"{type(e).__name__}: {text}") from e
 
 
 # what a library's TypeError says where it lacks a function or one of its arguments

@@ -175,6 +175,14 @@ class Primitive:
             params = self.check_call(self, args, params)
         return ambient().process(self, args, params)
 
+    @property
+    def public_name(self):
+        """How messages name it: ``fgrad.numpy.sin``, ``fgrad.scipy.special.expit``, or the
+        name a user gave their own primitive."""
+        if self.name not in _BUILTIN:
+            return self.name
+        return ("fgrad." if self.name.startswith("scipy.") else "fgrad.numpy.") + self.name
+
     def vjp(self, i):
         rule = self.vjps.get(i)
         if rule is None:

@@ -95,7 +95,7 @@ def test_a_function_without_counterpart_in_dask_names_itself_and_the_type():
 
 def test_scipys_functions_are_refused_on_dask_arrays_before_computing():
     stats = pytest.importorskip("fgrad.scipy.stats", reason="needs scipy")
-    with lazy(), pytest.raises(NotInLibraryError, match=r"scipy\.stats\.norm\.logpdf on a "
+    with lazy(), pytest.raises(NotInLibraryError, match=r"fgrad\.scipy\.stats\.norm\.logpdf on a "
                                                         r"dask\.array\.core\.Array"):
         fgrad.grad(lambda x: np.sum(stats.norm.logpdf(x)))(chunked(X))
 
@@ -270,3 +270,13 @@ def test_a_gradient_over_data_larger_than_a_workers_memory_limit():
     assert not [w for w in caught if "large graph" in str(w.message)], caught
     onp.testing.assert_allclose(grad, hand, rtol=1e-10, atol=1e-15)
     onp.testing.assert_allclose(value, plain, rtol=1e-12)
+
+
+def test_a_users_primitive_that_converts_to_numpy_can_be_refused_by_name():
+    double = fgrad.primitive(lambda x: onp.asarray(x) * 2.0)
+    fgrad.defvjp(double, lambda g, ans, x: 2.0 * g)
+    double.other_arrays = False
+    with lazy(), pytest.raises(NotInLibraryError, match=r"^<lambda> on a dask\.array\.core"
+                                                        r"\.Array: dask has no counterpart "
+                                                        r"\(its implementation converts"):
+        fgrad.grad(lambda x: np.sum(double(x)))(chunked(X))
