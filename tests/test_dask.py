@@ -141,7 +141,7 @@ DASK_LACKS = {
     **dict.fromkeys(["linalg.inv", "linalg.solve", "linalg.svd"],
                     "Dask's linalg takes 2-D arrays only (these cases are batched)"),
     "dot": "Dask's dot of a 0-d and an n-d array fails (IndexError)",
-    "take": "Dask's take does not take a list of indices",
+    "take": "Dask's take takes 1-d indices only (a 2-d index array fails inside Dask)",
     "getitem": "Dask has no n-d fancy indexing",
     "index_set": "Dask's setitem takes no integer array of indices with repeats",
     **dict.fromkeys(["scatter_add", "index_add", "index_min", "index_max"],
