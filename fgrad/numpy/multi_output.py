@@ -9,9 +9,11 @@ import fgrad.numpy as fnp
 from ..table import define
 from ..tracer import innermost_meta
 from .batch_rules import example_shape
+from .broadcasting import dtype_of
 
 
-def define_multi(name, impl, out_shapes, vjp, jvp, *, spec=None, doc=None, batch=None):
+def define_multi(name, impl, out_shapes, vjp, jvp, *, spec=None, doc=None, batch=None,
+                 jvp_reads_outputs=True):
     """A primitive named ``name`` with several outputs; the rules see them as tuples:
 
         impl(*args, **params)                 -> tuple of arrays (all of one dtype)
@@ -23,6 +25,8 @@ def define_multi(name, impl, out_shapes, vjp, jvp, *, spec=None, doc=None, batch
 
     ``batch`` is a batching rule for ``impl``'s own batched call (outputs with the batch axis
     first: numpy's stacked forms); the packed outputs are regrouped by example.
+    ``jvp_reads_outputs=False``: ``jvp`` gets ``outs=None`` (for ``jet``, a JVP rule that
+    reads no output expands in O(K^2), one that does one order at a time).
 
     Returns ``multi(*args, **params) -> tuple of outputs``; the primitive is ``multi.prim``.
     """
@@ -37,17 +41,21 @@ def define_multi(name, impl, out_shapes, vjp, jvp, *, spec=None, doc=None, batch
             start += n
         return tuple(outs)
 
-    def pack(parts, like):
-        parts = [fnp.zeros_like(innermost_meta(o)) if p is None else p
-                 for p, o in zip(parts, like)]
+    def pack(parts, like, args, params, dtype):
+        if like is None:  # (zeros from the shapes, without reading the outputs)
+            parts = [fnp.zeros(s, dtype) if p is None else p
+                     for p, s in zip(parts, out_shapes(*args, **params))]
+        else:
+            parts = [fnp.zeros_like(innermost_meta(o)) if p is None else p
+                     for p, o in zip(parts, like)]
         return fnp.concatenate([fnp.ravel(p) for p in parts])
 
     def vjp_by_argnum(i, g, ans, *args, **params):
         return vjp(i, unpack(g, args, params), unpack(ans, args, params), *args, **params)
 
     def jvp_joint(tangents, ans, *args, **params):
-        outs = unpack(ans, args, params)
-        return pack(jvp(tangents, outs, *args, **params), outs)
+        outs = unpack(ans, args, params) if jvp_reads_outputs else None
+        return pack(jvp(tangents, outs, *args, **params), outs, args, params, dtype_of(ans))
 
     def batched(prim, size, vals, dims, **params):
         # the batch's packed outputs are one run per output: each made (size, its length)

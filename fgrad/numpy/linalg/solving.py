@@ -48,7 +48,12 @@ det = define(
               call=lambda f, a, negative=False: _shifted(f, -a if negative else a)),
     doc=_noted(_la.det, "the gradient det(a) inv(a)^T is computed through inv(a), so a "
                         "singular a raises LinAlgError rather than giving its adjugate; "
-                        "complex input is supported."), batch=batch_rules.stacked(2))
+                        "complex input is supported."), batch=batch_rules.stacked(2),
+    # (jet: a real det is its sign, a constant of the point, times exp(log|det|), whose
+    # expansion does not read the output; where det is nonzero)
+    taylor=Composed(lambda a: _onp.sign(_la.det(taylor_rules.constant(a)))
+                    * fnp.exp(_slogdet(a)[1]),
+                    where=lambda ans, a: ans.dtype.kind == "f" and bool(_onp.all(ans != 0))))
 
 _slogdet = define_multi(
     "linalg.slogdet", lambda a: tuple(_la.slogdet(a)),
@@ -57,7 +62,7 @@ _slogdet = define_multi(
     lambda i, gs, outs, a: _lift(gs[1]) * _inv_T(a),
     lambda ts, outs, a: (None, fnp.sum(_inv_T(a) * ts[0], axis=(-2, -1))),
     spec=Spec([(((2, 2),), {}), (((2, 3, 3),), {})], domain=(-1.0, 1.0), call=_shifted),
-                        batch=batch_rules.stacked(2))
+    batch=batch_rules.stacked(2), jvp_reads_outputs=False)
 
 
 @differentiable(_la.slogdet, Spec(SQUARE + [(((3, 3),), {"negative": True})],
