@@ -22,7 +22,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as _onp
 
 from . import errors
-from .other_arrays import call_in_own_library, first_foreign
+from .other_arrays import call_in_own_library, first_foreign, foreign_array
 from .tracer import STAGING, Tracer, ambient, first_tracer, innermost
 from .values import PLAIN_OPERANDS
 
@@ -402,6 +402,8 @@ def _jointly_linear_jvp(prim):
 
 def _zeros_like(x):
     v = innermost(x)
+    if foreign_array(v):  # (in the value's own library, as other_arrays asks)
+        return _onp.zeros_like(v)
     return _onp.zeros(_onp.shape(v), _onp.result_type(v))
 
 

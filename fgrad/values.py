@@ -29,4 +29,3 @@ def copied(v):
     value belongs to its trace). The one way a transform hands out or keeps a constant that
     the caller's code could change in place."""
     return v.copy() if v.__class__ is _ndarray else v
-

@@ -361,10 +361,6 @@ def _log_add_weight(exp, x, y, ans):
     return where_p(inf, limit, exp(where_p(inf, 0.0, x) - where_p(inf, 0.0, ans)))
 
 
-def _all_finite(ans, *args, **params):
-    return bool(_onp.all(_onp.isfinite(ans)))
-
-
 def _log_add_composed(exp_, log_):
     """log(exp(x) + exp(y)) in base e or 2, shifted by the larger argument (a constant, which
     cancels): for ``jet``, whose expansion of these reads only ``exp`` and ``log`` (O(K^2)),
@@ -372,7 +368,7 @@ def _log_add_composed(exp_, log_):
     def composed(x, y):
         m = _onp.maximum(taylor_rules.constant(x), taylor_rules.constant(y))
         return m + log_(exp_(x - m) + exp_(y - m))
-    return table.Composed(composed, where=_all_finite)
+    return table.Composed(composed, where=taylor_rules.all_finite)
 
 
 logaddexp = binary("logaddexp", lambda ans, x, y: _log_add_weight(fnp.exp, x, y, ans),

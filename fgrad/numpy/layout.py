@@ -50,10 +50,17 @@ def list_call(f, *xs, **params):
     return f(list(xs), **params)
 
 
+def _reshaped_back(g, ans, x, shape=None, order="C"):
+    """reshape's and ravel's VJP: ``g`` in ``x``'s shape (``order`` passed only when not C:
+    Dask's reshape takes none)."""
+    if order == "C":
+        return fnp.reshape(g, shape_of(x))
+    return fnp.reshape(g, shape_of(x), order=order)
+
+
 reshape_p = define("reshape", lambda x, shape, order: as_array(x).reshape(shape, order=order) if
                    order != "C" else as_array(x).reshape(shape),  # (Dask's takes no order)
-                   [lambda g, ans, x, shape, order: fnp.reshape(g, shape_of(x), order=order)
-                    if order != "C" else fnp.reshape(g, shape_of(x))],
+                   [_reshaped_back],
                    linear=True,
                    spec=Spec([(((6,),), {"shape": (2, 3), "order": "C"}),
                               (((2, 3),), {"shape": (3, -1), "order": "F"}),
@@ -72,8 +79,7 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
 
 ravel_p = define("ravel", lambda x, order: _onp.ravel(x, order=order) if order != "C" else
                  _onp.ravel(x),  # (Dask's ravel takes no order)
-                 [lambda g, ans, x, order: fnp.reshape(g, shape_of(x), order=order)
-                  if order != "C" else fnp.reshape(g, shape_of(x))],
+                 [_reshaped_back],
                  linear=True,
                  spec=Spec([(((2, 3),), {"order": "C"}), (((2, 3),), {"order": "F"})]),
                  batch=batch_rules.ravel)

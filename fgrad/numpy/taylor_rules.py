@@ -27,6 +27,18 @@ def constant(x):
     return strip(x, below_transforms)
 
 
+def sign_of(fn, *xs):
+    """The sign of ``fn`` at the point, a constant along a jet's path where ``fn`` is nonzero:
+    a composition writes gamma, beta or det as that sign times the exponential of their
+    log-magnitude, whose jets do not read the output."""
+    return _onp.sign(fn(*[constant(x) for x in xs]))
+
+
+def all_finite(ans, *args, **params):
+    """A composition's ``where``: the output is finite (no inf - inf in its terms)."""
+    return bool(_onp.all(_onp.isfinite(ans)))
+
+
 def leibniz(a, b, n):
     """The n-th derivative of ``a * b`` at 0, from full lists (index 0 the value; None for a
     zero term): ``sum_j C(n, j) a_j b_{n-j}``."""

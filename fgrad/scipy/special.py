@@ -92,31 +92,25 @@ psi = digamma
 gammaln = _ufunc(_sc.gammaln, lambda ans, x: digamma(x), domain=POSITIVE, reads="x")
 # loggamma of a real argument is real (log|Gamma| = gammaln for x > 0)
 loggamma = _ufunc(_sc.loggamma, lambda ans, x: digamma(x), domain=POSITIVE, reads="x")
-def _sign_of(fn, *xs):
-    """The sign of ``fn`` at the point (a constant along a jet's path, where it is nonzero):
-    gamma, rgamma and beta are that sign times the exponential of their log-magnitude, whose
-    jets do not read the output, as their JVP rules do."""
-    return _onp.sign(fn(*[taylor_rules.constant(x) for x in xs]))
-
-
-def _all_finite(ans, *args, **params):
-    return bool(_onp.all(_onp.isfinite(ans)))
 
 
 def _finite_nonzero(ans, *args, **params):
     return bool(_onp.all(_onp.isfinite(ans) & (ans != 0)))
 
 
+# (jet: gamma, rgamma and beta are their sign at the point times exp of the log-magnitude)
 gamma = _ufunc(_sc.gamma, lambda ans, x: ans * digamma(x), domain=POSITIVE,
-               taylor=table.Composed(lambda x: _sign_of(_sc.gamma, x) * fnp.exp(gammaln(x)),
-                                     where=_finite_nonzero))
+               taylor=table.Composed(
+                   lambda x: taylor_rules.sign_of(_sc.gamma, x) * fnp.exp(gammaln(x)),
+                   where=_finite_nonzero))
 rgamma = _ufunc(_sc.rgamma, lambda ans, x: -ans * digamma(x), domain=POSITIVE,
-                taylor=table.Composed(lambda x: _sign_of(_sc.gamma, x) * fnp.exp(-gammaln(x)),
-                                      where=_finite_nonzero))
+                taylor=table.Composed(
+                    lambda x: taylor_rules.sign_of(_sc.gamma, x) * fnp.exp(-gammaln(x)),
+                    where=_finite_nonzero))
 beta = _ufunc2(_sc.beta, lambda ans, a, b: ans * (digamma(a) - digamma(a + b)),
                lambda ans, a, b: ans * (digamma(b) - digamma(a + b)), domain=(0.3, 3.0),
                taylor=table.Composed(
-                   lambda a, b: _sign_of(_sc.beta, a, b) * fnp.exp(betaln(a, b)),
+                   lambda a, b: taylor_rules.sign_of(_sc.beta, a, b) * fnp.exp(betaln(a, b)),
                    where=_finite_nonzero))
 betaln = _ufunc2(_sc.betaln, lambda ans, a, b: digamma(a) - digamma(a + b),
                  lambda ans, a, b: digamma(b) - digamma(a + b), domain=(0.3, 3.0))
@@ -151,11 +145,11 @@ erfc = _ufunc(_sc.erfc, lambda ans, x: (-2 / _SQRT_PI) * _gauss(x), reads="x")
 erfinv = _ufunc(_sc.erfinv, lambda ans, x: (_SQRT_PI / 2) * fnp.exp(ans * ans),
                 domain=(-0.9, 0.9), reads="ans",
                 taylor=table.Inverse(erf, lambda y: (2 / _SQRT_PI) * _gauss(y),
-                                     where=_all_finite))
+                                     where=taylor_rules.all_finite))
 erfcinv = _ufunc(_sc.erfcinv, lambda ans, x: (-_SQRT_PI / 2) * fnp.exp(ans * ans),
                  domain=(0.1, 1.9), reads="ans",
                  taylor=table.Inverse(erfc, lambda y: (-2 / _SQRT_PI) * _gauss(y),
-                                      where=_all_finite))
+                                      where=taylor_rules.all_finite))
 erfcx = _ufunc(_sc.erfcx, lambda ans, x: 2 * x * ans - 2 / _SQRT_PI,
                # (jet: exp(x^2) erfc(x) where neither factor overflows nor underflows)
                taylor=table.Composed(lambda x: fnp.exp(x * x) * erfc(x),
@@ -164,7 +158,7 @@ ndtr = _ufunc(_sc.ndtr, lambda ans, x: fnp.exp(-0.5 * (x * x) - _LOG_SQRT_2PI), 
 ndtri = _ufunc(_sc.ndtri, lambda ans, x: fnp.exp(0.5 * (ans * ans) + _LOG_SQRT_2PI),
                domain=(0.05, 0.95), reads="ans",
                taylor=table.Inverse(ndtr, lambda y: fnp.exp(-0.5 * (y * y) - _LOG_SQRT_2PI),
-                                    where=_all_finite))
+                                    where=taylor_rules.all_finite))
 # the normal density over its cdf, in logs: stays finite far in the left tail
 log_ndtr = _ufunc(_sc.log_ndtr, lambda ans, x: fnp.exp(-0.5 * (x * x) - _LOG_SQRT_2PI - ans),
                   domain=(-6.0, 4.0),
@@ -432,7 +426,7 @@ _LSE_CASES = [(((3,),), {}), (((2, 3),), {"axis": 1}), (((2, 3),), {"axis": 0, "
 _logsumexp = define("scipy.special.logsumexp", _lse_impl, vjp_by_argnum=_lse_vjp,
                     spec=Spec(_LSE_CASES, domain=[(-3.0, 3.0), (0.3, 2.0)]),
                     batch=batch_rules.along("axis"),
-                    taylor=table.Composed(_lse_composed, where=_all_finite))
+                    taylor=table.Composed(_lse_composed, where=taylor_rules.all_finite))
 _logsumexp.jvp_joint = _lse_jvp
 
 
@@ -466,7 +460,7 @@ _softmax = define(
               domain=(-3.0, 3.0)), residuals=((), True), batch=batch_rules.along("axis"),
     taylor=table.Composed(lambda x, axis=None: fnp.exp(x - _lse_composed(x, axis=axis,
                                                                          keepdims=True)),
-                          where=_all_finite))
+                          where=taylor_rules.all_finite))
 _log_softmax = define(
     "scipy.special.log_softmax", lambda x, axis=None: _sc.log_softmax(x, axis=axis),
     [lambda g, ans, x, axis=None: g - fnp.exp(ans) * _sum_kept(g, axis)],
@@ -474,7 +468,7 @@ _log_softmax = define(
     spec=Spec([(((3,),), {}), (((2, 3),), {"axis": 1}), (((2, 3),), {"axis": 0})],
               domain=(-3.0, 3.0)), residuals=((), True), batch=batch_rules.along("axis"),
     taylor=table.Composed(lambda x, axis=None: x - _lse_composed(x, axis=axis, keepdims=True),
-                          where=_all_finite))
+                          where=taylor_rules.all_finite))
 
 
 @traced_version_of(_sc.softmax)

@@ -51,8 +51,7 @@ det = define(
                         "complex input is supported."), batch=batch_rules.stacked(2),
     # (jet: a real det is its sign, a constant of the point, times exp(log|det|), whose
     # expansion does not read the output; where det is nonzero)
-    taylor=Composed(lambda a: _onp.sign(_la.det(taylor_rules.constant(a)))
-                    * fnp.exp(_slogdet(a)[1]),
+    taylor=Composed(lambda a: taylor_rules.sign_of(_la.det, a) * fnp.exp(_slogdet(a)[1]),
                     where=lambda ans, a: ans.dtype.kind == "f" and bool(_onp.all(ans != 0))))
 
 _slogdet = define_multi(
