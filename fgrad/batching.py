@@ -22,7 +22,7 @@ from .fpwarnings import at_user_code
 from .numpy.array_tracer import ArrayTracer
 from .numpy.batch_rules import example_shape, one_at_a_time
 from .pytree import tree_flatten, tree_unflatten
-from .tracer import Trace, Tracer, innermost_meta
+from .tracer import Trace, Tracer, innermost_meta, refuse_other_semantics
 
 __all__ = ["vmap"]
 
@@ -50,9 +50,15 @@ class BatchTracer(ArrayTracer):
             "call the function in a loop.")
 
     @property
-    def _meta(self):  # one example's shape and dtype
-        return _onp.broadcast_to(_onp.zeros((), _onp.result_type(innermost_meta(self._b))),
-                                 example_shape(self._b, self._bdim))
+    def _meta(self):
+        """One example for its class, shape and dtype: the batch's first (a view), so that a
+        function staged for one example (``vmap(jit(f))``) is traced on real values, not on
+        zeros where ``inv`` would fail and a branch could take the wrong side."""
+        b = innermost_meta(self._b)
+        if _onp.shape(b)[self._bdim] == 0:  # (an empty batch has no first example)
+            return _onp.broadcast_to(_onp.zeros((), _onp.result_type(b)),
+                                     example_shape(b, self._bdim))
+        return b[(slice(None),) * self._bdim + (0,)]
 
     def __bool__(self):
         return bool(self._value)
@@ -75,6 +81,7 @@ class BatchTrace(Trace):
 
     __slots__ = ("size",)
     sees_all = True
+    concrete = False
 
     def __init__(self, size):
         super().__init__("vmap")
@@ -87,6 +94,8 @@ class BatchTrace(Trace):
                 vals.append(a._b)
                 dims.append(a._bdim)
             else:
+                if a.__class__ is not _onp.ndarray:
+                    refuse_other_semantics(prim, len(vals), a)
                 vals.append(a)
                 dims.append(None)
         for v in params.values():

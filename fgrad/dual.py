@@ -6,11 +6,10 @@ pass. (``linearize`` and ``jacfwd`` instead record a tape once and sweep it per 
 """
 import numpy as _onp
 
-from . import errors
 from .numpy.array_tracer import ArrayTracer
 from .other_arrays import foreign_array
 from .tangents import output_tangent
-from .tracer import STAGING, Trace, Tracer, ambient, semantics_of_its_own
+from .tracer import STAGING, Trace, Tracer, ambient, refuse_other_semantics
 from .values import PLAIN_OPERANDS
 
 
@@ -46,9 +45,8 @@ class DualTrace(Trace):
             elif a.__class__ not in PLAIN_OPERANDS:  # (plain constants: one lookup)
                 if isinstance(a, Tracer) or foreign_array(a):
                     nested = True
-                elif isinstance(a, _ndarray) and semantics_of_its_own(a):  # (rare)
-                    raise errors.array_subclass(f"fgrad.numpy.{prim.name}", a.__class__,
-                                                f"argument {i}")
+                elif a.__class__ is not _ndarray:  # (rare)
+                    refuse_other_semantics(prim, i, a)
         if prim.jvp_with_output is not None:
             ans, out = prim.jvp_with_output(tangents, *vals, **params)
             return ans if out is None else DualTracer(self, ans, out)

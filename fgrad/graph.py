@@ -9,11 +9,13 @@ replayed operation costs about what the numpy call itself costs. On tracers (a t
 around the call) the nodes are interpreted one call at a time instead (``Graph.interpret``).
 """
 import math
+import operator
 
 import numpy as _onp
 
 from .pytree import tree_flatten, tree_unflatten
-from .tracer import STAGING, ambient, first_tracer, innermost, innermost_meta
+from .tracer import (STAGING, Tracer, ambient, first_tracer, innermost, innermost_meta,
+                     value_dtype)
 from .values import PYTHON_NUMBERS
 
 
@@ -53,6 +55,13 @@ class Node:
 
     def __init__(self, prim, args, params, out):
         self.prim, self.args, self.params, self.out = prim, args, params, out
+
+
+# How a staged function took a concrete value from a traced one (``StageTracer``): a graph run
+# on another transform's tracers makes the same conversion of them first.
+CONVERSIONS = {"float": float, "int": int, "complex": complex, "index": operator.index,
+               "item": lambda v: v.item(), "tolist": lambda v: v.tolist(),
+               "array": _onp.asarray}
 
 
 class GuardError(ValueError):
@@ -108,12 +117,22 @@ class Graph:
     def interpret(self, leaves):
         """Run the nodes one by one, each primitive called as ``fgrad.numpy`` calls it."""
         env = dict(zip(self.inputs, leaves))
-        guards = {g[0]: g[1] for g in self.guards}
+        guards = {}
+        for g in self.guards:
+            guards.setdefault(g[0], []).append(g)
 
         def check(var):
-            if var in guards and not _same(innermost(env[var]), guards[var]):
-                raise GuardError(f"{self.name}: a value the trace read ({var!r}) came out "
-                                 "differently")
+            for g in guards.get(var, ()):
+                v = env[var]
+                if g[2] == "dtype":
+                    same = value_dtype(innermost_meta(v)) == g[1]
+                else:
+                    if g[2] is not None and isinstance(v, Tracer):
+                        CONVERSIONS[g[2]](v)  # (the transform refuses it as on eager f)
+                    same = _same(innermost(v), g[1])
+                if not same:
+                    raise GuardError(f"{self.name}: a value the trace read ({var!r}) came "
+                                     "out differently")
 
         for v in self.inputs:
             check(v)
@@ -128,16 +147,22 @@ class Graph:
         lines = [f"{self.name}({', '.join(_typed(v) for v in self.inputs)}) {{"]
         for c in self.consts:
             lines.append(f"  {c!r} = {_short(c.value)}")
-        guarded = {id(g[0]): g for g in self.guards}
+        guarded = {}
+        for g in self.guards:
+            guarded.setdefault(id(g[0]), []).append(g)
+
+        def show_guards(var):
+            for g in guarded.get(id(var), ()):
+                what = f"{var!r}.dtype" if g[2] == "dtype" else repr(var)
+                lines.append(f"  guard {what} == {_short(g[1])}")
+
+        for v in self.inputs:
+            show_guards(v)
         for n in self.nodes:
             args = " ".join(_ref(a) for a in n.args)
             params = "".join(f" {k}={_short(v)}" for k, v in n.params.items())
             lines.append(f"  {_typed(n.out)} = {n.prim.name} {args}{params}")
-            if id(n.out) in guarded:
-                lines.append(f"  guard {n.out!r} == {_short(guarded[id(n.out)][1])}")
-        for g in self.guards:
-            if g[0] in self.inputs:
-                lines.append(f"  guard {g[0]!r} == {_short(g[1])}")
+            show_guards(n.out)
         outs = ", ".join(_ref(o) for o in self.outputs)
         lines.append(f"  return {outs}")
         lines.append("}")
@@ -212,16 +237,19 @@ def compile_graph(graph):
     env = {"_same": _same, "GuardError": GuardError}
     for c in graph.consts:
         env[f"c{c.id}"] = c.value
-    guards = {id(g[0]): (k, g) for k, g in enumerate(graph.guards)}
+    guards = {}
+    for k, g in enumerate(graph.guards):
+        guards.setdefault(id(g[0]), []).append((k, g))
     body = []
     names = {v: repr(v) for v in graph.inputs}
 
     def check(var):
-        hit = guards.get(id(var))
-        if hit is not None:
-            k, (_, value) = hit
+        for k, (_, value, how) in guards.get(id(var), ()):
             env[f"g{k}"] = value
-            body.append(f"    if not _same({names[var]}, g{k}):")
+            if how == "dtype":
+                body.append(f"    if {names[var]}.dtype != g{k}:")
+            else:
+                body.append(f"    if not _same({names[var]}, g{k}):")
             body.append(f"        raise GuardError('{graph.name}: a value the trace read "
                         f"({var!r}) came out differently')")
 

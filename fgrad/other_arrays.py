@@ -95,6 +95,11 @@ def as_array(x):
 
 def surely_none(mask):
     """Whether the boolean ``mask`` has no true entry, for a shortcut a rule takes on plain
-    values; False for another library's array, which is not computed to find out: the caller
-    takes its general path, right for any values."""
-    return not foreign_array(mask) and not _onp.any(mask)
+    values; False for another library's array, which is not computed to find out, and for a
+    traced mask (a batch under ``vmap``, a staged value under ``jit``), whose values are not
+    read: the caller takes its general path, right for any values."""
+    cls = mask.__class__
+    if cls is _onp.ndarray or cls is _onp.bool_ or cls is bool:
+        return not _onp.any(mask)
+    return not getattr(mask, "_fgrad_tracer", False) and not foreign_array(mask) and \
+        not _onp.any(mask)

@@ -169,7 +169,7 @@ def cse(graph):
             nodes.append(n)
         else:
             subst[n.out] = first
-    guards = [(subst.get(v, v), value) for v, value in guards]
+    guards = [(subst.get(g[0], g[0]),) + g[1:] for g in guards]
     return _rebuilt(graph, nodes, subst, guards=guards)
 
 

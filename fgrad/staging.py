@@ -31,7 +31,7 @@ from .numpy.array_tracer import ArrayTracer
 from .other_arrays import call_in_own_library, first_foreign
 from .pytree import tree_flatten, tree_unflatten
 from .table import Primitive
-from .tracer import STAGING, Trace, Tracer, innermost_meta, staging
+from .tracer import STAGING, Trace, Tracer, innermost_meta, refuse_other_semantics, staging
 
 __all__ = ["make_graph", "trace_graph"]
 
@@ -42,6 +42,7 @@ def _comparison(ufunc):
     comparison is that tracer's business (the base class compares one level down), and so it
     is when a graph is run on such tracers (``interpret``)."""
     prim = Primitive(ufunc.__name__, ufunc)
+    prim.differentiable = False
     dunder = f"__{_DUNDER[ufunc.__name__]}__"
     fallback = getattr(Tracer, dunder)
     prim.interpret = getattr(operator, dunder)
@@ -77,30 +78,37 @@ class StageTracer(ArrayTracer):
         return self._v
 
     # A concrete value taken from a staged one is a guard: the graph holds the value taken.
-    # (No derivative is lost: these tracers carry none.)
+    # (No derivative is lost here: these tracers carry none.) The guard says which conversion
+    # took it, so a graph run later on another transform's tracers makes the same conversion
+    # of them, which that transform refuses where it would lose a derivative, as it does on
+    # ``f`` itself (``grad(jit(lambda x: math.sin(x)))`` raises as ``grad`` of the lambda does).
+    def _taken(self, how):
+        self._trace.guard(self, how)
+        return self._v
+
     def __bool__(self):
         return bool(self._value)
 
     def __float__(self):
-        return float(self._value)
+        return float(self._taken("float"))
 
     def __int__(self):
-        return int(self._value)
+        return int(self._taken("int"))
 
     def __complex__(self):
-        return complex(self._value)
+        return complex(self._taken("complex"))
 
     def __index__(self):
-        return operator.index(self._value)
+        return operator.index(self._taken("index"))
 
     def item(self, *args):
-        return self._value.item(*args)
+        return self._taken("item").item(*args)
 
     def tolist(self):
-        return self._value.tolist()
+        return self._taken("tolist").tolist()
 
     def __array__(self, dtype=None, copy=None):  # plain numpy reading a staged value
-        v = self._value
+        v = self._taken("array")
         return _onp.array(v, dtype, copy=True) if copy else _onp.asarray(v, dtype)
 
     __lt__ = _comparison(_onp.less)
@@ -146,15 +154,21 @@ class StageTrace(Trace):
             self.const_ids[key] = c
         return c
 
-    def guard(self, tracer):
-        """The trace read ``tracer``'s value: a replay must find the same value there."""
+    def guard(self, tracer, how=None):
+        """The trace read ``tracer``'s value: a replay must find the same value there.
+        ``how``: the conversion that took it (``"float"``, ``"array"``, ...; see
+        ``graph.CONVERSIONS``), None for a read that loses no derivative (a branch)."""
         if not self.alive:
             raise errors.escaped(self)
         var = tracer._var
         if id(var) not in self.guarded:
             self.guarded.add(id(var))
             v = tracer._v
-            self.guards.append((var, v.copy() if isinstance(v, _onp.ndarray) else v))
+            self.guards.append((var, v.copy() if isinstance(v, _onp.ndarray) else v, how))
+        elif how is not None:  # (read by a branch first, then converted: remember that)
+            for k, g in enumerate(self.guards):
+                if g[0] is var and g[2] is None:
+                    self.guards[k] = (var, g[1], how)
 
     def process(self, prim, args, params):
         vals, refs = [], []
@@ -167,6 +181,8 @@ class StageTrace(Trace):
                                          "Pass the value as an argument of the staged "
                                          "function instead.")
             else:
+                if a.__class__ is not _onp.ndarray:
+                    refuse_other_semantics(prim, len(vals), a)
                 vals.append(a)
                 refs.append(self.const(a) if _is_value(a) else a)
         for v in params.values():
@@ -190,6 +206,8 @@ class StageTrace(Trace):
                 stack.pop()
         out = StageTracer(self, ans, self.new_var(ans))
         self.nodes.append(Node(prim, refs, dict(params), out._var))
+        if prim.dtype_from_values:  # (a replay whose values give another dtype traces anew)
+            self.guards.append((out._var, out._var.dtype, "dtype"))
         return out
 
 

@@ -23,7 +23,8 @@ import numpy as _onp
 
 from . import errors
 from .other_arrays import call_in_own_library, first_foreign, foreign_array
-from .tracer import STAGING, Tracer, ambient, first_tracer, innermost
+from .tracer import (STAGING, Tracer, ambient, below_transforms, first_tracer, innermost,
+                     strip)
 from .values import PLAIN_OPERANDS
 
 PRIMITIVES: dict[str, "Primitive"] = {}  # name -> Primitive: the one table
@@ -124,6 +125,15 @@ class Primitive:
         # how ``vmap`` runs it on a whole batch (``fgrad.numpy.batch_rules``); None: once per
         # example
         self.batch = None
+        # False for a primitive whose output carries no derivative (a comparison, a rounding,
+        # weights or an order computed from values): a differentiating trace is never asked,
+        # the call goes to the values below it (down to a trace that sees every operation:
+        # staging records it, batching maps it), from wherever it is called (a batching rule,
+        # a graph run on tracers)
+        self.differentiable = True
+        # True where numpy picks the output's dtype by the values (``eig``: real or complex
+        # eigenvalues): a staged graph guards the dtype (``staging.py``)
+        self.dtype_from_values = False
         self.__doc__ = doc if doc is not None else getattr(impl, "__doc__", None)
         self.__wrapped__ = impl
         self.__name__ = name
@@ -165,6 +175,8 @@ class Primitive:
             params = self.check_call(self, args, params)
         if not top.alive:
             raise errors.escaped(top)
+        if not self.differentiable and not top.sees_all:
+            return self(*[strip(a, below_transforms) for a in args], **params)
         return top.process(self, args, params)
 
     def _ambient(self, args, params):

@@ -18,12 +18,11 @@ import weakref
 
 import numpy as _onp
 
-from . import errors
 from .accumulate import add_any
 from .numpy.array_tracer import ArrayTracer
 from .numpy.elementwise import real
 from .other_arrays import first_foreign, foreign_array
-from .tracer import STAGING, Trace, Tracer, ambient, semantics_of_its_own, value_dtype
+from .tracer import STAGING, Trace, Tracer, ambient, refuse_other_semantics, value_dtype
 from .values import IMMUTABLE_REALS
 
 _ndarray = _onp.ndarray
@@ -225,9 +224,8 @@ class Tape(Trace):
             return self._owned(a)
         elif foreign_array(a):
             self.nested = True
-        elif isinstance(a, _ndarray) and semantics_of_its_own(a):
-            raise errors.array_subclass(f"fgrad.numpy.{prim.name}", a.__class__,
-                                        f"argument {i}")
+        else:
+            refuse_other_semantics(prim, i, a)
         return a
 
     def _owned_params(self, params):

@@ -32,7 +32,9 @@ from .numpy import stack
 from .numpy.taylor_rules import constant, shaped
 from .pytree import tree_flatten, tree_unflatten
 from .table import Composed, Inverse
-from .tracer import Trace, innermost, innermost_meta
+import fgrad.numpy as fnp
+from .tracer import (Trace, Tracer, concrete, innermost, innermost_meta, refuse_other_semantics,
+                     value_dtype)
 from .tangents import output_tangent
 from .transpose import zeros_like
 from .transforms import _check_like, _flat_inputs, _fresh, _refuse_unknown, _zeros_like, finish
@@ -66,6 +68,8 @@ class JetTrace(Trace):
                 vals[i], series[i] = a._value, a._series
                 if a is self.watched:
                     self.read = True
+            elif a.__class__ is not _onp.ndarray:
+                refuse_other_semantics(prim, i, a)
         ans = prim(*vals, **params)
         out, how = expand(prim, series, ans, vals, params, self.order)
         if self.log is not None:
@@ -84,8 +88,11 @@ def expand(prim, series, ans, args, params, order):
     primitive's output, whose terms it is finding)."""
     rule = prim.taylor
     if rule.__class__ is Composed or rule.__class__ is Inverse:
-        if rule.where is None or rule.where(innermost(ans), *[innermost(a) for a in args],
-                                            **params):
+        # (a composition takes constants from the values and holds where they allow: under
+        # vmap, where they are a whole batch, the JVP rule's route serves every example)
+        if concrete(ans) and all(concrete(a) for a in args) and (
+                rule.where is None or rule.where(innermost(ans), *[innermost(a) for a in args],
+                                                 **params)):
             if rule.__class__ is Inverse:
                 return _inverse_terms(rule, series, ans, args, params, order), "rule"
             terms = _jet_of(lambda *xs: rule.fn(*xs, **params), args, series, order)[1]
@@ -226,7 +233,7 @@ def _jet(f, primals, series, log):
                                  f"but primals[{i}] has {p_tree!r}")
             for j, (t, x) in enumerate(zip(t_leaves, p_leaves)):
                 _check_like("jet", t, x, f"term {k} of series[{i}]")
-                terms_per_leaf[leaf + j].append(_onp.asarray(t, _onp.result_type(x)))
+                terms_per_leaf[leaf + j].append(_term_like(t, x))
         leaf += len(p_leaves)
     if not order:
         raise ValueError("jet: the series are empty; give at least one term per primal")
@@ -245,6 +252,15 @@ def _jet(f, primals, series, log):
             vals.append(_fresh(finish(o), flat))
             outs.append([_zeros_like(o) for _ in range(order)])
     return tree_unflatten(out_tree, vals), tree_unflatten(out_tree, outs)
+
+
+def _term_like(t, x):
+    """A series term in its primal's dtype; a traced term (a batch of directions under
+    ``vmap``, a direction being differentiated) stays traced."""
+    dtype = value_dtype(x)
+    if isinstance(t, Tracer):
+        return t if value_dtype(t) == dtype else fnp.astype(t, dtype)
+    return _onp.asarray(t, dtype)
 
 
 def derivatives(f: Callable[..., Any], order: int) -> Callable[..., Any]:

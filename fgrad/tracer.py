@@ -46,6 +46,8 @@ class Trace:
     # (staging records them, batching maps them over the batch); a differentiating trace is
     # bypassed for those (``below_transforms``).
     sees_all = False
+    # Whether the values under its tracers are one example's (False for batching: a batch)
+    concrete = True
 
     def __init__(self, kind):
         self.level = next(_levels)
@@ -191,6 +193,27 @@ def semantics_of_its_own(a):
         return True
     ma = sys.modules.get("numpy.ma")  # (a masked array exists only once numpy.ma is loaded)
     return ma is not None and isinstance(a, ma.MaskedArray)
+
+
+def refuse_other_semantics(prim, i, a):
+    """Every trace's check of a plain argument ``a`` (argument ``i`` of ``prim``): an ndarray
+    subclass whose operators mean something else (``semantics_of_its_own``) is refused where
+    it meets any transform, with the same ``TypeError``. (Callers test ``a.__class__ is not
+    numpy.ndarray`` first: plain arrays and numbers pay nothing.)"""
+    if isinstance(a, _onp.ndarray) and semantics_of_its_own(a):
+        raise errors.array_subclass(getattr(prim, "public_name", prim.name), a.__class__,
+                                    f"argument {i}")
+
+
+def concrete(x):
+    """Whether the values under ``x`` can be read as one example's: False where a trace
+    below holds a whole batch in their place (``vmap``). A choice a rule makes from values
+    (which expansion holds here) is made only where this is true."""
+    while isinstance(x, Tracer):
+        if not x._trace.concrete:
+            return False
+        x = x._meta
+    return True
 
 
 class Tracer:

@@ -16,9 +16,10 @@ from .other_arrays import foreign_array
 from .pytree import LEAF, tree_flatten, tree_unflatten
 from .tangents import sweep_forward
 from .tape import Tape, TapeTracer
-from .tracer import (Tracer, below_transforms, innermost_meta,
+from .tracer import (Tracer, innermost_meta,
                      semantics_of_its_own, strip, value_dtype)
 from .values import LEAVES, PYTHON_NUMBERS, copied
+from .numpy.namespace import stopped
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev",
            "jacobian", "hessian", "stop_gradient", "float0"]
@@ -696,6 +697,6 @@ def stop_gradient(x: Any) -> Any:
     >>> float(fgrad.grad(lambda x: x * fgrad.stop_gradient(x))(3.0))
     3.0
     """
-    # (below the differentiating transforms only: under vmap the value stays a batch, and
-    # a staged graph records it)
-    return strip(x, lambda t: copied(below_transforms(t)))
+    # (a primitive without derivative: under vmap the value stays a batch, and a staged
+    # graph records it, so a graph run under grad gives it none either)
+    return strip(x, stopped)

@@ -89,6 +89,16 @@ class ArrayTracer(Tracer):
     def __divmod__(self, o): return fnp.floor_divide(self, o), mod(self, o)
     def __rdivmod__(self, o): return fnp.floor_divide(o, self), mod(o, self)
 
+    # bitwise and logical operators on masks and integers (zero derivative: a traced mask,
+    # batched or staged, stays one)
+    def __and__(self, o): return fnp.bitwise_and(self, o)
+    def __rand__(self, o): return fnp.bitwise_and(o, self)
+    def __or__(self, o): return fnp.bitwise_or(self, o)
+    def __ror__(self, o): return fnp.bitwise_or(o, self)
+    def __xor__(self, o): return fnp.bitwise_xor(self, o)
+    def __rxor__(self, o): return fnp.bitwise_xor(o, self)
+    def __invert__(self): return fnp.invert(self)
+
     # --- indexing --------------------------------------------------------------------
     def __getitem__(self, idx):
         return getitem(self, idx)

@@ -126,7 +126,7 @@ def linear_unary(name, transpose):
 def _safe_div(num, den):
     """``num / den``, and 0 (with zero derivatives of every order) where ``den`` is 0: the
     derivative at a point where no one-sided limit agrees (``hypot``, ``arctan2`` at 0)."""
-    zero = innermost(den) == 0
+    zero = below_transforms(den) == 0  # (a mask: plain, or batched or staged with den)
     if surely_none(zero):
         return num / den
     return where_p(zero, 0, num / where_p(zero, 1, den))
@@ -297,11 +297,11 @@ def _frac_distance(r):
 
 
 def _floor_quotient(ans, x, y):
-    return -_onp.floor_divide(innermost(x), innermost(y))
+    return -fnp.floor_divide(below_transforms(x), below_transforms(y))
 
 
 def _trunc_quotient(ans, x, y):
-    return -_onp.trunc(innermost(x) / innermost(y))
+    return -fnp.trunc(below_transforms(x) / below_transforms(y))
 
 
 # mod and fmod jump where x / y crosses an integer; keep the tests' draws away from there
@@ -350,13 +350,12 @@ def _log_add_weight(exp, x, y, ans):
     """d/dx of log(e^x + e^y) (in base e or 2): ``exp(x - ans)``, and at infinities its
     limit, which the formula would give as nan (inf - inf): 1 where x alone is +inf, 1/2
     where x and y are the same infinity (the tie convention), 0 where y alone is +inf."""
-    a = innermost(ans)
-    if surely_none(~_onp.isfinite(a)):
+    a = below_transforms(ans)  # (plain, or batched or staged with ans: no value is read)
+    inf = fnp.isinf(a)
+    if surely_none(fnp.isnan(a) | inf):
         return exp(x - ans)
-    inf = _onp.isinf(a)
-    both = _onp.broadcast_to(innermost(x) == innermost(y), _onp.shape(a))
-    x_is_ans = _onp.broadcast_to(innermost(x) == a, _onp.shape(a))
-    limit = _onp.where(both, 0.5, _onp.where(x_is_ans, 1.0, 0.0)).astype(dtype_of(ans))
+    xv, yv = below_transforms(x), below_transforms(y)
+    limit = fnp.astype(fnp.where(xv == yv, 0.5, fnp.where(xv == a, 1.0, 0.0)), dtype_of(ans))
     # (the formula only where it is finite: inf - inf would warn and give nan)
     return where_p(inf, limit, exp(where_p(inf, 0.0, x) - where_p(inf, 0.0, ans)))
 
@@ -405,8 +404,8 @@ fgrad: at the origin (a cone, like abs at 0) every derivative is 0.
 def _sign_agreement(ans, x, y):
     # d copysign(x, y)/dx: +1 where x already has y's sign, -1 where it is flipped, and 0 at
     # x == 0, the kink of |x| * sign(y)
-    xv, yv = innermost(x), innermost(y)
-    return _onp.sign(xv) * _onp.where(_onp.signbit(yv), -1, 1).astype(dtype_of(x))
+    xv, yv = below_transforms(x), below_transforms(y)
+    return fnp.sign(xv) * fnp.astype(fnp.where(fnp.signbit(yv), -1, 1), dtype_of(x))
 
 
 copysign = binary("copysign", _sign_agreement, None,
@@ -426,7 +425,7 @@ spacing = zero_derivative(_onp.spacing)
 
 
 def _at_zero(ans, x1, x2):
-    return mask(innermost(x1) == 0, ans)
+    return mask(below_transforms(x1) == 0, ans)
 
 
 # heaviside(x1, x2) is a step in x1 (zero derivative), and equals x2 exactly where x1 == 0;
@@ -461,7 +460,7 @@ fgrad: differentiable in the mantissa x1 (derivative 2**x2); the integer exponen
 def _dsinc(ans, x):
     """sinc'(x) = (cos(pi x) - sinc(x)) / x, by its Taylor series near 0 where that formula
     cancels (so every order is exact at 0, where sinc'' = -pi**2 / 3)."""
-    near = _onp.abs(innermost(x)) < 0.1
+    near = fnp.abs(below_transforms(x)) < 0.1
     far = (fnp.cos(math.pi * x) - ans) / (x if surely_none(near) else where_p(near, 1, x))
     if surely_none(near):
         return far

@@ -21,14 +21,17 @@ it runs under scipy.optimize as well as under ``grad``. With repeated indices:
 * ``index_set`` refuses them (which value would be kept is ambiguous), and so do ``.power``
   and ``.apply``, which are read, transformed and set.
 """
+import math
+
 import numpy as _onp
 
 import fgrad.numpy as fnp
 from . import batch_rules
 from ..table import Spec, define
 from ..other_arrays import as_array, foreign_array
-from ..tracer import Tracer, innermost, strip
-from .broadcasting import dtype_of, mask, shape_of, unbroadcast_like
+from ..tracer import Tracer, below_transforms, strip, value_dtype
+from .namespace import values_only
+from .broadcasting import dtype_of, shape_of, unbroadcast_like
 from .wrapping import differentiable
 
 
@@ -112,7 +115,32 @@ getitem_p = define(
 
 def getitem(x, idx):
     """``x[idx]`` for every numpy index kind (repeated indices accumulate in the VJP)."""
+    i = traced_index(idx)
+    if i is not None:
+        return gather_rows(x, i)
     return getitem_p(x, idx=strip(idx))
+
+
+def traced_index(idx):
+    """An integer index array whose values a trace must see, not read (a batch of indices
+    under ``vmap``, an index computed in a staged function), or None. Such an index is an
+    argument of ``gather`` rather than a parameter, so no value is read."""
+    if isinstance(idx, Tracer):
+        v = below_transforms(idx)
+        if isinstance(v, Tracer) and value_dtype(v).kind in "iu":
+            return v
+    return None
+
+
+def gather_rows(x, i):
+    """``x[i]`` for an integer array ``i`` (traced: see ``traced_index``), by ``gather``
+    along the first axis; repeated rows accumulate in the VJP (a scatter-add)."""
+    x = fnp.asarray(x)
+    shape, ishape = shape_of(x), shape_of(i)
+    m = math.prod(ishape)
+    rows = fnp.reshape(fnp.ravel(i), (m,) + (1,) * (len(shape) - 1))
+    out = gather_p(x, fnp.broadcast_to(rows, (m,) + tuple(shape[1:])), axis=0)
+    return fnp.reshape(out, tuple(ishape) + tuple(shape[1:]))
 
 
 index_add_p = define(
@@ -219,18 +247,27 @@ index_multiply.__name__ = index_multiply.__qualname__ = "index_multiply"
 
 # --- min and max: piecewise linear, so the rules are fixed weights on the winners -------------
 
-def _winner_weights(ans, x, v, idx):
-    """d ans / d x and d ans / d v as plain weights: 1/count on the candidates (the old entry and
-    the values written to it) that equal the result, 0 on the others. ``wv`` is shaped like
-    ``x[idx]`` (``v`` broadcast)."""
-    a, xv, vv = innermost(ans), innermost(x), innermost(v)
+def _winner_weights_impl(a, xv, vv, idx, of):
     picked = a[idx]
     wins_v = _onp.broadcast_to(vv, _onp.shape(picked)) == picked
     wins_x = xv == a
     count = wins_x.astype(int)
     _onp.add.at(count, idx, wins_v)
     count = _onp.maximum(count, 1)  # only a NaN result has no winner; it gets no derivative
-    return mask(wins_x, ans) / count, mask(wins_v, ans) / count[idx]
+    if of == "x":
+        return wins_x.astype(a.dtype) / count
+    return wins_v.astype(a.dtype) / count[idx]
+
+
+_winner_weights_p = values_only(_winner_weights_impl, "index_extreme_weights")
+
+
+def _winner_weights(ans, x, v, idx):
+    """d ans / d x and d ans / d v as weights (computed from the values, no derivative):
+    1/count on the candidates (the old entry and the values written to it) that equal the
+    result, 0 on the others. ``wv`` is shaped like ``x[idx]`` (``v`` broadcast)."""
+    return (_winner_weights_p(ans, x, v, idx=idx, of="x"),
+            _winner_weights_p(ans, x, v, idx=idx, of="v"))
 
 
 def _extreme_at(name, ufunc, doc):

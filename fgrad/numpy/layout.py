@@ -16,6 +16,7 @@ from . import batch_rules
 from ..table import Spec, define, register_function
 from ..other_arrays import as_array, foreign_array
 from ..tracer import Tracer, contains_tracer, innermost, innermost_meta, strip
+from .namespace import values_only
 from .broadcasting import broadcast_to_p, dtype_of, shape_of
 from .wrapping import as_tuple, differentiable, unsupported_kwargs
 
@@ -257,8 +258,13 @@ def astype(x, dtype, /, *, copy=True, device=None):
         unsupported_kwargs("astype", {"device": device})
     x = asarray(x)
     if not _onp.issubdtype(dtype, _onp.inexact):
-        return _onp.asarray(innermost(x)).astype(dtype)
+        return _to_integers(x, dtype=dtype)
     return x if dtype_of(x) == dtype else astype_p(x, dtype=dtype)
+
+
+# to an integer or boolean dtype: no derivative (staged or batched, never read)
+_to_integers = values_only(lambda x, dtype: as_array(x).astype(dtype), "astype_values",
+                           batch=batch_rules.elementwise)
 
 
 # float32 outputs of float64 inputs need a long finite-difference step, and the reverse-mode

@@ -25,6 +25,7 @@ from ..table import Primitive
 from ..tracer import (STAGING, Tracer, ambient, below_transforms, contains_tracer, innermost,
                       innermost_meta, strip)
 from .unsupported import reason
+from ..values import copied
 
 ZERO_DERIVATIVE = """
 floor ceil round around rint trunc fix sign signbit floor_divide
@@ -61,7 +62,8 @@ ARRAY_VALUED = set("""
 floor ceil round around rint trunc fix sign signbit floor_divide argmax argmin nanargmax
 nanargmin argsort searchsorted digitize isnan isinf isfinite isneginf isposinf isreal iscomplex
 isclose any all greater greater_equal less less_equal equal not_equal logical_and logical_or
-logical_not logical_xor
+logical_not logical_xor bitwise_and bitwise_or bitwise_xor bitwise_not bitwise_invert invert
+left_shift right_shift bitwise_left_shift bitwise_right_shift
 """.split())
 
 
@@ -86,6 +88,7 @@ def zero_derivative(fn):
     prim = Primitive(name, fn) if name in ARRAY_VALUED else None
     if prim is not None:
         prim.batch = _BATCH.get(name, batch_rules.elementwise)
+        prim.differentiable = False
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -102,19 +105,26 @@ def zero_derivative(fn):
     return wrapper
 
 
-def values_only(fn, name):
+def values_only(fn, name, batch=batch_rules.one_at_a_time):
     """``fn`` (numpy code computing one array from arrays' values, with no derivative: weights,
     orders) callable on traced values: their values below the differentiating transforms go
-    in. It is a primitive without rules, so a staged function records it (computed anew at
-    each replay, no guard) and ``vmap`` calls it once per example (numpy work only: there is
-    no batched form of arbitrary numpy code)."""
+    in. It is a primitive without derivative (``differentiable = False``), so a staged
+    function records it (computed anew at each replay, no guard; a graph run under ``grad``
+    gives it no derivative either) and ``vmap`` calls it once per example (numpy work only:
+    there is no batched form of arbitrary numpy code), or by ``batch``."""
     prim = Primitive(name, fn)
-    prim.batch = batch_rules.one_at_a_time
+    prim.batch = batch
+    prim.differentiable = False
 
     def call(*args, **params):
         return prim(*[below_transforms(a) for a in args], **params)
 
     return call
+
+
+# ``x`` without derivative (``fgrad.stop_gradient``, and ``x - stopped(x)``, a zero whose
+# derivative is x's): a primitive, so a staged graph keeps the cut when run under ``grad``
+stopped = values_only(copied, "stop_gradient", batch=batch_rules.elementwise)
 
 
 def _below_transforms(args):

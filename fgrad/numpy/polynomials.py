@@ -342,3 +342,4 @@ def poly(seq_of_zeros):
     return a
 
 
+roots.dtype_from_values = True  # (real or complex roots by the values)

@@ -19,7 +19,7 @@ import fgrad.numpy as fnp
 from . import batch_rules, taylor_rules
 from ..other_arrays import surely_none
 from ..table import Composed, Spec, define
-from ..tracer import Tracer, contains_tracer, innermost, strip
+from ..tracer import Tracer, below_transforms, contains_tracer, innermost, strip
 from .broadcasting import REDUCE, dtype_of, kept_shape, mask, shape_of, spread, sum_p
 from .wrapping import differentiable, unsupported_kwargs, with_numpy_values
 
@@ -63,9 +63,18 @@ def _prod_partials(x, axis):
     Without zeros that is ``prod / x_i``, smooth and exact to every order. With a zero along
     the axis the quotient is undefined, so each entry is replaced by 1 in turn and the rows
     multiplied out: O(n^2) work, but the result, and every derivative of it, is exact (a
-    masked quotient would have the right value and the wrong second derivative)."""
-    if surely_none(innermost(x) == 0):
+    masked quotient would have the right value and the wrong second derivative). Rows
+    without a zero take the quotient either way, so a batch or a staged graph, which cannot
+    know where the zeros are and computes both, gives the same bits as one eager call."""
+    zero = below_transforms(x) == 0
+    if surely_none(zero):
         return fnp.prod(x, axis=axis, keepdims=True) / x
+    quotient = fnp.prod(x, axis=axis, keepdims=True) / fnp.where(zero, 1, x)
+    return fnp.where(fnp.any(zero, axis=axis, keepdims=True), _prod_through_zeros(x, axis),
+                     quotient)
+
+
+def _prod_through_zeros(x, axis):
     shape = shape_of(x)
     reduced = tuple(range(len(shape))) if axis is None else axis
     kept = [i for i in range(len(shape)) if i not in reduced]

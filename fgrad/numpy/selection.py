@@ -27,7 +27,7 @@ from . import batch_rules
 from ..table import Spec, define
 from ..tracer import Tracer, below_transforms, contains_tracer, innermost, strip
 from .broadcasting import dtype_of, shape_of
-from .indexing import along_axis_index, gather_p
+from .indexing import along_axis_index, gather_p, gather_rows, traced_index
 from .namespace import values_only
 from .wrapping import differentiable, unsupported_kwargs, with_numpy_values
 
@@ -89,6 +89,18 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     if axis is None:
         a, axis = fnp.ravel(a), 0
     axis = normalize_axis_index(int(axis), _ndim(a))
+    i = traced_index(indices)
+    if i is not None:  # (a batch of indices, or staged ones: gathered, no value read)
+        n = shape_of(a)[axis]
+        if mode == "wrap":
+            i = fnp.mod(i, n)
+        elif mode == "clip":
+            i = fnp.clip(i, 0, n - 1)
+        out = gather_rows(fnp.moveaxis(a, axis, 0), i)
+        k = len(shape_of(i))
+        return out if axis == 0 else fnp.transpose(
+            out, tuple(range(k, k + axis)) + tuple(range(k)) +
+            tuple(range(k + axis, len(shape_of(out)))))
     return take_p(a, indices=_take_indices(indices, shape_of(a)[axis], mode), axis=axis)
 
 

@@ -30,7 +30,7 @@ from ..tracer import (Tracer, below_transforms, contains_tracer, innermost, inne
 from .broadcasting import dtype_of, mask, shape_of
 from .reductions import (NoValue, distinct, given, kept_shape, max_p, mean_p, min_p,
                          normal_axes, numpy_kwargs, numpy_result, prod_p, reduction, sum_p)
-from .namespace import values_only
+from .namespace import stopped, values_only
 from .wrapping import differentiable, numpy_reference, unsupported_kwargs
 
 
@@ -67,8 +67,14 @@ cumsum_p = define("cumsum", lambda x, axis: _onp.cumsum(x, axis=axis),
                   spec=Spec(RUNNING), batch=batch_rules.along(none="flatten"))
 
 
-def _has_zero(x):
-    return not surely_none(innermost(x) == 0)
+def _zero_rows(x, axis):
+    """None where ``x`` surely has no zero; else ``(zero, row)``: where it is 0, and which
+    rows along ``axis`` hold a zero (those take the exact O(n^2) partials; the others the
+    quotient, in the same bits as without zeros: see ``_prod_partials``)."""
+    zero = below_transforms(x) == 0
+    if surely_none(zero):
+        return None
+    return zero, fnp.any(zero, axis=axis, keepdims=True)
 
 
 def _cumprod_partials(x, axis):
@@ -84,17 +90,22 @@ def _cumprod_partials(x, axis):
 
 
 def _cumprod_vjp(g, ans, x, axis):
-    if not _has_zero(x):
+    zeros = _zero_rows(x, axis)
+    if zeros is None:
         return _cumsum_transpose(g * ans, axis) / x
     gl = fnp.expand_dims(fnp.swapaxes(g, axis, -1), -2)
-    return fnp.swapaxes(fnp.sum(_cumprod_partials(x, axis) * gl, axis=-1), axis, -1)
+    exact = fnp.swapaxes(fnp.sum(_cumprod_partials(x, axis) * gl, axis=-1), axis, -1)
+    return fnp.where(zeros[1], exact,
+                     _cumsum_transpose(g * ans, axis) / fnp.where(zeros[0], 1, x))
 
 
 def _cumprod_jvp(t, ans, x, axis):
-    if not _has_zero(x):
+    zeros = _zero_rows(x, axis)
+    if zeros is None:
         return ans * cumsum_p(t / x, axis=axis)
     tl = fnp.expand_dims(fnp.swapaxes(t, axis, -1), -1)
-    return fnp.swapaxes(fnp.sum(_cumprod_partials(x, axis) * tl, axis=-2), axis, -1)
+    exact = fnp.swapaxes(fnp.sum(_cumprod_partials(x, axis) * tl, axis=-2), axis, -1)
+    return fnp.where(zeros[1], exact, ans * cumsum_p(t / fnp.where(zeros[0], 1, x), axis=axis))
 
 
 def _cumprod_composed(x, axis):
@@ -602,7 +613,7 @@ def _quantiles(a, q, axis, method, keepdims, skip_nan):
         r = fnp.sum(rows * w, axis=-1)
     else:  # (the slope's weights are zero for the methods constant in q)
         r = fnp.sum(rows * w[0], axis=-1) + fnp.reshape(
-            q - below_transforms(q), qs + (1,) * len(lead)) * fnp.sum(rows * w[1], axis=-1)
+            q - stopped(q), qs + (1,) * len(lead)) * fnp.sum(rows * w[1], axis=-1)
     return fnp.reshape(r, qs + (kept if keepdims else lead))
 
 

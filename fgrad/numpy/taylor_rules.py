@@ -18,20 +18,30 @@ from math import comb
 import numpy as _onp
 
 import fgrad.numpy as fnp
-from ..tracer import Tracer, below_transforms, innermost_meta, strip
+from ..tracer import Tracer, innermost_meta, strip
+from .namespace import stopped, values_only
 
 
 def constant(x):
     """``x``'s value below every differentiating transform, a jet's included: a constant of
-    a composition along the path (a shift that cancels, a sign, a residual's rounding)."""
-    return strip(x, below_transforms)
+    a composition along the path (a shift that cancels, a sign, a residual's rounding). A
+    primitive without derivative, so a staged jet keeps it constant under ``grad``."""
+    return strip(x, stopped)
+
+
+_SIGNS: dict = {}
 
 
 def sign_of(fn, *xs):
-    """The sign of ``fn`` at the point, a constant along a jet's path where ``fn`` is nonzero:
-    a composition writes gamma, beta or det as that sign times the exponential of their
-    log-magnitude, whose jets do not read the output."""
-    return _onp.sign(fn(*[constant(x) for x in xs]))
+    """The sign of ``fn`` (a numpy or scipy function) at the point, a constant along a jet's
+    path where ``fn`` is nonzero: a composition writes gamma, beta or det as that sign times
+    the exponential of their log-magnitude, whose jets do not read the output. Computed by a
+    primitive without derivative, so a staged jet computes it anew at each replay."""
+    prim = _SIGNS.get(fn)
+    if prim is None:
+        prim = _SIGNS[fn] = values_only(lambda *v: _onp.sign(fn(*v)),
+                                        f"sign_of_{fn.__name__}")
+    return prim(*xs)
 
 
 def all_finite(ans, *args, **params):

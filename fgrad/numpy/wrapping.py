@@ -13,8 +13,10 @@ import numpy as _onp
 
 import fgrad.numpy as fnp
 from .. import errors
-from ..table import Primitive, register_function
-from ..tracer import contains_tracer, innermost_meta, strip
+from ..table import Primitive, register_function, zero_rule
+from ..tracer import Tracer, below_transforms, contains_tracer, innermost_meta, strip
+from .batch_rules import batch_first
+from .namespace import values_only
 
 
 def traced_version_of(np_fn):
@@ -55,14 +57,32 @@ def differentiable(np_fn, spec, name=None, numpy_values=False):
     return decorate
 
 
-# The derivative of its first argument with a value given as a parameter. Its rules are exact
-# only because the value differs from the first argument by rounding alone, which no finite
+# The derivative of its first argument with the value of its second (numpy's, without
+# derivative: plain, or staged or batched where the arguments are). Its rules are exact only
+# because the value differs from the first argument by rounding alone, which no finite
 # difference can check, so it stays outside the checked table; only the wrapper below uses it.
 _numpy_value = Primitive("numpy_value", lambda y, value: value)
 # derivatives pass through, in the dtype of the side they go to (numpy's value may be float32
 # where the composite computed in float64)
 _numpy_value.vjps[0] = lambda g, ans, y, value: _as_dtype_of(g, y)
+_numpy_value.vjps[1] = zero_rule
 _numpy_value.jvps[0] = lambda t, ans, y, value: _as_dtype_of(t, value)
+_numpy_value.jvps[1] = zero_rule
+# (called again on the batches, so a transform around vmap still sees the first argument)
+_numpy_value.batch = lambda prim, size, vals, dims: (
+    prim(*[batch_first(v, d, size) for v, d in zip(vals, dims)]), 0)
+
+# np_fn -> the primitive computing it on values (per output, for a tuple), without derivative
+_REFERENCES: dict = {}
+
+
+def _reference(np_fn, index):
+    key = (np_fn, index)
+    prim = _REFERENCES.get(key)
+    if prim is None:
+        fn = np_fn if index is None else (lambda *a, **k: np_fn(*a, **k)[index])
+        prim = _REFERENCES[key] = values_only(fn, f"numpy_value_of_{np_fn.__name__}")
+    return prim
 
 
 def _as_dtype_of(x, like):
@@ -71,15 +91,31 @@ def _as_dtype_of(x, like):
 
 
 def numpy_reference(np_fn, *args, **kwargs):
-    """numpy's own result on the arguments' plain values (numpy's checks and errors, and the
-    values a composite's are replaced with), or None where the values cannot be read: under
-    ``vmap`` they are a whole batch, and the composite's own values (equal to rounding)
-    stand."""
-    try:
-        args, kwargs = strip(args), strip(kwargs)
-    except errors.ConcretizationError:
-        return None
-    return np_fn(*args, **kwargs)
+    """numpy's own result on the arguments' values below the differentiating transforms
+    (numpy's checks and errors, and the values a composite's are replaced with): plain, or,
+    where a staged function or ``vmap`` holds them, computed by a primitive without
+    derivative (at each replay, per example), so no value is read. (Tracers inside lists or
+    keywords are read; None where they cannot be, under ``vmap``: the composite's own values,
+    equal to rounding, stand.)"""
+    if (kwargs and contains_tracer(kwargs)) or any(
+            a.__class__ in (list, tuple, dict) and contains_tracer(a) for a in args):
+        try:
+            args, kwargs = strip(args), strip(kwargs)
+        except errors.ConcretizationError:
+            return None
+        return np_fn(*args, **kwargs)
+    down = [below_transforms(a) for a in args]
+    for a in down:
+        if isinstance(a, Tracer):
+            break
+    else:
+        return np_fn(*down, **kwargs)
+    # (the structure of numpy's result, from the values' class and shape: no value is read)
+    shape = np_fn(*[innermost_meta(a) for a in down], **kwargs)
+    if isinstance(shape, tuple):
+        parts = [_reference(np_fn, i)(*down, **kwargs) for i in range(len(shape))]
+        return type(shape)(*parts) if hasattr(shape, "_fields") else tuple(parts)
+    return _reference(np_fn, None)(*down, **kwargs)
 
 
 def with_numpy_values(result, np_fn, args, kwargs):
@@ -89,11 +125,11 @@ def with_numpy_values(result, np_fn, args, kwargs):
     if value is None:
         return result
     if isinstance(result, tuple):
-        parts = [r if not contains_tracer(r) else _numpy_value(r, value=v)
+        parts = [r if not contains_tracer(r) else _numpy_value(r, v)
                  for r, v in zip(result, value)]
         # a namedtuple (numpy's QRResult, ...) is built from fields, a tuple from an iterable
         return type(result)(*parts) if hasattr(result, "_fields") else tuple(parts)
-    return _numpy_value(result, value=value) if contains_tracer(result) else value
+    return _numpy_value(result, value) if contains_tracer(result) else value
 
 
 def as_tuple(x):

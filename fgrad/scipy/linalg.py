@@ -25,9 +25,10 @@ from ..numpy.broadcasting import cast_like, mask, shape_of
 from ..numpy.linalg import decompositions as _dec, solving as _solving
 from ..numpy.linalg.common import _dominant, _mT, _shift, _shifted
 from ..numpy.multi_output import define_multi
+from ..numpy.namespace import values_only
 from ..numpy.wrapping import differentiable, traced_version_of
 from ..table import Spec, define
-from ..tracer import innermost, innermost_meta
+from ..tracer import innermost, innermost_meta, value_dtype
 
 _IGNORED = ("overwrite_a", "overwrite_b", "check_finite", "overwrite_c")
 SQUARE = [(((2, 2),), {}), (((3, 3),), {})]
@@ -261,9 +262,8 @@ solve_triangular._fgrad_entry = _solve_triangular
 
 # --- LU ------------------------------------------------------------------------------------
 
-def _lu_perm(a):
-    """The row order ``perm`` with ``a[perm] = L U``."""
-    return _perm(_sl.lu_factor(innermost(a))[1])
+# the row order ``perm`` with ``a[perm] = L U``, from the values (no derivative)
+_lu_perm = values_only(lambda a: _perm(_sl.lu_factor(a)[1]), "scipy.linalg.lu_perm")
 
 
 def _perm(piv):
@@ -291,7 +291,7 @@ def _lu_factor_vjp(g, ans, a):
         _tri(fnp.matmul(_tri(g, False), _mT(up)), False)
     x = _solve_tri(lo, fbar, 1, True, True)                      # L^-T fbar
     x = _mT(_solve_tri(up, _mT(x), 0, False, False))             # ... U^-T
-    inverse = _onp.argsort(_lu_perm(a))
+    inverse = fnp.argsort(_lu_perm(a))
     return cast_like(fnp.getitem(x, inverse), a)
 
 
@@ -374,7 +374,7 @@ eigh._fgrad_entry = _eigh.prim
 def _frechet(f, a, e):
     """L_f(a, e): the upper right block of f([[a, e], [0, a]])."""
     n = shape_of(a)[-1]
-    zero = _onp.zeros(shape_of(a), innermost(a).dtype)
+    zero = _onp.zeros(shape_of(a), value_dtype(a))
     top = fnp.concatenate([a, e], axis=-1)
     bottom = fnp.concatenate([zero, a], axis=-1)
     big = f(fnp.concatenate([top, bottom], axis=-2))
@@ -403,6 +403,8 @@ logm = _matrix_function(_sl.logm, _near_identity)
 # global generator: two calls on one matrix may differ in the last bits
 logm.spec.exact = False
 sqrtm = _matrix_function(_sl.sqrtm, _near_identity)
+# (both are real or complex by the values, as numpy's eig)
+logm.dtype_from_values = sqrtm.dtype_from_values = True
 
 
 # --- Sylvester and Lyapunov equations ----------------------------------------------------------

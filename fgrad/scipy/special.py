@@ -24,7 +24,9 @@ from ..numpy.broadcasting import broadcast_like, cast_like, dtype_of, unbroadcas
 from ..numpy.elementwise import binary, unary
 from ..numpy.wrapping import traced_version_of
 from ..table import Spec
-from ..tracer import contains_tracer, innermost, innermost_meta
+from ..numpy.namespace import values_only
+from ..other_arrays import surely_none
+from ..tracer import below_transforms, contains_tracer, innermost, innermost_meta
 
 # the family's functions batch by broadcasting (those of whole vectors say otherwise)
 define = functools.partial(table.define, batch=batch_rules.elementwise)
@@ -188,7 +190,7 @@ kl_div = _ufunc2(_sc.kl_div, lambda ans, x, y: fnp.log(x / y), lambda ans, x, y:
 # --- Bessel functions: derivatives by the recurrences ----------------------------------------
 
 def _sign(x):
-    return _onp.sign(innermost(x))  # the kink of |x| in the exponentially scaled ones
+    return fnp.sign(below_transforms(x))  # the kink of |x| in the exponentially scaled ones
 
 
 def _off_zero(x):
@@ -308,8 +310,8 @@ zeta._fgrad_entry, zeta._fgrad_not_in = _zeta_q._fgrad_entry, ("x",)
 
 def _lambertw_d(ans, z, k):
     """W' = W / (z (1 + W)), and 1 at z = 0 on the principal branch."""
-    zero = innermost(z) == 0
-    if not _onp.any(zero):
+    zero = below_transforms(z) == 0
+    if surely_none(zero):
         return ans / (z * (1 + ans))
     return fnp.where(zero, 1.0, ans / (fnp.where(zero, 1.0, z) * (1 + ans)))
 
@@ -358,33 +360,45 @@ def _lse_impl(a, *b, axis=None, keepdims=False, signed=False):
 
 
 def _lse_weights(ans, a, b, axis, keepdims, signed):
-    """d logsumexp / d(b e^a) = 1 / (sign * e^lse): the weights exp(a - lse) / sign."""
+    """d logsumexp / d(b e^a) = 1 / (sign * e^lse): the weights exp(a - lse) / sign. (The
+    sign and the limits at infinities are computed from the values below the differentiating
+    transforms: plain, or batched or staged, never read here.)"""
     ndim = max(_onp.ndim(innermost_meta(x)) for x in (a, *b))
     lse = _kept(ans, axis, ndim, keepdims)
-    if not _onp.all(_onp.isfinite(innermost(ans))):
+    if not surely_none(~fnp.isfinite(below_transforms(ans))):
         return _lse_limit_weights(lse, a, b, axis)
     w = fnp.exp(a - lse)
     if signed:
-        plain = [innermost(x) for x in (a, *b)]
-        sign = _sc.logsumexp(plain[0], axis=axis, b=plain[1] if b else None, keepdims=True,
-                             return_sign=True)[1]
-        w = w * sign
+        w = w * _lse_sign(a, *b, axis=axis)
     return w
+
+
+_lse_sign = values_only(
+    lambda a, *b, axis: _sc.logsumexp(a, axis=axis, b=b[0] if b else None, keepdims=True,
+                                      return_sign=True)[1], "scipy.special.logsumexp_sign")
+
+
+def _lse_limit_impl(a_, lse_, *b, axis):
+    """The weights at an infinite result: the entries equal to it share it (in proportion to
+    ``b``), the others get 0; nan where the result is finite (not used there)."""
+    b_ = b[0] if b else _onp.ones_like(a_)
+    tie = _onp.broadcast_to(a_ == lse_, _onp.broadcast_shapes(_onp.shape(a_), _onp.shape(b_)))
+    share = _onp.sum(_onp.where(tie, b_, 0.0), axis=axis, keepdims=True)
+    with _onp.errstate(divide="ignore", invalid="ignore"):
+        return _onp.where(tie, 1.0 / share, 0.0)
+
+
+_lse_limit = values_only(_lse_limit_impl, "scipy.special.logsumexp_limit")
 
 
 def _lse_limit_weights(lse, a, b, axis):
     """The weights where the result is infinite, where ``exp(a - lse)`` is inf - inf: the
     entries equal to the result share it (in proportion to ``b``), the others get 0."""
-    a_, lse_ = innermost(a), innermost(lse)
-    b_ = innermost(b[0]) if b else _onp.ones_like(a_)
-    tie = _onp.broadcast_to(a_ == lse_, _onp.broadcast_shapes(_onp.shape(a_), _onp.shape(b_)))
-    share = _onp.sum(_onp.where(tie, b_, 0.0), axis=axis, keepdims=True)
-    with _onp.errstate(divide="ignore", invalid="ignore"):
-        limit = _onp.where(tie, 1.0 / share, 0.0)
-    finite = _onp.broadcast_to(_onp.isfinite(lse_), _onp.shape(limit))
+    limit = _lse_limit(a, lse, *b, axis=axis)
+    finite = fnp.isfinite(below_transforms(lse))
     safe = fnp.where(finite, lse, 0.0)
     w = fnp.exp(fnp.where(finite, a, 0.0) - safe)
-    return fnp.where(finite, w, limit.astype(dtype_of(w)))
+    return fnp.where(finite, w, fnp.astype(limit, dtype_of(w)))
 
 
 def _lse_vjp(i, g, ans, a, *b, axis=None, keepdims=False, signed=False):

@@ -29,7 +29,7 @@ from ..numpy.broadcasting import broadcast_like, cast_like, unbroadcast_like
 from ..numpy.linalg.common import _dominant, _read_triangle, _read_triangle_adjoint
 from ..numpy.wrapping import traced_version_of
 from ..table import Spec
-from ..tracer import contains_tracer, innermost, innermost_meta
+from ..tracer import below_transforms, contains_tracer, innermost_meta
 from . import special as sp
 
 # the family's functions batch by broadcasting (those of whole vectors say otherwise)
@@ -233,7 +233,7 @@ chi2 = Continuous("chi2", ("df",), lambda z, df: (df / 2 - 1) / z - 0.5,
                   x_domain=_POSITIVE, shape_domains=[(1.5, 5.0)])
 expon = Continuous("expon", (), lambda z: -fnp.ones_like(z), x_domain=_POSITIVE)
 # (the kink at z = 0 takes the average of the one-sided scores, 0)
-laplace = Continuous("laplace", (), lambda z: -_onp.sign(innermost(z)) * fnp.ones_like(z),
+laplace = Continuous("laplace", (), lambda z: -fnp.sign(below_transforms(z)) * fnp.ones_like(z),
                      valid=lambda x, loc, scale: _onp.all(_onp.abs(x - loc) > 0.05),
                      ppf_valid=lambda q, loc, scale: _onp.all(_onp.abs(q - 0.5) > 0.02))
 logistic = Continuous("logistic", (), lambda z: -fnp.tanh(z / 2))

@@ -4,7 +4,7 @@ helpers that draw well-conditioned, symmetric positive definite or well-separate
 import numpy as _onp
 
 import fgrad.numpy as fnp
-from ...tracer import below_transforms, innermost, innermost_meta
+from ...tracer import below_transforms, innermost_meta
 from ..broadcasting import dtype_of, mask, shape_of
 
 _la = _onp.linalg
@@ -84,7 +84,7 @@ def _gap_inverse(v):
     """``F[..., i, j] = 1 / (v_j - v_i)``, and 0 where ``v_i == v_j`` exactly (the diagonal,
     and exactly repeated values), so no ``inf``/``nan`` enters the rules."""
     d = fnp.expand_dims(v, -2) - fnp.expand_dims(v, -1)
-    tie = mask(innermost(d) == 0, d)
+    tie = mask(below_transforms(d) == 0, d)
     return (1 - tie) / (d + tie)
 
 

@@ -7,7 +7,8 @@ import fgrad.numpy as fnp
 from .. import batch_rules
 from ...table import Spec, define
 from ..multi_output import define_multi
-from ...tracer import innermost, innermost_meta, strip
+from ...tracer import below_transforms, innermost_meta, strip
+from ..namespace import values_only
 from ..broadcasting import mask, shape_of
 from ..wrapping import differentiable, with_numpy_values
 from .common import (EigResult, EighResult, QRResult, SVDResult, _diag, _diag_embed, _eig_call,
@@ -193,14 +194,14 @@ _svd = define_multi("linalg.svd",
 def _svdvals_vjp(g, ans, a):
     u, _, vh = _svd(a)
     # an exactly zero singular value is a kink (|s|): its derivative is taken as 0
-    g = g * (1 - mask(innermost(ans) == 0, ans))
+    g = g * (1 - mask(below_transforms(ans) == 0, ans))
     return fnp.matmul(u * fnp.expand_dims(g, -2), vh)
 
 
 def _svdvals_jvp(t, ans, a):
     u, _, vh = _svd(a)
     ds = fnp.sum(u * fnp.matmul(t, _mT(vh)), axis=-2)
-    return ds * (1 - mask(innermost(ans) == 0, ans))
+    return ds * (1 - mask(below_transforms(ans) == 0, ans))
 
 
 _svdvals = define("linalg.svdvals", lambda a: _la.svd(a, compute_uv=False),
@@ -355,11 +356,13 @@ def qr(a, mode="reduced"):
 # numpy normalises each eigenvector to unit 2-norm with its largest entry real (LAPACK's
 # geev); the derivative keeps both: Re(v^H dv) = 0 and Im(dv_k / v_k) = 0 at that entry k.
 
-def _largest(v):
-    """A plain 0/1 mask of each column's largest entry (by modulus)."""
-    vv = innermost(v)
+def _largest_impl(vv):
     k = _onp.argmax(_onp.abs(vv), axis=-2)
-    return mask(_onp.arange(vv.shape[-2])[:, None] == k[..., None, :], _onp.real(vv))
+    return (_onp.arange(vv.shape[-2])[:, None] == k[..., None, :]).astype(_onp.real(vv).dtype)
+
+
+# a 0/1 mask of each column's largest entry (by modulus), from the values (no derivative)
+_largest = values_only(_largest_impl, "linalg.eig_largest")
 
 
 def _eig_jvp(ts, outs, a):
@@ -415,12 +418,18 @@ def eig(a):
 def _eig_matching(a, ans):
     """``eig``'s eigenvectors, their columns in the order of ``eigvals``' result."""
     w, v = _eig(a)
-    wv, av = innermost(w), innermost(ans)
-    if not _onp.array_equal(wv, av):
-        order = _onp.argmin(_onp.abs(av[..., :, None] - wv[..., None, :]), axis=-1)
-        v = fnp.matmul(v, mask(_onp.arange(wv.shape[-1])[:, None] == order[..., None, :],
-                               _onp.real(wv)))
-    return v
+    return fnp.matmul(v, _matching_order(w, ans))
+
+
+def _matching_order_impl(wv, av):
+    order = _onp.argmin(_onp.abs(av[..., :, None] - wv[..., None, :]), axis=-1)
+    return (_onp.arange(wv.shape[-1])[:, None] == order[..., None, :]).astype(
+        _onp.real(wv).dtype)
+
+
+# the permutation matrix taking eig's eigenvalues to eigvals' order (the identity where LAPACK
+# gave both in one order), from the values (no derivative)
+_matching_order = values_only(_matching_order_impl, "linalg.eig_matching_order")
 
 
 def _eigvals_vjp(g, ans, a):
@@ -446,3 +455,7 @@ def eigvals(a):
     a = fnp.asarray(a)
     _real_only("eigvals", a)
     return _eigvals(a)
+
+
+# numpy's eig gives real or complex results by the values
+_eig.prim.dtype_from_values = _eigvals.dtype_from_values = True
