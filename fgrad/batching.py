@@ -22,7 +22,7 @@ from .fpwarnings import at_user_code
 from .numpy.array_tracer import ArrayTracer
 from .numpy.batch_rules import example_shape, one_at_a_time
 from .pytree import tree_flatten, tree_unflatten
-from .tracer import Trace, Tracer, innermost_meta, refuse_other_semantics
+from .tracer import Trace, Tracer, batching, innermost_meta, refuse_other_semantics
 
 __all__ = ["vmap"]
 
@@ -74,6 +74,19 @@ class BatchTracer(ArrayTracer):
     __eq__ = _batched("equal")
     __ne__ = _batched("not_equal")
     __hash__ = None  # type: ignore[assignment]
+
+
+def example(x, trace, i):
+    """``x`` (an argument, or lists, tuples and dicts of them) with ``trace``'s batch
+    tracers replaced by their ``i``-th example (one level down)."""
+    if x.__class__ is BatchTracer and x._trace is trace:
+        return fnp.take(x._b, i, axis=x._bdim)
+    cls = x.__class__
+    if cls is list or cls is tuple:
+        return cls(example(v, trace, i) for v in x)
+    if cls is dict:
+        return {k: example(v, trace, i) for k, v in x.items()}
+    return x
 
 
 class BatchTrace(Trace):
@@ -176,7 +189,7 @@ def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
         ins = [x if ax is None else
                BatchTracer(trace, x, ax % len(_onp.shape(innermost_meta(x))))
                for x, ax in zip(leaves, axes)]
-        with at_user_code():
+        with at_user_code(), batching(trace):
             out = trace.run(f, tree_unflatten(in_tree, ins), "vmap")
         out_leaves, out_tree = tree_flatten(out)
         oaxes = _axes_for(out_axes if not isinstance(out_axes, list) else tuple(out_axes),

@@ -13,7 +13,11 @@ some argument: ``fgrad.tangents``). The Taylor column checks ``fgrad.jet`` to or
 nested ``jvp`` (``fgrad.testing.check_jet``) and says how the primitive is expanded: ``rule``
 (its Taylor rule, O(K^2) for K terms), ``jvp`` (its JVP rule's jet, O(K^2)), ``jvp+`` (the
 same, one jet per order: the JVP rule reads the output, O(K^3)), ``comp`` (a composed
-function: its primitives'), or ``FAIL``. Exit code 0 only if every rule passes. ``--import MODULE``
+function: its primitives'), or ``FAIL``. The compositions column runs the entry under every
+composition of transforms (``fgrad.testing.compositions``: ``grad(jit)``, ``vmap(grad)``,
+``jit(jet)``, ``vmap(jit(grad))``, ...) against its reference: ``ok``, ``reads`` (only the
+forms with ``vmap`` raise ``ConcretizationError``, as the batching column's ``reads``),
+``-`` or ``FAIL``. Exit code 0 only if every rule passes. ``--import MODULE``
 imports a module first, so the primitives it registers (with a ``Spec``) are checked too.
 ``python -m fgrad coverage`` prints docs/coverage.md (``--write`` updates it).
 """
@@ -37,6 +41,7 @@ from .table import Primitive
 from .tangents import derived
 from .taylor import expansions
 from .testing import as_function, check_batching, check_grads, check_jet, random_case
+from .testing.compositions import check_compositions
 
 
 def check_primitive(prim, rng, trials=3):
@@ -72,6 +77,24 @@ def check_batched(entry, rng):
     if isinstance(entry, Primitive) and entry.batch in (None, one_at_a_time):
         return "loop", ""
     return "ok", ""
+
+
+def check_composed(entry, rng):
+    """The compositions column: ``(status, failure message)``."""
+    try:
+        result = check_compositions(entry, rng)
+    except Exception as e:  # (drawing the case failed: a crash is a failure)
+        return "FAIL", f"compositions: {type(e).__name__}: {e}"
+    if result is None:
+        return "-", ""
+    failed = {form: msg for form, msg in result.items() if msg}
+    if not failed:
+        return "ok", ""
+    if all("vmap" in form and "raised ConcretizationError" in msg
+           for form, msg in failed.items()):
+        return "reads", ""
+    form = sorted(failed)[0]
+    return "FAIL", failed[form]
 
 
 _HOW = {"rule": "rule", "jvp": "jvp", "jvp, reads output": "jvp+"}
@@ -132,8 +155,8 @@ def main(argv=None):
         parser.error(f"no such table entry: {', '.join(unknown)}")
     width = max(map(len, names)) + 1
     print(f"{'entry':<{width}} {'VJP':<5} {'JVP':<6} {'order':>5} {'worst rel err':>14} "
-          f"{'batching':<8} {'Taylor':<6}  result")
-    failures, batching, transposed, taylor = [], {}, 0, {}
+          f"{'batching':<8} {'Taylor':<6} {'compose':<7}  result")
+    failures, batching, transposed, taylor, composed = [], {}, 0, {}, {}
     for name in names:
         prim = entries[name]
         vjp_ok, jvp_ok, worst, msg = check_primitive(prim, rng, args.trials)
@@ -141,15 +164,18 @@ def main(argv=None):
         batching[batch] = batching.get(batch, 0) + 1
         how, jet_msg = check_taylor(prim, rng) if prim.spec else ("-", "")
         taylor[how] = taylor.get(how, 0) + 1
-        passed = vjp_ok and jvp_ok and batch != "FAIL" and how != "FAIL"
+        comp, comp_msg = check_composed(prim, rng) if prim.spec else ("-", "")
+        composed[comp] = composed.get(comp, 0) + 1
+        passed = vjp_ok and jvp_ok and batch != "FAIL" and how != "FAIL" and comp != "FAIL"
         order = prim.spec.order if prim.spec else "-"
         jvp = "ok" if jvp_ok else "FAIL"
         if _derived_jvp(prim):
             jvp, transposed = jvp + "(T)", transposed + 1
         print(f"{name:<{width}} {'ok' if vjp_ok else 'FAIL':<5} {jvp:<6} "
-              f"{order:>5} {worst:>14.2e} {batch:<8} {how:<6}  {'pass' if passed else 'FAIL'}")
+              f"{order:>5} {worst:>14.2e} {batch:<8} {how:<6} {comp:<7}  "
+              f"{'pass' if passed else 'FAIL'}")
         if not passed:
-            failures.append((name, msg or batch_msg or jet_msg))
+            failures.append((name, msg or batch_msg or jet_msg or comp_msg))
     print(f"\n{len(names) - len(failures)} of {len(names)} table entries pass (primitives and "
           f"composed np.* functions; VJP and JVP checked to their order against central "
           f"finite differences, vmap against stacked calls)")
@@ -157,6 +183,9 @@ def main(argv=None):
     print("Taylor (jet to order 4 against nested jvp): " +
           ", ".join(f"{n} {k}" for k, n in sorted(taylor.items())) +
           " (rule, jvp: O(K^2) for K terms; jvp+: O(K^3); comp: composed of primitives)")
+    print("compositions (every transform under every other, against the transform of the "
+          "entry, the eager replay or the loop): " +
+          ", ".join(f"{n} {k}" for k, n in sorted(composed.items())))
     if transposed:
         print(f"ok(T): the JVP rule is derived from the VJP rule by transposing it "
               f"({transposed} {'entry' if transposed == 1 else 'entries'}; forward mode costs "

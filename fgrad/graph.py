@@ -14,8 +14,8 @@ import operator
 import numpy as _onp
 
 from .pytree import tree_flatten, tree_unflatten
-from .tracer import (STAGING, Tracer, ambient, first_tracer, innermost, innermost_meta,
-                     value_dtype)
+from .tracer import (BATCHING, STAGING, Tracer, ambient, batches, first_tracer, innermost,
+                     innermost_meta, value_dtype)
 from .values import PYTHON_NUMBERS
 
 
@@ -216,7 +216,8 @@ def replay_impl(prim):
 def interpreting(leaves):
     """Whether a graph run on these leaves goes node by node: a transform's tracers among
     them, or a staged function being traced around the call, must see each primitive."""
-    return first_tracer(leaves) is not None or (STAGING and ambient() is not None)
+    return first_tracer(leaves) is not None or (STAGING and ambient() is not None) or \
+        bool(BATCHING and batches())  # (inside vmap: fgrad.numpy.random draws per example)
 
 
 # Values at least this big are freed after their last use by the generated code (smaller

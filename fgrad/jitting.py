@@ -20,7 +20,7 @@ from .other_arrays import foreign_array
 from .passes import optimize
 from .pytree import tree_flatten, tree_unflatten
 from .staging import trace_graph
-from .tracer import STAGING, ambient, innermost_meta
+from .tracer import innermost_meta
 
 __all__ = ["jit"]
 
@@ -148,7 +148,7 @@ class _Jitted:
                 arrays = False
         key = (in_tree, statics, tuple(sig))
         # arrays only, and no staged function around the call: the generated code directly
-        direct = arrays and not (STAGING and ambient() is not None)
+        direct = arrays and not interpreting(())
         run_on = leaves if arrays else numpy_leaves(leaves)
         graphs = self.cache.get(key, ())
         for graph in graphs:
@@ -169,12 +169,22 @@ class _Jitted:
                               "fgrad.numpy.where instead of a branch.", RuntimeWarning,
                               stacklevel=2)
             return call(leaves)
+        interpret = interpreting(leaves)
+        state = _onp.random.get_state() if interpret else None
         graph, values = trace_graph(f"jit({self.__name__})", call, leaves, in_tree)
         graph = optimize(graph)
+        if interpret:  # transforms around the call see each primitive
+            if graph.effects:  # (the run draws what the trace drew, as one call would)
+                _onp.random.set_state(state)
+            try:
+                out = graph.run(run_on)
+            except GuardError:  # (traced on a batch's first example, which the others are
+                return call(leaves)  # not: vmap of f itself, as the loop gives)
+            with self.lock:
+                self.cache.setdefault(key, []).append(graph)
+            return tree_unflatten(graph.out_tree, out)
         with self.lock:
             self.cache.setdefault(key, []).append(graph)
-        if interpreting(leaves):  # transforms around the call see each primitive
-            return tree_unflatten(graph.out_tree, graph.run(run_on))
         graph.compile()
         return tree_unflatten(graph.out_tree, values)
 

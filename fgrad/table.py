@@ -23,8 +23,8 @@ import numpy as _onp
 
 from . import errors
 from .other_arrays import call_in_own_library, first_foreign, foreign_array
-from .tracer import (STAGING, Tracer, ambient, below_transforms, first_tracer, innermost,
-                     strip)
+from .tracer import (STAGING, Tracer, ambient, below_transforms, first_tracer,
+                     innermost_meta, strip)
 from .values import PLAIN_OPERANDS
 
 PRIMITIVES: dict[str, "Primitive"] = {}  # name -> Primitive: the one table
@@ -413,7 +413,7 @@ def _jointly_linear_jvp(prim):
 
 
 def _zeros_like(x):
-    v = innermost(x)
+    v = innermost_meta(x)  # (one example's shape and dtype: under vmap, no value is read)
     if foreign_array(v):  # (in the value's own library, as other_arrays asks)
         return _onp.zeros_like(v)
     return _onp.zeros(_onp.shape(v), _onp.result_type(v))

@@ -141,13 +141,13 @@ class Tape(Trace):
         if self.shares_constants:
             return a
         if a.nbytes < _SHARE_BYTES:
-            return a.copy()
+            return a.copy(order="K")  # (its memory order kept: LAPACK rounds by it)
         key = id(a)
         old = self.owned.get(key)
         # the same object, still holding the values copied last time: share that copy
         if old is not None and old[0]() is a and old[1].shape == a.shape and (old[1] == a).all():
             return old[1]
-        c = a.copy()
+        c = a.copy(order="K")
         self.owned[key] = (weakref.ref(a), c)
         return c
 

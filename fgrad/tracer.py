@@ -101,6 +101,30 @@ def staging(trace):
             del STAGING[key]
 
 
+# thread id -> the batching traces (``vmap``) running in that thread, innermost last: a random
+# draw inside ``vmap`` draws once per example (``fgrad.numpy.random``), as a loop would
+BATCHING = {}
+
+
+@contextlib.contextmanager
+def batching(trace):
+    """Make ``trace`` this thread's innermost ambient batching trace while the block runs."""
+    key = threading.get_ident()
+    BATCHING.setdefault(key, []).append(trace)
+    try:
+        yield trace
+    finally:
+        stack = BATCHING[key]
+        stack.pop()
+        if not stack:
+            del BATCHING[key]
+
+
+def batches():
+    """The batching traces running in this thread, outermost first (a list, maybe empty)."""
+    return BATCHING.get(threading.get_ident(), []) if BATCHING else []
+
+
 def innermost(x):
     """The plain numpy value under any number of tracers, for its values (used where
     derivatives are zero). A staging trace records that its value was used (a guard)."""

@@ -16,7 +16,7 @@ def test_check_passes_every_builtin_rule_and_lists_each_entry():
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0].split() == ["entry", "VJP", "JVP", "order", "worst", "rel", "err",
-                                "batching", "Taylor", "result"]
+                                "batching", "Taylor", "compose", "result"]
     entries = checked()
     rows = {line.split()[0]: line.split() for line in lines[1:] if line.strip()
             and line.split()[0] in entries}
@@ -46,6 +46,13 @@ def test_check_passes_every_builtin_rule_and_lists_each_entry():
     assert taylor["tanh"] == taylor["linalg.solve"] == taylor["einsum"] == "rule"
     assert taylor["log"] == "jvp" and taylor["linalg.eigh"] == "jvp+"
     assert taylor["scipy.special.expit"] == taylor["scipy.stats.norm.pdf"] == "rule"  # (composed)
+    # the compositions column: every entry composes; those reading their values for their
+    # result's shape raise under the forms with vmap, as under vmap alone
+    composed = {name: row[7] for name, row in rows.items()}
+    assert set(composed.values()) <= {"ok", "reads", "-"}
+    assert {n for n, c in composed.items() if c == "reads"} <= \
+        {n for n, b in batching.items() if b == "reads"}
+    assert "compositions (every transform under every other" in proc.stdout
     assert f"{len(rows)} of {len(rows)} table entries pass" in proc.stdout
     # the bar: at least 200 numpy functions differentiable, both rules, order 2
     n_ok, n_all = map(int, re.search(r"(\d+) of (\d+) differentiable numpy functions",

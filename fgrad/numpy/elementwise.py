@@ -898,14 +898,14 @@ def _piecewise_call(f, x, pieces):
 def piecewise(x, condlist, funclist, *args, **kw):
     """numpy.piecewise: each function is called only on its entries (as numpy does), and its
     derivative flows back to them; a constant in ``funclist`` has zero derivative (or its own,
-    if traced). The conditions have no derivative. Under ``vmap``, where the conditions are a
-    batch, each function is called on every entry and its values selected (as in JAX)."""
+    if traced). The conditions have no derivative. Under ``vmap`` or ``jit``, where the
+    conditions are a batch or staged, each function is called on every entry and its values
+    selected (as in JAX), so no condition is read."""
     x = fnp.asarray(x)
     xv = innermost_meta(x)
     n2 = len(funclist)
-    try:
-        condlist = strip(condlist)
-    except errors.ConcretizationError:  # a batch of conditions
+    condlist = strip(condlist, below_transforms)
+    if contains_tracer(condlist):  # (a batch of conditions, or staged ones)
         return _piecewise_selected(x, condlist, funclist, args, kw)
     if _onp.isscalar(condlist) or (not isinstance(condlist[0], (list, _onp.ndarray))
                                    and xv.ndim != 0):

@@ -17,8 +17,7 @@ import numpy as _onp
 
 import fgrad.numpy as fnp
 from ..table import Spec
-from .. import errors
-from ..tracer import contains_tracer, innermost, innermost_meta, strip
+from ..tracer import concrete, contains_tracer, innermost, innermost_meta, strip
 from .broadcasting import dtype_of, shape_of
 from .layout import (array, asarray, astype, atleast_1d, atleast_2d, atleast_3d,
                      axis_index, axis_tuple, broadcast_to, concatenate, list_call, ravel,
@@ -41,10 +40,9 @@ def _positions(x):
     numpy's ``insert``/``delete`` ravel by memory order, so the stand-in must match."""
     shape = shape_of(x)
     pos = _onp.arange(_size(shape)).reshape(shape)
-    try:
-        v = innermost(x)
-    except errors.ConcretizationError:  # a batch under vmap, whose layout is not an example's
+    if not concrete(x):  # a batch under vmap, whose layout is not an example's
         return pos
+    v = innermost_meta(x)  # (its memory order only: a staged function guards nothing)
     if isinstance(v, _onp.ndarray) and v.flags.f_contiguous and not v.flags.c_contiguous:
         pos = _onp.asfortranarray(pos)
     return pos

@@ -192,8 +192,8 @@ def vander(x, N=None, increasing=False):
     n = shape_of(x)[0]
     N = n if N is None else N
     dtype = _onp.promote_types(dtype_of(x), int)
-    if N <= 1:  # no power of x appears: a constant
-        return _onp.vander(innermost(x), N, increasing)
+    if N <= 1:  # no power of x appears: a constant, whatever x's values (none is read)
+        return _onp.vander(innermost_meta(x), N, increasing)
     columns = [_onp.ones(n, dtype), x if dtype_of(x) == dtype else fnp.astype(x, dtype)]
     while len(columns) < N:
         columns.append(columns[-1] * columns[1])

@@ -1,11 +1,17 @@
-"""``fgrad.numpy.random``: numpy.random's functions, which a staged function draws anew.
+"""``fgrad.numpy.random``: numpy.random's functions, which a staged function draws anew and
+``vmap`` draws per example.
 
 Eagerly each function *is* numpy's draw from numpy's global random state, so a seed gives the
 same numbers with ``fgrad.numpy`` as with ``numpy``. While a staged function is traced
 (``jit``, ``make_graph``), a draw is recorded as a node that draws again at every replay, in
-the order of the eager call. The rest of numpy.random (``seed``, ``get_state``, the
-``Generator`` and ``RandomState`` classes, ``default_rng``) is numpy's own object: a
-``Generator``'s draws inside a staged function are constants of the trace.
+the order of the eager call. Inside ``vmap`` a draw is made once per example, in the
+examples' order (each with that example's arguments), so the batch's draws are distributed
+as a loop's: ``vmap(f)(xs)`` with one draw in ``f`` equals the loop after the same seed;
+with several draws the loop interleaves them by example and ``vmap`` by draw, so the numbers
+differ while their distribution does not. The rest of numpy.random (``seed``,
+``get_state``, the ``Generator`` and ``RandomState`` classes, ``default_rng``) is numpy's own
+object: a ``Generator``'s draws inside a staged function are constants of the trace, and
+inside ``vmap`` one draw shared by every example.
 
 >>> import numpy, fgrad.numpy as np
 >>> np.random.seed(0); a = np.random.normal(size=2)
@@ -17,7 +23,8 @@ import functools
 import numpy as _onp
 
 from ..table import Primitive
-from ..tracer import STAGING, ambient, first_tracer
+import fgrad.numpy as fnp
+from ..tracer import STAGING, ambient, batches, first_tracer
 
 # not draws: state, seeding and in-place shuffling (which a node could not record) run as they
 # are, while tracing only
@@ -30,8 +37,7 @@ def _recorded(name, fn):
     prim = Primitive(f"random.{name}", fn)
     prim.effect = True  # a replay draws, in order: graph passes never drop or merge it
 
-    @functools.wraps(fn)
-    def draw(*args, **kwargs):
+    def staged_draw(args, kwargs):
         if STAGING:
             top = ambient()
             if top is not None:
@@ -40,7 +46,31 @@ def _recorded(name, fn):
                     return top.process(prim, args, kwargs)
         return fn(*args, **kwargs)
 
+    @functools.wraps(fn)
+    def draw(*args, **kwargs):
+        traces = batches()
+        if traces and STAGING:  # (a staged function traced inside vmap is one example's)
+            top = ambient()
+            if top is not None:
+                traces = [t for t in traces if t.level > top.level]
+        if traces:
+            return _per_example(staged_draw, args, kwargs, traces)
+        return staged_draw(args, kwargs)
+
+    prim.interpret = draw  # (a graph run inside vmap draws per example too)
     return draw
+
+
+def _per_example(draw, args, kwargs, traces):
+    """One draw per example of the innermost batching trace (each with its example's
+    arguments), stacked into one batched value; outer batches the same way, recursively."""
+    from ..batching import BatchTracer, example
+    if not traces:
+        return draw(args, kwargs)
+    trace = traces[-1]
+    outs = [_per_example(draw, example(args, trace, i), example(kwargs, trace, i),
+                         traces[:-1]) for i in range(trace.size)]
+    return BatchTracer(trace, fnp.stack(outs), 0)
 
 
 def _fill(namespace):

@@ -25,8 +25,8 @@ import fgrad.numpy as fnp
 from . import batch_rules, taylor_rules
 from ..table import Composed, Spec, define
 from ..other_arrays import surely_none
-from ..tracer import (Tracer, below_transforms, contains_tracer, innermost, innermost_meta,
-                      strip)
+from ..tracer import (Tracer, below_transforms, concrete, contains_tracer, innermost,
+                      innermost_meta, strip)
 from .broadcasting import dtype_of, mask, shape_of
 from .reductions import (NoValue, distinct, given, kept_shape, max_p, mean_p, min_p,
                          normal_axes, numpy_kwargs, numpy_result, prod_p, reduction, sum_p)
@@ -464,7 +464,10 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=NoValue):
         else:
             result_dtype = _onp.result_type(dtype_of(a), dtype_of(wgt), "f8")
         scl = fnp.sum(wgt, axis=axis, dtype=result_dtype, **kw)
-        if _onp.any(innermost(scl) == 0.0):
+        # numpy's error, where the weights are one example's values (the check reads no value
+        # that a staged graph would guard: a replay on weights summing to zero gives inf/nan,
+        # as under vmap, where the sums are a batch, and in JAX)
+        if concrete(scl) and _onp.any(innermost_meta(scl) == 0.0):
             raise ZeroDivisionError("Weights sum to zero, can't be normalized")
         weighted = fnp.astype(a, result_dtype) * fnp.astype(wgt, result_dtype)
         avg = fnp.sum(weighted, axis, **kw) / scl

@@ -306,7 +306,7 @@ def bessel_derivatives(f, half, sign, scale=0):
         values = {m: f(v + m, x) for m in range(-order, order + 1)}
         plain = [_sum(comb(k, j) * sign ** j * values[2 * j - k] for j in range(k + 1))
                  * half ** k for k in range(order + 1)]
-        if not _onp.any(scale):
+        if not isinstance(scale, Tracer) and not _onp.any(scale):
             return plain[1:]
         return [_sum(comb(k, m) * scale ** (k - m) * plain[m] for m in range(k + 1))
                 for k in range(1, order + 1)]

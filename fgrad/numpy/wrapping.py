@@ -14,7 +14,7 @@ import numpy as _onp
 import fgrad.numpy as fnp
 from .. import errors
 from ..table import Primitive, register_function, zero_rule
-from ..tracer import Tracer, below_transforms, contains_tracer, innermost_meta, strip
+from ..tracer import Tracer, below_transforms, contains_tracer, innermost_meta
 from .batch_rules import batch_first
 from .namespace import values_only
 
@@ -76,11 +76,52 @@ _numpy_value.batch = lambda prim, size, vals, dims: (
 _REFERENCES: dict = {}
 
 
+class _Hole:
+    """Where a traced value stood in a call's arguments (``numpy_reference``)."""
+    __slots__ = ("k",)
+
+    def __init__(self, k):
+        self.k = k
+
+
+def _holed(x, traced):
+    """``x`` (arguments, lists, dicts) with each traced value below the differentiating
+    transforms put in ``traced`` and a ``_Hole`` left in its place; plain values stay."""
+    if isinstance(x, Tracer):
+        x = below_transforms(x)
+        if isinstance(x, Tracer):
+            traced.append(x)
+            return _Hole(len(traced) - 1)
+        return x
+    cls = x.__class__
+    if cls is list or cls is tuple:
+        return cls(_holed(v, traced) for v in x)
+    if cls is dict:
+        return {k: _holed(v, traced) for k, v in x.items()}
+    return x
+
+
+def _filled(x, values):
+    cls = x.__class__
+    if cls is _Hole:
+        return values[x.k]
+    if cls is list or cls is tuple:
+        return cls(_filled(v, values) for v in x)
+    if cls is dict:
+        return {k: _filled(v, values) for k, v in x.items()}
+    return x
+
+
 def _reference(np_fn, index):
+    """The primitive (no derivative) computing ``np_fn(*args, **kwargs)`` (its ``index``-th
+    output) from the traced values and the call with holes where they stand."""
     key = (np_fn, index)
     prim = _REFERENCES.get(key)
     if prim is None:
-        fn = np_fn if index is None else (lambda *a, **k: np_fn(*a, **k)[index])
+        def fn(*values, call):
+            args, kwargs = _filled(call, values)
+            out = np_fn(*args, **kwargs)
+            return out if index is None else out[index]
         prim = _REFERENCES[key] = values_only(fn, f"numpy_value_of_{np_fn.__name__}")
     return prim
 
@@ -94,28 +135,18 @@ def numpy_reference(np_fn, *args, **kwargs):
     """numpy's own result on the arguments' values below the differentiating transforms
     (numpy's checks and errors, and the values a composite's are replaced with): plain, or,
     where a staged function or ``vmap`` holds them, computed by a primitive without
-    derivative (at each replay, per example), so no value is read. (Tracers inside lists or
-    keywords are read; None where they cannot be, under ``vmap``: the composite's own values,
-    equal to rounding, stand.)"""
-    if (kwargs and contains_tracer(kwargs)) or any(
-            a.__class__ in (list, tuple, dict) and contains_tracer(a) for a in args):
-        try:
-            args, kwargs = strip(args), strip(kwargs)
-        except errors.ConcretizationError:
-            return None
-        return np_fn(*args, **kwargs)
-    down = [below_transforms(a) for a in args]
-    for a in down:
-        if isinstance(a, Tracer):
-            break
-    else:
-        return np_fn(*down, **kwargs)
+    derivative (at each replay, per example), so no value is read."""
+    traced: list = []
+    call = _holed((args, kwargs), traced)
+    if not traced:
+        return np_fn(*call[0], **call[1])
     # (the structure of numpy's result, from the values' class and shape: no value is read)
-    shape = np_fn(*[innermost_meta(a) for a in down], **kwargs)
+    args, kwargs = _filled(call, [innermost_meta(v) for v in traced])
+    shape = np_fn(*args, **kwargs)
     if isinstance(shape, tuple):
-        parts = [_reference(np_fn, i)(*down, **kwargs) for i in range(len(shape))]
+        parts = [_reference(np_fn, i)(*traced, call=call) for i in range(len(shape))]
         return type(shape)(*parts) if hasattr(shape, "_fields") else tuple(parts)
-    return _reference(np_fn, None)(*down, **kwargs)
+    return _reference(np_fn, None)(*traced, call=call)
 
 
 def with_numpy_values(result, np_fn, args, kwargs):

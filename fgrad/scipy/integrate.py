@@ -29,7 +29,7 @@ from ..numpy import batch_rules
 from ..numpy.broadcasting import cast_like, shape_of
 from ..numpy.wrapping import traced_version_of
 from ..table import FUNCTIONS, Spec, define
-from ..tracer import contains_tracer, innermost, strip
+from ..tracer import contains_tracer, innermost_meta, strip
 from ..taylor import jet as _jet
 from ..transforms import jvp as _jvp, vjp as _vjp
 
@@ -72,7 +72,7 @@ def _jvp_rule(tangents, ans, y0, t, *args, func, **opts):
     s0 = fnp.zeros(n) if ty0 is None else fnp.reshape(ty0, (n,))
     if tt is not None:
         s0 = s0 - fnp.reshape(func(fnp.reshape(y0, (n,)), t[0], *args), (n,)) * tt[0]
-    targs = [fnp.zeros_like(innermost(a)) if ta is None else ta for a, ta in zip(args, targs)]
+    targs = [fnp.zeros_like(innermost_meta(a)) if ta is None else ta for a, ta in zip(args, targs)]
     z0 = fnp.concatenate([fnp.reshape(y0, (n,)), s0])
     z = _odeint(z0, t, *args, *targs, func=_forward_system(func, n, m), **opts)
     out = z[:, n:]
@@ -124,7 +124,7 @@ def _taylor_rule(series, ans, y0, t, *args, func, **opts):
     n, m = shape_of(ans)[1], len(args)
 
     def terms_of(x, s):
-        return [fnp.zeros_like(innermost(x)) if s is None else s[k] for k in range(order)]
+        return [fnp.zeros_like(innermost_meta(x)) if s is None else s[k] for k in range(order)]
 
     z0 = fnp.concatenate([fnp.ravel(y) for y in [y0] + terms_of(y0, series[0])])
     p_terms = [c for a, s in zip(args, series[2:]) for c in terms_of(a, s)]
@@ -149,7 +149,7 @@ def _moving_times(series, y0, t, args, func, opts):
         return fnp.stack(ys)
 
     xs = (y0, t) + tuple(args)
-    full = tuple([fnp.zeros_like(innermost(x))] * len(series[1]) if s is None else list(s)
+    full = tuple([fnp.zeros_like(innermost_meta(x))] * len(series[1]) if s is None else list(s)
                  for x, s in zip(xs, series))
     return _jet(chain, xs, full)[1]
 

@@ -25,10 +25,11 @@ from ..numpy.broadcasting import cast_like, mask, shape_of
 from ..numpy.linalg import decompositions as _dec, solving as _solving
 from ..numpy.linalg.common import _dominant, _mT, _shift, _shifted
 from ..numpy.multi_output import define_multi
+from ..numpy.indexing import gather_p
 from ..numpy.namespace import values_only
 from ..numpy.wrapping import differentiable, traced_version_of
 from ..table import Spec, define
-from ..tracer import innermost, innermost_meta, value_dtype
+from ..tracer import innermost_meta, value_dtype
 
 _IGNORED = ("overwrite_a", "overwrite_b", "check_finite", "overwrite_c")
 SQUARE = [(((2, 2),), {}), (((3, 3),), {})]
@@ -262,8 +263,23 @@ solve_triangular._fgrad_entry = _solve_triangular
 
 # --- LU ------------------------------------------------------------------------------------
 
-# the row order ``perm`` with ``a[perm] = L U``, from the values (no derivative)
-_lu_perm = values_only(lambda a: _perm(_sl.lu_factor(a)[1]), "scipy.linalg.lu_perm")
+def _lu_perm_impl(a):
+    if _onp.ndim(a) > 2:  # (a stack of matrices: vmap's batched call, walked backward)
+        return _onp.stack([_lu_perm_impl(m) for m in a])
+    return _perm(_sl.lu_factor(a)[1])
+
+
+# the row order ``perm`` with ``a[perm] = L U`` (per matrix of a stack), from the values (no
+# derivative: staged or batched where ``a`` is)
+_lu_perm = values_only(_lu_perm_impl, "scipy.linalg.lu_perm")
+_lu_pivots = values_only(lambda a: _sl.lu_factor(a)[1], "scipy.linalg.lu_pivots")
+
+
+def _rows_in_order(x, order):
+    """``x[..., order, :]`` for each matrix of a stack (``order`` traced or plain)."""
+    shape = shape_of(x)
+    idx = fnp.broadcast_to(fnp.expand_dims(order, -1), shape)
+    return gather_p(x, idx, axis=len(shape) - 2)
 
 
 def _perm(piv):
@@ -280,7 +296,7 @@ def _lu_parts(lu):
 
 def _lu_factor_jvp(t, ans, a):
     lo, up = _lu_parts(ans)
-    x = _solve_tri(lo, fnp.getitem(t, _lu_perm(a)), 0, True, True)   # L^-1 P^T t
+    x = _solve_tri(lo, _rows_in_order(t, _lu_perm(a)), 0, True, True)   # L^-1 P^T t
     f = _mT(_solve_tri(up, _mT(x), 1, False, False))                 # ... U^-1
     return fnp.matmul(lo, _tri(f, True, 1)) + fnp.matmul(_tri(f, False), up)
 
@@ -291,8 +307,8 @@ def _lu_factor_vjp(g, ans, a):
         _tri(fnp.matmul(_tri(g, False), _mT(up)), False)
     x = _solve_tri(lo, fbar, 1, True, True)                      # L^-T fbar
     x = _mT(_solve_tri(up, _mT(x), 0, False, False))             # ... U^-T
-    inverse = fnp.argsort(_lu_perm(a))
-    return cast_like(fnp.getitem(x, inverse), a)
+    inverse = fnp.argsort(_lu_perm(a), axis=-1)
+    return cast_like(_rows_in_order(x, inverse), a)
 
 
 _lu_factor = define("scipy.linalg.lu_factor", lambda a: _sl.lu_factor(a)[0],
@@ -305,7 +321,7 @@ def lu_factor(a, **kwargs):
     """scipy.linalg.lu_factor: ``(lu, piv)``, ``lu`` differentiable (``L``'s strict lower
     triangle and ``U``), the pivots piecewise constant (a plain array)."""
     _only("lu_factor", kwargs)
-    return _lu_factor(a), _sl.lu_factor(innermost(a))[1]
+    return _lu_factor(a), _lu_pivots(a)
 
 
 lu_factor._fgrad_entry = _lu_factor

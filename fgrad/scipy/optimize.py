@@ -20,7 +20,7 @@ from ..numpy.broadcasting import cast_like
 from ..pytree import tree_flatten, tree_unflatten
 from ..numpy import batch_rules
 from ..table import Spec, define
-from ..tracer import contains_tracer, innermost, innermost_meta, strip
+from ..tracer import contains_tracer, innermost_meta, strip
 from ..transforms import grad, hessian, jacfwd, jvp, value_and_grad, vjp
 
 # the methods that use a Hessian, and whether they take the product form
@@ -64,7 +64,7 @@ def _jac_x(F, x, theta):
 
 
 def _implicit_jvp(tangents, ans, *theta, F, solve):
-    tangents = [fnp.zeros_like(innermost(a)) if t is None else t
+    tangents = [fnp.zeros_like(innermost_meta(a)) if t is None else t
                 for a, t in zip(theta, tangents)]
     _, rhs = jvp(lambda *th: F(ans, *th), tuple(theta), tuple(tangents))
     return -fnp.linalg.solve(_jac_x(F, ans, theta), rhs)

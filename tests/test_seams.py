@@ -1,0 +1,393 @@
+"""The seams between transforms (issue 30): each reproduction of the issue, asserting the
+right number or the same error as the transform of ``f`` itself gives.
+
+The generated side is ``tests/test_compositions.py`` (every table entry under every
+composition); these are the programs users wrote that found the classes of bugs.
+"""
+import math
+
+import numpy as onp
+import pytest
+
+import fgrad
+import fgrad.numpy as np
+import fgrad.scipy.special as sp
+from fgrad.errors import ConcretizationError
+
+RNG = onp.random.default_rng(30)
+
+
+def _loop(f, xs):
+    return onp.stack([onp.asarray(f(x)) for x in xs])
+
+
+# --- 1. a transform of jit(f) gives what the transform of f gives --------------------------
+
+CONVERSIONS = {
+    "math.sin": lambda x: math.sin(x) + x,
+    "float": lambda x: float(x) * x,
+    "item": lambda x: x.item() * x,
+    "numpy.asarray": lambda x: onp.asarray(x) * x,
+    "int": lambda x: int(x) * x,
+}
+
+
+@pytest.mark.parametrize("how", sorted(CONVERSIONS))
+@pytest.mark.parametrize("outer", ["grad", "jvp", "jacfwd", "jacrev", "hessian", "jet"])
+@pytest.mark.parametrize("staged", ["jit", "make_graph"])
+def test_a_concretisation_under_a_staged_function_raises_as_it_does_eagerly(how, outer,
+                                                                            staged):
+    f = CONVERSIONS[how]
+    x = onp.float64(0.5)
+
+    def under(g):
+        return {"grad": lambda: fgrad.grad(g)(x),
+                "jvp": lambda: fgrad.jvp(g, (x,), (1.0,)),
+                "jacfwd": lambda: fgrad.jacfwd(g)(x),
+                "jacrev": lambda: fgrad.jacrev(g)(x),
+                "hessian": lambda: fgrad.hessian(g)(x),
+                "jet": lambda: fgrad.jet(g, (x,), ([1.0, 0.0],))}[outer]()
+
+    with pytest.raises(ConcretizationError) as eager:
+        under(f)
+    g = fgrad.jit(f) if staged == "jit" else fgrad.make_graph(f)(x)
+    with pytest.raises(ConcretizationError) as composed:
+        under(g)
+    assert str(composed.value) == str(eager.value)
+    if staged == "jit":
+        assert f(x) == g(x)  # (the staged function itself runs: the conversion is a guard)
+
+
+def test_the_issues_jitted_likelihood_raises_instead_of_a_wrong_gradient():
+    data = onp.array([0.3, -1.2, 0.8, 2.0])
+
+    def nll(theta):
+        mu, log_sigma = theta[0], theta[1]
+        sigma = math.exp(log_sigma)  # the user's mistake: math on a traced value
+        return np.sum(((data - mu) / sigma) ** 2) / 2 + data.size * log_sigma
+
+    theta = onp.array([0.1, 0.2])
+    with pytest.raises(ConcretizationError):
+        fgrad.grad(nll)(theta)
+    step = fgrad.grad(fgrad.jit(nll))
+    for _ in range(9):  # (never a number, on the first call or after the cache fills)
+        with pytest.raises(ConcretizationError):
+            step(theta)
+        theta = theta - 0.01
+
+
+def test_a_branch_on_a_value_keeps_working_under_every_transform_of_jit():
+    def f(x):
+        return np.sin(x) if x > 0 else x ** 3
+
+    g = fgrad.jit(f)
+    for x in (0.7, -0.7):
+        assert fgrad.grad(g)(x) == fgrad.grad(f)(x)
+        assert fgrad.jvp(g, (x,), (1.0,)) == fgrad.jvp(f, (x,), (1.0,))
+    with pytest.raises(ConcretizationError):  # (a branch on a batch, as under vmap(f))
+        fgrad.vmap(g)(onp.array([0.7, -0.7]))
+
+
+def test_grad_of_jit_keeps_a_stop_gradient_and_a_cast_to_integers_constant():
+    x = onp.array([2.5, 3.5])
+    for f in (lambda x: np.sum(x * fgrad.stop_gradient(x)),
+              lambda x: np.sum(x * np.astype(x, int))):
+        onp.testing.assert_array_equal(fgrad.grad(fgrad.jit(f))(x), fgrad.grad(f)(x))
+        onp.testing.assert_array_equal(fgrad.grad(fgrad.make_graph(f)(x))(x),
+                                       fgrad.grad(f)(x))
+
+
+# --- 2. random draws under vmap --------------------------------------------------------------
+
+def test_vmap_draws_per_example_as_the_loop_does():
+    f = lambda x: x + np.random.normal(size=3)  # noqa: E731
+    xs = onp.zeros((6, 3))
+    np.random.seed(0)
+    batched = fgrad.vmap(f)(xs)
+    np.random.seed(0)
+    onp.testing.assert_array_equal(batched, _loop(f, xs))
+    assert len({tuple(row) for row in batched}) == 6
+    np.random.seed(0)  # (jit inside vmap, and a draw with a batched argument, the same)
+    onp.testing.assert_array_equal(fgrad.vmap(fgrad.jit(f))(xs), batched)
+    locs = onp.array([0.0, 100.0, 200.0])
+    np.random.seed(1)
+    a = fgrad.vmap(lambda m: np.random.normal(loc=m))(locs)
+    np.random.seed(1)
+    onp.testing.assert_array_equal(a, [onp.random.normal(loc=m) for m in locs])
+
+
+def test_per_example_dropout_gradients_differ_by_example():
+    w = onp.ones(4)
+
+    def loss(w, x):
+        keep = np.random.uniform(size=4) < 0.5
+        return np.sum(np.where(keep, w * x, 0.0))
+
+    np.random.seed(3)
+    grads = fgrad.vmap(fgrad.grad(loss), in_axes=(None, 0))(w, onp.ones((8, 4)))
+    np.random.seed(3)
+    onp.testing.assert_array_equal(grads, _loop(lambda x: fgrad.grad(loss)(w, x),
+                                                onp.ones((8, 4))))
+    assert len({tuple(g) for g in grads}) > 1
+
+
+def test_a_jitted_vmap_draws_anew_at_each_call():
+    f = fgrad.jit(fgrad.vmap(lambda x: x + np.random.normal()))
+    a, b = f(onp.zeros(3)), f(onp.zeros(3))
+    assert len(set(a)) == 3 and not onp.array_equal(a, b)
+
+
+# --- 3. numpy.matrix, refused by every trace ---------------------------------------------
+
+@pytest.mark.filterwarnings("ignore:the matrix subclass:PendingDeprecationWarning")
+@pytest.mark.parametrize("transform", ["grad", "jvp", "jet", "vmap", "jit", "hessian"])
+def test_a_numpy_matrix_constant_is_refused_by_every_transform(transform):
+    m = onp.matrix([[1.0, 2.0], [3.0, 4.0]])
+    x = onp.ones((2, 2))
+    f = lambda x: x * m  # noqa: E731
+    run = {"grad": lambda: fgrad.grad(lambda x: np.sum(f(x)))(x),
+           "jvp": lambda: fgrad.jvp(f, (x,), (x,)),
+           "jet": lambda: fgrad.jet(f, (x,), ([x],)),
+           "vmap": lambda: fgrad.vmap(f)(onp.ones((3, 2, 2))),
+           "jit": lambda: fgrad.jit(f)(x),
+           "hessian": lambda: fgrad.hessian(lambda x: np.sum(f(x)))(x)}[transform]
+    with pytest.raises(TypeError, match="numpy.matrix, which fgrad does not differentiate"):
+        run()
+
+
+# --- 4. vmap(jit(f)) traces on the batch's values -------------------------------------------
+
+def test_vmap_of_jit_traces_on_an_example_not_on_zeros():
+    X = RNG.normal(size=(4, 3, 3))
+    onp.testing.assert_allclose(fgrad.vmap(fgrad.jit(np.linalg.inv))(X), onp.linalg.inv(X),
+                                rtol=1e-12)
+    # a branch on a batched value raises as under vmap(f), never a side taken from zeros
+    f = lambda x: np.sum(x) if np.sum(x) > 0 else -np.sum(x)  # noqa: E731
+    xs = onp.array([[1.0, 2.0], [3.0, 4.0]])
+    with pytest.raises(ConcretizationError) as eager:
+        fgrad.vmap(f)(xs)
+    with pytest.raises(ConcretizationError) as staged:
+        fgrad.vmap(fgrad.jit(f))(xs)
+    assert str(staged.value) == str(eager.value)
+
+
+@pytest.mark.parametrize("name", ["sort", "norm", "qr", "pad", "cov", "median"])
+def test_vmap_of_jit_of_grad_equals_the_loop(name):
+    f = {"sort": lambda x: np.sum(np.sort(x) * onp.arange(4.0)),
+         "norm": lambda x: np.linalg.norm(x),
+         "qr": lambda x: np.sum(np.linalg.qr(np.reshape(x, (2, 2)))[1]),
+         "pad": lambda x: np.sum(np.pad(x, 1, mode="reflect") ** 2),
+         "cov": lambda x: np.sum(np.cov(np.reshape(x, (2, 2)))),
+         "median": lambda x: np.median(x)}[name]
+    xs = RNG.normal(size=(5, 4))
+    want = _loop(fgrad.grad(f), xs)
+    onp.testing.assert_allclose(fgrad.vmap(fgrad.jit(fgrad.grad(f)))(xs), want, rtol=1e-12)
+    onp.testing.assert_allclose(fgrad.jit(fgrad.vmap(fgrad.grad(f)))(xs), want, rtol=1e-12)
+    onp.testing.assert_allclose(fgrad.vmap(fgrad.grad(f))(xs), want, rtol=1e-12)
+
+
+# --- 5. replays bit for bit -------------------------------------------------------------------
+
+def test_jit_replays_of_derivatives_through_products_are_bit_for_bit():
+    for f in (lambda x: np.prod(np.cos(x)), lambda x: np.sum(np.cumprod(x)),
+              lambda x: np.sum(np.sin(x) * x ** 2) + np.prod(np.cos(x))):
+        staged = fgrad.jit(lambda x, f=f: fgrad.jvp(f, (x,), (onp.ones(3),)))
+        for x in RNG.normal(size=(4, 3)):
+            got, want = staged(x), fgrad.jvp(f, (x,), (onp.ones(3),))
+            assert got[0] == want[0] and got[1] == want[1]
+
+
+def test_jit_replays_equal_eager_bit_for_bit_through_the_issues_cases():
+    import fgrad.scipy.linalg as sl
+    f = lambda A, b: np.sum(sl.cho_solve(sl.cho_factor(A), b) ** 2)  # noqa: E731
+    g = fgrad.grad(f, argnums=(0, 1))
+    staged = fgrad.jit(g)
+    power = fgrad.jit(lambda x, y: x ** y + x)
+    w = onp.array([0.5 - 1j, 2.0 + 0.25j, -1.0 + 0.5j])
+    product = fgrad.grad(lambda z: np.real(np.sum(z * w * z)))
+    expand = lambda z: fgrad.jet(lambda z: np.sum(np.exp(z) * z), (z,),  # noqa: E731
+                                 ([w, onp.zeros(3, complex)],))
+    for _ in range(20):
+        A = RNG.normal(size=(3, 3))
+        A = A @ A.T + 3 * onp.eye(3)
+        for M in (A, onp.asfortranarray(A)):  # (the tape keeps an input's memory order)
+            b = RNG.normal(size=3)
+            for got, want in zip(staged(M, b), g(M, b)):
+                onp.testing.assert_array_equal(got, want)
+        x, y = onp.float64(RNG.uniform(0.5, 2.0)), onp.float64(RNG.uniform(-2.0, 2.0))
+        assert power(x, y) == x ** y + x
+        z = RNG.normal(size=3) + 1j * RNG.normal(size=3)
+        onp.testing.assert_array_equal(fgrad.jit(product)(z), product(z))
+        got, want = fgrad.jit(expand)(z), expand(z)
+        onp.testing.assert_array_equal(got[0], want[0])
+        for a, b in zip(got[1], want[1]):
+            onp.testing.assert_array_equal(a, b)
+
+
+# --- 6-10: crashes on valid input -------------------------------------------------------------
+
+@pytest.mark.parametrize("fn", ["median", "percentile", "quantile", "nanmedian", "unwrap"])
+def test_derivatives_of_jit_and_of_vmap_through_internal_weight_primitives(fn):
+    f = {"median": lambda x: np.median(x), "percentile": lambda x: np.percentile(x, 30.0),
+         "quantile": lambda x: np.quantile(x, 0.3), "nanmedian": lambda x: np.nanmedian(x),
+         "unwrap": lambda x: np.sum(np.unwrap(x) ** 2)}[fn]
+    x = onp.array([0.3, 2.9, -1.4, 5.2, 0.8])
+    want = fgrad.grad(f)(x)
+    onp.testing.assert_array_equal(fgrad.grad(fgrad.jit(f))(x), want)
+    onp.testing.assert_array_equal(fgrad.jacrev(fgrad.jit(f))(x), want)
+    onp.testing.assert_array_equal(fgrad.jvp(fgrad.jit(f), (x,), (onp.ones(5),))[1],
+                                   fgrad.jvp(f, (x,), (onp.ones(5),))[1])
+    xs = onp.stack([x, x[::-1]])
+    onp.testing.assert_allclose(fgrad.grad(lambda X: np.sum(fgrad.vmap(f)(X)))(xs),
+                                _loop(fgrad.grad(f), xs), rtol=1e-12)
+
+
+def test_jvp_of_jit_of_partition():
+    x = onp.array([3.0, 1.0, 2.0, 5.0, 4.0])
+    t = onp.arange(5.0)
+    got = fgrad.jvp(fgrad.jit(lambda x: np.partition(x, 2)), (x,), (t,))
+    want = fgrad.jvp(lambda x: np.partition(x, 2), (x,), (t,))
+    onp.testing.assert_array_equal(got[0], want[0])
+    onp.testing.assert_array_equal(got[1], want[1])
+
+
+@pytest.mark.parametrize("fn", [np.round, np.sign, np.floor, np.nanmean, np.linalg.norm])
+def test_grad_of_a_sum_over_vmap_of_zero_derivative_and_masked_functions(fn):
+    X = RNG.normal(size=(4, 3))
+    got = fgrad.grad(lambda X: np.sum(fgrad.vmap(fn)(X)))(X)
+    onp.testing.assert_allclose(got, _loop(fgrad.grad(lambda x: np.sum(fn(x))), X),
+                                rtol=1e-12)
+
+
+@pytest.mark.parametrize("fn", ["gamma", "beta", "rgamma"])
+def test_jit_of_jet_of_gamma_and_beta(fn):
+    f = {"gamma": sp.gamma, "rgamma": sp.rgamma, "beta": lambda x: sp.beta(x, 1.5)}[fn]
+    x = onp.array([1.5, 2.0, 2.5])
+    series = ([onp.ones(3), onp.zeros(3)],)
+    staged = fgrad.jit(lambda x: fgrad.jet(f, (x,), series))
+    for v in (x, x + 0.25):
+        got, want = staged(v), fgrad.jet(f, (v,), series)
+        onp.testing.assert_array_equal(got[0], want[0])
+        for a, b in zip(got[1], want[1]):
+            onp.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("fn", ["hypot", "logsumexp", "softmax", "erfinv", "ndtri", "sinc",
+                                "det", "prod", "norm.pdf"])
+def test_vmap_of_jet_where_a_taylor_rule_tests_values(fn):
+    import fgrad.scipy.stats as stats
+    f = {"hypot": lambda x: np.hypot(x, 2.0), "logsumexp": sp.logsumexp,
+         "softmax": sp.softmax, "erfinv": lambda x: sp.erfinv(0.3 * x),
+         "ndtri": lambda x: sp.ndtri(0.2 + 0.1 * x ** 2), "sinc": np.sinc,
+         "det": lambda x: np.linalg.det(np.reshape(x, (2, 2)) + 2 * onp.eye(2)),
+         "prod": np.prod, "norm.pdf": stats.norm.pdf}[fn]
+    xs, ts = RNG.normal(size=(3, 4)), RNG.normal(size=(3, 4))
+
+    def expand(x, t):
+        return fgrad.jet(f, (x,), ([t, onp.zeros(4), onp.zeros(4)],))
+
+    got = fgrad.vmap(expand)(xs, ts)
+    for i in range(3):
+        want = expand(xs[i], ts[i])
+        onp.testing.assert_allclose(got[0][i], want[0], rtol=1e-12)
+        for a, b in zip(got[1], want[1]):
+            onp.testing.assert_allclose(a[i], b, rtol=1e-9, atol=1e-12)
+
+
+def test_logsumexp_with_b_broadcasting_a_onto_more_axes():
+    a = onp.array([0.2, -0.4, 1.1])
+    b = onp.array([[1.0, 2.0, 0.5], [0.3, 1.0, 1.0]])
+    f = lambda a: sp.logsumexp(a, b=b, axis=-1)  # noqa: E731
+    t = onp.array([1.0, -0.5, 0.25])
+    y, (y1, y2) = fgrad.jet(f, (a,), ([t, onp.zeros(3)],))
+    _, want1 = fgrad.jvp(f, (a,), (t,))
+    onp.testing.assert_allclose(y1, want1, rtol=1e-12)
+    _, want2 = fgrad.jvp(lambda a: fgrad.jvp(f, (a,), (t,))[1], (a,), (t,))
+    onp.testing.assert_allclose(y2, want2, rtol=1e-10)
+    A = onp.stack([a, a[::-1]])
+    got = fgrad.grad(lambda A: np.sum(fgrad.vmap(f)(A)))(A)
+    onp.testing.assert_allclose(got, _loop(fgrad.grad(lambda a: np.sum(f(a))), A), rtol=1e-12)
+
+
+# --- 11. vmap of derivatives whose rules once read values ------------------------------------
+
+COMMON = {
+    "logaddexp": lambda x: np.sum(np.logaddexp(x, 0.3)),
+    "logaddexp2": lambda x: np.sum(np.logaddexp2(x, 0.3)),
+    "hypot": lambda x: np.sum(np.hypot(x, 0.5)),
+    "arctan2": lambda x: np.sum(np.arctan2(x, 0.5)),
+    "sinc": lambda x: np.sum(np.sinc(x)),
+    "prod": lambda x: np.prod(x),
+    "cumprod": lambda x: np.sum(np.cumprod(x)),
+    "mod": lambda x: np.sum(np.mod(3.0, x)),
+    "fmod": lambda x: np.sum(np.fmod(3.0, x)),
+    "copysign": lambda x: np.sum(np.copysign(x, -1.0)),
+    "sigmoid": lambda x: np.sum(fgrad.nn.sigmoid(x)),
+    "softplus": lambda x: np.sum(fgrad.nn.softplus(x)),
+    "log_sigmoid": lambda x: np.sum(fgrad.nn.log_sigmoid(x)),
+    "silu": lambda x: np.sum(fgrad.nn.silu(x)),
+    "i0e": lambda x: np.sum(sp.i0e(x)),
+    "i1e": lambda x: np.sum(sp.i1e(x)),
+    "lambertw": lambda x: np.sum(np.real(sp.lambertw(x ** 2 + 0.1))),
+    "logsumexp": lambda x: sp.logsumexp(x),
+    "corrcoef": lambda x: np.sum(np.corrcoef(np.reshape(x, (2, 2)) + onp.eye(2))),
+    "svd": lambda x: np.sum(np.linalg.svd(np.outer(x, x) + onp.eye(4))[1]),
+    "eigh": lambda x: np.sum(np.linalg.eigh(np.outer(x, x) + onp.eye(4))[0] ** 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMMON))
+@pytest.mark.parametrize("derivative", ["grad", "jacfwd", "jvp", "hessian"])
+def test_vmap_of_a_derivative_of_common_functions_equals_the_loop(name, derivative):
+    f = COMMON[name]
+    d = {"grad": fgrad.grad(f), "jacfwd": fgrad.jacfwd(f), "hessian": fgrad.hessian(f),
+         "jvp": lambda x: fgrad.jvp(f, (x,), (onp.ones(4),))[1]}[derivative]
+    xs = RNG.uniform(0.2, 1.5, size=(3, 4)) * onp.array([1.0, -1.0, 1.0])[:, None]
+    onp.testing.assert_allclose(fgrad.vmap(d)(xs), _loop(d, xs), rtol=1e-10, atol=1e-12)
+
+
+def test_per_example_logistic_regression_gradients():
+    def loss(w, x, y):
+        return np.logaddexp(0.0, -y * np.dot(x, w))
+
+    w, X, Y = RNG.normal(size=3), RNG.normal(size=(6, 3)), onp.sign(RNG.normal(size=6))
+    got = fgrad.vmap(fgrad.grad(loss), in_axes=(None, 0, 0))(w, X, Y)
+    onp.testing.assert_allclose(got, onp.stack([fgrad.grad(loss)(w, x, y)
+                                                for x, y in zip(X, Y)]), rtol=1e-12)
+
+
+# --- 12-13: vmap of value-dependent indexing --------------------------------------------------
+
+def test_vmap_of_indexing_by_a_computed_order_and_of_average_and_vander():
+    xs = RNG.normal(size=(4, 5))
+    onp.testing.assert_array_equal(fgrad.vmap(lambda x: x[np.argsort(x)])(xs),
+                                   onp.sort(xs, axis=1))
+    ws = RNG.uniform(0.5, 1.5, size=(4, 5))
+    onp.testing.assert_allclose(fgrad.vmap(lambda x, w: np.average(x, weights=w))(xs, ws),
+                                [onp.average(x, weights=w) for x, w in zip(xs, ws)],
+                                rtol=1e-12)
+    onp.testing.assert_array_equal(fgrad.vmap(lambda x: np.vander(x, 1))(xs),
+                                   _loop(lambda x: onp.vander(x, 1), xs))
+
+
+def test_vmap_over_index_arrays_and_the_gradient_of_a_repeated_gather():
+    X = RNG.normal(size=(4, 6))
+    I = onp.array([[0, 2], [1, 1], [5, 0], [3, 3]])
+    onp.testing.assert_array_equal(fgrad.vmap(lambda x, i: x[i] * 2.0)(X, I),
+                                   onp.stack([x[i] * 2.0 for x, i in zip(X, I)]))
+    x = X[0]
+    f = lambda x, i: np.take(x, i) + np.take(x, (i + 1) % 6)  # noqa: E731
+    idx = onp.array([0, 3, 5])
+    onp.testing.assert_array_equal(fgrad.vmap(f, in_axes=(None, 0))(x, idx),
+                                   [f(x, i) for i in idx])
+    g = fgrad.vmap(fgrad.grad(lambda x, i: np.sum(x[i] ** 2)), in_axes=(None, 0))(x, I)
+    want = onp.stack([fgrad.grad(lambda x: np.sum(x[i] ** 2))(x) for i in I])
+    onp.testing.assert_array_equal(g, want)
+    assert want[1][1] == 4 * x[1]  # (the repeated index accumulates: a scatter-add)
+
+
+def test_vmap_of_hessian_with_prod():
+    f = lambda x: np.sum(np.sin(x) * x ** 2) + np.prod(x)  # noqa: E731
+    xs = RNG.normal(size=(3, 4))
+    onp.testing.assert_allclose(fgrad.vmap(fgrad.hessian(f))(xs),
+                                _loop(fgrad.hessian(f), xs), rtol=1e-10, atol=1e-12)
