@@ -22,7 +22,7 @@ from .fpwarnings import at_user_code
 from .numpy.array_tracer import ArrayTracer
 from .numpy.batch_rules import example_shape, one_at_a_time
 from .pytree import tree_flatten, tree_unflatten
-from .tracer import Trace, Tracer, batching, innermost_meta, refuse_other_semantics
+from .tracer import Trace, Tracer, batching, innermost_meta, refuse_other_semantics, strip
 
 __all__ = ["vmap"]
 
@@ -76,19 +76,6 @@ class BatchTracer(ArrayTracer):
     __hash__ = None  # type: ignore[assignment]
 
 
-def example(x, trace, i):
-    """``x`` (an argument, or lists, tuples and dicts of them) with ``trace``'s batch
-    tracers replaced by their ``i``-th example (one level down)."""
-    if x.__class__ is BatchTracer and x._trace is trace:
-        return fnp.take(x._b, i, axis=x._bdim)
-    cls = x.__class__
-    if cls is list or cls is tuple:
-        return cls(example(v, trace, i) for v in x)
-    if cls is dict:
-        return {k: example(v, trace, i) for k, v in x.items()}
-    return x
-
-
 class BatchTrace(Trace):
     """A ``vmap`` call: ``size`` examples at once."""
 
@@ -117,6 +104,19 @@ class BatchTrace(Trace):
                                  "array arguments may be mapped")
         out, bdim = (prim.batch or one_at_a_time)(prim, self.size, vals, dims, **params)
         return BatchTracer(self, out, bdim) if bdim is not None else out
+
+    def each_example(self, fn, args, kwargs):
+        """``fn(args, kwargs)`` once per example, this trace's tracers in them replaced by
+        that example's value (one level down), the results stacked into one batched value:
+        for what has no batched form (a random draw per example)."""
+        outs = []
+        for i in range(self.size):
+            def example(x, i=i):
+                if x.__class__ is BatchTracer and x._trace is self:
+                    return fnp.take(x._b, i, axis=x._bdim)
+                return x
+            outs.append(fn(strip(args, example), strip(kwargs, example)))
+        return BatchTracer(self, fnp.stack(outs), 0)
 
 
 # --- vmap -------------------------------------------------------------------------------

@@ -89,6 +89,21 @@ _NUMBER_USES = (" (so do the math module's functions, math.sin(x) and the like: 
                 "f'{x:.3f}', format() and print(x) show a traced value)")
 
 
+def in_rule(e, rule, builtin):
+    """``e``, a ConcretizationError raised while a derivative rule ran (``rule``: "the VJP
+    rule of fgrad.numpy.sin"), said as such: the read is not in the user's code, which has
+    no branch to replace. Said once, by the innermost rule."""
+    if getattr(e, "rule", None) is not None:
+        return e
+    who = ("fgrad's own rule: no built-in rule should read a value, so this is fgrad's to fix "
+           "(please report it)") if builtin else (
+        "a rule you registered: take masks with fgrad.numpy on the values "
+        "(np.where(x > 0, a, b)), not with plain numpy")
+    new = ConcretizationError(f"{e} (The value was read inside {rule}, {who}.)")
+    new.rule = rule
+    return new
+
+
 def concretization(how):
     also = _NUMBER_USES if how in ("float()", "complex()") else ""
     return ConcretizationError(
@@ -196,7 +211,8 @@ def plain_library(module, name, mirrored):
         "on fgrad.stop_gradient(x).")
 
 
-def mutation(op, instead="y = fgrad.numpy.at(x)[idx].set(value) (or .add, .multiply, .get)"):
+def mutation(op, instead="y = x.at[idx].set(value) (or .add, .multiply, .get; the function "
+                         "form: fgrad.numpy.at(x)[idx].set(value))"):
     return TracerMutationError(
         f"{op} modifies a traced array in place, which fgrad does not support inside a "
         f"transform. Use the functional form instead: {instead}, which returns a new array "

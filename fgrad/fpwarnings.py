@@ -29,15 +29,20 @@ def _ours(filename):
 
 def _warn(err, flag):
     """numpy's errstate callback: ``err`` is "divide by zero", "invalid value", "overflow" or
-    "underflow". Warns at the innermost frame outside fgrad and numpy, naming the primitive
-    whose derivative rule met it when a tape's sweep was running one."""
-    frame, rule = sys._getframe(1), None
+    "underflow". Warns at the innermost frame outside fgrad and numpy, naming the function
+    as numpy does ("invalid value encountered in log"), or the primitive whose derivative rule
+    met it when a tape's sweep was running one."""
+    frame, rule, called = sys._getframe(1), None, None
     while frame is not None and _ours(frame.f_code.co_filename):
+        # (frames' locals are read only here, when a warning is raised)
         if rule is None and frame.f_code.co_name in ("_walk", "sweep_forward"):  # the sweeps
-            node = frame.f_locals.get("node")  # (read only here, when a warning is raised)
-            rule = getattr(getattr(node, "prim", None), "name", None)
+            rule = getattr(getattr(frame.f_locals.get("node"), "prim", None), "name", None)
+        if called is None:  # the innermost primitive call: a trace's, or the primitive's own
+            prim = frame.f_locals.get("prim", frame.f_locals.get("self"))
+            called = getattr(prim, "name", None) if hasattr(prim, "impl") else None
         frame = frame.f_back
-    message = f"{err} encountered" + (f" in the derivative of {rule}" if rule else "")
+    message = f"{err} encountered" + (f" in the derivative of {rule}" if rule else
+                                      f" in {called}" if called else "")
     if frame is None:  # (called from fgrad alone: no user frame to point at)
         warnings.warn(message, RuntimeWarning, stacklevel=2)
         return

@@ -247,7 +247,17 @@ def make_graph(f: Callable[..., Any],
     >>> float(graph(3.0, 4.0)) == float(numpy.log(3.0) + 12.0 - numpy.sin(4.0))
     True
     """
-    statics = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    if not callable(f):
+        raise TypeError(f"make_graph: expected a function, got {type(f).__name__}")
+    try:
+        statics = (static_argnums,) if isinstance(static_argnums, int) else \
+            tuple(static_argnums)
+        if not all(isinstance(n, int) for n in statics):
+            raise TypeError
+    except TypeError:
+        raise TypeError(f"make_graph(f, static_argnums) takes argument numbers (an int or a "
+                        f"tuple of ints), not {static_argnums!r}: to trace f on example "
+                        "arguments, call make_graph(f)(*args)") from None
 
     def build(*args):
         count = len(args)

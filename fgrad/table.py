@@ -188,6 +188,11 @@ class Primitive:
         return ambient().process(self, args, params)
 
     @property
+    def builtin(self):
+        """Whether fgrad defines it (not a user's primitive)."""
+        return self.name in _BUILTIN
+
+    @property
     def public_name(self):
         """How messages name it: ``fgrad.numpy.sin``, ``fgrad.scipy.special.expit``, or the
         name a user gave their own primitive."""

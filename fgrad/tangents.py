@@ -20,17 +20,20 @@ from .transpose import transpose
 def output_tangent(prim, tangents, ans, args, params):
     """The tangent of ``ans = prim(*args, **params)`` from every argument's tangent (None for
     zero), by the primitive's JVP rules; None when it is zero."""
-    if prim.jvp_joint is not None:
-        return prim.jvp_joint(tangents, ans, *args, **params)
-    out, rules = None, prim.jvps
-    i = -1
-    for t in tangents:
-        i += 1
-        if t is not None:
-            c = (rules.get(i) or jvp_rule(prim, i))(t, ans, *args, **params)
-            if c is not None:
-                out = c if out is None else add_any(out, c)
-    return out
+    try:
+        if prim.jvp_joint is not None:
+            return prim.jvp_joint(tangents, ans, *args, **params)
+        out, rules = None, prim.jvps
+        i = -1
+        for t in tangents:
+            i += 1
+            if t is not None:
+                c = (rules.get(i) or jvp_rule(prim, i))(t, ans, *args, **params)
+                if c is not None:
+                    out = c if out is None else add_any(out, c)
+        return out
+    except errors.ConcretizationError as e:  # (say that the read is a rule's)
+        raise errors.in_rule(e, f"the JVP rule of {prim.public_name}", prim.builtin) from e
 
 
 def sweep_forward(tape, seeds):

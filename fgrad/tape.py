@@ -18,6 +18,7 @@ import weakref
 
 import numpy as _onp
 
+from . import errors
 from .accumulate import add_any
 from .numpy.array_tracer import ArrayTracer
 from .numpy.elementwise import real
@@ -141,13 +142,13 @@ class Tape(Trace):
         if self.shares_constants:
             return a
         if a.nbytes < _SHARE_BYTES:
-            return a.copy(order="K")  # (its memory order kept: LAPACK rounds by it)
+            return a.__copy__()  # (order "K": its memory order kept, LAPACK rounds by it)
         key = id(a)
         old = self.owned.get(key)
         # the same object, still holding the values copied last time: share that copy
         if old is not None and old[0]() is a and old[1].shape == a.shape and (old[1] == a).all():
             return old[1]
-        c = a.copy(order="K")
+        c = a.__copy__()
         self.owned[key] = (weakref.ref(a), c)
         return c
 
@@ -265,6 +266,7 @@ class Tape(Trace):
         else:
             nodes = self.nodes[:]  # popped below, and the tape may be walked again
         pop = nodes.pop  # popping drops each node (and its residuals) once its rules have run
+        prim = None
         try:
             while nodes:
                 node = pop()
@@ -300,9 +302,13 @@ class Tape(Trace):
                             reached.append(p)
                     else:
                         p.ct = add_any(old, c)
-        except BaseException:  # a rule raised: no cotangent may be left for the next pass
+        except BaseException as e:  # a rule raised: no cotangent may be left for the next pass
             _clear(nodes)
             _clear(reached)
+            if isinstance(e, errors.ConcretizationError) and prim is not None:
+                # (the read was in the rule of ``prim``, the node being walked: say so)
+                raise errors.in_rule(e, f"the VJP rule of {prim.public_name}",
+                                     prim.builtin) from e
             raise
         return _take_cotangents(reached)
 

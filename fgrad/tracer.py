@@ -87,18 +87,23 @@ def ambient():
 
 
 @contextlib.contextmanager
-def staging(trace):
-    """Make ``trace`` this thread's ambient staging trace while the block runs (``None``:
-    no staging in the block, for computations on plain values that a graph redoes itself)."""
+def _ambient(table, trace):
+    """``trace`` pushed on this thread's stack in ``table`` while the block runs."""
     key = threading.get_ident()
-    STAGING.setdefault(key, []).append(trace)
+    table.setdefault(key, []).append(trace)
     try:
         yield trace
     finally:
-        stack = STAGING[key]
+        stack = table[key]
         stack.pop()
         if not stack:
-            del STAGING[key]
+            del table[key]
+
+
+def staging(trace):
+    """Make ``trace`` this thread's ambient staging trace while the block runs (``None``:
+    no staging in the block, for computations on plain values that a graph redoes itself)."""
+    return _ambient(STAGING, trace)
 
 
 # thread id -> the batching traces (``vmap``) running in that thread, innermost last: a random
@@ -106,18 +111,9 @@ def staging(trace):
 BATCHING = {}
 
 
-@contextlib.contextmanager
 def batching(trace):
     """Make ``trace`` this thread's innermost ambient batching trace while the block runs."""
-    key = threading.get_ident()
-    BATCHING.setdefault(key, []).append(trace)
-    try:
-        yield trace
-    finally:
-        stack = BATCHING[key]
-        stack.pop()
-        if not stack:
-            del BATCHING[key]
+    return _ambient(BATCHING, trace)
 
 
 def batches():
@@ -158,16 +154,17 @@ def value_dtype(v):
     return dt if dt is not None else _onp.result_type(v)
 
 
-def strip(x, lower=innermost):
+def strip(x, lower=innermost, leaf=None):
     """``innermost`` applied through lists, tuples and dicts (arguments of zero-derivative
-    functions and indices may hold tracers anywhere); ``lower`` replaces it per tracer."""
-    if isinstance(x, Tracer):
+    functions and indices may hold tracers anywhere); ``lower`` replaces it per tracer (per
+    instance of ``leaf``, where given)."""
+    if isinstance(x, Tracer if leaf is None else leaf):
         return lower(x)
     cls = type(x)
     if cls is list or cls is tuple:
-        return cls(strip(v, lower) for v in x)
+        return cls(strip(v, lower, leaf) for v in x)
     if cls is dict:
-        return {k: strip(v, lower) for k, v in x.items()}
+        return {k: strip(v, lower, leaf) for k, v in x.items()}
     return x
 
 

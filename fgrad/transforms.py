@@ -144,10 +144,22 @@ def _check_holomorphic(fname, leaves, what):
                             f"{what} leaf {i} has dtype {dtype}; {fix}")
 
 
+def _described(out):
+    """What a function returned, in the user's words (not a tracer's class)."""
+    if isinstance(out, (Tracer, _onp.ndarray)):
+        return "a single array"
+    if isinstance(out, (_onp.generic, int, float, complex)):
+        return "a single number"
+    if isinstance(out, (tuple, list)):
+        return f"a {type(out).__name__} of {len(out)}"
+    return "None" if out is None else f"a {type(out).__name__}"
+
+
 def _split_aux(out, fname):
     if not (isinstance(out, (tuple, list)) and len(out) == 2):
         raise TypeError(f"{fname}(..., has_aux=True) needs the function to return a pair "
-                        f"(output, aux), but it returned {type(out).__name__}")
+                        f"(output, aux), but it returned {_described(out)}: return "
+                        "(output, aux), or leave has_aux out")
     return out[0], out[1]
 
 
@@ -335,6 +347,9 @@ def _value_and_grad(g, dyn, argnums, has_aux, holomorphic, allow_int):
                     allow_int=allow_int)
     try:
         if rec.out_tree.kind != "leaf":
+            if rec.out_tree.kind == "none":
+                raise TypeError("grad requires a function returning one real scalar, but it "
+                                "returned None: is a `return` missing?")
             raise TypeError("grad requires a function returning one real scalar, but it "
                             f"returned a {rec.out_tree!r} structure; use jacrev or vjp "
                             "for several outputs")

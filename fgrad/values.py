@@ -28,4 +28,4 @@ def copied(v):
     """A copy of a plain array; any other value as it is (numbers are immutable, a tracer's
     value belongs to its trace). The one way a transform hands out or keeps a constant that
     the caller's code could change in place."""
-    return v.copy(order="K") if v.__class__ is _ndarray else v  # (memory order kept)
+    return v.__copy__() if v.__class__ is _ndarray else v  # (order "K": its memory order kept)

@@ -33,7 +33,7 @@ CONVERSIONS = {
 
 
 @pytest.mark.parametrize("how", sorted(CONVERSIONS))
-@pytest.mark.parametrize("outer", ["grad", "jvp", "jacfwd", "jacrev", "hessian", "jet"])
+@pytest.mark.parametrize("outer", ["grad", "jvp", "jacfwd", "jacrev", "hessian", "jet", "vmap"])
 @pytest.mark.parametrize("staged", ["jit", "make_graph"])
 def test_a_concretisation_under_a_staged_function_raises_as_it_does_eagerly(how, outer,
                                                                             staged):
@@ -46,7 +46,8 @@ def test_a_concretisation_under_a_staged_function_raises_as_it_does_eagerly(how,
                 "jacfwd": lambda: fgrad.jacfwd(g)(x),
                 "jacrev": lambda: fgrad.jacrev(g)(x),
                 "hessian": lambda: fgrad.hessian(g)(x),
-                "jet": lambda: fgrad.jet(g, (x,), ([1.0, 0.0],))}[outer]()
+                "jet": lambda: fgrad.jet(g, (x,), ([1.0, 0.0],)),
+                "vmap": lambda: fgrad.vmap(g)(onp.array([x, 2 * x]))}[outer]()
 
     with pytest.raises(ConcretizationError) as eager:
         under(f)
@@ -344,6 +345,19 @@ def test_vmap_of_a_derivative_of_common_functions_equals_the_loop(name, derivati
          "jvp": lambda x: fgrad.jvp(f, (x,), (onp.ones(4),))[1]}[derivative]
     xs = RNG.uniform(0.2, 1.5, size=(3, 4)) * onp.array([1.0, -1.0, 1.0])[:, None]
     onp.testing.assert_allclose(fgrad.vmap(d)(xs), _loop(d, xs), rtol=1e-10, atol=1e-12)
+
+
+def test_a_value_read_in_a_users_rule_under_vmap_says_it_is_the_rule():
+    from fgrad.tracer import innermost
+    p = fgrad.primitive(lambda x: onp.abs(x), name="my_abs_reading_its_sign")
+    fgrad.defvjp(p, lambda g, ans, x: g * onp.sign(innermost(x)))
+    fgrad.defjvp(p, lambda t, ans, x: t * onp.sign(innermost(x)))
+    xs = onp.ones((2, 3))
+    for run in (lambda: fgrad.vmap(fgrad.grad(lambda x: np.sum(p(x))))(xs),
+                lambda: fgrad.vmap(lambda x: fgrad.jvp(p, (x,), (x,)))(xs)):
+        with pytest.raises(ConcretizationError, match="read inside the [VJ]+P rule of "
+                           "my_abs_reading_its_sign, a rule you registered"):
+            run()
 
 
 def test_per_example_logistic_regression_gradients():

@@ -23,7 +23,6 @@ import functools
 import numpy as _onp
 
 from ..table import Primitive
-import fgrad.numpy as fnp
 from ..tracer import STAGING, ambient, batches, first_tracer
 
 # not draws: state, seeding and in-place shuffling (which a node could not record) run as they
@@ -63,14 +62,11 @@ def _recorded(name, fn):
 
 def _per_example(draw, args, kwargs, traces):
     """One draw per example of the innermost batching trace (each with its example's
-    arguments), stacked into one batched value; outer batches the same way, recursively."""
-    from ..batching import BatchTracer, example
+    arguments), as one batched value; outer batches the same way, recursively."""
     if not traces:
         return draw(args, kwargs)
-    trace = traces[-1]
-    outs = [_per_example(draw, example(args, trace, i), example(kwargs, trace, i),
-                         traces[:-1]) for i in range(trace.size)]
-    return BatchTracer(trace, fnp.stack(outs), 0)
+    return traces[-1].each_example(lambda a, k: _per_example(draw, a, k, traces[:-1]),
+                                   args, kwargs)
 
 
 def _fill(namespace):

@@ -14,7 +14,7 @@ import numpy as _onp
 import fgrad.numpy as fnp
 from .. import errors
 from ..table import Primitive, register_function, zero_rule
-from ..tracer import Tracer, below_transforms, contains_tracer, innermost_meta
+from ..tracer import Tracer, below_transforms, contains_tracer, innermost_meta, strip
 from .batch_rules import batch_first
 from .namespace import values_only
 
@@ -83,33 +83,24 @@ class _Hole:
     def __init__(self, k):
         self.k = k
 
+    def __repr__(self):  # (as a graph's listing shows the call: the k-th traced argument)
+        return f"<traced argument {self.k}>"
+
 
 def _holed(x, traced):
     """``x`` (arguments, lists, dicts) with each traced value below the differentiating
     transforms put in ``traced`` and a ``_Hole`` left in its place; plain values stay."""
-    if isinstance(x, Tracer):
-        x = below_transforms(x)
-        if isinstance(x, Tracer):
-            traced.append(x)
-            return _Hole(len(traced) - 1)
-        return x
-    cls = x.__class__
-    if cls is list or cls is tuple:
-        return cls(_holed(v, traced) for v in x)
-    if cls is dict:
-        return {k: _holed(v, traced) for k, v in x.items()}
-    return x
+    def hole(t):
+        t = below_transforms(t)
+        if not isinstance(t, Tracer):
+            return t
+        traced.append(t)
+        return _Hole(len(traced) - 1)
+    return strip(x, hole)
 
 
 def _filled(x, values):
-    cls = x.__class__
-    if cls is _Hole:
-        return values[x.k]
-    if cls is list or cls is tuple:
-        return cls(_filled(v, values) for v in x)
-    if cls is dict:
-        return {k: _filled(v, values) for k, v in x.items()}
-    return x
+    return strip(x, lambda h: values[h.k], _Hole)
 
 
 def _reference(np_fn, index):
