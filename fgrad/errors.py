@@ -104,6 +104,31 @@ def in_rule(e, rule, builtin):
     return new
 
 
+def random_of_traced(name):
+    fix = ("to shuffle a traced array, index it: x[np.random.permutation(len(x))]"
+           if name in ("permutation", "choice") else
+           "draw standard variates and transform them, which differentiates in the parameters "
+           "(loc + scale * np.random.normal(size=...), for normal(loc, scale))")
+    return ConcretizationError(
+        f"fgrad.numpy.random.{name} was called on a traced value: numpy's draws take plain "
+        f"numbers and carry no derivative. Instead, {fix}.")
+
+
+def used_as_index():
+    return ConcretizationError(
+        "A traced value was used as an index into a plain array: an index must be an "
+        "integer, and the entry it picks has no derivative with respect to it. For a value "
+        "between entries use fgrad.numpy.interp; to index by a computed integer, index a "
+        "traced array (x[i], np.take(x, i)) or take fgrad.stop_gradient(i).astype(int).")
+
+
+def vectorized():
+    return ConcretizationError(
+        "numpy.vectorize calls its function on plain numbers, one element at a time, so it "
+        "cannot carry derivatives. Write the function with fgrad.numpy's array operations, "
+        "or map it with fgrad.vmap(f) (nested for several axes).")
+
+
 def concretization(how):
     also = _NUMBER_USES if how in ("float()", "complex()") else ""
     return ConcretizationError(
@@ -193,6 +218,9 @@ def plain_library(module, name, mirrored):
     what = (f"{f'{module}.{name}' if public else f'{module} (its {name})'} was called on a "
             f"traced value: {module.split('.')[0]} cannot record derivatives and would give a "
             "wrong (constant) result, or fail.")
+    instead = _INSTEAD.get((module, name))
+    if instead is not None:
+        return ConcretizationError(f"{what} {instead}")
     if mirrored:
         return ConcretizationError(f"{what} Use fgrad.{module}.{name} (import fgrad.{module}) "
                                    "inside functions you differentiate.")
@@ -209,6 +237,16 @@ def plain_library(module, name, mirrored):
         f"    fgrad.defjvp({name}, lambda t, ans, x: t * <d{name}/dx>)\n"
         f"then call {name}(...) instead. Or, if no derivative should flow through it, call it "
         "on fgrad.stop_gradient(x).")
+
+
+# what to use in place of another library's function that fgrad has no version of
+_INSTEAD = {
+    ("scipy.integrate", name): "Integrate with fgrad.scipy.integrate's functions (trapezoid, "
+    "simpson on sampled values; odeint for an ODE), or a fixed quadrature rule written with "
+    "fgrad.numpy (nodes and weights from numpy.polynomial.legendre.leggauss: "
+    "np.sum(w * f(x))), which differentiate in the integrand and the limits."
+    for name in ("quad", "quad_vec", "fixed_quad", "quadrature", "romberg", "dblquad",
+                 "tplquad", "nquad")}
 
 
 def mutation(op, instead="y = x.at[idx].set(value) (or .add, .multiply, .get; the function "

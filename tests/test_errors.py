@@ -467,3 +467,55 @@ def test_the_users_errstate_around_a_transform_is_honoured():
     with onp.errstate(divide="raise"):
         with pytest.raises(FloatingPointError, match="divide by zero"):
             fgrad.grad(lambda x: np.sqrt(x))(0.0)
+
+
+# --- messages that say what happened (issue 31, items 7-13) -----------------------------------
+
+def test_a_conversion_names_what_asked_for_it():
+    from fgrad.errors import ConcretizationError
+    import scipy.integrate
+    x = onp.ones(3)
+    cases = {
+        "numpy.vectorize calls its function on plain numbers":
+            lambda: fgrad.grad(lambda x: np.sum(onp.vectorize(lambda v: v * 2)(x)))(x),
+        "fgrad.numpy.random.permutation was called on a traced value: .* "
+        r"x\[np.random.permutation\(len\(x\)\)\]":
+            lambda: fgrad.grad(lambda x: np.sum(np.random.permutation(x)))(x),
+        "A traced value was used as an index into a plain array":
+            lambda: fgrad.grad(lambda v: np.arange(5.0)[v] * v)(1.0),
+        "scipy.integrate.quad was called on a traced value: .* a fixed quadrature rule":
+            lambda: fgrad.grad(lambda v: scipy.integrate.quad(lambda t: t * v, 0, 1)[0])(1.0),
+    }
+    for message, run in cases.items():
+        with pytest.raises(ConcretizationError, match=message):
+            run()
+    with pytest.raises(ConcretizationError, match="float\\(\\) of a traced value"):
+        fgrad.grad(lambda v: float(v) * v)(1.0)  # (the plain conversion keeps its message)
+
+
+def test_a_missing_return_and_a_has_aux_without_a_pair_say_so():
+    def forgot(x):
+        np.sin(x)
+
+    with pytest.raises(TypeError, match="returned None: is a `return` missing"):
+        fgrad.grad(forgot)(1.0)
+    with pytest.raises(TypeError, match=r"return a pair \(output, aux\), but it returned a "
+                                        "single array"):
+        fgrad.grad(lambda x: np.sin(x), has_aux=True)(1.0)
+    with pytest.raises(TypeError, match="returned a tuple of 3"):
+        fgrad.grad(lambda x: (x, x, x), has_aux=True)(1.0)
+
+
+def test_make_graph_called_with_examples_names_the_right_call():
+    with pytest.raises(TypeError, match=r"call make_graph\(f\)\(\*args\)"):
+        fgrad.make_graph(np.sin, 1.0)
+    assert "= sin v0" in str(fgrad.make_graph(np.sin)(1.0))
+
+
+def test_a_write_into_a_traced_array_names_jaxs_spelling_first():
+    def f(x):
+        x[0] = 1.0
+        return np.sum(x)
+
+    with pytest.raises(fgrad.TracerMutationError, match=r"y = x\.at\[idx\]\.set\(value\)"):
+        fgrad.grad(f)(onp.ones(2))

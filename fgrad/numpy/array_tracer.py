@@ -8,6 +8,7 @@ class derives from it (``TapeTracer``, ``DualTracer``).
 Arithmetic operators hold their primitives and, when the other operand is plain or of the
 same trace, hand the call to the trace directly (what ``Primitive.__call__`` would find).
 """
+import dis
 import importlib
 import sys
 
@@ -185,10 +186,10 @@ class ArrayTracer(Tracer):
 
     # --- conversions that would lose the derivative -----------------------------------
     def __array__(self, dtype=None, copy=None):
-        caller = _library_caller()
-        if caller is not None:  # scipy's own code converting its argument
-            raise errors.plain_library(*caller, _mirrored(*caller))
-        raise errors.concretization("numpy.asarray() (or another plain-numpy conversion)")
+        raise _conversion("numpy.asarray() (or another plain-numpy conversion)")
+
+    def __float__(self):
+        raise _conversion("float()")
 
     # --- plain numpy functions handed a tracer -----------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
@@ -236,6 +237,30 @@ def _library_of_ufunc(ufunc):
     if getattr(sys.modules.get(module), ufunc.__name__, None) is ufunc:
         return module
     return None
+
+
+def _conversion(how):
+    """The error for a conversion of a traced value (``how``), naming what asked for it
+    where the stack tells: an index, ``numpy.vectorize``, a scipy function, or else the
+    conversion itself. (The stack is read only here, when the error is raised.)"""
+    user = sys._getframe(2)  # (numpy's C code calls the conversion without a frame of its own)
+    if _OPCODES[user.f_code.co_code[user.f_lasti]] in ("BINARY_SUBSCR", "STORE_SUBSCR"):
+        return errors.used_as_index()
+    frame = user
+    while frame is not None:
+        if frame.f_code.co_name in _VECTORIZE and frame.f_globals.get(
+                "__name__", "").startswith("numpy."):
+            return errors.vectorized()
+        frame = frame.f_back
+    caller = _library_caller()
+    if caller is not None:  # scipy's own code converting its argument
+        return errors.plain_library(*caller, _mirrored(*caller))
+    return errors.concretization(how)
+
+
+_OPCODES = dis.opname
+# numpy.vectorize's own functions, which convert each argument to plain values
+_VECTORIZE = {"_vectorize_call", "_vectorize_call_with_signature", "_get_ufunc_and_otypes"}
 
 
 def _library_caller():

@@ -23,6 +23,7 @@ import functools
 import numpy as _onp
 
 from ..table import Primitive
+from .. import errors
 from ..tracer import STAGING, ambient, batches, first_tracer
 
 # not draws: state, seeding and in-place shuffling (which a node could not record) run as they
@@ -37,12 +38,13 @@ def _recorded(name, fn):
     prim.effect = True  # a replay draws, in order: graph passes never drop or merge it
 
     def staged_draw(args, kwargs):
+        t = first_tracer((args, kwargs))
         if STAGING:
             top = ambient()
-            if top is not None:
-                t = first_tracer((args, kwargs))
-                if t is None or t._trace is top:
-                    return top.process(prim, args, kwargs)
+            if top is not None and (t is None or t._trace is top):
+                return top.process(prim, args, kwargs)
+        if t is not None:
+            raise errors.random_of_traced(name)
         return fn(*args, **kwargs)
 
     @functools.wraps(fn)
