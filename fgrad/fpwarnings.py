@@ -27,6 +27,13 @@ def _ours(filename):
     return filename.startswith(_FGRAD) or filename.startswith(_NUMPY)
 
 
+def user_frame(frame):
+    """The innermost frame outside fgrad and numpy, from ``frame`` outward (or None)."""
+    while frame is not None and _ours(frame.f_code.co_filename):
+        frame = frame.f_back
+    return frame
+
+
 def _warn(err, flag):
     """numpy's errstate callback: ``err`` is "divide by zero", "invalid value", "overflow" or
     "underflow". Warns at the innermost frame outside fgrad and numpy, naming the function

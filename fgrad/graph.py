@@ -64,6 +64,15 @@ CONVERSIONS = {"float": float, "int": int, "complex": complex, "index": operator
                "array": _onp.asarray}
 
 
+def guard_message(name, var, where):
+    """A guard that came out differently: where the value was read, and what to do."""
+    return (f"{name}: a value the trace read ({var!r}, at {where}) came out differently on "
+            "this call, so the graph does not describe it (another branch). jit traces again "
+            "on such a call by itself; a make_graph graph holds one trace: trace it again on "
+            "these arguments (make_graph(f)(*args)), use jit, or make the value a static "
+            "argument (static_argnums).")
+
+
 class GuardError(ValueError):
     """A value the trace read came out differently on a replay (another branch, another
     concrete value): the graph does not describe this call."""
@@ -131,8 +140,7 @@ class Graph:
                         CONVERSIONS[g[2]](v)  # (the transform refuses it as on eager f)
                     same = _same(innermost(v), g[1])
                 if not same:
-                    raise GuardError(f"{self.name}: a value the trace read ({var!r}) came "
-                                     "out differently")
+                    raise GuardError(guard_message(self.name, var, g[3]))
 
         for v in self.inputs:
             check(v)
@@ -245,14 +253,14 @@ def compile_graph(graph):
     names = {v: repr(v) for v in graph.inputs}
 
     def check(var):
-        for k, (_, value, how) in guards.get(id(var), ()):
+        for k, (_, value, how, where) in guards.get(id(var), ()):
             env[f"g{k}"] = value
+            env[f"m{k}"] = guard_message(graph.name, var, where)
             if how == "dtype":
                 body.append(f"    if {names[var]}.dtype != g{k}:")
             else:
                 body.append(f"    if not _same({names[var]}, g{k}):")
-            body.append(f"        raise GuardError('{graph.name}: a value the trace read "
-                        f"({var!r}) came out differently')")
+            body.append(f"        raise GuardError(m{k})")
 
     last = {}  # var -> index of the last node using it
     for k, n in enumerate(graph.nodes):

@@ -21,11 +21,13 @@ per input signature; ``passes.py`` shortens them.
 from typing import Any, Callable, Sequence
 import functools
 import operator
+import sys
 from threading import get_ident
 
 import numpy as _onp
 
 from . import errors
+from .fpwarnings import user_frame
 from .graph import Const, Graph, Node, Var
 from .numpy.array_tracer import ArrayTracer
 from .other_arrays import call_in_own_library, first_foreign
@@ -164,11 +166,12 @@ class StageTrace(Trace):
         if id(var) not in self.guarded:
             self.guarded.add(id(var))
             v = tracer._v
-            self.guards.append((var, v.copy() if isinstance(v, _onp.ndarray) else v, how))
+            self.guards.append((var, v.copy() if isinstance(v, _onp.ndarray) else v, how,
+                                _read_at()))
         elif how is not None:  # (read by a branch first, then converted: remember that)
             for k, g in enumerate(self.guards):
                 if g[0] is var and g[2] is None:
-                    self.guards[k] = (var, g[1], how)
+                    self.guards[k] = (var, g[1], how, g[3])
 
     def process(self, prim, args, params):
         vals, refs = [], []
@@ -207,8 +210,16 @@ class StageTrace(Trace):
         out = StageTracer(self, ans, self.new_var(ans))
         self.nodes.append(Node(prim, refs, dict(params), out._var))
         if prim.dtype_from_values:  # (a replay whose values give another dtype traces anew)
-            self.guards.append((out._var, out._var.dtype, "dtype"))
+            self.guards.append((out._var, out._var.dtype, "dtype",
+                                f"the dtype numpy's {prim.public_name} chose"))
         return out
+
+
+def _read_at():
+    """Where the user's code read a value (its file and line), for a guard's message."""
+    frame = user_frame(sys._getframe(2))
+    return "an unknown line" if frame is None else \
+        f"{frame.f_code.co_filename}, line {frame.f_lineno}"
 
 
 def _is_value(a):

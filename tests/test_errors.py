@@ -519,3 +519,17 @@ def test_a_write_into_a_traced_array_names_jaxs_spelling_first():
 
     with pytest.raises(fgrad.TracerMutationError, match=r"y = x\.at\[idx\]\.set\(value\)"):
         fgrad.grad(f)(onp.ones(2))
+
+
+def test_a_guard_error_says_where_the_value_was_read_and_what_to_do():
+    def f(x):
+        if x > 0:  # the read
+            return np.sin(x)
+        return x
+
+    line = f.__code__.co_firstlineno + 1
+    graph = fgrad.make_graph(f)(1.0)
+    with pytest.raises(fgrad.GuardError, match=rf"at {re.escape(__file__)}, line {line}\) "
+                       r"came out differently.*make_graph\(f\)\(\*args\)"):
+        graph(-1.0)
+    assert fgrad.jit(f)(-1.0) == -1.0  # (jit traces the other branch by itself)
