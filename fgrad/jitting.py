@@ -178,8 +178,10 @@ class _Jitted:
                 _onp.random.set_state(state)
             try:
                 out = graph.run(run_on)
-            except GuardError:  # (traced on a batch's first example, which the others are
-                return call(leaves)  # not: vmap of f itself, as the loop gives)
+            except GuardError:  # traced on a batch's first example, which the others are
+                if graph.effects:  # not: vmap of f itself, as the loop gives
+                    _onp.random.set_state(state)
+                return call(leaves)
             with self.lock:
                 self.cache.setdefault(key, []).append(graph)
             return tree_unflatten(graph.out_tree, out)

@@ -13,7 +13,7 @@ MODULES = ["fgrad.transforms", "fgrad.table", "fgrad.pytree", "fgrad.tree_util",
            "fgrad.numpy.broadcasting", "fgrad.recorded", "fgrad.custom", "fgrad.checkpointing",
            "fgrad.staging", "fgrad.jitting", "fgrad.passes", "fgrad.numpy.random",
            "fgrad.batching", "fgrad.numpy.ufunc_methods", "fgrad.nn", "fgrad.numpy.indexing",
-           "fgrad.autograd", "fgrad.taylor"]
+           "fgrad.autograd", "fgrad.taylor", "fgrad.testing.compositions"]
 
 
 @pytest.mark.parametrize("name", MODULES)
