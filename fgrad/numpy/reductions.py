@@ -66,12 +66,22 @@ def _prod_partials(x, axis):
     masked quotient would have the right value and the wrong second derivative). Rows
     without a zero take the quotient either way, so a batch or a staged graph, which cannot
     know where the zeros are and computes both, gives the same bits as one eager call."""
+    zeros = zero_rows(x, axis)
+    if zeros is None:
+        return fnp.prod(x, axis=axis, keepdims=True) / x
+    quotient = fnp.prod(x, axis=axis, keepdims=True) / fnp.where(zeros[0], 1, x)
+    return fnp.where(zeros[1], _prod_through_zeros(x, axis), quotient)
+
+
+def zero_rows(x, axis):
+    """None where ``x`` surely has no zero; else ``(zero, row)``: where it is 0, and which
+    rows along ``axis`` hold a zero (masks below the differentiating transforms: plain, or
+    batched or staged). Products' rules take their exact partials in those rows and the
+    quotient elsewhere (``prod``, ``cumprod``)."""
     zero = below_transforms(x) == 0
     if surely_none(zero):
-        return fnp.prod(x, axis=axis, keepdims=True) / x
-    quotient = fnp.prod(x, axis=axis, keepdims=True) / fnp.where(zero, 1, x)
-    return fnp.where(fnp.any(zero, axis=axis, keepdims=True), _prod_through_zeros(x, axis),
-                     quotient)
+        return None
+    return zero, fnp.any(zero, axis=axis, keepdims=True)
 
 
 def _prod_through_zeros(x, axis):

@@ -24,12 +24,12 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 import fgrad.numpy as fnp
 from . import batch_rules, taylor_rules
 from ..table import Composed, Spec, define
-from ..other_arrays import surely_none
 from ..tracer import (Tracer, below_transforms, concrete, contains_tracer, innermost,
                       innermost_meta, strip)
 from .broadcasting import dtype_of, mask, shape_of
 from .reductions import (NoValue, distinct, given, kept_shape, max_p, mean_p, min_p,
-                         normal_axes, numpy_kwargs, numpy_result, prod_p, reduction, sum_p)
+                         normal_axes, numpy_kwargs, numpy_result, prod_p, reduction, sum_p,
+                         zero_rows)
 from .namespace import stopped, values_only
 from .wrapping import differentiable, numpy_reference, unsupported_kwargs
 
@@ -67,16 +67,6 @@ cumsum_p = define("cumsum", lambda x, axis: _onp.cumsum(x, axis=axis),
                   spec=Spec(RUNNING), batch=batch_rules.along(none="flatten"))
 
 
-def _zero_rows(x, axis):
-    """None where ``x`` surely has no zero; else ``(zero, row)``: where it is 0, and which
-    rows along ``axis`` hold a zero (those take the exact O(n^2) partials; the others the
-    quotient, in the same bits as without zeros: see ``_prod_partials``)."""
-    zero = below_transforms(x) == 0
-    if surely_none(zero):
-        return None
-    return zero, fnp.any(zero, axis=axis, keepdims=True)
-
-
 def _cumprod_partials(x, axis):
     """``P[..., i, j] = d cumprod(x)[j] / d x[i]`` along ``axis`` (moved last): the product of
     ``x[k]`` over ``k <= j, k != i`` where ``j >= i``, else 0. Row i is the running product of
@@ -90,7 +80,7 @@ def _cumprod_partials(x, axis):
 
 
 def _cumprod_vjp(g, ans, x, axis):
-    zeros = _zero_rows(x, axis)
+    zeros = zero_rows(x, axis)
     if zeros is None:
         return _cumsum_transpose(g * ans, axis) / x
     gl = fnp.expand_dims(fnp.swapaxes(g, axis, -1), -2)
@@ -100,7 +90,7 @@ def _cumprod_vjp(g, ans, x, axis):
 
 
 def _cumprod_jvp(t, ans, x, axis):
-    zeros = _zero_rows(x, axis)
+    zeros = zero_rows(x, axis)
     if zeros is None:
         return ans * cumsum_p(t / x, axis=axis)
     tl = fnp.expand_dims(fnp.swapaxes(t, axis, -1), -1)

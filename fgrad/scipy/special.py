@@ -380,7 +380,7 @@ _lse_sign = values_only(
 
 def _lse_limit_impl(a_, lse_, *b, axis):
     """The weights at an infinite result: the entries equal to it share it (in proportion to
-    ``b``), the others get 0; nan where the result is finite (not used there)."""
+    ``b``), the others get 0 (where the result is finite these are not used)."""
     b_ = b[0] if b else _onp.ones_like(a_)
     tie = _onp.broadcast_to(a_ == lse_, _onp.broadcast_shapes(_onp.shape(a_), _onp.shape(b_)))
     share = _onp.sum(_onp.where(tie, b_, 0.0), axis=axis, keepdims=True)
