@@ -258,6 +258,28 @@ def mutation(op, instead="y = x.at[idx].set(value) (or .add, .multiply, .get; th
     )
 
 
+def write_through(target, symbol, at_call, name, how):
+    """``target <symbol>= ...`` on a traced value whose memory the name ``name`` sees too."""
+    return TracerMutationError(
+        f"`{target} {symbol} ...` writes in place into an array that another name sees "
+        f"({name} {how}): numpy changes it too, but a traced array cannot change in "
+        f"place, and rebinding `{target}` alone would compute another function. Write the "
+        f"change as a new array, `base = base.at[idx].{at_call}` with `base` the array "
+        f"written (the function form: fgrad.numpy.at(base)[idx].{at_call}), and take "
+        f"`{target}` from it again; or `{target} = {target} {symbol[:-1]} value` if the "
+        "other is meant to stay as it was.")
+
+
+def written_into_plain(ufunc):
+    """numpy's ``ufunc`` asked to write a traced result into a plain array (``out=``)."""
+    return TracerMutationError(
+        f"numpy.{ufunc}(..., out=...) would write a traced value into a plain numpy array "
+        "(an augmented assignment such as `buf[:2] += x` or `buf *= x` on a plain `buf` does "
+        "this), which cannot hold its derivative. Build a new array instead: `buf = "
+        "np.at(buf)[idx].add(x)` (or .set, .multiply; fgrad.numpy.at works on plain and traced "
+        "arrays alike), or `buf = buf * x`.")
+
+
 def out_argument(name):
     return TracerMutationError(
         f"fgrad.numpy.{name}(..., out=...) would write a traced result into an existing "

@@ -25,6 +25,7 @@ from .layout import asarray, astype, ravel, reshape, squeeze, swapaxes, transpos
 from .products import dot, matmul
 from .reductions import max, mean, min, prod, sum
 from .selection import compress
+from .views import copied, is_view_index, refuse_write_through, view_of
 
 
 def _arithmetic(prim):
@@ -49,6 +50,15 @@ def _arithmetic(prim):
     return forward, reflected
 
 
+def _in_place(forward, symbol, at_call):
+    """An augmented assignment (``symbol``, e.g. ``"*="``): ``forward``'s new array, bound to
+    the name by Python, unless another name sees the memory (``views.py``)."""
+    def method(self, o):
+        refuse_write_through(self, symbol, at_call)
+        return forward(self, o)
+    return method
+
+
 class ArrayTracer(Tracer):
     """A value being differentiated, behaving like a read-only numpy array.
 
@@ -57,12 +67,12 @@ class ArrayTracer(Tracer):
     ``TracerMutationError`` naming ``fgrad.numpy.at(x)[idx].set(v)``.
     """
 
-    __slots__ = ()
+    __slots__ = ("_base",)  # (set on a view only: the tracer whose memory numpy would share)
     __array_priority__ = 1000  # make ndarray <op> tracer defer to our reflected operators
 
     T = property(lambda self: transpose(self))
     mT = property(lambda self: swapaxes(self, -1, -2))
-    real = property(lambda self: real(self))
+    real = property(lambda self: view_of(real(self), self))
     imag = property(lambda self: imag(self))
     at = property(at)  # (x.at[idx].set(v): the same as fgrad.numpy.at(x)[idx].set(v))
 
@@ -90,6 +100,16 @@ class ArrayTracer(Tracer):
     def __divmod__(self, o): return fnp.floor_divide(self, o), mod(self, o)
     def __rdivmod__(self, o): return fnp.floor_divide(o, self), mod(o, self)
 
+    # augmented assignment: numpy writes in place, which every name of the memory sees
+    __iadd__ = _in_place(__add__, "+=", "add(value)")
+    __isub__ = _in_place(__sub__, "-=", "add(-value)")
+    __imul__ = _in_place(__mul__, "*=", "multiply(value)")
+    __itruediv__ = _in_place(__truediv__, "/=", "divide(value)")
+    __ipow__ = _in_place(__pow__, "**=", "power(value)")
+    __imatmul__ = _in_place(__matmul__, "@=", "set(x[idx] @ value)")
+    __ifloordiv__ = _in_place(__floordiv__, "//=", "set(x[idx] // value)")
+    __imod__ = _in_place(__mod__, "%=", "set(x[idx] % value)")
+
     # bitwise and logical operators on masks and integers (zero derivative: a traced mask,
     # batched or staged, stays one)
     def __and__(self, o): return fnp.bitwise_and(self, o)
@@ -99,10 +119,14 @@ class ArrayTracer(Tracer):
     def __xor__(self, o): return fnp.bitwise_xor(self, o)
     def __rxor__(self, o): return fnp.bitwise_xor(o, self)
     def __invert__(self): return fnp.invert(self)
+    __iand__ = _in_place(__and__, "&=", "set(x[idx] & value)")
+    __ior__ = _in_place(__or__, "|=", "set(x[idx] | value)")
+    __ixor__ = _in_place(__xor__, "^=", "set(x[idx] ^ value)")
 
     # --- indexing --------------------------------------------------------------------
     def __getitem__(self, idx):
-        return getitem(self, idx)
+        out = getitem(self, idx)
+        return view_of(out, self) if is_view_index(idx, self.ndim) else out
 
     def __setitem__(self, idx, value):
         raise errors.mutation(f"x[{_show_index(idx)}] = ...")
@@ -149,7 +173,7 @@ class ArrayTracer(Tracer):
         return ravel(self, order=order)
 
     def flatten(self, order="C"):
-        return ravel(self, order=order)
+        return copied(ravel(self, order=order))
 
     def squeeze(self, axis=None):
         return squeeze(self, axis=axis)
@@ -162,8 +186,8 @@ class ArrayTracer(Tracer):
 
     conjugate = conj
 
-    def copy(self):
-        return self  # tracers are immutable, so sharing is safe
+    def copy(self, order="C"):
+        return copied(self)
 
     def __getattr__(self, name):
         """The other ndarray methods (``x.argmax()``, ``x.round()``, ``x.cumsum()``, ...) are
@@ -197,7 +221,10 @@ class ArrayTracer(Tracer):
             fn = _UFUNC_STAND_INS.get(ufunc)
             if fn is not None:
                 return fn(*inputs)
-        if kwargs.get("out") is not None:
+        out = kwargs.get("out")
+        if out is not None:
+            if any(not isinstance(o, Tracer) for o in out):  # (buf[:2] += x comes this way)
+                raise errors.written_into_plain(ufunc.__name__)
             raise errors.mutation(f"numpy.{ufunc.__name__}(..., out=...) on a traced value")
         module = _library_of_ufunc(ufunc)
         if module is not None:  # scipy.special's

@@ -17,6 +17,7 @@ from ..table import Spec, define, register_function
 from ..other_arrays import as_array, foreign_array
 from ..tracer import Tracer, contains_tracer, innermost, innermost_meta, strip
 from .namespace import values_only
+from .views import copied, view_of
 from .broadcasting import broadcast_to_p, dtype_of, shape_of
 from .wrapping import as_tuple, differentiable, unsupported_kwargs
 
@@ -75,7 +76,8 @@ reshape_p = define("reshape", lambda x, shape, order: as_array(x).reshape(shape,
                                     (((),), {"shape": (1, 1)})]))
 def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     shape = as_tuple(newshape if shape is None else shape)
-    return reshape_p(fnp.asarray(a), shape=shape, order=order)
+    a = fnp.asarray(a)
+    return view_of(reshape_p(a, shape=shape, order=order), a)
 
 
 ravel_p = define("ravel", lambda x, order: _onp.ravel(x, order=order) if order != "C" else
@@ -89,7 +91,8 @@ ravel_p = define("ravel", lambda x, order: _onp.ravel(x, order=order) if order !
 @differentiable(_onp.ravel, Spec([(((2, 3),), {}), (((2, 3),), {"order": "F"}),
                                   (((),), {})]))
 def ravel(a, order="C"):
-    return ravel_p(fnp.asarray(a), order=order)
+    a = fnp.asarray(a)
+    return view_of(ravel_p(a, order=order), a)
 
 
 def _inverse_perm(axes):
@@ -119,7 +122,7 @@ def transpose(a, axes=None):
     a = fnp.asarray(a)
     if axes is not None:
         axes = axis_tuple(axes, _ndim(a))
-    return transpose_p(a, axes=axes)
+    return view_of(transpose_p(a, axes=axes), a)
 
 
 swapaxes_p = define("swapaxes", lambda x, axis1, axis2: _onp.swapaxes(x, axis1, axis2),
@@ -135,7 +138,7 @@ swapaxes_p = define("swapaxes", lambda x, axis1, axis2: _onp.swapaxes(x, axis1, 
 def swapaxes(a, axis1, axis2):
     a = fnp.asarray(a)
     n = _ndim(a)
-    return swapaxes_p(a, axis1=axis_index(axis1, n), axis2=axis_index(axis2, n))
+    return view_of(swapaxes_p(a, axis1=axis_index(axis1, n), axis2=axis_index(axis2, n)), a)
 
 
 expand_dims_p = define("expand_dims", lambda x, axis: _onp.expand_dims(x, axis),
@@ -148,7 +151,8 @@ expand_dims_p = define("expand_dims", lambda x, axis: _onp.expand_dims(x, axis),
 @differentiable(_onp.expand_dims, Spec([(((3,),), {"axis": 0}), (((2, 3),), {"axis": (1, -1)}),
                                         (((),), {"axis": -1})]))
 def expand_dims(a, axis):
-    return expand_dims_p(fnp.asarray(a), axis=tuple(int(i) for i in as_tuple(strip(axis))))
+    a = fnp.asarray(a)
+    return view_of(expand_dims_p(a, axis=tuple(int(i) for i in as_tuple(strip(axis)))), a)
 
 
 squeeze_p = define("squeeze", lambda x, axis: _onp.squeeze(x, axis),
@@ -161,7 +165,8 @@ squeeze_p = define("squeeze", lambda x, axis: _onp.squeeze(x, axis),
 @differentiable(_onp.squeeze, Spec([(((1, 3, 1),), {}), (((2, 1),), {"axis": -1}),
                                     (((1, 2, 1),), {"axis": (0, 2)})]))
 def squeeze(a, axis=None):
-    return squeeze_p(fnp.asarray(a), axis=None if axis is None else as_tuple(strip(axis)))
+    a = fnp.asarray(a)
+    return view_of(squeeze_p(a, axis=None if axis is None else as_tuple(strip(axis))), a)
 
 
 @differentiable(_onp.broadcast_to, Spec([(((3,),), {"shape": (2, 3)}), (((),), {"shape": 3}),
@@ -328,7 +333,7 @@ def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, ndm
     out = _from_nested(object, None if dtype is None else _onp.dtype(dtype))
     if _ndim(out) < ndmin:
         out = reshape(out, (1,) * (ndmin - _ndim(out)) + shape_of(out))
-    return out
+    return copied(out) if copy and out is object else out
 
 
 def _filled(fill_value, shape, dtype):
@@ -453,8 +458,8 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
 
 @differentiable(_onp.copy, Spec([(((2, 3),), {}), (((),), {"order": "F"})]))
 def copy(a, order="K", subok=False):
-    """Traced values are immutable, so the copy may share the tracer."""
-    return asarray(a)
+    """A new tracer of the same traced value (a name of its own: ``views.py``)."""
+    return copied(asarray(a))
 
 
 @differentiable(_onp.asanyarray, Spec([(((2, 3),), {}), (((), ()), {})], call=_nested_call))

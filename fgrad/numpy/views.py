@@ -1,0 +1,136 @@
+"""Writes through views and aliases: an augmented assignment on a traced value keeps numpy's
+meaning or is refused.
+
+In numpy ``v = x[:1]; v *= 3`` and ``y = x; y += 1`` change ``x``: the augmented assignment
+writes into memory that another name sees. A traced value cannot change in place (derivative
+rules hold it as it was when they recorded it), so ``v *= 3`` on a tracer computes ``v * 3``
+and rebinds ``v``, which is numpy's meaning only when no other name sees that memory. So an
+in-place operator on a tracer first looks for such a name: among the local variables of the
+user's frames, from the one doing the write out to the transform's call (and one level into
+their lists, tuples and dicts), the same tracer under another name, or a tracer of the same
+memory (its base, a view of it, another view of its base). If there is one it raises
+``TracerMutationError`` naming both and the functional form; a fresh accumulator
+(``total += term``), seen by one name only, rebinds as before.
+
+Which results are views follows numpy: basic indexing (slices, ``None``, ``...``, fewer integers
+than dimensions), ``reshape``, ``ravel``, ``transpose``/``.T``, ``swapaxes``, ``squeeze``,
+``expand_dims``, ``moveaxis``, ``.real``. A copy in numpy (``x[[0, 1]]``, ``x[0]`` of a vector,
+``x.flatten()``, ``x * 1``) is no view here either.
+
+What it does not see: a name in a frame outside the transform's call, an object's attribute, or
+a container nested two levels deep. The look costs one read of each frame's locals per in-place
+operator on a tracer (the accumulator row of ``benchmarks/RESULTS.md``).
+"""
+import dis
+import sys
+
+import numpy as _onp
+
+from .. import errors
+from ..tracer import Tracer
+
+_INTEGERS = (int, _onp.integer)
+
+
+def is_view_index(idx, ndim):
+    """Whether numpy's ``x[idx]`` is a view of ``x`` (basic indexing, not all dimensions taken
+    by integers, which gives a scalar)."""
+    parts = idx if idx.__class__ is tuple else (idx,)
+    integers = 0
+    for i in parts:
+        if isinstance(i, _INTEGERS) and not isinstance(i, (bool, _onp.bool_)):
+            integers += 1
+        elif not (i.__class__ is slice or i is Ellipsis or i is None):
+            return False  # advanced indexing: a copy
+    return integers < ndim or integers < len(parts)
+
+
+def view_of(out, base):
+    """Mark the traced ``out`` as a view of ``base`` (numpy would give a view); returns it."""
+    if out is not base and isinstance(out, Tracer) and isinstance(base, Tracer):
+        try:
+            out._base = base
+        except AttributeError:  # (a tracer class without the slot)
+            pass
+    return out
+
+
+def copied(t):
+    """numpy's copy of the traced ``t``: the same traced value as a new tracer object, so that
+    names bound to the copy and to ``t`` are no aliases (tracers are immutable; only identity
+    tells names apart). Other values are returned as they are."""
+    if not isinstance(t, Tracer):
+        return t
+    new = object.__new__(t.__class__)
+    for slot in _slots(t.__class__):
+        try:
+            slot.__set__(new, slot.__get__(t))
+        except AttributeError:  # (unset)
+            pass
+    return new
+
+
+def _slots(cls):
+    """The member descriptors of the slots of ``cls`` and its bases, but the view's base."""
+    slots = _SLOTS.get(cls)
+    if slots is None:
+        slots = _SLOTS[cls] = [k.__dict__[name] for k in cls.__mro__
+                               for name in k.__dict__.get("__slots__", ()) if name != "_base"]
+    return slots
+
+
+_SLOTS = {}
+
+
+def root(t):
+    """The array whose memory the view ``t`` shows (``t`` itself if it is no view)."""
+    base = getattr(t, "_base", None)
+    while base is not None:
+        t, base = base, getattr(base, "_base", None)
+    return t
+
+
+def _internal(frame):
+    name = frame.f_globals.get("__name__", "")
+    return name == "fgrad" or name.startswith("fgrad.")
+
+
+def _items(value):
+    if value.__class__ in (list, tuple):
+        return value
+    if value.__class__ is dict:
+        return value.values()
+    return (value,)
+
+
+def refuse_write_through(x, symbol, at_call):
+    """Raise TracerMutationError if another name sees ``x``'s memory (see the module's text);
+    called by the in-place operators with the operator (``"*="``) and ``.at[]``'s call that
+    writes the same (``"multiply(value)"``)."""
+    frame = sys._getframe(2)
+    if _internal(frame):  # fgrad's own rules rebind their locals knowingly
+        return
+    user, memory, seen = frame, root(x), []
+    while frame is not None and not _internal(frame):
+        where = "" if frame is user else f" in {frame.f_code.co_name}()"
+        for name, value in frame.f_locals.items():
+            for item in _items(value):
+                if isinstance(item, Tracer) and (item is x or root(item) is memory):
+                    seen.append((name, where, value is item, item))
+        frame = frame.f_back
+    # the name assigned to (or the list holding it) is seen once in the user's frame
+    if len(seen) <= 1 and all(item is x for _, _, _, item in seen):
+        return
+    target = _stored_name(user) or "x"
+    name, where, direct, item = next(s for s in seen if s[:2] != (target, ""))
+    how = ("holds the same array" if not direct else "is the same array" if item is x else
+           "is the array it views" if item is memory else "views the same memory")
+    raise errors.write_through(target, symbol, at_call, f"`{name}`{where}", how)
+
+
+def _stored_name(frame):
+    """The name the augmented assignment running in ``frame`` stores to (None: not a name)."""
+    for ins in dis.get_instructions(frame.f_code):
+        if ins.offset > frame.f_lasti and ins.opname.startswith("STORE_"):
+            return ins.argval if isinstance(ins.argval, str) else None
+    return None

@@ -1,0 +1,209 @@
+"""Augmented assignment through views and aliases keeps numpy's meaning or raises
+TracerMutationError (fgrad/numpy/views.py); it never rebinds one name while numpy would change
+another's array."""
+import numpy as onp
+import pytest
+
+import fgrad
+import fgrad.numpy as np
+from fgrad import TracerMutationError
+
+
+def _jvp(f):
+    return lambda x: fgrad.jvp(f, (x,), (onp.ones_like(x),))
+
+
+TRANSFORMS = {"grad": fgrad.grad, "value_and_grad": fgrad.value_and_grad, "jvp": _jvp,
+              "jit": fgrad.jit, "jacfwd": fgrad.jacfwd, "hessian": fgrad.hessian,
+              "make_graph": fgrad.make_graph}
+
+
+def view_scaled(x):
+    v = x[:1]
+    v *= 3.0  # numpy: x is now [3 x0, x1]
+    return np.sum(x * x)
+
+
+def alias_shifted(x):
+    y = x
+    y += 1.0
+    return np.sum(x * y)
+
+
+def rows_normalised(P):
+    for i in range(P.shape[0]):
+        row = P[i]
+        row /= row.sum()
+    return np.sum(P ** 2)
+
+
+def list_of_params(x):
+    params = [x, x * 2.0]
+    for p in params:
+        p -= 0.1
+    return np.sum(params[0])
+
+
+def transposed_view(x):
+    A = np.reshape(x, (2, 1))
+    t = A.T
+    t *= 2.0
+    return np.sum(A)
+
+
+def base_changed_under_its_view(x):
+    v = x[1:]
+    x += 1.0
+    return np.sum(v)
+
+
+def _in_helper(h, d):
+    h += d
+    return h
+
+
+def helper_called_with_a_kept_name(x):
+    h = x * 1.0
+    out = _in_helper(h, x)
+    return np.sum(out * h)
+
+
+WRITES_THROUGH = [
+    (view_scaled, onp.array([1.0, 2.0]), "`v *= ...`", "(`x` is the array it views)"),
+    (alias_shifted, onp.array([1.0, 2.0]), "`y += ...`", "(`x` is the same array)"),
+    (rows_normalised, onp.array([[1.0, 3.0], [2.0, 2.0]]), "`row /= ...`",
+     "(`P` is the array it views)"),
+    (list_of_params, onp.array([1.0, 2.0]), "`p -= ...`", "(`x` is the same array)"),
+    (transposed_view, onp.array([1.0, 2.0]), "`t *= ...`", "(`x` is the array it views)"),
+    (base_changed_under_its_view, onp.array([1.0, 2.0]), "`x += ...`",
+     "(`v` views the same memory)"),
+    (helper_called_with_a_kept_name, onp.array([1.0, 2.0]), "`h += ...`",
+     "(`h` in helper_called_with_a_kept_name() is the same array)"),
+]
+
+
+@pytest.mark.parametrize("transform", list(TRANSFORMS))
+@pytest.mark.parametrize("f, x, target, how", WRITES_THROUGH,
+                         ids=[c[0].__name__ for c in WRITES_THROUGH])
+def test_a_write_another_name_sees_is_refused_in_every_transform(f, x, target, how, transform):
+    # the plain function really does change the other name's array (so rebinding would
+    # compute another function)
+    with pytest.raises(TracerMutationError) as info:
+        TRANSFORMS[transform](f)(x)
+    message = str(info.value)
+    assert message.startswith(target + " writes in place into an array that another name sees")
+    assert how in message
+    assert ".at[idx]." in message and "fgrad.numpy.at(base)[idx]." in message
+
+
+def test_the_refused_programs_do_change_the_other_name_in_numpy():
+    x = onp.array([1.0, 2.0])
+    assert view_scaled(x.copy()) == 13.0  # the issue's number: rebinding gave 5
+    assert alias_shifted(x.copy()) == 4.0 + 9.0
+    P = onp.array([[1.0, 3.0], [2.0, 2.0]])
+    assert onp.isclose(rows_normalised(P.copy()), 0.0625 + 0.5625 + 0.25 + 0.25)
+
+
+def test_a_refused_write_under_vmap_too():
+    with pytest.raises(TracerMutationError, match=r"`y \+= \.\.\.`"):
+        fgrad.vmap(alias_shifted)(onp.ones((3, 2)))
+    with pytest.raises(TracerMutationError, match="is the array it views"):
+        fgrad.vmap(rows_normalised)(onp.ones((2, 2, 2)))
+
+
+def accumulate(x):
+    total = 0.0
+    for i in range(1, 4):
+        total += x * i  # a fresh array each time: seen by `total` alone
+    total *= 2.0
+    total /= 3.0
+    return np.sum(total ** 2)
+
+
+def argument_rebound(x):
+    x += 1.0  # the caller's array in numpy; f's value is the same either way
+    x *= x
+    return np.sum(x)
+
+
+def copy_of_an_element(x):
+    h = x[0]  # a scalar: numpy copies
+    h += 1.0
+    return h * x[1]
+
+
+def view_of_a_temporary(x):
+    r = (x * 2.0)[:1]  # the temporary's memory: no other name sees it
+    r *= 3.0
+    return np.sum(r) + np.sum(x)
+
+
+def fancy_index_copy(x):
+    c = x[[0, 1]]  # advanced indexing: numpy copies
+    c *= 5.0
+    return np.sum(c * x)
+
+
+def flattened_copy(x):
+    c = x.flatten()  # a copy in numpy
+    c += 1.0
+    return np.sum(c * x)
+
+
+REBINDS = [accumulate, argument_rebound, copy_of_an_element, view_of_a_temporary,
+           fancy_index_copy, flattened_copy]
+
+
+def _numerical_grad(f, x, eps=1e-6):
+    g = onp.zeros_like(x)
+    for i in range(x.size):
+        e = onp.zeros_like(x)
+        e.flat[i] = eps
+        g.flat[i] = (f(x + e) - f(x - e)) / (2 * eps)
+    return g
+
+
+@pytest.mark.parametrize("f", REBINDS, ids=[f.__name__ for f in REBINDS])
+def test_writes_no_other_name_sees_keep_numpy_values_and_derivatives(f):
+    x = onp.array([0.7, -1.3])
+    plain = f(x.copy())  # (numpy writes into its argument: pass copies)
+    value, g = fgrad.value_and_grad(f)(x)
+    assert onp.allclose(value, plain)
+    assert onp.allclose(g, _numerical_grad(lambda v: f(v.copy()), x), atol=1e-6)
+    assert onp.allclose(fgrad.jit(f)(x), plain)
+    assert onp.allclose(fgrad.jit(f)(x + 1.0), f(x + 1.0))  # a replay
+    assert onp.allclose(fgrad.jvp(f, (x,), (onp.ones(2),))[1], g.sum())
+    assert onp.allclose(fgrad.vmap(f)(onp.stack([x, x + 1.0])), [plain, f(x + 1.0)])
+
+
+def test_a_plain_array_written_with_a_traced_value_is_refused():
+    def through_view(x):
+        buf = onp.zeros(3)
+        part = buf[:2]
+        part += x[:2]
+        return np.sum(buf)
+
+    def directly(x):
+        buf = onp.ones(2)
+        buf *= x
+        return np.sum(buf)
+
+    for f in (through_view, directly):
+        x = onp.ones(3) if f is through_view else onp.ones(2)
+        for transform, arg in ((fgrad.grad, x), (fgrad.jit, x), (fgrad.vmap, onp.stack([x, x]))):
+            with pytest.raises(TracerMutationError,
+                               match=r"would write a traced value into a plain numpy array"):
+                transform(f)(arg)
+
+
+def test_a_plain_scratch_array_filled_with_plain_values_replays_as_eager():
+    def f(x):
+        w = onp.zeros(3)
+        head = w[:2]
+        head += 1.0  # plain into plain: numpy's own write, every call
+        return np.sum(w * x)
+
+    jitted = fgrad.jit(f)
+    for x in (onp.arange(3.0), onp.arange(3.0) + 5.0):
+        assert jitted(x) == f(x)
+        assert onp.array_equal(fgrad.grad(jitted)(x), [1.0, 1.0, 0.0])
