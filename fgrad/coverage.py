@@ -104,8 +104,9 @@ KINKS = {
     "linalg.norm": "every `ord` has gradient 0 at `x = 0` (the 2-norm's Hessian there is 0 "
                    "too); `ord=0` has zero derivative; inner kinks follow `abs` and `max`; "
                    "likewise `vector_norm`, `matrix_norm`",
-    "linalg.det": "singular input raises LinAlgError in the derivative (no adjugate "
-                  "gradient); likewise `inv`, `slogdet`, `solve`",
+    "linalg.det": "the derivative is the cofactor matrix, exact at singular matrices and "
+                  "to every order; `inv`, `solve` raise LinAlgError at a singular matrix as "
+                  "numpy does, `slogdet`'s derivative there (which does not exist) says so",
     "linalg.pinv": "rank-deficient input: the derivative along perturbations that keep the "
                    "rank; likewise `lstsq`",
     "linalg.eig": "eigenvectors follow numpy's normalisation (unit norm, largest entry real)",

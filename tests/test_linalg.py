@@ -509,10 +509,15 @@ def test_refused_arguments():
         fgrad.grad(lambda a: np.sum(np.linalg.outer(a, a)))(a)
 
 
-def test_singular_input_raises_rather_than_returning_a_number():
+def test_slogdet_at_a_singular_matrix_has_numpys_value_and_says_why_no_derivative():
     a = onp.array([[1.0, 2.0], [2.0, 4.0]])
-    with pytest.raises(onp.linalg.LinAlgError):
-        fgrad.grad(np.linalg.det)(a)
+    assert tuple(np.linalg.slogdet(a)) == tuple(onp.linalg.slogdet(a)) == (0.0, -onp.inf)
+    with pytest.raises(onp.linalg.LinAlgError,
+                       match=r"^fgrad\.numpy\.linalg\.slogdet: the derivative of logabsdet is "
+                             r"inv\(a\)\^T, which does not exist at a singular matrix"):
+        fgrad.grad(lambda a: np.linalg.slogdet(a)[1])(a)
+    with pytest.raises(onp.linalg.LinAlgError, match="Singular matrix"):  # numpy's own
+        fgrad.grad(lambda a: np.sum(np.linalg.inv(a)))(a)
 
 
 def test_complex_inverse_determinant_solve_and_powers():

@@ -17,9 +17,8 @@ from numpy.lib.array_utils import normalize_axis_tuple
 
 import fgrad.numpy as fnp
 from . import batch_rules, taylor_rules
-from ..other_arrays import surely_none
 from ..table import Composed, Spec, define
-from ..tracer import Tracer, below_transforms, contains_tracer, innermost, strip
+from ..tracer import Tracer, contains_tracer, innermost, strip
 from .broadcasting import REDUCE, dtype_of, kept_shape, mask, shape_of, spread, sum_p
 from .wrapping import differentiable, unsupported_kwargs, with_numpy_values
 
@@ -58,43 +57,28 @@ mean_p = define("mean", _mean_impl,
 
 
 def _prod_partials(x, axis):
-    """d prod / dx_i: the product of the other entries along ``axis`` (shaped like x).
-
-    Without zeros that is ``prod / x_i``, smooth and exact to every order. With a zero along
-    the axis the quotient is undefined, so each entry is replaced by 1 in turn and the rows
-    multiplied out: O(n^2) work, but the result, and every derivative of it, is exact (a
-    masked quotient would have the right value and the wrong second derivative). Rows
-    without a zero take the quotient either way, so a batch or a staged graph, which cannot
-    know where the zeros are and computes both, gives the same bits as one eager call."""
-    zeros = zero_rows(x, axis)
-    if zeros is None:
-        return fnp.prod(x, axis=axis, keepdims=True) / x
-    quotient = fnp.prod(x, axis=axis, keepdims=True) / fnp.where(zeros[0], 1, x)
-    return fnp.where(zeros[1], _prod_through_zeros(x, axis), quotient)
-
-
-def zero_rows(x, axis):
-    """None where ``x`` surely has no zero; else ``(zero, row)``: where it is 0, and which
-    rows along ``axis`` hold a zero (masks below the differentiating transforms: plain, or
-    batched or staged). Products' rules take their exact partials in those rows and the
-    quotient elsewhere (``prod``, ``cumprod``)."""
-    zero = below_transforms(x) == 0
-    if surely_none(zero):
-        return None
-    return zero, fnp.any(zero, axis=axis, keepdims=True)
-
-
-def _prod_through_zeros(x, axis):
+    """d prod / dx_i: the product of the other entries along ``axis`` (shaped like x), as the
+    product of those before and those after it (``exclusive_products``): no division, so it
+    and every derivative of it are exact at and near zeros (the quotient ``prod / x_i`` has
+    the right value near a zero, and higher derivatives that cancel catastrophically)."""
     shape = shape_of(x)
     reduced = tuple(range(len(shape))) if axis is None else axis
     kept = [i for i in range(len(shape)) if i not in reduced]
     perm = kept + list(reduced)
-    lead = [shape[i] for i in kept]
-    n = int(_onp.prod([shape[i] for i in reduced], dtype=int))
-    rows = fnp.reshape(fnp.transpose(x, perm), lead + [1, n])
-    others = fnp.prod(fnp.where(_onp.eye(n, dtype=bool), 1, rows), axis=-1)
-    others = fnp.reshape(others, lead + [shape[i] for i in reduced])
+    n = math.prod(shape[i] for i in reduced)
+    rows = fnp.reshape(fnp.transpose(x, perm), [shape[i] for i in kept] + [n])
+    left, right = exclusive_products(rows)
+    others = fnp.reshape(left * right, [shape[i] for i in perm])
     return fnp.transpose(others, tuple(int(i) for i in _onp.argsort(perm)))
+
+
+def exclusive_products(x):
+    """``(left, right)``: along the last axis, the product of the entries before each entry
+    and of those after it, by running products (``cumprod``) alone."""
+    ones = _onp.ones(tuple(shape_of(x)[:-1]) + (1,), dtype_of(x))
+    left = fnp.concatenate([ones, fnp.cumprod(x[..., :-1], axis=-1)], axis=-1)
+    right = fnp.concatenate([fnp.cumprod(x[..., :0:-1], axis=-1)[..., ::-1], ones], axis=-1)
+    return left, right
 
 
 prod_p = define("prod", lambda x, axis, keepdims: _onp.prod(x, axis=axis, keepdims=keepdims),

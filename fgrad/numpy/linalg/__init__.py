@@ -17,8 +17,13 @@ Conventions (each is also stated on the function it concerns):
   two values are exactly equal the corresponding term is left out (never ``inf``/``nan``): the
   derivatives of the values themselves stay exact there, the vectors' have no meaning there.
   ``eigvalsh``, ``svdvals`` and ``eigvals`` do not go through the vectors' derivatives at all.
-* Singular inputs: ``inv``, ``det``, ``slogdet``, ``solve`` need an invertible matrix for their
-  derivative (numpy's ``LinAlgError`` otherwise); ``pinv`` and ``lstsq`` assume full rank.
+* Singular inputs: ``det``'s derivative is the cofactor matrix ``adj(a)^T`` (the primitive
+  ``linalg.cofactors``, computed without inverting), exact at singular matrices and to every
+  order. ``inv`` and ``solve`` raise numpy's ``LinAlgError`` at a singular matrix, as numpy
+  does; ``slogdet``'s value there is numpy's (sign 0, logabsdet -inf), and its derivative,
+  which does not exist, raises ``LinAlgError`` saying so. ``pinv`` and ``lstsq`` at a rank drop
+  give the derivative along paths of constant rank (JAX's convention; they are discontinuous
+  across a rank change), ``matrix_rank`` has zero derivative.
 * Norms at zero: every norm has gradient 0 at ``x = 0`` (the subgradient of least norm), and
   ``ord=0`` (a count) has zero derivative everywhere.
 * Only real inputs are differentiated by the decompositions; complex traced input is refused

@@ -40,26 +40,74 @@ def _inv_T(a):
     return _mT(inv(a))
 
 
+def _cofactors_impl(a):
+    """numpy's value of the cofactor matrix ``adj(a)^T`` (the gradient of ``det``) at every
+    ``a``, singular ones included, without inverting: 2 x 2 by its formula, larger from the
+    SVD ``a = U diag(s) Vh``, ``adj(a) = det(Vh) Vh^H diag(prod_(j != i) s_j) det(U) U^H``."""
+    n = a.shape[-1]
+    if n <= 1:
+        return _onp.ones_like(a)
+    if n == 2:  # (numpy's functions only, so that Dask's and CuPy's arrays stay theirs)
+        rows = [_onp.stack([a[..., 1, 1], -a[..., 1, 0]], axis=-1),
+                _onp.stack([-a[..., 0, 1], a[..., 0, 0]], axis=-1)]
+        return _onp.stack(rows, axis=-2)
+    u, s, vh = _la.svd(a)
+    ones = _onp.ones(s.shape[:-1] + (1,), s.dtype)
+    before = _onp.concatenate([ones, _onp.cumprod(s[..., :-1], axis=-1)], axis=-1)
+    after = _onp.concatenate([_onp.cumprod(s[..., :0:-1], axis=-1)[..., ::-1], ones], axis=-1)
+    scale = (_la.det(u) * _la.det(vh))[..., None, None]
+    adj = scale * _onp.matmul(_onp.conj(_onp.swapaxes(vh, -1, -2)) * (before * after)[..., None, :],
+                              _onp.conj(_onp.swapaxes(u, -1, -2)))
+    return _onp.swapaxes(adj, -1, -2)
+
+
+def _cofactors_jvp(t, ans, a):
+    """The cofactors' derivative along ``t``: row k of ``a`` replaced by row k of ``t``, the
+    cofactors of that matrix outside row k, summed over k (det is linear in each row). It
+    calls ``cofactors`` again, so every order is exact, at singular matrices too. The map is
+    det's Hessian, which is symmetric: the same function is the VJP."""
+    n = shape_of(a)[-1]
+    row = _onp.eye(n, dtype=bool)[:, :, None]  # row[k, i, :]: i == k
+    replaced = fnp.where(row, fnp.expand_dims(t, -3), fnp.expand_dims(a, -3))
+    return fnp.sum(fnp.where(row, 0, cofactors(replaced)), axis=-3)
+
+
+cofactors = define(
+    "linalg.cofactors", _cofactors_impl,
+    [lambda g, ans, a: _cofactors_jvp(g, ans, a)], [_cofactors_jvp],
+    spec=Spec(SQUARE + [(((4, 4),), {})], domain=(-1.0, 1.0)),
+    doc="The cofactor matrix adj(a)^T of a square matrix (or a stack): det's gradient, "
+        "defined at every matrix, singular ones included.", batch=batch_rules.stacked(2))
+
 det = define(
     "linalg.det", _la.det,
-    [lambda g, ans, a: _lift(g * ans) * _inv_T(a)],
-    [lambda t, ans, a: ans * fnp.sum(_inv_T(a) * t, axis=(-2, -1))],
+    [lambda g, ans, a: _lift(g) * cofactors(a)],
+    [lambda t, ans, a: fnp.sum(cofactors(a) * t, axis=(-2, -1))],
     spec=Spec(SQUARE + [(((2, 2),), {"negative": True})], domain=(-1.0, 1.0),
               call=lambda f, a, negative=False: _shifted(f, -a if negative else a)),
-    doc=_noted(_la.det, "the gradient det(a) inv(a)^T is computed through inv(a), so a "
-                        "singular a raises LinAlgError rather than giving its adjugate; "
-                        "complex input is supported."), batch=batch_rules.stacked(2),
-    # (jet: a real det is its sign, a constant of the point, times exp(log|det|), whose
-    # expansion does not read the output; where det is nonzero)
-    taylor=Composed(lambda a: taylor_rules.sign_of(_la.det, a) * fnp.exp(_slogdet(a)[1]),
-                    where=lambda ans, a: ans.dtype.kind == "f" and bool(_onp.all(ans != 0))))
+    doc=_noted(_la.det, "the gradient is the cofactor matrix adj(a)^T, computed without "
+                        "inverting, so it is exact at singular matrices too, and so is every "
+                        "higher derivative (the cofactors' own rule replaces rows, no "
+                        "division); complex input is supported."), batch=batch_rules.stacked(2))
+
+def _log_det_gradient(a):
+    """inv(a)^T, which a singular ``a`` has not: its error says so and what to do."""
+    try:
+        return _inv_T(a)
+    except _la.LinAlgError:
+        raise _la.LinAlgError(
+            "fgrad.numpy.linalg.slogdet: the derivative of logabsdet is inv(a)^T, which does "
+            "not exist at a singular matrix (numpy gives sign 0 and logabsdet -inf there). "
+            "Differentiate det instead, whose derivative (the cofactor matrix) exists at every "
+            "matrix, or keep a away from singular matrices (a + eps * I).") from None
+
 
 _slogdet = define_multi(
     "linalg.slogdet", lambda a: tuple(_la.slogdet(a)),
     lambda a: (shape_of(a)[:-2],) * 2,
     # the sign is locally constant (zero derivative); log|det a| has gradient inv(a)^T
-    lambda i, gs, outs, a: _lift(gs[1]) * _inv_T(a),
-    lambda ts, outs, a: (None, fnp.sum(_inv_T(a) * ts[0], axis=(-2, -1))),
+    lambda i, gs, outs, a: _lift(gs[1]) * _log_det_gradient(a),
+    lambda ts, outs, a: (None, fnp.sum(_log_det_gradient(a) * ts[0], axis=(-2, -1))),
     spec=Spec([(((2, 2),), {}), (((2, 3, 3),), {})], domain=(-1.0, 1.0), call=_shifted),
     batch=batch_rules.stacked(2), jvp_reads_outputs=False)
 
