@@ -25,7 +25,7 @@ from .layout import asarray, astype, ravel, reshape, squeeze, swapaxes, transpos
 from .products import dot, matmul
 from .reductions import max, mean, min, prod, sum
 from .selection import compress
-from .views import copied, is_view_index, refuse_write_through, view_of
+from .views import Viewable, copied, in_place, is_view_index, view_of
 
 
 def _arithmetic(prim):
@@ -50,16 +50,7 @@ def _arithmetic(prim):
     return forward, reflected
 
 
-def _in_place(forward, symbol, at_call):
-    """An augmented assignment (``symbol``, e.g. ``"*="``): ``forward``'s new array, bound to
-    the name by Python, unless another name sees the memory (``views.py``)."""
-    def method(self, o):
-        refuse_write_through(self, symbol, at_call)
-        return forward(self, o)
-    return method
-
-
-class ArrayTracer(Tracer):
+class ArrayTracer(Viewable):
     """A value being differentiated, behaving like a read-only numpy array.
 
     Arithmetic, indexing and the usual ndarray methods go to the current transform.
@@ -67,7 +58,7 @@ class ArrayTracer(Tracer):
     ``TracerMutationError`` naming ``fgrad.numpy.at(x)[idx].set(v)``.
     """
 
-    __slots__ = ("_base",)  # (set on a view only: the tracer whose memory numpy would share)
+    __slots__ = ()
     __array_priority__ = 1000  # make ndarray <op> tracer defer to our reflected operators
 
     T = property(lambda self: transpose(self))
@@ -101,14 +92,14 @@ class ArrayTracer(Tracer):
     def __rdivmod__(self, o): return fnp.floor_divide(o, self), mod(o, self)
 
     # augmented assignment: numpy writes in place, which every name of the memory sees
-    __iadd__ = _in_place(__add__, "+=", "add(value)")
-    __isub__ = _in_place(__sub__, "-=", "add(-value)")
-    __imul__ = _in_place(__mul__, "*=", "multiply(value)")
-    __itruediv__ = _in_place(__truediv__, "/=", "divide(value)")
-    __ipow__ = _in_place(__pow__, "**=", "power(value)")
-    __imatmul__ = _in_place(__matmul__, "@=", "set(x[idx] @ value)")
-    __ifloordiv__ = _in_place(__floordiv__, "//=", "set(x[idx] // value)")
-    __imod__ = _in_place(__mod__, "%=", "set(x[idx] % value)")
+    __iadd__ = in_place(__add__, "+=", "add(value)")
+    __isub__ = in_place(__sub__, "-=", "add(-value)")
+    __imul__ = in_place(__mul__, "*=", "multiply(value)")
+    __itruediv__ = in_place(__truediv__, "/=", "divide(value)")
+    __ipow__ = in_place(__pow__, "**=", "power(value)")
+    __imatmul__ = in_place(__matmul__, "@=", "set(x[idx] @ value)")
+    __ifloordiv__ = in_place(__floordiv__, "//=", "set(x[idx] // value)")
+    __imod__ = in_place(__mod__, "%=", "set(x[idx] % value)")
 
     # bitwise and logical operators on masks and integers (zero derivative: a traced mask,
     # batched or staged, stays one)
@@ -119,14 +110,14 @@ class ArrayTracer(Tracer):
     def __xor__(self, o): return fnp.bitwise_xor(self, o)
     def __rxor__(self, o): return fnp.bitwise_xor(o, self)
     def __invert__(self): return fnp.invert(self)
-    __iand__ = _in_place(__and__, "&=", "set(x[idx] & value)")
-    __ior__ = _in_place(__or__, "|=", "set(x[idx] | value)")
-    __ixor__ = _in_place(__xor__, "^=", "set(x[idx] ^ value)")
+    __iand__ = in_place(__and__, "&=", "set(x[idx] & value)")
+    __ior__ = in_place(__or__, "|=", "set(x[idx] | value)")
+    __ixor__ = in_place(__xor__, "^=", "set(x[idx] ^ value)")
 
     # --- indexing --------------------------------------------------------------------
     def __getitem__(self, idx):
         out = getitem(self, idx)
-        return view_of(out, self) if is_view_index(idx, self.ndim) else out
+        return view_of(out, self) if is_view_index(idx, self) else out
 
     def __setitem__(self, idx, value):
         raise errors.mutation(f"x[{_show_index(idx)}] = ...")

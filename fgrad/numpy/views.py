@@ -23,6 +23,7 @@ operator on a tracer (the accumulator row of ``benchmarks/RESULTS.md``).
 """
 import dis
 import sys
+from sys import getrefcount
 
 import numpy as _onp
 
@@ -32,9 +33,13 @@ from ..tracer import Tracer
 _INTEGERS = (int, _onp.integer)
 
 
-def is_view_index(idx, ndim):
-    """Whether numpy's ``x[idx]`` is a view of ``x`` (basic indexing, not all dimensions taken
-    by integers, which gives a scalar)."""
+def is_view_index(idx, x):
+    """Whether numpy's ``x[idx]`` is a view of ``x``: basic indexing (integers, slices,
+    ``None``, ``...``) that does not take every dimension by an integer (a scalar)."""
+    if idx.__class__ is int:  # (the common cases first)
+        return x.ndim > 1
+    if idx.__class__ is slice:
+        return True
     parts = idx if idx.__class__ is tuple else (idx,)
     integers = 0
     for i in parts:
@@ -42,16 +47,13 @@ def is_view_index(idx, ndim):
             integers += 1
         elif not (i.__class__ is slice or i is Ellipsis or i is None):
             return False  # advanced indexing: a copy
-    return integers < ndim or integers < len(parts)
+    return integers < len(parts) or integers < x.ndim
 
 
 def view_of(out, base):
     """Mark the traced ``out`` as a view of ``base`` (numpy would give a view); returns it."""
-    if out is not base and isinstance(out, Tracer) and isinstance(base, Tracer):
-        try:
-            out._base = base
-        except AttributeError:  # (a tracer class without the slot)
-            pass
+    if out is not base and isinstance(out, Viewable) and isinstance(base, Tracer):
+        out._base = base
     return out
 
 
@@ -71,28 +73,38 @@ def copied(t):
 
 
 def _slots(cls):
-    """The member descriptors of the slots of ``cls`` and its bases, but the view's base."""
+    """The member descriptors of the slots of ``cls`` and its bases."""
     slots = _SLOTS.get(cls)
     if slots is None:
         slots = _SLOTS[cls] = [k.__dict__[name] for k in cls.__mro__
-                               for name in k.__dict__.get("__slots__", ()) if name != "_base"]
+                               for name in k.__dict__.get("__slots__", ())
+                               if name != "__dict__"]  # (a view's base: a copy is no view)
     return slots
 
 
 _SLOTS = {}
 
 
+class Viewable(Tracer):
+    """A tracer that may show another's memory, as numpy's view does (the array tracers
+    derive from this class). ``_base`` is None but on a view, where it is the tracer viewed:
+    kept in an instance dict made on a view only, so reading it on any tracer is one class
+    lookup (an unset slot would raise, which cost 1.6 us per read)."""
+    __slots__ = ("__dict__",)
+    _base = None
+
+
 def root(t):
     """The array whose memory the view ``t`` shows (``t`` itself if it is no view)."""
-    base = getattr(t, "_base", None)
-    while base is not None:
-        t, base = base, getattr(base, "_base", None)
+    while t._base is not None:
+        t = t._base
     return t
 
 
 def _internal(frame):
-    name = frame.f_globals.get("__name__", "")
-    return name == "fgrad" or name.startswith("fgrad.")
+    """Whether ``frame`` runs fgrad's own code."""
+    name = frame.f_globals.get("__name__") or ""
+    return name.startswith("fgrad") and (len(name) == 5 or name[5] == ".")
 
 
 def _items(value):
@@ -101,6 +113,40 @@ def _items(value):
     if value.__class__ is dict:
         return value.values()
     return (value,)
+
+
+def in_place(forward, symbol, at_call):
+    """The augmented assignment ``symbol`` (``"*="``) of an array tracer: ``forward``'s new
+    array, which Python binds to the name, unless another name sees the memory, which raises
+    (``at_call``: the ``.at[]`` call that writes the same, for the message).
+
+    A tracer that is no view and that nothing but the name assigned to holds (its reference
+    count says so: a fresh accumulator's) needs no look at the frames; that saves 3-5 us
+    per operator. Every other one (a view, an input the transform holds, an alias) is
+    looked for among the user's names."""
+    def method(self, o):
+        if self._base is not None or getrefcount(self) > _ONE_NAME:
+            refuse_write_through(self, symbol, at_call)
+        return forward(self, o)
+    return method
+
+
+def _references_of_one_name():
+    """``getrefcount(self)`` inside an in-place operator of an object that one name holds,
+    measured on this interpreter by a method of the same shape as ``in_place``'s."""
+    counts = []
+
+    class Probe:
+        def __iadd__(self, o):
+            counts.append(getrefcount(self))
+            return self
+
+    probe = Probe()
+    probe += 0
+    return counts[0]
+
+
+_ONE_NAME = _references_of_one_name()
 
 
 def refuse_write_through(x, symbol, at_call):
@@ -115,7 +161,7 @@ def refuse_write_through(x, symbol, at_call):
         where = "" if frame is user else f" in {frame.f_code.co_name}()"
         for name, value in frame.f_locals.items():
             for item in _items(value):
-                if isinstance(item, Tracer) and (item is x or root(item) is memory):
+                if isinstance(item, Viewable) and (item is x or root(item) is memory):
                     seen.append((name, where, value is item, item))
         frame = frame.f_back
     # the name assigned to (or the list holding it) is seen once in the user's frame
