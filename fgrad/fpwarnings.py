@@ -55,8 +55,10 @@ def _warn(err, flag):
         return
     g = frame.f_globals
     registry = g.setdefault("__warningregistry__", {})
+    # (no module_globals, as warnings.warn passes none: with them a `python -c` script's
+    # warning raised ImportError, its __main__ having no source for linecache to load)
     warnings.warn_explicit(message, RuntimeWarning, frame.f_code.co_filename, frame.f_lineno,
-                           module=g.get("__name__"), registry=registry, module_globals=g)
+                           module=g.get("__name__"), registry=registry)
 
 
 _STATE: Any

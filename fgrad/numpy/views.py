@@ -30,24 +30,26 @@ import numpy as _onp
 from .. import errors
 from ..tracer import Tracer
 
-_INTEGERS = (int, _onp.integer)
-
-
 def is_view_index(idx, x):
     """Whether numpy's ``x[idx]`` is a view of ``x``: basic indexing (integers, slices,
-    ``None``, ``...``) that does not take every dimension by an integer (a scalar)."""
-    if idx.__class__ is int:  # (the common cases first)
-        return x.ndim > 1
-    if idx.__class__ is slice:
+    ``None``, ``...``) that does not take every dimension by an integer (a scalar). (Written
+    for speed: it runs on every index of a tracer.)"""
+    c = idx.__class__
+    if c is int:
+        return x._meta.ndim > 1
+    if c is slice:
         return True
-    parts = idx if idx.__class__ is tuple else (idx,)
+    parts = idx if c is tuple else (idx,)
     integers = 0
     for i in parts:
-        if isinstance(i, _INTEGERS) and not isinstance(i, (bool, _onp.bool_)):
+        c = i.__class__
+        if c is int:
             integers += 1
-        elif not (i.__class__ is slice or i is Ellipsis or i is None):
-            return False  # advanced indexing: a copy
-    return integers < len(parts) or integers < x.ndim
+        elif not (c is slice or i is None or i is Ellipsis):
+            if c is bool or not isinstance(i, _onp.integer):
+                return False  # advanced indexing: a copy
+            integers += 1
+    return integers < len(parts) or integers < x._meta.ndim
 
 
 def view_of(out, base):
