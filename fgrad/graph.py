@@ -106,11 +106,22 @@ class Graph:
                 raise ValueError(f"{self.name}: input leaf {i} has shape {shape} and dtype "
                                  f"{dtype}, but the graph was traced with shape {v.shape} "
                                  f"and dtype {v.dtype}; trace it again for these")
-        return tree_unflatten(self.out_tree, self.run(numpy_leaves(leaves)))
+        return tree_unflatten(self.out_tree, self.run(self._as_traced(leaves)))
+
+    def _as_traced(self, leaves):
+        """A Python number among the leaves as a 0-d array where the graph was traced on a
+        numpy value there (its code may apply numpy's operators to it, which on two Python
+        numbers would do Python's arithmetic). A graph traced on a Python number takes one:
+        numpy promotes it weakly, and the code calls the ufuncs on it."""
+        for x in leaves:
+            if x.__class__ in PYTHON_NUMBERS:
+                return [_onp.asarray(x) if x.__class__ in PYTHON_NUMBERS and v.numpy else x
+                        for x, v in zip(leaves, self.inputs)]
+        return leaves
 
     def run(self, leaves):
-        """The output leaves for these input leaves (not checked; Python numbers made numpy
-        values, see ``numpy_leaves``). Plain values run the generated code; tracers of
+        """The output leaves for these input leaves (not checked; a Python number where the
+        graph was traced on one, see ``_as_traced``). Plain values run the generated code; tracers of
         transforms around the call (``grad`` of a graph), or a staged function around it, get
         the nodes one primitive call at a time, so those transforms see each call."""
         if interpreting(leaves):
@@ -196,15 +207,6 @@ class Graph:
                 out.append(f"  {o!r} -> out{i};")
         out.append("}")
         return "\n".join(out)
-
-
-def numpy_leaves(leaves):
-    """Python numbers among the leaves as 0-d arrays, as the trace saw them (the generated
-    code calls numpy's operators, which on two Python numbers would do Python arithmetic)."""
-    for x in leaves:
-        if x.__class__ in PYTHON_NUMBERS:
-            return [_onp.asarray(x) if x.__class__ in PYTHON_NUMBERS else x for x in leaves]
-    return leaves
 
 
 def resolve(ref, env):

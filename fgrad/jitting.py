@@ -15,7 +15,7 @@ import warnings
 
 import numpy as _onp
 
-from .graph import GuardError, interpreting, numpy_leaves
+from .graph import GuardError, interpreting
 from .other_arrays import foreign_array
 from .passes import optimize
 from .pytree import tree_flatten, tree_unflatten
@@ -143,18 +143,18 @@ class _Jitted:
         for x in leaves:
             if x.__class__ is _onp.ndarray:
                 sig.append((x.shape, x.dtype))
-            else:  # (a number, a numpy scalar, a tracer)
+            else:  # (a number, a numpy scalar, a tracer; a Python number's type is part of
+                #    the key, so its graph was traced on one and runs on it, promoting weakly)
                 sig.append(_signature(x))
                 arrays = False
         key = (in_tree, statics, tuple(sig))
         # arrays only, and no staged function around the call: the generated code directly
         direct = arrays and not interpreting(())
-        run_on = leaves if arrays else numpy_leaves(leaves)
         graphs = self.cache.get(key, ())
         for graph in graphs:
             state = _onp.random.get_state() if graph.effects else None
             try:
-                out = graph.compile()(*run_on) if direct else graph.run(run_on)
+                out = graph.compile()(*leaves) if direct else graph.run(leaves)
                 return tree_unflatten(graph.out_tree, out)
             except GuardError:
                 if state is not None:  # the next trace draws what the eager call would
@@ -177,7 +177,7 @@ class _Jitted:
             if graph.effects:  # (the run draws what the trace drew, as one call would)
                 _onp.random.set_state(state)
             try:
-                out = graph.run(run_on)
+                out = graph.run(leaves)
             except GuardError:  # traced on a batch's first example, which the others are
                 if graph.effects:  # not: vmap of f itself, as the loop gives
                     _onp.random.set_state(state)

@@ -251,11 +251,29 @@ class Tracer:
     __slots__ = ("_trace", "_value")
     _fgrad_tracer = True  # (other_arrays.foreign_array: not another library's array)
 
-    # values are numpy arrays or scalars (or tracers of outer transforms), all of which have
-    # these attributes
-    shape = property(lambda self: self._meta.shape)
-    ndim = property(lambda self: self._meta.ndim)
-    size = property(lambda self: self._meta.size)
+    # values are numpy arrays or scalars (or tracers of outer transforms), which have these
+    # attributes, or Python numbers (an input kept weak, as numpy promotes it), which have not
+    @property
+    def shape(self):
+        try:
+            return self._meta.shape
+        except AttributeError:
+            return ()
+
+    @property
+    def ndim(self):
+        try:
+            return self._meta.ndim
+        except AttributeError:
+            return 0
+
+    @property
+    def size(self):
+        try:
+            return self._meta.size
+        except AttributeError:
+            return 1
+
     dtype = property(lambda self: value_dtype(innermost_meta(self._meta)))
     # the value one level down, for its class, shape and dtype (see ``innermost_meta``)
     _meta = property(lambda self: self._value)

@@ -32,7 +32,8 @@ float0 = _onp.dtype([("float0", _onp.void, 0)])
 # --- argument handling shared by every transform ----------------------------------------
 
 def _check_input(x, fname, where):
-    """Differentiable inputs are float or complex (JAX's rule); Python floats become float64.
+    """Differentiable inputs are float or complex (JAX's rule). A Python number stays one,
+    so numpy promotes it as it promotes a number (weakly: ``x + float32(1)`` is float32).
     ``where()`` describes the input for the error message."""
     v = innermost_meta(x)
     _refuse_unknown(v, fname, where)
@@ -46,8 +47,6 @@ def _check_input(x, fname, where):
         raise TypeError(f"{fname} requires float or complex inputs, but {where()} has dtype "
                         f"{dtype}. Differentiating with respect to integer or boolean values is "
                         "not defined: convert with x.astype(float), or close over it instead.")
-    if isinstance(x, (float, complex)):
-        return _onp.float64(x) if isinstance(x, float) else _onp.complex128(x)
     return x
 
 
@@ -167,8 +166,11 @@ def finish(v, like=None):
     """Give back a plain numpy value: numpy scalars for 0-d, the dtype of ``like``."""
     if v.__class__ in PYTHON_NUMBERS:  # a constant output or a Python seed
         v = _onp.asarray(v)
+    # (a Python number's derivative has the dtype the computation gave: it has none of its
+    # own, numpy promoting it as a weak scalar)
     if like is not None and not (v.__class__ is like.__class__ is _onp.ndarray
-                                 and v.dtype is like.dtype):
+                                 and v.dtype is like.dtype) and \
+            innermost_meta(like).__class__ not in PYTHON_NUMBERS:
         want, have = value_dtype(innermost_meta(like)), value_dtype(innermost_meta(v))
         # (a complex cotangent of a real input keeps its dtype: the tape took its real part
         # wherever the rules could give one, so this is a complex input's business)
@@ -499,6 +501,9 @@ def linearize(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., 
 def _basis(x):
     """Unit vectors shaped like ``x``, one per element (plain numpy)."""
     v = innermost_meta(x)
+    if v.__class__ in PYTHON_NUMBERS:  # (weak, as numpy promotes the number itself)
+        yield v.__class__(1)
+        return
     shape, dtype = _onp.shape(v), _onp.result_type(v)
     for k in range(int(_onp.prod(shape, dtype=int))):
         e = _onp.zeros(shape, dtype)
@@ -570,6 +575,8 @@ def _all_at_once(sweep, like, out_axes):
     elements, or a rule that reads the values it is given (it raises under vmap; the caller
     then sweeps one vector at a time, as before)."""
     v = innermost_meta(like)
+    if v.__class__ in PYTHON_NUMBERS:  # (one element, weak: _basis's one sweep serves)
+        return None
     shape, dtype = _onp.shape(v), _onp.result_type(v)
     n = int(_onp.prod(shape, dtype=int))
     if n == 0 or dtype.kind != "f":
@@ -667,10 +674,13 @@ def _jacfwd_blocks(rec, argnums, has_aux):
     parts = [[None] * len(rec.inputs) for _ in rec.out_vals]  # [output][input]
     for j, (n, x) in enumerate(zip(rec.in_nodes, rec.inputs)):
         in_shape = _onp.shape(innermost_meta(x))
+        # a Python number's tangent is weak: it takes the output's dtype, as jvp's does
+        weak = innermost_meta(x).__class__ in PYTHON_NUMBERS
 
-        def sweep(e, n=n):
+        def sweep(e, n=n, weak=weak):
             tans = sweep_forward(rec.tape, {n: e})
-            return [_zeros_like(val) if node is None or tans.get(node) is None else tans[node]
+            return [_zeros_like(val) if node is None or tans.get(node) is None else
+                    finish(tans[node], val) if weak else tans[node]
                     for node, val in zip(rec.out_nodes, rec.out_vals)]
 
         cols = _all_at_once(sweep, x, -1)  # (each output's shape + (n,): stacked last)

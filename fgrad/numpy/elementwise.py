@@ -254,7 +254,10 @@ def _by_operator(op, ufunc):
     answers instead (a Python complex times a numpy float64, which subclasses float), the
     result is not numpy's type, and the ufunc is called after all."""
     def fast(*args):
-        r = op(*args)
+        try:
+            r = op(*args)
+        except ZeroDivisionError:  # (two Python numbers: numpy's inf, not Python's error)
+            return ufunc(*args)
         return r if isinstance(r, _NUMPY_VALUES) else ufunc(*args)
     return fast
 
