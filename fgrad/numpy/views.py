@@ -18,8 +18,9 @@ than dimensions), ``reshape``, ``ravel``, ``transpose``/``.T``, ``swapaxes``, ``
 ``x.flatten()``, ``x * 1``) is no view here either.
 
 What it does not see: a name in a frame outside the transform's call, an object's attribute, or
-a container nested two levels deep. The look costs one read of each frame's locals per in-place
-operator on a tracer (the accumulator row of ``benchmarks/RESULTS.md``).
+a container nested two levels deep. A tracer that is no view and that only the name assigned to
+holds (a fresh accumulator) is told by its reference count and skips the look; the look costs
+3-5 us per operator (``docs/reliability.md``, section 11, has the measurements).
 """
 import dis
 import sys
@@ -29,6 +30,23 @@ import numpy as _onp
 
 from .. import errors
 from ..tracer import Tracer
+
+
+class Viewable(Tracer):
+    """A tracer that may show another's memory, as numpy's view does (the array tracers
+    derive from this class). ``_base`` is None but on a view, where it is the tracer viewed:
+    kept in an instance dict made on a view only, so reading it on any tracer is one class
+    lookup (an unset slot would raise, which cost 1.6 us per read)."""
+    __slots__ = ("__dict__",)
+    _base = None
+
+
+def root(t):
+    """The array whose memory the view ``t`` shows (``t`` itself if it is no view)."""
+    while t._base is not None:
+        t = t._base
+    return t
+
 
 def is_view_index(idx, x):
     """Whether numpy's ``x[idx]`` is a view of ``x``: basic indexing (integers, slices,
@@ -85,22 +103,6 @@ def _slots(cls):
 
 
 _SLOTS = {}
-
-
-class Viewable(Tracer):
-    """A tracer that may show another's memory, as numpy's view does (the array tracers
-    derive from this class). ``_base`` is None but on a view, where it is the tracer viewed:
-    kept in an instance dict made on a view only, so reading it on any tracer is one class
-    lookup (an unset slot would raise, which cost 1.6 us per read)."""
-    __slots__ = ("__dict__",)
-    _base = None
-
-
-def root(t):
-    """The array whose memory the view ``t`` shows (``t`` itself if it is no view)."""
-    while t._base is not None:
-        t = t._base
-    return t
 
 
 def _internal(frame):
