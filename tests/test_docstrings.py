@@ -13,7 +13,11 @@ MODULES = ["fgrad.transforms", "fgrad.table", "fgrad.pytree", "fgrad.tree_util",
            "fgrad.numpy.broadcasting", "fgrad.recorded", "fgrad.custom", "fgrad.checkpointing",
            "fgrad.staging", "fgrad.jitting", "fgrad.passes", "fgrad.numpy.random",
            "fgrad.batching", "fgrad.numpy.ufunc_methods", "fgrad.nn", "fgrad.numpy.indexing",
-           "fgrad.autograd", "fgrad.taylor", "fgrad.testing.compositions"]
+           "fgrad.autograd", "fgrad.taylor", "fgrad.testing.compositions",
+           "fgrad.autograd._switch", "fgrad.autograd.extend", "fgrad.autograd.misc.flatten",
+           "fgrad.autograd.misc.optimizers", "fgrad.autograd.numpy",
+           "fgrad.autograd.numpy.numpy_vjps", "fgrad.autograd.test_util",
+           "fgrad.autograd.differential_operators"]
 
 
 @pytest.mark.parametrize("name", MODULES)

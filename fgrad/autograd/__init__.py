@@ -1,6 +1,16 @@
 """autograd's spellings with their fgrad meaning, for code written against HIPS/autograd.
 
-Moving a project over is two renamings::
+A library written for autograd runs on fgrad unchanged after one line, run before it is
+imported (in a test suite's ``conftest.py``, or at the top of the program)::
+
+    import fgrad.autograd; fgrad.autograd.install()
+
+after which ``import autograd``, ``autograd.numpy``, ``autograd.scipy.*``,
+``autograd.extend``, ``autograd.builtins``, ``autograd.misc.*``,
+``autograd.differential_operators``, ``autograd.numpy.numpy_boxes``,
+``autograd.numpy.numpy_vjps`` and ``autograd.test_util`` are fgrad's (this package's modules of
+those names, ``fgrad.numpy`` and ``fgrad.scipy``). Code of one's own can also be moved by
+renaming its imports::
 
     import autograd.numpy as np            ->   import fgrad.numpy as np
     import autograd.scipy.stats as stats   ->   import fgrad.scipy.stats as stats
@@ -25,16 +35,17 @@ from collections import OrderedDict
 
 import numpy as _onp
 
-from . import table, transforms
-from .checkpointing import checkpoint  # noqa: F401  (autograd.checkpoint: the same idea)
-from .numpy import ones_like, real
-from .tracer import innermost_meta, value_dtype
+from .. import table, transforms
+from ..checkpointing import checkpoint  # noqa: F401  (autograd.checkpoint: the same idea)
+from ..numpy import ones_like, real
+from ..tracer import innermost_meta, value_dtype
 
 __all__ = ["grad", "elementwise_grad", "value_and_grad", "grad_and_aux", "jacobian",
-           "hessian", "make_vjp", "make_jvp", "make_hvp", "deriv", "holomorphic_grad",
-           "hessian_vector_product", "hessian_tensor_product", "vector_jacobian_product",
-           "tensor_jacobian_product", "multigrad_dict", "checkpoint", "primitive", "defvjp",
-           "defvjp_argnum", "defjvp", "def_linear"]
+           "hessian", "make_vjp", "make_jvp", "make_hvp", "make_ggnvp", "deriv",
+           "holomorphic_grad", "hessian_vector_product", "hessian_tensor_product",
+           "vector_jacobian_product", "tensor_jacobian_product", "multigrad_dict", "checkpoint",
+           "primitive", "defvjp", "defvjp_argnum", "defjvp", "def_linear", "install",
+           "uninstall"]
 
 
 def _named(g, f, what):
@@ -403,3 +414,9 @@ def def_linear(fun: Any) -> None:
     """
     for i in range(_positional_count(fun, "def_linear")):
         fun.jvps[i] = table._linear_jvp(fun, i)
+
+
+# --- the rest of autograd's top level: make_ggnvp, and the one line ------------------------
+
+from .differential_operators import make_ggnvp  # noqa: E402
+from ._switch import install, uninstall  # noqa: E402

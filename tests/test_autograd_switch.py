@@ -1,0 +1,211 @@
+"""``fgrad.autograd.install()``: a library written for autograd, imported after the one line,
+runs on fgrad (issue 32, item 1), and the names of autograd's modules that libraries import
+have autograd's meaning (item 2, in part)."""
+import subprocess
+import sys
+import textwrap
+
+import numpy as onp
+import pytest
+
+import fgrad
+import fgrad.numpy as np
+from fgrad.autograd.differential_operators import make_ggnvp, make_jvp_reversemode
+from fgrad.autograd.extend import (Box, SparseObject, defjvp_argnum, defvjp_argnums,
+                                   notrace_primitive, primitive, vspace)
+from fgrad.autograd.misc.flatten import flatten
+from fgrad.autograd.misc.optimizers import adam, rmsprop, sgd
+from fgrad.autograd.numpy import stack
+from fgrad.autograd.numpy.numpy_boxes import ArrayBox
+from fgrad.autograd.numpy.numpy_vjps import unbroadcast_f
+from fgrad.autograd.test_util import check_grads
+
+LIBRARY = {
+    "mylib/__init__.py": """
+        from .model import loss, loss_grad, custom_square
+    """,
+    "mylib/model.py": """
+        import autograd.numpy as np
+        import autograd.scipy.stats.norm as norm
+        from autograd import grad, value_and_grad
+        from autograd.extend import primitive, defvjp
+        from autograd.numpy.numpy_boxes import ArrayBox
+        from autograd.numpy.numpy_vjps import unbroadcast_f
+        from autograd.builtins import DictBox
+        from autograd.misc import flatten
+        from . import helpers
+
+        @primitive
+        def custom_square(x, y):
+            return x * x + y
+
+        defvjp(custom_square,
+               lambda ans, x, y: unbroadcast_f(x, lambda g: 2 * g * x),
+               lambda ans, x, y: unbroadcast_f(y, lambda g: g))
+
+        def loss(params, data):
+            seen = isinstance(params["mu"], ArrayBox) and not isinstance(params, DictBox)
+            helpers.SEEN.append(bool(seen))
+            vec, _ = flatten(params)
+            z = np.stack(params.values())
+            return -np.sum(norm.logpdf(data, params["mu"], 1.0)) + np.sum(custom_square(z, 1.0))
+
+        loss_grad = grad(loss)
+    """,
+    "mylib/helpers.py": """
+        from autograd.differential_operators import make_jvp_reversemode
+        from autograd.test_util import check_grads
+        SEEN = []
+    """,
+}
+
+PROGRAM = """
+    import sys
+    import fgrad.autograd
+    fgrad.autograd.install()
+    import numpy
+    import mylib
+    from mylib import helpers
+    data = numpy.array([0.5, 1.5, 2.0])
+    g = mylib.loss_grad({"mu": 0.3, "s": 2.0}, data)
+    print(repr(float(g["mu"])), repr(float(g["s"])), helpers.SEEN)
+    print(sorted(n for n in sys.modules if n.startswith("autograd")))
+"""
+
+
+def _run(tmp_path, program, files=LIBRARY):
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(program)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_a_library_importing_autograd_runs_on_fgrad_after_one_line(tmp_path):
+    run = _run(tmp_path, PROGRAM)
+    assert run.returncode == 0, run.stderr
+    first, modules = run.stdout.strip().split("\n")
+    g_mu, g_s, seen = first.split(" ", 2)
+    data, mu = onp.array([0.5, 1.5, 2.0]), 0.3
+    # d/dmu of -sum log N(data; mu, 1) + (mu^2 + 1) + (s^2 + 1): -sum(data - mu) + 2 mu
+    assert float(g_mu) == pytest.approx(-onp.sum(data - mu) + 2 * mu, rel=1e-12)
+    assert float(g_s) == pytest.approx(4.0, rel=1e-12)
+    assert seen == "[True]"  # a traced value is an ArrayBox, a dict no DictBox
+    for name in ("autograd", "autograd.numpy", "autograd.scipy.stats.norm",
+                 "autograd.extend", "autograd.numpy.numpy_boxes", "autograd.numpy.numpy_vjps",
+                 "autograd.builtins", "autograd.misc", "autograd.differential_operators",
+                 "autograd.test_util"):
+        assert f"'{name}'" in modules
+
+
+def test_install_refuses_once_the_real_autograd_was_imported(tmp_path):
+    run = _run(tmp_path, """
+        import sys, types
+        real = types.ModuleType("autograd")
+        real.__file__ = "/site-packages/autograd/__init__.py"
+        sys.modules["autograd"] = real
+        import fgrad.autograd
+        try:
+            fgrad.autograd.install()
+        except RuntimeError as e:
+            print(e)
+    """, files={})
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("fgrad.autograd.install(): the real autograd was imported "
+                                 "already (autograd from /site-packages/autograd/__init__.py)")
+    assert "Call install() before anything imports autograd" in run.stdout
+
+
+def test_an_unknown_autograd_module_is_not_found(tmp_path):
+    run = _run(tmp_path, """
+        import fgrad.autograd
+        fgrad.autograd.install()
+        try:
+            import autograd.no_such_module
+        except ModuleNotFoundError as e:
+            print(e.name)
+    """, files={})
+    assert run.stdout.strip() == "autograd.no_such_module", run.stderr
+
+
+def test_make_jvp_reversemode_and_make_ggnvp():
+    f = lambda x: np.array([x[0] ** 2 * x[1], np.sin(x[1])])
+    x, v = onp.array([1.5, 0.3]), onp.array([0.2, -1.0])
+    J = onp.array([[2 * x[0] * x[1], x[0] ** 2], [0.0, onp.cos(x[1])]])
+    onp.testing.assert_allclose(make_jvp_reversemode(f)(x)(v), J @ v, rtol=1e-12)
+    onp.testing.assert_allclose(make_ggnvp(f)(x)(v), J.T @ J @ v, rtol=1e-12)
+    # another g: H of g(y) = sum(y^3) / 3 is diag(2 y)
+    y = f(x)
+    onp.testing.assert_allclose(make_ggnvp(f, lambda y: np.sum(y ** 3) / 3)(x)(v),
+                                J.T @ (2 * y * (J @ v)), rtol=1e-12)
+
+
+def test_the_optimizers_take_structures_and_call_back_with_them():
+    target = {"a": onp.array([1.0, -2.0]), "b": 3.0}
+
+    def objective_grad(p, i):
+        return {"a": 2 * (p["a"] - target["a"]), "b": 2 * (p["b"] - target["b"])}
+
+    seen = []
+    start = {"a": onp.zeros(2), "b": 0.0}
+    for opt, kw in ((sgd, {"num_iters": 400}), (rmsprop, {"num_iters": 400, "step_size": 0.05}),
+                    (adam, {"num_iters": 3000, "step_size": 0.05})):
+        out = opt(objective_grad, start, callback=lambda x, i, g: seen.append((x, i, g)), **kw)
+        onp.testing.assert_allclose(out["a"], target["a"], atol=1e-3)
+        assert out["b"] == pytest.approx(3.0, abs=1e-3)
+    x, i, g = seen[0]
+    assert i == 0 and set(x) == set(g) == {"a", "b"} and x["a"].shape == (2,)
+
+
+def test_flatten_vspace_and_stack_of_any_iterable():
+    value = {"w": onp.arange(4.0).reshape(2, 2), "b": (1.0, onp.array([5.0]))}
+    vec, unflatten = flatten(value)
+    assert vec.shape == (6,)
+    back = unflatten(vec)
+    onp.testing.assert_array_equal(back["w"], value["w"])
+    assert back["b"][0] == 1.0 and back["b"][1].tolist() == [5.0]
+    # differentiable: the gradient of a function of the flat vector, in the structure
+    g = fgrad.grad(lambda p: np.sum(flatten(p)[0] ** 2))(value)
+    onp.testing.assert_array_equal(g["w"], 2 * value["w"])
+    zeros = vspace(value).zeros()
+    assert zeros["b"][0] == 0.0 and zeros["w"].shape == (2, 2) and vspace(value).size == 6
+    onp.testing.assert_array_equal(stack({"a": onp.ones(2), "b": onp.zeros(2)}.values()),
+                                   [[1.0, 1.0], [0.0, 0.0]])
+
+
+def test_extend_by_argnums_notrace_and_boxes():
+    @primitive
+    def mul(x, y):
+        return x * y
+
+    defvjp_argnums(mul, lambda nums, ans, args, kwargs: lambda g: tuple(g * args[1 - i]
+                                                                         for i in nums))
+    defjvp_argnum(mul, lambda i, g, ans, args, kwargs: g * args[1 - i])
+    assert [float(v) for v in fgrad.grad(mul, argnums=(0, 1))(2.0, 5.0)] == [5.0, 2.0]
+    assert float(fgrad.jvp(lambda y: mul(2.0, y), (5.0,), (1.0,))[1]) == 2.0
+    count = notrace_primitive(lambda x: float(np.sum(x)))
+    assert float(fgrad.grad(lambda x: count(x) * x[0])(onp.array([1.0, 2.0]))[0]) == 3.0
+
+    def probe(x):
+        assert isinstance(x, Box) and isinstance(x, ArrayBox)
+        return np.sum(x)
+    fgrad.grad(probe)(onp.ones(2))
+    with pytest.raises(NotImplementedError, match="SparseObject: fgrad's VJP rules return "
+                                                  "dense cotangents"):
+        SparseObject(None, None)
+
+
+def test_check_grads_in_autogrades_spelling_and_unbroadcast_f():
+    check_grads(lambda x, y: np.sin(x) * y, modes=["rev"], order=2)(0.3, 2.0)
+    check_grads(lambda x: np.exp(x), onp.array([0.1, 0.2]))
+
+    @primitive
+    def wrong(x):
+        return x ** 2
+
+    defvjp_argnums(wrong, lambda nums, ans, args, kwargs: lambda g: (3 * g * args[0],))
+    with pytest.raises(AssertionError):
+        check_grads(wrong, modes=["rev"], order=1)(onp.array([0.5]))
+    onp.testing.assert_array_equal(unbroadcast_f(onp.ones(3), lambda g: 2 * g)(onp.ones((4, 3))),
+                                   [8.0, 8.0, 8.0])
