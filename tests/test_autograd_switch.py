@@ -209,3 +209,15 @@ def test_check_grads_in_autogrades_spelling_and_unbroadcast_f():
         check_grads(wrong, modes=["rev"], order=1)(onp.array([0.5]))
     onp.testing.assert_array_equal(unbroadcast_f(onp.ones(3), lambda g: 2 * g)(onp.ones((4, 3))),
                                    [8.0, 8.0, 8.0])
+
+
+def test_grad_and_value_and_grad_take_a_one_element_output_as_autograd_does():
+    from fgrad.autograd import grad, value_and_grad
+    f = lambda x: np.dot(np.ones((1, 2)), x ** 2)  # shape (1,)
+    x = onp.array([1.0, 3.0])
+    onp.testing.assert_array_equal(grad(f)(x), [2.0, 6.0])
+    value, g = value_and_grad(lambda x: np.reshape(np.sum(x ** 3), (1, 1)))(x)
+    assert value.shape == (1, 1) and value[0, 0] == 28.0
+    onp.testing.assert_array_equal(g, [3.0, 27.0])
+    with pytest.raises(TypeError, match=r"returned shape \(2,\)"):
+        grad(lambda x: x * 2.0)(x)

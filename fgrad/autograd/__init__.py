@@ -37,7 +37,7 @@ import numpy as _onp
 
 from .. import table, transforms
 from ..checkpointing import checkpoint  # noqa: F401  (autograd.checkpoint: the same idea)
-from ..numpy import ones_like, real
+from ..numpy import ones_like, real, reshape
 from ..tracer import innermost_meta, value_dtype
 
 __all__ = ["grad", "elementwise_grad", "value_and_grad", "grad_and_aux", "jacobian",
@@ -60,12 +60,26 @@ def grad(fun: Callable[..., Any], argnum: int | Sequence[int] = 0) -> Callable[.
     """autograd's ``grad``: the gradient of a real scalar ``fun`` with respect to positional
     argument ``argnum`` (``fgrad.grad(fun, argnums=argnum)``).
 
+    A one-element array output (shape ``(1,)``, ``(1, 1)``) counts as a scalar, as in
+    autograd.
+
     >>> import fgrad.numpy as np
     >>> from fgrad.autograd import grad
     >>> float(grad(lambda x, y: x * y ** 2, argnum=1)(3.0, 2.0))
     12.0
+    >>> grad(lambda x: np.dot(np.ones((1, 2)), x ** 2))(np.array([1.0, 3.0])).tolist()
+    [2.0, 6.0]
     """
-    return transforms.grad(fun, argnums=argnum)
+    return transforms.grad(lambda *a, **k: _one_element(fun(*a, **k)), argnums=argnum)
+
+
+def _one_element(out):
+    """A one-element array as a 0-d one (autograd takes it as a scalar output); anything
+    else as it is (fgrad's error for a non-scalar output names the shape)."""
+    m = innermost_meta(out)
+    if getattr(m, "ndim", 0) and getattr(m, "size", 0) == 1:
+        return reshape(out, ())
+    return out
 
 
 def value_and_grad(fun: Callable[..., Any], argnum: int | Sequence[int] = 0) -> Callable[..., Any]:
@@ -75,7 +89,15 @@ def value_and_grad(fun: Callable[..., Any], argnum: int | Sequence[int] = 0) -> 
     >>> [float(v) for v in value_and_grad(lambda x: x ** 3)(2.0)]
     [8.0, 12.0]
     """
-    return transforms.value_and_grad(fun, argnums=argnum)
+    def with_value(*args, **kwargs):
+        out = fun(*args, **kwargs)
+        return _one_element(out), out
+
+    def value_and_gradient(*args, **kwargs):
+        (_, value), g = transforms.value_and_grad(with_value, argnums=argnum,
+                                                  has_aux=True)(*args, **kwargs)
+        return value, g
+    return _named(value_and_gradient, fun, "value_and_grad")
 
 
 def grad_and_aux(fun: Callable[..., Any], argnum: int | Sequence[int] = 0) -> Callable[..., Any]:
