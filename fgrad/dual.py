@@ -10,7 +10,7 @@ from .numpy.array_tracer import ArrayTracer
 from .other_arrays import foreign_array
 from .tangents import output_tangent
 from .tracer import STAGING, Trace, Tracer, ambient, refuse_other_semantics
-from .values import PLAIN_OPERANDS
+from .values import PLAIN_OPERANDS, strong
 
 
 _ndarray = _onp.ndarray
@@ -52,6 +52,8 @@ class DualTrace(Trace):
             return ans if out is None else DualTracer(self, ans, out)
         ans = prim(*vals, **params) if nested else \
             prim.fast_impl(*vals, **params)
+        if self.weak:  # (a rule sees an input kept a Python number as a numpy scalar)
+            vals = strong(vals, tangents)
         out = output_tangent(prim, tangents, ans, vals, params)
         # A zero tangent leaves the value untraced: later operations on it cost nothing here.
         return ans if out is None else DualTracer(self, ans, out)

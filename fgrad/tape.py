@@ -24,7 +24,7 @@ from .numpy.array_tracer import ArrayTracer
 from .numpy.elementwise import real
 from .other_arrays import first_foreign, foreign_array
 from .tracer import STAGING, Trace, Tracer, ambient, refuse_other_semantics, value_dtype
-from .values import IMMUTABLE_REALS
+from .values import IMMUTABLE_REALS, PYTHON_NUMBERS, strong
 
 _ndarray = _onp.ndarray
 
@@ -113,6 +113,8 @@ class Tape(Trace):
             self.nested = True
             if self.inputs != "keep":  # (a Dask array's copy copies no data: it is immutable)
                 value = value.copy()
+        elif value.__class__ in PYTHON_NUMBERS:
+            self.weak = True
         return TapeTracer(self, value, Node(None, (), None, value, ()))
 
     def _guard(self, a):
@@ -200,6 +202,8 @@ class Tape(Trace):
             ans = prim.fast_impl(*vals, **params)
         else:  # (a call without keywords is the cheaper one, and the usual one)
             ans = prim.fast_impl(*vals)
+        if self.weak:  # (a rule sees an input kept a Python number as a numpy scalar)
+            vals = strong(vals, parents)
         node = Node(prim, vals, params, ans, parents)
         if ans.__class__ is _ndarray:
             if ans.nbytes >= _SHED_BYTES:

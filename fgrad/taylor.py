@@ -32,6 +32,7 @@ from .numpy import stack
 from .numpy.taylor_rules import constant, shaped
 from .pytree import tree_flatten, tree_unflatten
 from .table import Composed, Inverse
+from .values import PYTHON_NUMBERS, strong
 import fgrad.numpy as fnp
 from .tracer import (Trace, Tracer, concrete, innermost, innermost_meta, refuse_other_semantics,
                      value_dtype)
@@ -71,6 +72,8 @@ class JetTrace(Trace):
             elif a.__class__ is not _onp.ndarray:
                 refuse_other_semantics(prim, i, a)
         ans = prim(*vals, **params)
+        if self.weak:  # (a rule sees an input kept a Python number as a numpy scalar)
+            vals = strong(vals, series)
         out, how = expand(prim, series, ans, vals, params, self.order)
         if self.log is not None:
             self.log.append((prim.name, how))
@@ -164,6 +167,7 @@ def _jet_of(fn, args, series, order):
     arguments' paths (a nested jet; ``None`` series: a constant)."""
     trace = JetTrace(order)
     ins = [a if s is None else JetTracer(trace, a, s[:order]) for a, s in zip(args, series)]
+    trace.weak = any(a.__class__ in PYTHON_NUMBERS for a in args)
     trace.watched = ins[0]
     out = trace.run(fn, ins, "jet")
     if out.__class__ is JetTracer and out._trace is trace:
@@ -239,6 +243,7 @@ def _jet(f, primals, series, log):
         raise ValueError("jet: the series are empty; give at least one term per primal")
     trace = JetTrace(order, log)
     ins = [JetTracer(trace, x, ts) for x, ts in zip(flat, terms_per_leaf)]
+    trace.weak = any(x.__class__ in PYTHON_NUMBERS for x in flat)
     with at_user_code():
         out = trace.run(f, tree_unflatten(in_tree, ins), "jet")
     out_flat, out_tree = tree_flatten(out)

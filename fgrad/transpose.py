@@ -37,7 +37,9 @@ def transpose(fn, like, cts, nonlinear, context):
         v = below_transforms(o._value if ours else o)
         # (a batch's or a staged graph's values are not read: a check is no reason to make
         # vmap fail or a graph hold a guard on them; the eager call checks them)
-        if not isinstance(v, Tracer) and _onp.any(v != 0):
+        # (only a finite nonzero value tells: a rule's nan or inf at the zero input, such as
+        # 0 * inf where its derivative is infinite, is the rule's to pass on, as autograd does)
+        if not isinstance(v, Tracer) and _onp.any(_onp.isfinite(v) & (v != 0)):
             raise nonlinear(k, show(v))
         if ours and c is not None:
             seeds.append((o._node, c))

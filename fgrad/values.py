@@ -24,6 +24,21 @@ LEAVES = frozenset([float, int, bool, complex, _ndarray, _onp.float64, _onp.floa
 PYTHON_NUMBERS = frozenset([bool, int, float, complex])
 
 
+def strong(vals, traced):
+    """``vals`` with the Python numbers at the positions where ``traced`` is not None (a
+    transform's inputs, kept Python numbers so that numpy promotes them as numbers) made
+    numpy scalars, for the derivative rules: a rule's arithmetic on them is then numpy's
+    (``1 / x`` at 0.0 is inf, not Python's ZeroDivisionError; ``x ** 0.5`` of a negative
+    number nan, not a Python complex)."""
+    out = None
+    for i, v in enumerate(vals):
+        if v.__class__ in PYTHON_NUMBERS and traced[i] is not None:
+            if out is None:
+                out = list(vals)
+            out[i] = _onp.asarray(v)[()]
+    return vals if out is None else out
+
+
 def copied(v):
     """A copy of a plain array; any other value as it is (numbers are immutable, a tracer's
     value belongs to its trace). The one way a transform hands out or keeps a constant that

@@ -207,3 +207,22 @@ def test_autograd_gamma_style_primitive_of_a_scipy_ufunc():
     onp.testing.assert_allclose(fgrad.hessian(lambda x: np.sum(erf(x)))(X),
                                 onp.diag(-4 * X / onp.sqrt(onp.pi) * onp.exp(-X * X)),
                                 rtol=1e-14)
+
+
+def test_a_vjp_only_rule_that_is_nan_at_a_point_passes_the_nan_on():
+    # (issue 32, item 5: autograd-gamma's rules are inf times a zero cotangent at some
+    # points; the transpose's check for linearity looks at finite values only)
+    import warnings
+    from fgrad.autograd import defvjp, primitive
+
+    @primitive
+    def xlogx(x):
+        return onp.where(x > 0, x * onp.log(onp.where(x > 0, x, 1.0)), 0.0)
+
+    defvjp(xlogx, lambda ans, x: lambda g: g * (np.log(x) + 1.0))
+    f = lambda x: np.sum(xlogx(x))
+    onp.testing.assert_allclose(fgrad.hessian(f)(onp.array([0.5, 2.0])), onp.diag([2.0, 0.5]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        assert fgrad.hessian(f)(0.0) == onp.inf  # the derivative of log(x) + 1 at 0
+        assert fgrad.jvp(f, (0.0,), (1.0,))[1] == -onp.inf

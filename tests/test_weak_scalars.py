@@ -71,3 +71,17 @@ def test_python_floats_alone_still_give_float64():
     assert onp.result_type(fgrad.grad(lambda x: x * 2.0)(1.0)) == onp.float64
     assert onp.result_type(fgrad.jit(lambda x: np.sin(x))(1.0)) == onp.float64
     assert onp.result_type(fgrad.hessian(lambda x: x ** 3)(2.0)) == onp.float64
+
+
+def test_rules_see_a_python_input_as_numpy_would():
+    # (its rules get a numpy scalar: Python's arithmetic would raise at 1 / 0.0 and give a
+    # complex number for (-2.0) ** -0.5)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        assert fgrad.grad(np.log)(0.0) == onp.inf
+        assert fgrad.jvp(np.log, (0.0,), (1.0,))[1] == onp.inf
+        assert fgrad.jet(np.log, (0.0,), ([1.0],))[1][0] == onp.inf
+        assert fgrad.hessian(np.log)(0.0) == -onp.inf
+        g = fgrad.grad(lambda x: x ** 0.5)(-2.0)
+    assert onp.isnan(g) and not isinstance(g, complex)
