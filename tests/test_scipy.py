@@ -435,3 +435,21 @@ def test_every_suggested_fgrad_scipy_name_exists():
                 assert callable(getattr(sys.modules["fgrad." + module], attr)), (name, str(e))
         except Exception:  # a scipy ufunc with no float loop: not fgrad's message to judge
             pass
+
+
+def test_autograds_special_names_betainc_gammasgn_jn_yn():
+    # (issue 32, item 4: names autograd's scipy.special has)
+    sp = special
+    x = onp.array([0.2, 0.5, 0.8])
+    assert onp.array_equal(sp.betainc(1.5, 2.5, x), sc.betainc(1.5, 2.5, x))
+    density = x ** 0.5 * (1 - x) ** 1.5 / sc.beta(1.5, 2.5)
+    onp.testing.assert_allclose(fgrad.grad(lambda v: np.sum(sp.betainc(1.5, 2.5, v)))(x),
+                                density, rtol=1e-12)
+    with pytest.raises(fgrad.NoDerivativeRuleError, match=r"betainc has no derivative in its "
+                                                          r"argument 'b'"):
+        fgrad.grad(lambda b: sp.betainc(1.5, b, 0.3))(2.5)
+    assert sp.jn is sp.jv and sp.yn(2, 1.5) == sc.yn(2, 1.5)
+    onp.testing.assert_allclose(fgrad.grad(lambda v: sp.yn(1, v))(1.5),
+                                0.5 * (sc.yv(0, 1.5) - sc.yv(2, 1.5)), rtol=1e-12)
+    assert sp.gammasgn(-1.5) == sc.gammasgn(-1.5) == 1.0
+    assert fgrad.grad(lambda v: sp.gammasgn(v) * v)(-2.5) == sc.gammasgn(-2.5)

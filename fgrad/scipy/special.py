@@ -134,6 +134,43 @@ gammainc = _with_static(_sc.gammainc, "a", lambda ans, x, a: _lower_gamma_densit
 gammaincc = _with_static(_sc.gammaincc, "a", lambda ans, x, a: -_lower_gamma_density(x, a),
                          [(((),), {"a": 2.5}), (((3,),), {"a": 0.7})], why=_NO_A)
 
+# the sign of gamma: piecewise constant, no derivative (autograd has it)
+gammasgn = values_only(_sc.gammasgn, "scipy.special.gammasgn", batch=batch_rules.elementwise)
+
+
+def _betainc_density(x, a, b):
+    """d/dx of the regularised incomplete beta function: x^(a-1) (1-x)^(b-1) / B(a, b)."""
+    return fnp.exp((a - 1) * fnp.log(x) + (b - 1) * fnp.log1p(-x) - _sc.betaln(a, b))
+
+
+def _betainc_impl(x, /, *, a, b):
+    return _sc.betainc(a, b, x)
+
+
+_betainc = define(
+    "scipy.special.betainc", _betainc_impl,
+    [lambda g, ans, x, a, b: cast_like(unbroadcast_like(g * _betainc_density(x, a, b), x), x)],
+    [lambda t, ans, x, a, b: broadcast_like(t * _betainc_density(x, a, b), ans)],
+    spec=Spec([(((),), {"a": 1.5, "b": 2.5}), (((3,),), {"a": 0.7, "b": 1.2})],
+              domain=(0.1, 0.9)))
+
+
+@traced_version_of(_sc.betainc)
+def betainc(a, b, x, out=None):
+    """scipy.special.betainc(a, b, x): differentiable in ``x`` (the density
+    ``x^(a-1) (1-x)^(b-1) / B(a, b)``); ``a`` and ``b`` traced are refused by name."""
+    if out is not None:
+        raise errors.out_argument("scipy.special.betainc")
+    for name, v in (("a", a), ("b", b)):
+        if contains_tracer(v):
+            raise errors.no_derivative_in("scipy.special.betainc", name, _NO_AB)
+    return _betainc(x, a=a, b=b)
+
+
+betainc._fgrad_entry, betainc._fgrad_not_in = _betainc, ("a", "b")
+_NO_AB = ("scipy has no closed form for the derivative in a or b; differentiate in x, or wrap "
+          "a series of your own in fgrad.custom_jvp")
+
 
 # --- error function and the normal distribution ----------------------------------------------
 
@@ -238,6 +275,11 @@ jv = _with_static(_sc.jv, "v", lambda ans, x, v: 0.5 * (jv(v - 1, x) - jv(v + 1,
                   taylor=_J)
 yv = _with_static(_sc.yv, "v", lambda ans, x, v: 0.5 * (yv(v - 1, x) - yv(v + 1, x)), _ORDERS,
                   domain=(0.5, 4.0), taylor=_Y)
+# scipy's integer-order names (autograd has them): jn is jv itself; yn takes an integer order
+jn = jv
+yn = _with_static(_sc.yn, "n", lambda ans, x, n: 0.5 * (yv(n - 1, x) - yv(n + 1, x)),
+                  [(((),), {"n": 0}), (((3,),), {"n": 2}), (((2, 2),), {"n": 1})],
+                  domain=(0.5, 4.0))
 kv = _with_static(_sc.kv, "v", lambda ans, x, v: -0.5 * (kv(v - 1, x) + kv(v + 1, x)), _ORDERS,
                   domain=(0.3, 4.0), taylor=_K)
 kve = _with_static(
