@@ -453,3 +453,31 @@ def test_autograds_special_names_betainc_gammasgn_jn_yn():
                                 0.5 * (sc.yv(0, 1.5) - sc.yv(2, 1.5)), rtol=1e-12)
     assert sp.gammasgn(-1.5) == sc.gammasgn(-1.5) == 1.0
     assert fgrad.grad(lambda v: sp.gammasgn(v) * v)(-2.5) == sc.gammasgn(-2.5)
+
+
+def test_odeint_takes_nested_args_of_different_shapes():
+    # (issue 32, item 6: autograd's ode_net example passes a list of (W, b) pairs)
+    rng = onp.random.default_rng(0)
+    params = [(0.3 * rng.standard_normal((2, 4)), 0.1 * rng.standard_normal(4)),
+              (0.3 * rng.standard_normal((4, 2)), 0.1 * rng.standard_normal(2))]
+
+    def net(y, t, params):
+        (W1, b1), (W2, b2) = params
+        return np.tanh(y @ W1 + b1) @ W2 + b2
+
+    y0, t = onp.array([1.0, -0.5]), onp.linspace(0, 1.0, 5)
+
+    def loss(params):
+        return np.sum(integrate.odeint(net, y0, t, args=(params,), rtol=1e-11, atol=1e-11) ** 2)
+
+    plain = si.odeint(lambda y, t: net(y, t, params), y0, t, rtol=1e-11, atol=1e-11)
+    onp.testing.assert_allclose(integrate.odeint(net, y0, t, args=(params,), rtol=1e-11,
+                                                 atol=1e-11), plain, rtol=1e-9)
+    g = fgrad.grad(loss)(params)
+    assert [tuple(a.shape for a in pair) for pair in g] == [((2, 4), (4,)), ((4, 2), (2,))]
+    direction = [(onp.ones((2, 4)), onp.zeros(4)), (onp.zeros((4, 2)), onp.ones(2))]
+    along = sum(onp.sum(a * d) for pair, dpair in zip(g, direction) for a, d in zip(pair, dpair))
+    eps = 1e-5
+    step = lambda s: [(W + s * dW, b + s * db) for (W, b), (dW, db) in zip(params, direction)]
+    assert along == pytest.approx((loss(step(eps)) - loss(step(-eps))) / (2 * eps), rel=1e-5)
+    assert fgrad.jvp(loss, (params,), (direction,))[1] == pytest.approx(along, rel=1e-6)

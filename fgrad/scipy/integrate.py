@@ -28,6 +28,7 @@ from .. import errors
 from ..numpy import batch_rules
 from ..numpy.broadcasting import cast_like, shape_of
 from ..numpy.wrapping import traced_version_of
+from ..pytree import tree_flatten, tree_unflatten
 from ..table import FUNCTIONS, Spec, define
 from ..tracer import contains_tracer, innermost_meta, strip
 from ..taylor import jet as _jet
@@ -184,7 +185,8 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
            rtol=None, atol=None, tcrit=None, h0=0.0, hmax=0.0, hmin=0.0, ixpr=0, mxstep=0,
            mxhnil=0, mxordn=12, mxords=5, printmessg=0, tfirst=False):
     """scipy.integrate.odeint, differentiable in ``y0``, ``t`` and ``args`` (forward
-    sensitivities in forward mode, the adjoint method in reverse mode; see the module).
+    sensitivities in forward mode, the adjoint method in reverse mode; see the module);
+    ``args`` may hold tuples, lists and dicts of arrays of any shapes (a pytree).
     On traced values: ``rtol``, ``atol``, ``h0``, ``hmax``, ``hmin``, ``mxstep`` and
     ``tfirst`` are taken; ``full_output``, ``Dfun``, ``tcrit`` and the banded options are
     not (the derivative rules solve other ODEs than ``func``'s). A ``func`` that closes over
@@ -211,7 +213,14 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
                                       "supported on traced values")
     opts = {k: v for k, v in (("rtol", rtol), ("atol", atol), ("h0", h0), ("hmax", hmax),
                               ("hmin", hmin), ("mxstep", mxstep)) if v is not None}
-    return _odeint(y0, t, *args, func=func, **opts)
+    # args may nest arrays of different shapes (a network's list of (W, b) pairs, as
+    # autograd's ode_net example passes): the primitive takes their leaves, func the structure
+    leaves, tree = tree_flatten(args)
+
+    def on_leaves(y, t, *xs, _func=func, _tree=tree):
+        return _func(y, t, *tree_unflatten(_tree, list(xs)))
+
+    return _odeint(y0, t, *leaves, func=on_leaves, **opts)
 
 
 odeint._fgrad_entry = _odeint
