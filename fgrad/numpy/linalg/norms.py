@@ -5,7 +5,9 @@ import operator
 import numpy as _onp
 
 import fgrad.numpy as fnp
-from ...table import Spec
+from ...table import Spec, define
+from .. import batch_rules
+from ..broadcasting import REDUCE, kept_shape
 from ...tracer import below_transforms, innermost_meta
 from ..broadcasting import dtype_of, mask, shape_of
 from ..namespace import zero_derivative
@@ -28,8 +30,36 @@ def _root0(s, p=2):
 
 
 def _sum_squares(x, axis, keepdims):
-    sq = fnp.real(fnp.conjugate(x) * x) if _onp.iscomplexobj(innermost_meta(x)) else x * x
-    return fnp.sum(sq, axis=axis, keepdims=keepdims)
+    if _onp.iscomplexobj(innermost_meta(x)):
+        return fnp.sum(fnp.real(fnp.conjugate(x) * x), axis=axis, keepdims=keepdims)
+    axis = None if axis is None else tuple(a % _ndim(x) for a in axis)
+    return _sum_squares_p(x, axis=axis, keepdims=keepdims)
+
+
+def _sum_squares_impl(x, axis, keepdims):
+    """The sum of squares of a real array; over every axis numpy's ``norm`` takes it as
+    ``x.dot(x)`` of the ravelled array (BLAS), and so does this, in the same bits."""
+    if axis is None and not keepdims and x.__class__ is _onp.ndarray:
+        v = x.ravel(order="K")
+        return v.dot(v)
+    return _onp.sum(x * x, axis=axis, keepdims=keepdims)
+
+
+def _kept(g, x, axis, keepdims):
+    """A reduction's cotangent shaped to broadcast against ``x`` (not broadcast yet)."""
+    if axis is None or keepdims:
+        return g
+    return fnp.reshape(g, kept_shape(shape_of(x), axis))
+
+
+# One primitive rather than x * x and sum: the gradient of the Frobenius norm of a
+# 1000 x 1000 matrix (pymanopt's suite) took 11 ms through the two primitives' rules, several
+# passes over the matrix; this one's VJP is one pass, as autograd's norm's is.
+_sum_squares_p = define(
+    "linalg.sum_squares", _sum_squares_impl,
+    [lambda g, ans, x, axis, keepdims: x * _kept(2 * g, x, axis, keepdims)],
+    [lambda t, ans, x, axis, keepdims: 2 * fnp.sum(x * t, axis=axis, keepdims=keepdims)],
+    spec=Spec(REDUCE), batch=batch_rules.along())
 
 
 def _real_norm(name, x, ord):
