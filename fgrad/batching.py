@@ -14,6 +14,8 @@ the values): it is a whole batch, not one example. That raises ``ConcretizationE
 JAX's ``vmap`` does, never a silently batched constant.
 """
 from typing import Any, Callable
+import sys
+
 import numpy as _onp
 
 import fgrad.numpy as fnp
@@ -33,6 +35,47 @@ def _batched(name):
     return compare
 
 
+def _library_function_reading():
+    """``fgrad.numpy.unique`` (say) where a function of fgrad.numpy or fgrad.scipy reads a
+    batched value: the outermost such function (or, failing one, built-in primitive) between
+    the read and the first frame of code outside fgrad; None where the reading code is the
+    user's own (a branch, ``float(x)``: the tracer's own methods). (The stack is read only
+    here, when the error is raised.)"""
+    frame, found, primitive = sys._getframe(2), None, None
+    while frame is not None:
+        module = frame.f_globals.get("__name__") or ""
+        if not (module == "fgrad" or module.startswith("fgrad.")):
+            break
+        found = _public_function(frame, module) or found
+        prim = frame.f_locals.get("prim")
+        if getattr(prim, "builtin", False):
+            primitive = prim.public_name
+        frame = frame.f_back
+    return found or primitive
+
+
+# the public namespaces, the more specific first
+_PUBLIC = ("fgrad.numpy.linalg", "fgrad.numpy.fft", "fgrad.numpy.random", "fgrad.numpy",
+           "fgrad.scipy.special", "fgrad.scipy.stats", "fgrad.scipy.linalg",
+           "fgrad.scipy.signal", "fgrad.scipy.integrate", "fgrad.scipy.optimize")
+
+
+def _public_function(frame, module):
+    """``fgrad.numpy.<name>`` if ``frame`` runs that public function (or a decorator's
+    wrapper closing over it), else None."""
+    space = next((p for p in _PUBLIC if module.startswith(p + ".") or module == p), None)
+    if space is None:
+        return None
+    names = [frame.f_code.co_name] + [
+        getattr(v, "__name__", "") for v in (frame.f_locals.get(n)
+                                             for n in frame.f_code.co_freevars) if callable(v)]
+    for name in names:
+        if name and not name.startswith("_") and callable(
+                getattr(sys.modules.get(space), name, None)):
+            return f"{space}.{name}"
+    return None
+
+
 class BatchTracer(ArrayTracer):
     """One example of a batch: the batched value ``_b`` (one level down), batch axis ``_bdim``."""
 
@@ -43,6 +86,13 @@ class BatchTracer(ArrayTracer):
 
     @property
     def _value(self):
+        called = _library_function_reading()
+        if called is not None:  # (fgrad's own function reads them: no branch of the user's)
+            raise errors.ConcretizationError(
+                f"vmap: {called} reads the values of its batched argument (the shape of its "
+                "result, or a choice it makes, depends on them), so it cannot run on a whole "
+                "batch at once. Call it on one example at a time, in a loop, or keep it out "
+                "of the mapped function.")
         raise errors.ConcretizationError(
             "vmap: the values of a batched array were read by Python (a branch on them, "
             "float(), or a derivative rule that takes a mask from the values): under vmap "
