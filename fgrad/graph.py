@@ -121,9 +121,10 @@ class Graph:
 
     def run(self, leaves):
         """The output leaves for these input leaves (not checked; a Python number where the
-        graph was traced on one, see ``_as_traced``). Plain values run the generated code; tracers of
-        transforms around the call (``grad`` of a graph), or a staged function around it, get
-        the nodes one primitive call at a time, so those transforms see each call."""
+        graph was traced on one, see ``_as_traced``). Plain values run the generated code;
+        tracers of transforms around the call (``grad`` of a graph), or a staged function
+        around it, get the nodes one primitive call at a time, so those transforms see each
+        call."""
         if interpreting(leaves):
             return self.interpret(leaves)
         return self.compile()(*leaves)

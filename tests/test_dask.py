@@ -128,7 +128,8 @@ def test_numpy_inputs_still_give_numpy_values():
 DASK_LACKS = {
     # numpy functions Dask does not implement: fgrad's NotInLibraryError names them
     **dict.fromkeys(["convolve", "correlate", "cross", "gather", "inner", "kron", "roots",
-                     "linalg.det", "linalg.cofactors", "linalg.eig", "linalg.eigh", "linalg.eigvals",
+                     "linalg.det", "linalg.cofactors",
+                     "linalg.eig", "linalg.eigh", "linalg.eigvals",
                      "linalg.eigvalsh", "linalg.pinv", "linalg.slogdet", "linalg.cholesky",
                      "linalg.qr", "linalg.svdvals"],
                     "no counterpart in dask (NotInLibraryError)"),
