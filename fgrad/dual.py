@@ -10,7 +10,7 @@ from .numpy.array_tracer import ArrayTracer
 from .other_arrays import foreign_array
 from .tangents import output_tangent
 from .tracer import STAGING, Trace, Tracer, ambient, refuse_other_semantics
-from .values import PLAIN_OPERANDS, strong
+from .values import PLAIN_OPERANDS, PYTHON_NUMBERS, strong
 
 
 _ndarray = _onp.ndarray
@@ -35,10 +35,13 @@ class DualTrace(Trace):
         vals = list(args)
         tangents = [None] * len(args)
         nested = self.staged  # does a tracer of another transform remain among the values?
+        weak = False
         for i, a in enumerate(args):
             if a.__class__ is DualTracer and a._trace is self:
                 v = vals[i] = a._value
                 tangents[i] = a._tangent
+                if self.weak and v.__class__ in PYTHON_NUMBERS:
+                    weak = True
                 if v.__class__ not in PLAIN_OPERANDS and (isinstance(v, Tracer) or
                                                           foreign_array(v)):
                     nested = True  # (another library's arrays too: see other_arrays)
@@ -52,7 +55,7 @@ class DualTrace(Trace):
             return ans if out is None else DualTracer(self, ans, out)
         ans = prim(*vals, **params) if nested else \
             prim.fast_impl(*vals, **params)
-        if self.weak:  # (a rule sees an input kept a Python number as a numpy scalar)
+        if weak:  # (a rule sees an input kept a Python number as a numpy scalar)
             vals = strong(vals, tangents)
         out = output_tangent(prim, tangents, ans, vals, params)
         # A zero tangent leaves the value untraced: later operations on it cost nothing here.

@@ -174,9 +174,10 @@ class Tape(Trace):
             v = a._value
             vals, parents, rest = [v], [a._node], ()
             big = v.__class__ is _ndarray and v.nbytes >= _SHED_BYTES
+            weak = self.weak and v.__class__ in PYTHON_NUMBERS
         else:
             vals, parents, rest = list(args), [None] * len(args), args
-            big = False
+            big = weak = False
         i = 0
         for a in rest:
             cls = a.__class__
@@ -185,6 +186,8 @@ class Tape(Trace):
                 parents[i] = a._node
                 if v.__class__ is _ndarray and v.nbytes >= _SHED_BYTES:
                     big = True
+                elif self.weak and v.__class__ in PYTHON_NUMBERS:
+                    weak = True
             elif cls is _ndarray:
                 v = vals[i] = self.own(a)
                 if v.nbytes >= _SHED_BYTES:
@@ -202,7 +205,7 @@ class Tape(Trace):
             ans = prim.fast_impl(*vals, **params)
         else:  # (a call without keywords is the cheaper one, and the usual one)
             ans = prim.fast_impl(*vals)
-        if self.weak:  # (a rule sees an input kept a Python number as a numpy scalar)
+        if weak:  # (a rule sees an input kept a Python number as a numpy scalar)
             vals = strong(vals, parents)
         node = Node(prim, vals, params, ans, parents)
         if ans.__class__ is _ndarray:

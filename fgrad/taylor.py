@@ -64,15 +64,18 @@ class JetTrace(Trace):
 
     def process(self, prim, args, params):
         vals, series = list(args), [None] * len(args)
+        weak = False
         for i, a in enumerate(args):
             if a.__class__ is JetTracer and a._trace is self:
                 vals[i], series[i] = a._value, a._series
+                if self.weak and vals[i].__class__ in PYTHON_NUMBERS:
+                    weak = True
                 if a is self.watched:
                     self.read = True
             elif a.__class__ is not _onp.ndarray:
                 refuse_other_semantics(prim, i, a)
         ans = prim(*vals, **params)
-        if self.weak:  # (a rule sees an input kept a Python number as a numpy scalar)
+        if weak:  # (a rule sees an input kept a Python number as a numpy scalar)
             vals = strong(vals, series)
         out, how = expand(prim, series, ans, vals, params, self.order)
         if self.log is not None:

@@ -35,8 +35,11 @@ def strong(vals, traced):
         if v.__class__ in PYTHON_NUMBERS and traced[i] is not None:
             if out is None:
                 out = list(vals)
-            out[i] = _onp.asarray(v)[()]
+            out[i] = _STRONG[v.__class__](v)
     return vals if out is None else out
+
+
+_STRONG = {bool: _onp.bool_, int: _onp.int_, float: _onp.float64, complex: _onp.complex128}
 
 
 def copied(v):
