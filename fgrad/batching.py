@@ -82,7 +82,7 @@ class BatchTracer(ArrayTracer):
     __slots__ = ("_b", "_bdim")
 
     def __init__(self, trace, batched, bdim):
-        self._trace, self._b, self._bdim = trace, batched, bdim
+        self._trace, self._b, self._bdim, self._base = trace, batched, bdim, None
 
     @property
     def _value(self):

@@ -20,7 +20,7 @@ class DualTracer(ArrayTracer):
     __slots__ = ("_tangent",)
 
     def __init__(self, trace, value, tangent):
-        self._trace, self._value, self._tangent = trace, value, tangent
+        self._trace, self._value, self._tangent, self._base = trace, value, tangent, None
 
 
 class DualTrace(Trace):

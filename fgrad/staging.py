@@ -68,7 +68,7 @@ class StageTracer(ArrayTracer):
     __slots__ = ("_v", "_var")
 
     def __init__(self, trace, value, var):
-        self._trace, self._v, self._var = trace, value, var
+        self._trace, self._v, self._var, self._base = trace, value, var, None
 
     @property
     def _value(self):

@@ -54,7 +54,7 @@ class TapeTracer(ArrayTracer):
     __slots__ = ("_node",)
 
     def __init__(self, trace, value, node):
-        self._trace, self._value, self._node = trace, value, node
+        self._trace, self._value, self._node, self._base = trace, value, node, None
 
 
 class Tape(Trace):

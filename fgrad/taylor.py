@@ -47,7 +47,7 @@ class JetTracer(ArrayTracer):
     __slots__ = ("_series",)
 
     def __init__(self, trace, value, series):
-        self._trace, self._value, self._series = trace, value, series
+        self._trace, self._value, self._series, self._base = trace, value, series, None
 
 
 class JetTrace(Trace):
