@@ -85,3 +85,8 @@ def test_rules_see_a_python_input_as_numpy_would():
         assert fgrad.hessian(np.log)(0.0) == -onp.inf
         g = fgrad.grad(lambda x: x ** 0.5)(-2.0)
     assert onp.isnan(g) and not isinstance(g, complex)
+
+
+def test_a_python_number_indexed_by_an_empty_tuple_or_ellipsis():
+    assert fgrad.grad(lambda x: x[()] * 2.0)(0.5) == 2.0
+    assert fgrad.grad(lambda x: x[...] * 3.0)(0.5) == 3.0

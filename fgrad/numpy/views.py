@@ -67,7 +67,7 @@ def is_view_index(idx, x):
             if c is bool or not isinstance(i, _onp.integer):
                 return False  # advanced indexing: a copy
             integers += 1
-    return integers < len(parts) or integers < x._meta.ndim
+    return integers < len(parts) or integers < x.ndim  # (x.ndim: 0 for a Python number)
 
 
 def view_of(out, base):
