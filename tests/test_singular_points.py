@@ -132,3 +132,11 @@ def test_cumprod_jacobians_through_zeros_in_both_modes():
     check_grads(lambda v: np.prod(v, axis=(0, 2)), (onp.array([[[0.0, 1.0], [2.0, 0.5]],
                                                                  [[1.5, -1.0], [0.0, 0.0]]]),),
                 order=3)
+
+
+def test_products_over_an_empty_axis_have_empty_derivatives():
+    # (the division-free rules first gave a one-entry partial for an empty axis)
+    for f, x in [(np.prod, onp.zeros(0)), (lambda v: np.sum(np.prod(v, axis=1)), onp.zeros((2, 0))),
+                 (lambda v: np.sum(np.cumprod(v, axis=1)), onp.zeros((2, 0)))]:
+        assert fgrad.grad(f)(x).shape == x.shape
+        assert fgrad.jvp(f, (x,), (x,))[1] == 0.0

@@ -72,13 +72,20 @@ def _prod_partials(x, axis):
     return fnp.transpose(others, tuple(int(i) for i in _onp.argsort(perm)))
 
 
+def shifted_in(x):
+    """``x`` moved one place along the last axis, a 1 coming in first (its last entry out)."""
+    shape = tuple(shape_of(x))
+    if shape[-1] == 0:
+        return x
+    return fnp.concatenate([_onp.ones(shape[:-1] + (1,), dtype_of(x)), x[..., :-1]], axis=-1)
+
+
 def exclusive_products(x):
-    """``(left, right)``: along the last axis, the product of the entries before each entry
+    """``(before, after)``: along the last axis, the product of the entries before each entry
     and of those after it, by running products (``cumprod``) alone."""
-    ones = _onp.ones(tuple(shape_of(x)[:-1]) + (1,), dtype_of(x))
-    left = fnp.concatenate([ones, fnp.cumprod(x[..., :-1], axis=-1)], axis=-1)
-    right = fnp.concatenate([fnp.cumprod(x[..., :0:-1], axis=-1)[..., ::-1], ones], axis=-1)
-    return left, right
+    before = fnp.cumprod(shifted_in(x), axis=-1)
+    after = fnp.cumprod(shifted_in(x[..., ::-1]), axis=-1)[..., ::-1]
+    return before, after
 
 
 prod_p = define("prod", lambda x, axis, keepdims: _onp.prod(x, axis=axis, keepdims=keepdims),

@@ -27,9 +27,9 @@ from ..table import Spec, define
 from ..tracer import (Tracer, below_transforms, concrete, contains_tracer, innermost,
                       innermost_meta, strip)
 from .broadcasting import dtype_of, mask, shape_of
-from .reductions import (NoValue, distinct, exclusive_products, given, kept_shape, max_p,
-                         mean_p, min_p, normal_axes, numpy_kwargs, numpy_result, prod_p,
-                         reduction, sum_p)
+from .reductions import (NoValue, distinct, given, kept_shape, max_p, mean_p, min_p,
+                         normal_axes, numpy_kwargs, numpy_result, prod_p, reduction,
+                         shifted_in, sum_p)
 from .namespace import stopped, values_only
 from .wrapping import differentiable, numpy_reference, unsupported_kwargs
 
@@ -89,16 +89,15 @@ def affine_scan(a, b):
 
 def _cumprod_jvp(t, ans, x, axis):
     xl, tl = fnp.swapaxes(x, axis, -1), fnp.swapaxes(t, axis, -1)
-    before = exclusive_products(xl)[0]
+    before = fnp.cumprod(shifted_in(xl), axis=-1)  # y_(k-1)
     return fnp.swapaxes(affine_scan(xl, before * tl), axis, -1)
 
 
 def _cumprod_vjp(g, ans, x, axis):
     xl, gl = fnp.swapaxes(x, axis, -1), fnp.swapaxes(g, axis, -1)
-    ones = _onp.ones(tuple(shape_of(xl)[:-1]) + (1,), dtype_of(xl))
-    after = fnp.concatenate([ones, xl[..., :0:-1]], axis=-1)  # x_(i+1), reversed
+    after = shifted_in(xl[..., ::-1])  # x_(i+1), reversed
     r = affine_scan(after, gl[..., ::-1])[..., ::-1]
-    return fnp.swapaxes(exclusive_products(xl)[0] * r, axis, -1)
+    return fnp.swapaxes(fnp.cumprod(shifted_in(xl), axis=-1) * r, axis, -1)
 
 
 cumprod_p = define("cumprod", lambda x, axis: _onp.cumprod(x, axis=axis),
