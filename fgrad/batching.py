@@ -20,7 +20,7 @@ import numpy as _onp
 
 import fgrad.numpy as fnp
 from . import errors
-from .fpwarnings import at_user_code
+from .fpwarnings import at_user_code, fgrad_code
 from .numpy.array_tracer import ArrayTracer
 from .numpy.batch_rules import example_shape, one_at_a_time
 from .pytree import tree_flatten, tree_unflatten
@@ -42,11 +42,8 @@ def _library_function_reading():
     user's own (a branch, ``float(x)``: the tracer's own methods). (The stack is read only
     here, when the error is raised.)"""
     frame, found, primitive = sys._getframe(2), None, None
-    while frame is not None:
-        module = frame.f_globals.get("__name__") or ""
-        if not (module == "fgrad" or module.startswith("fgrad.")):
-            break
-        found = _public_function(frame, module) or found
+    while frame is not None and fgrad_code(frame):
+        found = _public_function(frame, frame.f_globals["__name__"]) or found
         prim = frame.f_locals.get("prim")
         if getattr(prim, "builtin", False):
             primitive = prim.public_name

@@ -27,6 +27,13 @@ def _ours(filename):
     return filename.startswith(_FGRAD) or filename.startswith(_NUMPY)
 
 
+def fgrad_code(frame):
+    """Whether ``frame`` runs fgrad's own code (by its module's name: also code that fgrad
+    generates or execs, which has no file of fgrad's)."""
+    name = frame.f_globals.get("__name__") or ""
+    return name.startswith("fgrad") and (len(name) == 5 or name[5] == ".")
+
+
 def user_frame(frame):
     """The innermost frame outside fgrad and numpy, from ``frame`` outward (or None)."""
     while frame is not None and _ours(frame.f_code.co_filename):

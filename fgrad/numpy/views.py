@@ -29,6 +29,7 @@ from sys import getrefcount
 import numpy as _onp
 
 from .. import errors
+from ..fpwarnings import fgrad_code
 from ..tracer import Tracer
 
 
@@ -106,12 +107,6 @@ def _slots(cls):
 _SLOTS = {}
 
 
-def _internal(frame):
-    """Whether ``frame`` runs fgrad's own code."""
-    name = frame.f_globals.get("__name__") or ""
-    return name.startswith("fgrad") and (len(name) == 5 or name[5] == ".")
-
-
 def _items(value):
     if value.__class__ in (list, tuple):
         return value
@@ -159,10 +154,10 @@ def refuse_write_through(x, symbol, at_call):
     called by the in-place operators with the operator (``"*="``) and ``.at[]``'s call that
     writes the same (``"multiply(value)"``)."""
     frame = sys._getframe(2)
-    if _internal(frame):  # fgrad's own rules rebind their locals knowingly
+    if fgrad_code(frame):  # fgrad's own rules rebind their locals knowingly
         return
     user, memory, seen = frame, root(x), []
-    while frame is not None and not _internal(frame):
+    while frame is not None and not fgrad_code(frame):
         where = "" if frame is user else f" in {frame.f_code.co_name}()"
         for name, value in frame.f_locals.items():
             for item in _items(value):

@@ -7,9 +7,8 @@ import numpy as _onp
 import fgrad.numpy as fnp
 from ...table import Spec, define
 from .. import batch_rules
-from ..broadcasting import REDUCE, kept_shape
 from ...tracer import below_transforms, innermost_meta
-from ..broadcasting import dtype_of, mask, shape_of
+from ..broadcasting import REDUCE, dtype_of, kept_shape, mask, shape_of
 from ..namespace import zero_derivative
 from ..wrapping import differentiable, numpy_reference
 from .common import _la, _min_gap, _ndim, _real_only, _shift, _shifted

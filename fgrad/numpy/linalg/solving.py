@@ -90,6 +90,7 @@ det = define(
                         "higher derivative (the cofactors' own rule replaces rows, no "
                         "division); complex input is supported."), batch=batch_rules.stacked(2))
 
+
 def _log_det_gradient(a):
     """inv(a)^T, which a singular ``a`` has not: its error says so and what to do."""
     try:
