@@ -17,13 +17,6 @@ __all__ = ["grad", "elementwise_grad", "value_and_grad", "grad_and_aux", "jacobi
            "multigrad_dict", "checkpoint"]
 
 
-def _at(fun, argnum, args, kwargs):
-    """``fun`` as a function of argument ``argnum`` alone, and that argument."""
-    def along(v):
-        return fun(*args[:argnum], v, *args[argnum + 1:], **kwargs)
-    return along, args[argnum]
-
-
 def make_jvp_reversemode(fun: Callable[..., Any], argnum: int = 0) -> Callable[..., Any]:
     """autograd's ``make_jvp_reversemode(fun, argnum)(*args)``: the function ``v -> J v`` of
     ``fun`` at ``args`` (autograd builds it from two reverse passes; the numbers are those of
@@ -34,8 +27,9 @@ def make_jvp_reversemode(fun: Callable[..., Any], argnum: int = 0) -> Callable[.
     12.0
     """
     def at(*args, **kwargs):
-        along, x = _at(fun, argnum, list(args), kwargs)
-        return lambda v: transforms.jvp(along, (x,), (v,))[1]
+        along, x = transforms._argnums_partial(fun, "make_jvp_reversemode", args, kwargs,
+                                               argnum)
+        return lambda v: transforms.jvp(along, x, (v,))[1]
     return at
 
 
@@ -56,12 +50,12 @@ def make_ggnvp(f: Callable[..., Any], g: Callable[..., Any] = _half_squared_norm
     [1.0, 2.0]
     """
     def at(*args, **kwargs):
-        along, x = _at(f, f_argnum, list(args), kwargs)
-        y, f_vjp = transforms.vjp(along, x)
+        along, x = transforms._argnums_partial(f, "make_ggnvp", args, kwargs, f_argnum)
+        y, f_vjp = transforms.vjp(along, *x)
         grad_g = transforms.grad(g)
 
         def ggnvp(v):
-            jv = transforms.jvp(along, (x,), (v,))[1]
+            jv = transforms.jvp(along, x, (v,))[1]
             hjv = transforms.jvp(grad_g, (y,), (jv,))[1]
             return f_vjp(hjv)[0]
         return ggnvp

@@ -5,6 +5,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as _onp
 
+from .. import transforms
 from ..testing import check_grads as _check
 
 __all__ = ["check_grads"]
@@ -22,12 +23,8 @@ def check_grads(f: Callable[..., Any], x: Any = None, modes: Sequence[str] = ("f
     >>> check_grads(lambda x, y: np.sin(x) * y, modes=["rev"], order=2)(0.3, 2.0)
     """
     def at(*args, **kwargs):
-        args = list(args)
-
-        def along(v):
-            return f(*args[:argnum], v, *args[argnum + 1:], **kwargs)
-
-        _check(along, (_as_float(args[argnum]),), order=order, modes=tuple(modes))
+        along, x = transforms._argnums_partial(f, "check_grads", args, kwargs, argnum)
+        _check(along, tuple(_as_float(v) for v in x), order=order, modes=tuple(modes))
 
     if x is not None:
         return at(x)
