@@ -40,7 +40,7 @@ class DualTrace(Trace):
             if a.__class__ is DualTracer and a._trace is self:
                 v = vals[i] = a._value
                 tangents[i] = a._tangent
-                if self.weak and v.__class__ in PYTHON_NUMBERS:
+                if v.__class__ in PYTHON_NUMBERS:  # (see Tape.process)
                     weak = True
                 if v.__class__ not in PLAIN_OPERANDS and (isinstance(v, Tracer) or
                                                           foreign_array(v)):

@@ -113,8 +113,6 @@ class Tape(Trace):
             self.nested = True
             if self.inputs != "keep":  # (a Dask array's copy copies no data: it is immutable)
                 value = value.copy()
-        elif value.__class__ in PYTHON_NUMBERS:
-            self.weak = True
         return TapeTracer(self, value, Node(None, (), None, value, ()))
 
     def _guard(self, a):
@@ -174,7 +172,9 @@ class Tape(Trace):
             v = a._value
             vals, parents, rest = [v], [a._node], ()
             big = v.__class__ is _ndarray and v.nbytes >= _SHED_BYTES
-            weak = self.weak and v.__class__ in PYTHON_NUMBERS
+            # (an input kept a Python number, so that numpy promotes it weakly: its rules get
+            # it as a numpy scalar, values.strong)
+            weak = v.__class__ in PYTHON_NUMBERS
         else:
             vals, parents, rest = list(args), [None] * len(args), args
             big = weak = False
@@ -186,7 +186,7 @@ class Tape(Trace):
                 parents[i] = a._node
                 if v.__class__ is _ndarray and v.nbytes >= _SHED_BYTES:
                     big = True
-                elif self.weak and v.__class__ in PYTHON_NUMBERS:
+                elif v.__class__ in PYTHON_NUMBERS:
                     weak = True
             elif cls is _ndarray:
                 v = vals[i] = self.own(a)

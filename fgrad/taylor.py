@@ -68,7 +68,7 @@ class JetTrace(Trace):
         for i, a in enumerate(args):
             if a.__class__ is JetTracer and a._trace is self:
                 vals[i], series[i] = a._value, a._series
-                if self.weak and vals[i].__class__ in PYTHON_NUMBERS:
+                if vals[i].__class__ in PYTHON_NUMBERS:  # (see Tape.process)
                     weak = True
                 if a is self.watched:
                     self.read = True
@@ -170,7 +170,6 @@ def _jet_of(fn, args, series, order):
     arguments' paths (a nested jet; ``None`` series: a constant)."""
     trace = JetTrace(order)
     ins = [a if s is None else JetTracer(trace, a, s[:order]) for a, s in zip(args, series)]
-    trace.weak = any(a.__class__ in PYTHON_NUMBERS for a in args)
     trace.watched = ins[0]
     out = trace.run(fn, ins, "jet")
     if out.__class__ is JetTracer and out._trace is trace:
@@ -246,7 +245,6 @@ def _jet(f, primals, series, log):
         raise ValueError("jet: the series are empty; give at least one term per primal")
     trace = JetTrace(order, log)
     ins = [JetTracer(trace, x, ts) for x, ts in zip(flat, terms_per_leaf)]
-    trace.weak = any(x.__class__ in PYTHON_NUMBERS for x in flat)
     with at_user_code():
         out = trace.run(f, tree_unflatten(in_tree, ins), "jet")
     out_flat, out_tree = tree_flatten(out)

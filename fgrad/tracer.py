@@ -36,7 +36,7 @@ _levels = itertools.count(1)
 class Trace:
     """One running transform. Subclasses implement ``process`` (record, or push tangents)."""
 
-    __slots__ = ("level", "alive", "kind", "weak")
+    __slots__ = ("level", "alive", "kind")
 
     # Whether the trace records the constants it meets as references to the caller's arrays
     # (staging: a replay must see their values as they are then). A tape nested inside such a
@@ -53,9 +53,6 @@ class Trace:
         self.level = next(_levels)
         self.alive = True
         self.kind = kind
-        # whether an input is a Python number, kept one so that numpy promotes it weakly; its
-        # derivative rules get it as a numpy scalar (``values.strong``)
-        self.weak = False
 
     def __repr__(self):
         return f"<{self.kind} trace #{self.level}>"

@@ -447,8 +447,6 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
     for p, t in zip(flat, t_flat):
         _check_like("jvp", t, p, "a tangent")
         ins.append(DualTracer(trace, p, t))
-        if p.__class__ in PYTHON_NUMBERS:
-            trace.weak = True
     with at_user_code():
         out = trace.run(f, tree_unflatten(in_tree, ins), "jvp")
     aux = None
