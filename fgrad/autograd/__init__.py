@@ -45,7 +45,7 @@ __all__ = ["grad", "elementwise_grad", "value_and_grad", "grad_and_aux", "jacobi
            "holomorphic_grad", "hessian_vector_product", "hessian_tensor_product",
            "vector_jacobian_product", "tensor_jacobian_product", "multigrad_dict", "checkpoint",
            "primitive", "defvjp", "defvjp_argnum", "defjvp", "def_linear", "install",
-           "uninstall"]
+           "uninstall", "make_jvp_reversemode"]
 
 
 def _named(g, f, what):
@@ -440,5 +440,5 @@ def def_linear(fun: Any) -> None:
 
 # --- the rest of autograd's top level: make_ggnvp, and the one line ------------------------
 
-from .differential_operators import make_ggnvp  # noqa: E402
+from .differential_operators import make_ggnvp, make_jvp_reversemode  # noqa: E402
 from ._switch import install, uninstall  # noqa: E402
