@@ -13,6 +13,7 @@ import fgrad.numpy as np
 from fgrad.autograd.differential_operators import make_ggnvp, make_jvp_reversemode
 from fgrad.autograd.extend import (Box, SparseObject, defjvp_argnum, defvjp_argnums,
                                    notrace_primitive, primitive, vspace)
+from fgrad.autograd.misc.fixed_points import fixed_point
 from fgrad.autograd.misc.flatten import flatten
 from fgrad.autograd.misc.optimizers import adam, rmsprop, sgd
 from fgrad.autograd.numpy import stack
@@ -54,6 +55,7 @@ LIBRARY = {
     """,
     "mylib/helpers.py": """
         from autograd.differential_operators import make_jvp_reversemode
+        from autograd.misc.fixed_points import fixed_point
         from autograd.test_util import check_grads
         SEEN = []
     """,
@@ -95,7 +97,7 @@ def test_a_library_importing_autograd_runs_on_fgrad_after_one_line(tmp_path):
     for name in ("autograd", "autograd.numpy", "autograd.scipy.stats.norm",
                  "autograd.extend", "autograd.numpy.numpy_boxes", "autograd.numpy.numpy_vjps",
                  "autograd.builtins", "autograd.misc", "autograd.differential_operators",
-                 "autograd.test_util"):
+                 "autograd.test_util", "autograd.misc.fixed_points"):
         assert f"'{name}'" in modules
 
 
@@ -221,3 +223,49 @@ def test_grad_and_value_and_grad_take_a_one_element_output_as_autograd_does():
     onp.testing.assert_array_equal(g, [3.0, 27.0])
     with pytest.raises(TypeError, match=r"returned shape \(2,\)"):
         grad(lambda x: x * 2.0)(x)
+
+
+def _newton_sqrt(a):
+    return lambda x: 0.5 * (x + a / x)
+
+
+def _sqrt_by_fixed_point(a):
+    return fixed_point(_newton_sqrt, a, np.ones_like(a), lambda x, y: np.max(np.abs(x - y)),
+                       1e-13)
+
+
+def test_fixed_point_is_differentiated_at_the_exact_fixed_point_in_both_modes():
+    a = onp.array([2.0, 9.0, 0.5])
+    onp.testing.assert_allclose(_sqrt_by_fixed_point(a), onp.sqrt(a), rtol=1e-14)
+    dsqrt = 0.5 / onp.sqrt(a)
+    onp.testing.assert_allclose(fgrad.jacrev(_sqrt_by_fixed_point)(a), onp.diag(dsqrt),
+                                rtol=1e-12)
+    onp.testing.assert_allclose(fgrad.jacfwd(_sqrt_by_fixed_point)(a), onp.diag(dsqrt),
+                                rtol=1e-12)
+    # second order, forward over reverse: d2/da2 sqrt(a) = -a^(-3/2) / 4
+    h = fgrad.hessian(lambda a: np.sum(_sqrt_by_fixed_point(a)))(a)
+    onp.testing.assert_allclose(h, onp.diag(-0.25 * a ** -1.5), rtol=1e-10, atol=1e-14)
+    # x0 has no derivative: the fixed point does not depend on it
+    g0 = fgrad.grad(lambda x0: np.sum(fixed_point(_newton_sqrt, a, x0, lambda x, y: np.max(
+        np.abs(x - y)), 1e-13)))(onp.ones(3))
+    onp.testing.assert_array_equal(g0, onp.zeros(3))
+
+
+def test_autograd_operators_take_integer_arrays_at_their_values():
+    from fgrad.autograd import elementwise_grad, grad, jacobian, make_jvp
+    x = onp.array([1, 2])
+    g = grad(lambda x: np.sum(np.sin(x)))(x)
+    assert g.dtype == onp.float64
+    onp.testing.assert_allclose(g, onp.cos([1.0, 2.0]), rtol=1e-15)
+    onp.testing.assert_array_equal(elementwise_grad(lambda x: x ** 3)(x), [3.0, 12.0])
+    onp.testing.assert_array_equal(jacobian(lambda x: x ** 2)(x), [[2.0, 0.0], [0.0, 4.0]])
+    ans, t = make_jvp(lambda x: x ** 2)(x)(onp.array([1.0, 1.0]))
+    onp.testing.assert_array_equal(t, [2.0, 4.0])
+    gy = grad(lambda p: np.sum(p["w"] * 2.0))({"w": onp.array([3, 4])})
+    onp.testing.assert_array_equal(gy["w"], [2.0, 2.0])
+    # an integer scalar is refused, as autograd refuses it; fgrad.grad refuses integer arrays
+    with pytest.raises(TypeError, match="grad requires float or complex inputs, but argument "
+                                        "is a int"):
+        grad(lambda x: x ** 2)(3)
+    with pytest.raises(TypeError, match="argument has dtype int64"):
+        fgrad.grad(lambda x: np.sum(np.sin(x)))(x)

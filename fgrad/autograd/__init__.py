@@ -23,10 +23,11 @@ or a tuple of ints, as in autograd. Primitives defined the autograd way (``@prim
 ``defvjp`` with curried rules ``lambda ans, *args: lambda g: ...``) are fgrad primitives, so
 fgrad's transforms (``jvp``, ``vmap``, ``jit``) take them too.
 
-What differs from autograd, on purpose: differentiating with respect to an integer is a
-``TypeError`` (cast with ``x.astype(float)``), as in autograd; the gradient of a real function
-of a complex input follows JAX's convention (the conjugate of the steepest-ascent direction),
-which is autograd's as well.
+Integers as autograd takes them: an integer *array* is differentiated at its values (its
+gradient is float64; ``fgrad.grad`` refuses it, as ``jax.grad`` does), an integer scalar is a
+``TypeError`` (cast with ``float(x)``), as in autograd. The gradient of a real function of a
+complex input follows JAX's convention (the conjugate of the steepest-ascent direction), which
+is autograd's as well.
 """
 from typing import Any, Callable, Sequence
 import inspect
@@ -38,6 +39,7 @@ import numpy as _onp
 from .. import table, transforms
 from ..checkpointing import checkpoint  # noqa: F401  (autograd.checkpoint: the same idea)
 from ..numpy import ones_like, real, reshape
+from ..pytree import tree_leaves, tree_map
 from ..tracer import innermost_meta, value_dtype
 
 __all__ = ["grad", "elementwise_grad", "value_and_grad", "grad_and_aux", "jacobian",
@@ -48,10 +50,44 @@ __all__ = ["grad", "elementwise_grad", "value_and_grad", "grad_and_aux", "jacobi
            "uninstall", "make_jvp_reversemode"]
 
 
-def _named(g, f, what):
+def _named(g, f, what, argnum=None):
+    """``g``, named for the operator ``what`` of ``f``; with ``argnum``, it takes integer
+    arrays at those arguments as autograd does (see :func:`_int_arrays_as_floats`)."""
+    if argnum is not None:
+        inner = g
+
+        def g(*args, **kwargs):
+            return inner(*_int_arrays_as_floats(args, argnum), **kwargs)
     g.__name__ = f"{what}({getattr(f, '__name__', 'f')})"
     g.__doc__ = f.__doc__
     return g
+
+
+def _int_arrays_as_floats(args, argnum):
+    """autograd differentiates with respect to an integer *array* (not an integer scalar),
+    at its values: such an argument (or such leaves of a container argument) is given to fgrad
+    as float64, whose transforms refuse integers as JAX's do. Only the forward values of
+    integer-only arithmetic on it differ (``x // 2`` is float64 here; autograd refuses it)."""
+    nums = (argnum,) if isinstance(argnum, int) else argnum
+    if not any(_has_int_array(args[n]) for n in nums if isinstance(n, int)
+               and -len(args) <= n < len(args)):
+        return args
+    args = list(args)
+    for n in nums:
+        args[n] = tree_map(_as_float, args[n])
+    return tuple(args)
+
+
+def _has_int_array(x):
+    return any(_is_int_array(v) for v in tree_leaves(x))
+
+
+def _is_int_array(v):
+    return isinstance(v, _onp.ndarray) and v.ndim > 0 and v.dtype.kind in "iu"
+
+
+def _as_float(v):
+    return v.astype(_onp.float64) if _is_int_array(v) else v
 
 
 # --- the differential operators ------------------------------------------------------------
@@ -70,7 +106,8 @@ def grad(fun: Callable[..., Any], argnum: int | Sequence[int] = 0) -> Callable[.
     >>> grad(lambda x: np.dot(np.ones((1, 2)), x ** 2))(np.array([1.0, 3.0])).tolist()
     [2.0, 6.0]
     """
-    return transforms.grad(lambda *a, **k: _one_element(fun(*a, **k)), argnums=argnum)
+    return _named(transforms.grad(lambda *a, **k: _one_element(fun(*a, **k)), argnums=argnum),
+                  fun, "grad", argnum)
 
 
 def _one_element(out):
@@ -97,7 +134,7 @@ def value_and_grad(fun: Callable[..., Any], argnum: int | Sequence[int] = 0) -> 
         (_, value), g = transforms.value_and_grad(with_value, argnums=argnum,
                                                   has_aux=True)(*args, **kwargs)
         return value, g
-    return _named(value_and_gradient, fun, "value_and_grad")
+    return _named(value_and_gradient, fun, "value_and_grad", argnum)
 
 
 def grad_and_aux(fun: Callable[..., Any], argnum: int | Sequence[int] = 0) -> Callable[..., Any]:
@@ -108,7 +145,8 @@ def grad_and_aux(fun: Callable[..., Any], argnum: int | Sequence[int] = 0) -> Ca
     >>> float(g), aux
     (6.0, 'seen')
     """
-    return transforms.grad(fun, argnums=argnum, has_aux=True)
+    return _named(transforms.grad(fun, argnums=argnum, has_aux=True), fun, "grad_and_aux",
+                  argnum)
 
 
 def elementwise_grad(fun: Callable[..., Any],
@@ -137,7 +175,7 @@ def jacobian(fun: Callable[..., Any], argnum: int | Sequence[int] = 0) -> Callab
     >>> jacobian(lambda x: x ** 2)(np.array([1.0, 3.0])).tolist()
     [[2.0, 0.0], [0.0, 6.0]]
     """
-    return transforms.jacrev(fun, argnums=argnum)
+    return _named(transforms.jacrev(fun, argnums=argnum), fun, "jacobian", argnum)
 
 
 def hessian(fun: Callable[..., Any], argnum: int | Sequence[int] = 0) -> Callable[..., Any]:
@@ -149,7 +187,7 @@ def hessian(fun: Callable[..., Any], argnum: int | Sequence[int] = 0) -> Callabl
     >>> hessian(lambda x: np.sum(x ** 3))(np.array([1.0, 2.0])).tolist()
     [[6.0, 0.0], [0.0, 12.0]]
     """
-    return transforms.hessian(fun, argnums=argnum)
+    return _named(transforms.hessian(fun, argnums=argnum), fun, "hessian", argnum)
 
 
 def make_vjp(fun: Callable[..., Any], argnum: int | Sequence[int] = 0) -> Callable[..., Any]:
@@ -169,7 +207,7 @@ def make_vjp(fun: Callable[..., Any], argnum: int | Sequence[int] = 0) -> Callab
             return (lambda g: pull(g)[0]), ans
         return pull, ans
 
-    return _named(vjp_maker, fun, "make_vjp")
+    return _named(vjp_maker, fun, "make_vjp", argnum)
 
 
 def make_jvp(fun: Callable[..., Any], argnum: int | Sequence[int] = 0) -> Callable[..., Any]:
@@ -188,7 +226,7 @@ def make_jvp(fun: Callable[..., Any], argnum: int | Sequence[int] = 0) -> Callab
 
         return jvp
 
-    return _named(jvp_maker, fun, "make_jvp")
+    return _named(jvp_maker, fun, "make_jvp", argnum)
 
 
 def deriv(fun: Callable[..., Any], argnum: int | Sequence[int] = 0) -> Callable[..., Any]:
@@ -243,7 +281,7 @@ def hessian_tensor_product(fun: Callable[..., Any],
                                              argnum)
         return transforms.jvp(f, dyn, (v,))[1]
 
-    return _named(hvp, fun, "hessian_vector_product")
+    return _named(hvp, fun, "hessian_vector_product", argnum)
 
 
 hessian_vector_product = hessian_tensor_product

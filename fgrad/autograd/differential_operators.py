@@ -4,6 +4,7 @@ from typing import Any, Callable
 
 import fgrad.numpy as fnp
 from .. import transforms
+from . import _named  # (autograd's argument conventions)
 from . import (checkpoint, deriv, elementwise_grad, grad, grad_and_aux,  # noqa: F401
                hessian, hessian_tensor_product, hessian_vector_product, holomorphic_grad,
                jacobian, make_hvp, make_jvp, make_vjp, multigrad_dict,
@@ -30,7 +31,7 @@ def make_jvp_reversemode(fun: Callable[..., Any], argnum: int = 0) -> Callable[.
         along, x = transforms._argnums_partial(fun, "make_jvp_reversemode", args, kwargs,
                                                argnum)
         return lambda v: transforms.jvp(along, x, (v,))[1]
-    return at
+    return _named(at, fun, "make_jvp_reversemode", argnum)
 
 
 def _half_squared_norm(x):
@@ -59,4 +60,4 @@ def make_ggnvp(f: Callable[..., Any], g: Callable[..., Any] = _half_squared_norm
             hjv = transforms.jvp(grad_g, (y,), (jv,))[1]
             return f_vjp(hjv)[0]
         return ggnvp
-    return at
+    return _named(at, f, "make_ggnvp", f_argnum)
