@@ -218,30 +218,6 @@ def zero_rule(*args, **params):
     return None
 
 
-def primitive(f: Callable[..., Any] | None = None, *, name: str | None = None,
-              spec: "Spec | None" = None) -> Any:
-    """Register a numpy-level function as a new primitive in the table; returns it.
-
-    Give it rules with :func:`defvjp` and :func:`defjvp` (written with ``fgrad.numpy``), and a
-    :class:`Spec` if you want the generated tests to check it.
-
-    >>> import numpy, fgrad
-    >>> cube = fgrad.primitive(lambda x: x ** 3, name="cube")
-    >>> fgrad.defvjp(cube, lambda g, ans, x: g * 3 * x ** 2)
-    >>> fgrad.defjvp(cube, lambda t, ans, x: t * 3 * x ** 2)
-    >>> float(fgrad.grad(cube)(2.0))
-    12.0
-    """
-    if f is None:
-        return lambda f: primitive(f, name=name, spec=spec)
-    p = Primitive(name or f.__name__, f, spec)
-    if p.name in _BUILTIN:
-        raise ValueError(f"fgrad.primitive: {p.name!r} is a built-in primitive's name; choose "
-                         "another (e.g. 'my_" + p.name + "')")
-    PRIMITIVES[p.name] = p  # re-registering one's own name (re-running a cell) replaces it
-    return p
-
-
 def defvjp(prim: "Primitive", *rules: Callable[..., Any] | None,
            argnums: Sequence[int] | None = None) -> None:
     """Set the VJP rules of ``prim``, one per argument (``None`` means a zero derivative).

@@ -269,3 +269,24 @@ def test_autograd_operators_take_integer_arrays_at_their_values():
         grad(lambda x: x ** 2)(3)
     with pytest.raises(TypeError, match="argument has dtype int64"):
         fgrad.grad(lambda x: np.sum(np.sin(x)))(x)
+
+
+def test_an_autograd_primitive_returning_a_tuple_gets_a_tuple_of_cotangents():
+    from fgrad.autograd import defvjp, grad, primitive
+    eig = primitive(onp.linalg.eig)  # as grcwa wraps it, with complex matrices
+
+    def eig_vjp(ans, a):
+        w, v = ans
+
+        def vjp(g):
+            gw, gv = g  # one cotangent per output; gv is zeros here
+            assert not onp.any(gv)
+            return np.matmul(np.matmul(np.linalg.inv(v).T, np.diag(gw)), v.T)
+        return vjp
+
+    defvjp(eig, eig_vjp)
+    a = onp.array([[1.0, 2.0], [-1.0, 0.5]]) * (1 + 0.5j)
+    # the eigenvalues sum to the trace: Re(trace(a) t), whose gradient in JAX's (and autograd's)
+    # convention, df/dRe(t) - i df/dIm(t), is trace(a)
+    g = grad(lambda t: np.real(np.sum(eig(a * t)[0])))(1.0 + 0.0j)
+    assert g == pytest.approx(onp.trace(a), rel=1e-12)

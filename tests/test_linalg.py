@@ -117,6 +117,31 @@ def test_eigenvalue_derivative_from_left_and_right_eigenvectors():
     onp.testing.assert_allclose(onp.sum(ga * t), onp.sum(c * dw).real, rtol=1e-10)
 
 
+def _eig_loss(a):
+    # uses eigenvectors' real and imaginary parts, which numpy's normalisation (unit norm,
+    # largest entry real) fixes, and both parts of the eigenvalues
+    w, v = np.linalg.eig(a)
+    return (np.sum(np.real(w) * np.imag(w)) + np.sum(np.real(v) ** 2 * np.arange(3.0)[:, None])
+            + np.sum(np.imag(v[1]) * np.real(w)))
+
+
+@pytest.mark.parametrize("f", [_eig_loss, lambda a: np.sum(np.real(np.linalg.eigvals(a)) ** 3
+                                                          + np.imag(np.linalg.eigvals(a)))],
+                         ids=["eig", "eigvals"])
+def test_eig_of_a_complex_matrix_in_both_modes_and_at_second_order(f):
+    a = RNG.standard_normal((3, 3)) + 1j * RNG.standard_normal((3, 3))
+    d = RNG.standard_normal((3, 3)) + 1j * RNG.standard_normal((3, 3))
+    h = 1e-6
+    fd = (f(a + h * d) - f(a - h * d)) / (2 * h)
+    g = fgrad.grad(f)(a)  # JAX's convention: df/dRe - i df/dIm, so df = Re(sum(g * d))
+    assert g.dtype == onp.complex128
+    onp.testing.assert_allclose(onp.sum(g * d).real, fd, rtol=1e-7)
+    onp.testing.assert_allclose(fgrad.jvp(f, (a,), (d,))[1], fd, rtol=1e-7)
+    hd = fgrad.jvp(fgrad.grad(f), (a,), (d,))[1]
+    fdh = (fgrad.grad(f)(a + h * d) - fgrad.grad(f)(a - h * d)) / (2 * h)
+    onp.testing.assert_allclose(hd, fdh, rtol=1e-6, atol=1e-7 * onp.abs(hd).max())
+
+
 # --- modes, batches, orders ------------------------------------------------------------------
 
 CASES = {

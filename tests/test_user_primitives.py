@@ -124,3 +124,68 @@ def test_autograds_curried_vjp_rule_is_refused_when_registered_with_the_expected
     sq = fgrad.primitive(onp.square, name="my_square_ufunc")
     fgrad.defvjp(sq, lambda g, ans, x: 2 * g * x)
     assert float(fgrad.grad(sq)(3.0)) == 6.0
+
+
+def make_sincos(with_jvp):
+    """A primitive returning two arrays, its rules written with fgrad.numpy."""
+    sincos = fgrad.primitive(lambda x: (onp.sin(x), onp.cos(x)),
+                             name=f"my_sincos_{with_jvp}")
+    fgrad.defvjp(sincos, lambda g, ans, x: g[0] * ans[1] - g[1] * ans[0])
+    if with_jvp:
+        fgrad.defjvp(sincos, lambda t, ans, x: (t * ans[1], None if t is None else -t * ans[0]))
+    return sincos
+
+
+@pytest.mark.parametrize("with_jvp", [True, False], ids=["jvp rule", "vjp rule transposed"])
+def test_a_primitive_returning_a_tuple_under_every_transform(with_jvp):
+    sincos = make_sincos(with_jvp)
+    s, c = sincos(X)  # plain values: the function's own tuple
+    onp.testing.assert_array_equal(s, onp.sin(X))
+    f = lambda x: np.sum(sincos(x)[0] * 3.0 + sincos(x)[1] ** 2)
+    df = lambda x: 3.0 * onp.cos(x) - 2 * onp.cos(x) * onp.sin(x)
+    d2f = lambda x: -3.0 * onp.sin(x) - 2 * onp.cos(2 * x)
+    onp.testing.assert_allclose(fgrad.grad(f)(X), df(X), rtol=1e-14)
+    onp.testing.assert_allclose(fgrad.jvp(f, (X,), (Y,))[1], onp.dot(df(X), Y), rtol=1e-14)
+    onp.testing.assert_allclose(fgrad.hessian(f)(X), onp.diag(d2f(X)), rtol=1e-13, atol=1e-15)
+    onp.testing.assert_allclose(fgrad.jit(fgrad.grad(f))(X), df(X), rtol=1e-14)
+    onp.testing.assert_allclose(fgrad.vmap(fgrad.grad(f))(onp.stack([X, Y])),
+                                onp.stack([df(X), df(Y)]), rtol=1e-14)
+    onp.testing.assert_allclose(fgrad.jacfwd(lambda x: sincos(x)[1])(X), onp.diag(-onp.sin(X)),
+                                rtol=1e-14)
+    # jet expands the JVP rule: d^k/dt^k sin(x + t) at 0 is sin's k-th derivative
+    _, (s1, s2) = fgrad.jet(lambda x: sincos(x)[0], (X,), ((onp.ones(3), onp.zeros(3)),))
+    onp.testing.assert_allclose(s1, onp.cos(X), rtol=1e-14)
+    onp.testing.assert_allclose(s2, -onp.sin(X), rtol=1e-14)
+    check_grads(f, (X,), order=2, modes=("fwd", "rev"))
+
+
+def test_a_tuple_primitive_keeps_numpys_result_type_and_complex_outputs():
+    # numpy.linalg.eig as autograd users wrap it (grcwa): a namedtuple of complex results
+    eig = fgrad.primitive(onp.linalg.eig, name="my_eig")
+    seen = []
+
+    def eig_vjp(g, ans, a):
+        seen.append((type(g).__name__, type(ans).__name__))
+        w, v = ans
+        vinv = np.linalg.inv(v)
+        return np.real(np.matmul(np.matmul(vinv.T, np.diag(g[0])), v.T))  # eigenvalues only
+
+    fgrad.defvjp(eig, eig_vjp)
+    a = onp.array([[2.0, 1.0], [-3.0, 0.5]])  # complex eigenvalues
+    w = eig(a)[0]
+    assert w.dtype == onp.complex128
+    # d/da of sum(Re w) = trace(a) is the identity
+    g = fgrad.grad(lambda a: np.sum(np.real(eig(a).eigenvalues)))(a)
+    onp.testing.assert_allclose(g, onp.eye(2), atol=1e-14)
+    assert seen == [("EigResult", "EigResult")]
+    # |w|^2 = det(a) for a complex pair: its gradient is det(a) inv(a)^T
+    g = fgrad.grad(lambda a: np.abs(eig(a)[0][0]) ** 2)(a)
+    onp.testing.assert_allclose(g, onp.linalg.det(a) * onp.linalg.inv(a).T, rtol=1e-12)
+
+
+def test_a_tuple_primitives_jvp_rule_must_give_one_tangent_per_output():
+    bad = fgrad.primitive(lambda x: (x * 2.0, x * 3.0), name="my_bad_pair")
+    fgrad.defjvp(bad, lambda t, ans, x: t * 2.0)
+    with pytest.raises(TypeError, match=r"primitive my_bad_pair: its JVP rule must return a "
+                                        r"tuple with one tangent per output \(2\)"):
+        fgrad.jvp(lambda x: bad(x)[0], (X,), (Y,))

@@ -36,7 +36,7 @@ from collections import OrderedDict
 
 import numpy as _onp
 
-from .. import table, transforms
+from .. import table, transforms, user_primitives
 from ..checkpointing import checkpoint  # noqa: F401  (autograd.checkpoint: the same idea)
 from ..numpy import ones_like, real, reshape
 from ..pytree import tree_leaves, tree_map
@@ -384,7 +384,7 @@ def primitive(f: Callable[..., Any]) -> Any:
     """
     # (a numpy or scipy ufunc, which autograd-gamma wraps, has a name but no module)
     where = getattr(f, "__module__", None) or f"{type(f).__module__}.{type(f).__name__}"
-    return table.primitive(f, name=f"{where}.{getattr(f, '__qualname__', f.__name__)}")
+    return user_primitives.primitive(f, name=f"{where}.{getattr(f, '__qualname__', f.__name__)}")
 
 
 def _uncurried(maker):

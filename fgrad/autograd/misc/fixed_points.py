@@ -3,7 +3,7 @@ derivative with respect to ``a`` by the implicit function theorem (no derivative
 the iterations)."""
 from typing import Any, Callable
 
-from ... import table, transforms
+from ... import table, transforms, user_primitives
 
 __all__ = ["fixed_point"]
 
@@ -16,7 +16,7 @@ def _iterate(step, x, distance, tol):
     return x
 
 
-_solve = table.primitive(lambda f, a, x0, distance, tol: _iterate(f(a), x0, distance, tol),
+_solve = user_primitives.primitive(lambda f, a, x0, distance, tol: _iterate(f(a), x0, distance, tol),
                          name="autograd.misc.fixed_points.fixed_point")
 
 

@@ -389,7 +389,13 @@ def _eig_vjp(i, gs, outs, a):
     else:
         gvt = gv - v * fnp.expand_dims(gc, -2)
     gp = _gap_inverse(w) * fnp.matmul(_mT(v), gvt) + _diag_embed(gw)
-    return fnp.real(fnp.matmul(fnp.matmul(_mT(inv(v)), gp), _mT(v)))
+    return _like_input(fnp.matmul(fnp.matmul(_mT(inv(v)), gp), _mT(v)), a)
+
+
+def _like_input(ct, a):
+    """A cotangent, real for a real matrix (the real part: the derivative along real
+    perturbations), complex for a complex one."""
+    return ct if _onp.iscomplexobj(innermost_meta(a)) else fnp.real(ct)
 
 
 _EIG_CASES = [(((2, 2),), {}), (((3, 3),), {}), (((2, 3, 3),), {})]
@@ -403,16 +409,15 @@ _eig = define_multi("linalg.eig", lambda a: tuple(_la.eig(a)),
 @differentiable(_la.eig, Spec(_EIG_CASES, domain=(-1.0, 1.0), valid=_eig_valid,
                                call=_eig_call), name="linalg.eig")
 def eig(a):
-    """numpy.linalg.eig, real input (complex results where numpy gives them). Eigenvalue
+    """numpy.linalg.eig, real or complex input (complex results where numpy gives them). For a
+    complex matrix the derivative follows JAX's convention for complex inputs. Eigenvalue
     derivatives use the left and right eigenvectors (``dw = diag(V^-1 dA V)``); eigenvector
     derivatives follow numpy's normalisation (unit 2-norm, largest entry real) and divide by
     eigenvalue gaps (exactly equal eigenvalues contribute nothing: not meaningful there).
     The order of the eigenvalues is LAPACK's, which can jump under a tiny perturbation at
     special matrices (triangular ones, say); the derivative is that of each eigenvalue as
     returned at the point."""
-    a = fnp.asarray(a)
-    _real_only("eig", a)
-    return EigResult(*_eig(a))
+    return EigResult(*_eig(fnp.asarray(a)))
 
 
 def _eig_matching(a, ans):
@@ -434,7 +439,7 @@ _matching_order = values_only(_matching_order_impl, "linalg.eig_matching_order")
 
 def _eigvals_vjp(g, ans, a):
     v = _eig_matching(a, ans)
-    return fnp.real(fnp.matmul(_mT(inv(v)) * fnp.expand_dims(g, -2), _mT(v)))
+    return _like_input(fnp.matmul(_mT(inv(v)) * fnp.expand_dims(g, -2), _mT(v)), a)
 
 
 def _eigvals_jvp(t, ans, a):
@@ -449,12 +454,10 @@ _eigvals = define("linalg.eigvals", _la.eigvals, [_eigvals_vjp], [_eigvals_jvp],
 
 @differentiable(_la.eigvals, _EIGVALS, name="linalg.eigvals")
 def eigvals(a):
-    """numpy.linalg.eigvals, real input: ``dw_i = (V^-1 dA V)_ii``, from the left and right
-    eigenvectors. Needs distinct eigenvalues (a defective matrix has none of this). As for
+    """numpy.linalg.eigvals, real or complex input: ``dw_i = (V^-1 dA V)_ii``, from the left
+    and right eigenvectors. Needs distinct eigenvalues (a defective matrix has none of this). As for
     ``eig``, the order is LAPACK's, which can jump at special (e.g. triangular) matrices."""
-    a = fnp.asarray(a)
-    _real_only("eigvals", a)
-    return _eigvals(a)
+    return _eigvals(fnp.asarray(a))
 
 
 # numpy's eig gives real or complex results by the values
