@@ -428,3 +428,33 @@ def test_dask_regression_matches_the_hand_gradient_and_learns(run):
     losses = [numbers(ln)[-1] for ln in line_with(lines, "step ")]
     assert abs(losses[0] - math.log(2)) < 1e-6  # (w = 0: log 2 for every example, 6 digits)
     assert all(b < a for a, b in zip(losses, losses[1:])), losses
+
+
+# --- print_trace.py and dot_graph.py (autograd's tracer examples) -----------------------------
+
+def test_print_trace_prints_fgrads_tape_of_fun_and_of_its_gradient(run):
+    out = run("print_trace.py")
+    module = load("print_trace.py")
+    assert str(fgrad.make_tape(module.fun)(1.23)) in out
+    lines = squeeze(out)
+    assert numbers(line_with(lines, "v2 = sin(v1)")[0])[-1] == pytest.approx(
+        math.sin(2.46), abs=1e-6)
+    # the gradient's tape ends in 2 cos(2x)
+    assert numbers(line_with(lines, "v7 = add(v6, v6)")[0])[-1] == pytest.approx(
+        2 * math.cos(2.46), abs=1e-5)
+
+
+def test_dot_graph_writes_the_graph_of_fun_and_of_its_gradient(run, scratch):
+    out = run("dot_graph.py")
+    module = load("dot_graph.py")
+    dot = (scratch / "fun.dot").read_text()
+    assert dot.startswith("digraph fgrad {")
+    assert dot.count('label="sin') == 1 and dot.count('label="exp') == 1
+    grad_dot = (scratch / "grad_fun.dot").read_text()
+    assert 'label="cos' in grad_dot  # the backward pass is in the graph
+    graph = fgrad.make_graph(fgrad.grad(module.fun))(1.0)
+    assert f"grad_fun.dot: {len(graph.nodes)} operations" in out
+    # the graph is the gradient: run on a new value it gives the derivative
+    x = 0.7
+    want = math.cos(x) * (2 * math.sin(x) + math.exp(x) - 0.5) + math.sin(x) * math.exp(x)
+    assert float(graph(x)) == pytest.approx(want, rel=1e-14)
