@@ -774,3 +774,34 @@ def test_every_name_a_plain_numpy_message_suggests_exists():
                     assert callable(getattr(importlib.import_module("fgrad." + module), attr,
                                             None)), (name, str(e))
     assert seen > 50
+
+
+def test_a_large_constant_written_inside_f_after_its_use_is_refused_not_used_stale():
+    big = onp.ones(10_000)  # 80 kB, closed over: read-only while grad runs, not copied
+
+    def f(t):
+        y = np.sum(t * big)
+        big[0] = 100.0
+        return y
+
+    x = onp.full(10_000, 2.0)
+    for transform in (fgrad.grad, fgrad.jacrev):
+        with pytest.raises(ValueError, match="or into an array it had used as a constant"):
+            transform(f)(x)
+        assert big.flags.writeable and big[0] == 1.0
+    onp.testing.assert_array_equal(fgrad.grad(lambda t: np.sum(t * big))(x), big)
+    assert big.flags.writeable
+
+
+def test_a_constant_guarded_by_an_inner_grad_is_copied_by_the_outer_one():
+    # the inner tape's guard ends when the inner grad returns, before the outer walk: the
+    # outer tape copies the constant, so a write between them changes nothing
+    big = onp.ones(10_000)
+
+    def f(s):
+        value, _ = fgrad.value_and_grad(lambda u: np.sum(u * s * big))(onp.ones(10_000))
+        big[:] = 7.0
+        return value  # = s sum(big at the call)
+
+    assert float(fgrad.grad(f)(3.0)) == 10_000.0
+    assert big.flags.writeable
