@@ -59,17 +59,15 @@ class _Outputs:
         parts, start = [], 0
         for shape, dtype in zip(self.shapes, self.dtypes):
             n = int(_onp.prod(shape, dtype=int))
-            part = reshape(getitem(packed, slice(start, start + n)), shape)
-            if dtype.kind != "c" and self.dtype.kind == "c":
-                part = real(part)
-            parts.append(part if dtype == self.dtype or dtype.kind == "f" else astype(part, dtype))
+            part, have = reshape(getitem(packed, slice(start, start + n)), shape), self.dtype
+            if dtype.kind != "c" and have.kind == "c":
+                part, have = real(part), _onp.finfo(have).dtype
+            parts.append(part if dtype == have else astype(part, dtype))
             start += n
         return self.kind(*parts) if hasattr(self.kind, "_fields") else self.kind(parts)
 
     def pack(self, parts, owner):
         """Output tangents (a tuple from the user's JVP rule; None for zero) as one."""
-        if self.kind is None:
-            return parts
         if not isinstance(parts, (tuple, list)) or len(parts) != len(self.shapes):
             raise TypeError(f"primitive {owner.name}: its JVP rule must return a tuple with one "
                             f"tangent per output ({len(self.shapes)}), but it returned "
