@@ -65,7 +65,6 @@ class RecordedTape:
                            for a, p in zip(node.args, node.parents))
             self.entries.append(Entry(f"v{k}", node.prim.name, inputs, node.params,
                                       finish(innermost(node.ans)), node))
-        self._names = names
         # the output leaves, as entry names (or their constant values)
         self.outputs = [names[n] if n is not None else finish(innermost(v))
                         for n, v in zip(rec.out_nodes, rec.out_vals)]

@@ -27,7 +27,6 @@ def traced_version_of(np_fn):
                 return traced(*args, **kwargs)
             return np_fn(*args, **kwargs)
 
-        wrapper._fgrad_traced = traced
         if traced.__doc__:  # what fgrad adds (kinks, refused arguments) before numpy's text
             wrapper.__doc__ = f"fgrad: {inspect.cleandoc(traced.__doc__)}\n\n{np_fn.__doc__ or ''}"
         return wrapper

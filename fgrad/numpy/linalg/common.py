@@ -32,10 +32,6 @@ def _eye(n, like):
     return _onp.eye(n, dtype=dtype_of(like))
 
 
-def _sym(x):
-    return (x + _mT(x)) * 0.5
-
-
 def _read_masks(like, lower):
     """The diagonal and the strict triangle (lower, or upper) that a one-triangle function
     reads, as 0/1 masks shaped for ``like``."""
