@@ -4,8 +4,8 @@ passes, guards, and what a first ``jit`` call costs beside one eager call.
     python -m benchmarks.graph_sizes [--rounds N]
 
 For each workload, fgrad's own derivative function (the one ``python -m benchmarks`` times) is
-traced by ``make_graph``; the table gives its nodes as traced and after ``fgrad.passes.optimize``,
-its guards, whether the replay equals the eager result bit for bit, the first call of a fresh
+traced by ``make_graph``; the table gives its nodes as traced and after
+``fgrad.traces.passes.optimize``, its guards, whether the replay equals the eager result bit for bit, the first call of a fresh
 ``jit`` of it (trace, passes and code generation) and one eager call, and a replay by the
 interpreter (``graph.interpret``) over one by the generated code, each the median of
 ``--rounds`` runs. These are one-process figures, for the sizes of the graphs; the
@@ -19,7 +19,7 @@ import numpy
 
 import fgrad
 import fgrad.numpy as fnp
-from fgrad.passes import optimize
+from fgrad.traces.passes import optimize
 
 from .workloads.arrays import elementwise_chain, matmul_chain
 from .workloads.inference import elbo

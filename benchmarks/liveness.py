@@ -8,7 +8,8 @@ import gc
 
 import numpy
 
-MODULES = ("fgrad.tape", "fgrad.tracer", "fgrad.dual", "fgrad.transforms", "fgrad.recorded")
+MODULES = ("fgrad.traces.tape", "fgrad.core.tracer", "fgrad.traces.dual", "fgrad.transforms",
+           "fgrad.tools.recorded")
 
 
 def _count():

@@ -22,7 +22,7 @@ import numpy
 
 import fgrad
 import fgrad.numpy as np
-from fgrad.passes import optimize
+from fgrad.traces.passes import optimize
 
 
 def graph(x1, x2):

@@ -9,22 +9,22 @@
 See README.md for the transforms and ``fgrad.numpy`` for what is differentiable.
 """
 from . import numpy  # noqa: F401  (builds the primitive table)
-from .errors import (ClosedOverTracerError, ConcretizationError, EscapedTracerError,
-                     NoDerivativeRuleError, NotInLibraryError, TracerMutationError)
-from .pytree import tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten
-from .recorded import make_tape
-from .table import PRIMITIVES, Spec, defbatch, defjvp, deflinear, defvjp
+from .core.errors import (ClosedOverTracerError, ConcretizationError, EscapedTracerError,
+                          NoDerivativeRuleError, NotInLibraryError, TracerMutationError)
+from .core.pytree import tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten
+from .tools.recorded import make_tape
+from .core.table import PRIMITIVES, Spec, defbatch, defjvp, deflinear, defvjp
 from .user_primitives import primitive
 from .numpy.broadcasting import unbroadcast
 from .transforms import (float0, grad, hessian, jacfwd, jacobian, jacrev, jvp, linearize,
                          stop_gradient, value_and_grad, vjp)
 from .custom import custom_jvp, custom_vjp
 from .checkpointing import checkpoint, remat
-from .graph import Graph, GuardError
-from .staging import make_graph
+from .traces.graph import Graph, GuardError
+from .traces.staging import make_graph
 from .jitting import jit
-from .batching import vmap
-from .taylor import derivatives, jet
+from .traces.batching import vmap
+from .traces.taylor import derivatives, jet
 from . import autograd, nn, tree_util  # (autograd's spellings, jax.nn helpers, jax.tree_util)
 
 __version__ = "0.1.0"

@@ -15,12 +15,12 @@ differentiate to any order.
 from typing import Any, Callable
 import numpy as _onp
 
-from . import errors
+from .core import errors
 from .custom import _Custom, _inexact
-from .dual import DualTrace, DualTracer
-from .other_arrays import foreign_array
-from .tape import Tape, TapeTracer
-from .tracer import innermost
+from .traces.dual import DualTrace, DualTracer
+from .core.other_arrays import foreign_array
+from .traces.tape import Tape, TapeTracer
+from .core.tracer import innermost
 
 __all__ = ["checkpoint", "remat"]
 

@@ -19,7 +19,7 @@ primitive's rules call the user's functions:
 
 *Transposing* a map that is linear in its tangent (the jvp rule) or in its cotangent (``bwd``)
 means recording it on a fresh tape at a zero input and running that tape backward
-(``fgrad.transpose``). The map is written with ``fgrad.numpy``, so its transpose is
+(``fgrad.traces.transpose``). The map is written with ``fgrad.numpy``, so its transpose is
 differentiable again, and ``hessian`` of a custom function needs no special case.
 
 **Forward mode of a custom_vjp function transposes bwd** rather than differentiating the
@@ -42,14 +42,14 @@ import inspect
 
 import numpy as _onp
 
-from . import errors
+from .core import errors
 from .numpy import add, astype, concatenate, getitem, ravel, real, reshape
-from .pytree import tree_flatten, tree_map, tree_unflatten
-from .other_arrays import as_array
-from .table import Primitive
-from .tracer import Tracer, ambient, first_tracer, innermost_meta, staging
-from .transpose import transpose
-from .values import copied
+from .core.pytree import tree_flatten, tree_map, tree_unflatten
+from .core.other_arrays import as_array
+from .core.table import Primitive
+from .core.tracer import Tracer, ambient, first_tracer, innermost_meta, staging
+from .traces.transpose import transpose
+from .core.values import copied
 
 __all__ = ["custom_jvp", "custom_vjp"]
 

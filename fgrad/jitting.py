@@ -15,12 +15,12 @@ import warnings
 
 import numpy as _onp
 
-from .graph import GuardError, interpreting
-from .other_arrays import foreign_array
-from .passes import optimize
-from .pytree import tree_flatten, tree_unflatten
-from .staging import trace_graph
-from .tracer import innermost_meta
+from .traces.graph import GuardError, interpreting
+from .core.other_arrays import foreign_array
+from .traces.passes import optimize
+from .core.pytree import tree_flatten, tree_unflatten
+from .traces.staging import trace_graph
+from .core.tracer import innermost_meta
 
 __all__ = ["jit"]
 

@@ -7,18 +7,18 @@ handled here, once, so the mechanisms only ever see flat lists of values.
 from typing import Any, Callable, Sequence
 import numpy as _onp
 
-from . import errors
-from .batching import vmap
-from .dual import DualTrace, DualTracer
-from .fpwarnings import at_user_code
+from .core import errors
+from .traces.batching import vmap
+from .traces.dual import DualTrace, DualTracer
+from .core.fpwarnings import at_user_code
 from .numpy import astype, reshape, stack
-from .other_arrays import foreign_array
-from .pytree import LEAF, tree_flatten, tree_unflatten
-from .tangents import sweep_forward
-from .tape import Tape, TapeTracer
-from .tracer import (Tracer, innermost_meta,
-                     semantics_of_its_own, strip, value_dtype)
-from .values import LEAVES, PYTHON_NUMBERS, copied
+from .core.other_arrays import foreign_array
+from .core.pytree import LEAF, tree_flatten, tree_unflatten
+from .traces.tangents import sweep_forward
+from .traces.tape import Tape, TapeTracer
+from .core.tracer import (Tracer, innermost_meta,
+                          semantics_of_its_own, strip, value_dtype)
+from .core.values import LEAVES, PYTHON_NUMBERS, copied
 from .numpy.namespace import stopped
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev",

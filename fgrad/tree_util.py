@@ -19,9 +19,9 @@ import dataclasses
 import numpy as _onp
 
 import fgrad.numpy as fnp
-from .pytree import (TreeDef, register_pytree_node, tree_flatten, tree_leaves, tree_map,
-                     tree_structure, tree_unflatten)
-from .tracer import innermost_meta
+from .core.pytree import (TreeDef, register_pytree_node, tree_flatten, tree_leaves, tree_map,
+                          tree_structure, tree_unflatten)
+from .core.tracer import innermost_meta
 
 __all__ = ["TreeDef", "register_pytree_node", "register_dataclass", "tree_flatten",
            "tree_unflatten", "tree_map", "tree_leaves", "tree_structure", "ravel_pytree"]

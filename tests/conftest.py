@@ -18,7 +18,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 import pytest  # noqa: E402
 
-from fgrad.table import PRIMITIVES  # noqa: E402
+from fgrad.core.table import PRIMITIVES  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

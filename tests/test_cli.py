@@ -5,9 +5,9 @@ import sys
 import re
 
 import fgrad
-from fgrad.check import main
-from fgrad.coverage import differentiable_names
-from fgrad.table import Primitive, checked
+from fgrad.tools.check import main
+from fgrad.tools.coverage import differentiable_names
+from fgrad.core.table import Primitive, checked
 
 
 def test_check_passes_every_builtin_rule_and_lists_each_entry():

@@ -17,10 +17,10 @@ import numpy as onp
 import pytest
 from hypothesis import given, settings, strategies as st
 
-import fgrad.check  # noqa: F401  (the whole table, fgrad.scipy's entries too)
+import fgrad.tools.check  # noqa: F401  (the whole table, fgrad.scipy's entries too)
 import fgrad.numpy as np
-from fgrad.errors import ConcretizationError
-from fgrad.table import checked
+from fgrad.core.errors import ConcretizationError
+from fgrad.core.table import checked
 from fgrad.testing.compositions import (FORMS, HEAVY, CompositionMismatch, composition_case,
                                         compare, form_functions)
 from test_vmap import READS_VALUES

@@ -6,8 +6,8 @@ import pytest
 
 import fgrad
 import fgrad.numpy as fnp
-from fgrad.coverage import IN_PLACE, classify, render
-from fgrad.table import checked
+from fgrad.tools.coverage import IN_PLACE, classify, render
+from fgrad.core.table import checked
 
 DOC = pathlib.Path(__file__).resolve().parent.parent / "docs" / "coverage.md"
 ROWS = classify()

@@ -15,7 +15,7 @@ if not _GPUS:
 
 import fgrad  # noqa: E402
 import fgrad.numpy as np  # noqa: E402
-from fgrad.pytree import tree_flatten  # noqa: E402
+from fgrad.core.pytree import tree_flatten  # noqa: E402
 from transform_cases import TRANSFORMS, X  # noqa: E402
 
 

@@ -15,8 +15,8 @@ da = pytest.importorskip("dask.array", reason="the Dask tests need dask.array")
 import fgrad  # noqa: E402
 from fgrad import NotInLibraryError  # noqa: E402
 import fgrad.numpy as np  # noqa: E402
-from fgrad.pytree import tree_flatten, tree_unflatten  # noqa: E402
-from fgrad.table import PRIMITIVES  # noqa: E402
+from fgrad.core.pytree import tree_flatten, tree_unflatten  # noqa: E402
+from fgrad.core.table import PRIMITIVES  # noqa: E402
 from fgrad.testing import as_function, random_case  # noqa: E402
 from fgrad.testing.strategies import primitive_cases  # noqa: E402
 from transform_cases import TRANSFORMS, X, f  # noqa: E402

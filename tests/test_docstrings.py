@@ -8,12 +8,13 @@ import importlib
 
 import pytest
 
-MODULES = ["fgrad.transforms", "fgrad.table", "fgrad.pytree", "fgrad.tree_util",
+MODULES = ["fgrad.transforms", "fgrad.core.table", "fgrad.core.pytree", "fgrad.tree_util",
            "fgrad.testing",
-           "fgrad.numpy.broadcasting", "fgrad.recorded", "fgrad.custom", "fgrad.checkpointing",
-           "fgrad.staging", "fgrad.jitting", "fgrad.passes", "fgrad.numpy.random",
-           "fgrad.batching", "fgrad.numpy.ufunc_methods", "fgrad.nn", "fgrad.numpy.indexing",
-           "fgrad.autograd", "fgrad.taylor", "fgrad.testing.compositions",
+           "fgrad.numpy.broadcasting", "fgrad.tools.recorded", "fgrad.custom",
+           "fgrad.checkpointing",
+           "fgrad.traces.staging", "fgrad.jitting", "fgrad.traces.passes", "fgrad.numpy.random",
+           "fgrad.traces.batching", "fgrad.numpy.ufunc_methods", "fgrad.nn", "fgrad.numpy.indexing",
+           "fgrad.autograd", "fgrad.traces.taylor", "fgrad.testing.compositions",
            "fgrad.autograd._switch", "fgrad.autograd.extend", "fgrad.autograd.misc.flatten",
            "fgrad.autograd.misc.optimizers", "fgrad.autograd.numpy",
            "fgrad.autograd.numpy.numpy_vjps", "fgrad.autograd.test_util",

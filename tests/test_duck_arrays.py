@@ -8,8 +8,8 @@ from hypothesis import given, settings, strategies as st
 
 import fgrad
 import fgrad.numpy as np
-from fgrad.pytree import tree_flatten, tree_unflatten
-from fgrad.table import PRIMITIVES
+from fgrad.core.pytree import tree_flatten, tree_unflatten
+from fgrad.core.table import PRIMITIVES
 from fgrad.testing import as_function
 from fgrad.testing.strategies import primitive_cases
 from duck_array import Duck, ImplicitConversion

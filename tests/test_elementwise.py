@@ -13,7 +13,7 @@ import pytest
 
 import fgrad
 import fgrad.numpy as np
-from fgrad.table import FUNCTIONS, Primitive
+from fgrad.core.table import FUNCTIONS, Primitive
 from fgrad.testing import check_grads
 
 rng = onp.random.default_rng(1)

@@ -12,7 +12,7 @@ import pytest
 
 import fgrad
 import fgrad.numpy as np
-from fgrad.errors import TracerMutationError
+from fgrad.core.errors import TracerMutationError
 from fgrad.testing import check_grads
 
 rng = onp.random.default_rng(0)
@@ -88,7 +88,7 @@ def _real_coords(f, m, complex_in):
         x = v[:m] + 1j * v[m:] if complex_in else v
         y = f(x)
         return np.concatenate([np.real(y), np.imag(y)]) if onp.iscomplexobj(
-            fgrad.tracer.innermost(y)) else y
+            fgrad.core.tracer.innermost(y)) else y
     return g
 
 
@@ -216,7 +216,7 @@ def test_nd_values_and_jacobians(name, cplx):
                     u = u + 1j * np_.reshape(v[x.size:], shape)
                 y = np_.ravel(f(u, **kw))
                 return np_.concatenate([np_.real(y), np_.imag(y)]) if onp.iscomplexobj(
-                    fgrad.tracer.innermost(y)) else y
+                    fgrad.core.tracer.innermost(y)) else y
             return g
 
         matrix = _matrix(flat(getattr(onp.fft, name), onp), size)
@@ -390,7 +390,7 @@ def test_s_without_axes_warns_like_numpy():
 
 
 def test_coverage_names_are_differentiable():
-    from fgrad.coverage import differentiable_names
+    from fgrad.tools.coverage import differentiable_names
     names = differentiable_names()
     for name in ONE_D + ND + ["fftshift", "ifftshift", "fftfreq", "rfftfreq"]:
         assert "fft." + name in names

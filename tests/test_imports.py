@@ -74,8 +74,8 @@ def test_no_import_cycle_among_fgrads_modules():
 
 
 # the bottom of the core: the table and what it stands on
-_CORE = ("fgrad.errors", "fgrad.values", "fgrad.other_arrays", "fgrad.tracer", "fgrad.table",
-         "fgrad.pytree")
+_CORE = ("fgrad.core.errors", "fgrad.core.values", "fgrad.core.other_arrays", "fgrad.core.tracer",
+         "fgrad.core.table", "fgrad.core.pytree")
 
 
 def _closure(graph, start):
@@ -94,7 +94,7 @@ def test_the_core_under_the_table_imports_nothing_above_it():
     for m in _CORE:
         assert _closure(graph, m) <= set(_CORE), (m, _closure(graph, m) - set(_CORE))
     # the traces stand on fgrad.numpy (their tracers' array surface, the add they sum with)
-    assert "fgrad.numpy.array_tracer" in _closure(graph, "fgrad.tape")
+    assert "fgrad.numpy.array_tracer" in _closure(graph, "fgrad.traces.tape")
 
 
 def test_the_checker_finds_a_cycle():

@@ -9,8 +9,8 @@ from hypothesis import given, settings, strategies as st
 
 import fgrad
 import fgrad.numpy as np
-from fgrad.table import PRIMITIVES, Composed, Inverse
-from fgrad.taylor import JetTrace
+from fgrad.core.table import PRIMITIVES, Composed, Inverse
+from fgrad.traces.taylor import JetTrace
 from fgrad.testing import as_function, check_jet, random_case
 from fgrad.testing.strategies import primitive_cases
 
@@ -162,15 +162,15 @@ def test_a_composed_rule_replaces_one_jet_per_order(name, monkeypatch):
     xs = tuple(onp.asarray(x, float) if onp.isrealobj(x) else x for x in xs)
     series = tuple([rng.standard_normal(onp.shape(x)) for _ in range(4)] for x in xs)
     calls = []  # (the primitive's own arguments and series, as its spec calls it)
-    expand = fgrad.taylor.expand
+    expand = fgrad.traces.taylor.expand
 
     def seen(p, s, ans, a, kw, order):
         if p is prim:
             calls.append((a, s, kw))
         return expand(p, s, ans, a, kw, order)
 
-    monkeypatch.setattr(fgrad.taylor, "expand", seen)
-    assert fgrad.taylor.expansions(f, xs, series)[-1] == (name, "rule")
+    monkeypatch.setattr(fgrad.traces.taylor, "expand", seen)
+    assert fgrad.traces.taylor.expansions(f, xs, series)[-1] == (name, "rule")
     monkeypatch.undo()
     (a, s, kw), = calls
     live = [i for i, t in enumerate(s) if t is not None]
@@ -181,7 +181,7 @@ def test_a_composed_rule_replaces_one_jet_per_order(name, monkeypatch):
             full[i] = x
         return prim.taylor.fn(*full, **kw)
 
-    hows = [how for _, how in fgrad.taylor.expansions(
+    hows = [how for _, how in fgrad.traces.taylor.expansions(
         composed, [a[i] for i in live], [list(s[i]) for i in live])]
     assert "jvp, reads output" not in hows, hows
 
@@ -205,7 +205,7 @@ def test_an_inverse_takes_log2_k_newton_steps_of_its_forward_function(name):
     calls = []
     for order in (7, 15):
         series = tuple([onp.full(onp.shape(x), 0.3)] * order for x in xs)
-        names = [n for n, _ in fgrad.taylor.expansions(f, xs, series)]
+        names = [n for n, _ in fgrad.traces.taylor.expansions(f, xs, series)]
         assert names[-1] == name
         calls.append(_forward_calls(f, xs, series, forward.name))
     assert calls == [3, 4], calls

@@ -10,8 +10,8 @@ import fgrad
 import fgrad.numpy as np
 from fgrad import jit
 from fgrad.jitting import MAX_TRACES
-from fgrad.passes import cse, dce, fold_constants, optimize, remove_noops
-from fgrad.pytree import tree_flatten
+from fgrad.traces.passes import cse, dce, fold_constants, optimize, remove_noops
+from fgrad.core.pytree import tree_flatten
 
 
 def _same(a, b):

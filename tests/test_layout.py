@@ -12,9 +12,9 @@ import pytest
 
 import fgrad
 import fgrad.numpy as np
-from fgrad.errors import TracerMutationError
+from fgrad.core.errors import TracerMutationError
 from fgrad.testing import check_grads
-from fgrad.tracer import Tracer
+from fgrad.core.tracer import Tracer
 
 rng = onp.random.default_rng(0)
 A = rng.uniform(-1, 1, (3, 4))
@@ -229,7 +229,7 @@ def test_like_constructors_have_zero_derivative(name):
 def test_aliases_are_the_same_functions():
     assert np.concat is np.concatenate
     assert np.permute_dims is np.transpose
-    from fgrad.table import FUNCTIONS
+    from fgrad.core.table import FUNCTIONS
     for name in ["reshape", "concatenate", "pad", "meshgrid", "atleast_3d", "unstack"]:
         assert FUNCTIONS[name].fn is getattr(np, name)
 

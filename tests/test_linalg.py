@@ -9,7 +9,7 @@ import pytest
 
 import fgrad
 import fgrad.numpy as np
-from fgrad.errors import TracerMutationError
+from fgrad.core.errors import TracerMutationError
 from fgrad.testing import check_grads
 
 RNG = onp.random.default_rng(1234)

@@ -13,7 +13,7 @@ import pytest
 
 import fgrad
 import fgrad.numpy as np
-from fgrad.errors import TracerMutationError
+from fgrad.core.errors import TracerMutationError
 from fgrad.testing import check_grads
 
 rng = onp.random.default_rng(0)

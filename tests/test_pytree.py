@@ -4,7 +4,7 @@ import pytest
 
 import fgrad
 from fgrad import tree_flatten, tree_map, tree_unflatten
-from fgrad.pytree import TreeDef
+from fgrad.core.pytree import TreeDef
 
 A = onp.array([1.0, 2.0])
 B = onp.eye(2)
@@ -155,7 +155,7 @@ def test_tree_map_structure_mismatch(other):
 
 
 def test_exported_from_fgrad():
-    from fgrad import pytree
+    from fgrad.core import pytree
     assert fgrad.tree_flatten is pytree.tree_flatten
     assert fgrad.tree_unflatten is pytree.tree_unflatten
     assert fgrad.tree_map is pytree.tree_map

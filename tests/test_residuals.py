@@ -9,8 +9,8 @@ import pytest
 
 import fgrad
 import fgrad.numpy as np
-from fgrad import tape as tape_module
-from fgrad.table import PRIMITIVES
+from fgrad.traces import tape as tape_module
+from fgrad.core.table import PRIMITIVES
 from fgrad.testing import as_function, check_grads, random_case
 
 SHEDDING = sorted(n for n, p in PRIMITIVES.items() if p.residuals is not None and p.spec)

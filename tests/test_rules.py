@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given
 
 import fgrad
-import fgrad.check  # noqa: F401  (every family joins the table: fgrad.scipy's too, with scipy)
-from fgrad.pytree import tree_flatten
-from fgrad.table import Primitive, checked
+import fgrad.tools.check  # noqa: F401  (every family joins the table: fgrad.scipy's too)
+from fgrad.core.pytree import tree_flatten
+from fgrad.core.table import Primitive, checked
 from fgrad.testing import as_function, check_grads
 from fgrad.testing.strategies import primitive_cases
 

@@ -22,8 +22,8 @@ import scipy.stats as st  # noqa: E402
 
 import fgrad  # noqa: E402
 import fgrad.numpy as np  # noqa: E402
-from fgrad.errors import (ClosedOverTracerError, ConcretizationError,  # noqa: E402
-                          NoDerivativeRuleError)
+from fgrad.core.errors import (ClosedOverTracerError, ConcretizationError,  # noqa: E402
+                               NoDerivativeRuleError)
 from fgrad.scipy import integrate, linalg, optimize, signal, special, stats  # noqa: E402
 from fgrad.testing import check_grads  # noqa: E402
 

@@ -12,7 +12,7 @@ import pytest
 import fgrad
 import fgrad.numpy as np
 import fgrad.scipy.special as sp
-from fgrad.errors import ConcretizationError
+from fgrad.core.errors import ConcretizationError
 
 RNG = onp.random.default_rng(30)
 
@@ -348,7 +348,7 @@ def test_vmap_of_a_derivative_of_common_functions_equals_the_loop(name, derivati
 
 
 def test_a_value_read_in_a_users_rule_under_vmap_says_it_is_the_rule():
-    from fgrad.tracer import innermost
+    from fgrad.core.tracer import innermost
     p = fgrad.primitive(lambda x: onp.abs(x), name="my_abs_reading_its_sign")
     fgrad.defvjp(p, lambda g, ans, x: g * onp.sign(innermost(x)))
     fgrad.defjvp(p, lambda t, ans, x: t * onp.sign(innermost(x)))

@@ -12,7 +12,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 import fgrad
 import fgrad.numpy as np
 from fgrad.testing import check_grads
-from fgrad.tracer import Tracer
+from fgrad.core.tracer import Tracer
 
 rng = onp.random.default_rng(7)
 X = rng.uniform(-1, 1, (2, 3, 4))

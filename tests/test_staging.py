@@ -13,11 +13,11 @@ import numpy as onp
 import pytest
 
 import fgrad
-import fgrad.check  # noqa: F401  (the whole table, fgrad.scipy's entries too with scipy)
+import fgrad.tools.check  # noqa: F401  (the whole table, fgrad.scipy's entries too with scipy)
 import fgrad.numpy as np
-from fgrad.passes import optimize
-from fgrad.pytree import tree_flatten
-from fgrad.table import checked
+from fgrad.traces.passes import optimize
+from fgrad.core.pytree import tree_flatten
+from fgrad.core.table import checked
 from fgrad.testing import as_function, random_case
 from test_vmap import READS_VALUES
 
@@ -47,7 +47,7 @@ GUARDED = {**dict.fromkeys(READS_VALUES, _SHAPE),
 def _replays_as_eager(f, first, second, guarded=None):
     """``make_graph(f)`` built on ``first`` gives eager ``f``'s values on ``first`` and on
     ``second`` (or refuses ``second`` by a guard), and so does the graph after every pass
-    (``fgrad.passes``). ``guarded``: None, or whether the graph must hold a guard. Returns
+    (``fgrad.traces.passes``). ``guarded``: None, or whether the graph must hold a guard. Returns
     whether ``second`` replayed."""
     graph = fgrad.make_graph(f)(*first)
     if guarded is False:
@@ -203,4 +203,4 @@ def test_eager_transforms_do_not_see_staging():
     out, f_vjp = fgrad.vjp(lambda x: x * W, onp.array([1.0, 1.0]))
     W[:] = 100.0
     _equal(f_vjp(onp.ones(2)), (onp.array([1.0, 2.0]),))
-    assert "fgrad.staging" in sys.modules
+    assert "fgrad.traces.staging" in sys.modules

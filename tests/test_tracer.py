@@ -7,7 +7,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 
 import fgrad
 import fgrad.numpy as np
-from fgrad.tracer import Tracer
+from fgrad.core.tracer import Tracer
 
 X = onp.array([0.7, 1.5, 2.25])
 X4 = onp.array([0.7, 1.5, 2.25, -0.5])
@@ -552,7 +552,7 @@ def test_0d_float32_input_gives_float32_scalar():
 def test_python_round_gives_a_plain_value():
     seen = []
     g = fgrad.grad(lambda x: seen.append(round(x * 10.0)) or x * 3.0)(0.26)
-    assert g == 3.0 and seen == [3.0] and not isinstance(seen[0], fgrad.tracer.Tracer)
+    assert g == 3.0 and seen == [3.0] and not isinstance(seen[0], fgrad.core.tracer.Tracer)
 
 
 def test_compress_method_takes_the_condition_first_like_ndarray():

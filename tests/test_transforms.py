@@ -12,9 +12,9 @@ from numpy.polynomial import Polynomial
 
 import fgrad
 import fgrad.numpy as np
-from fgrad.tape import Node
+from fgrad.traces.tape import Node
 from fgrad.testing import check_grads
-from fgrad.tracer import Tracer
+from fgrad.core.tracer import Tracer
 
 def is_plain(v):
     """A plain numpy value: ndarray or numpy scalar, never a tracer."""

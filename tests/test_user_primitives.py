@@ -6,7 +6,7 @@ import pytest
 
 import fgrad
 import fgrad.numpy as np
-from fgrad.check import check_primitive
+from fgrad.tools.check import check_primitive
 from fgrad.testing import check_grads
 
 X = onp.array([-1.0, 0.3, 2.0])

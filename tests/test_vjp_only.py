@@ -1,5 +1,5 @@
 """A primitive with a VJP rule only (as libraries written for autograd define them) works in
-forward mode too: its JVP is the VJP rule transposed (fgrad.tangents), so jvp, jacfwd,
+forward mode too: its JVP is the VJP rule transposed (fgrad.traces.tangents), so jvp, jacfwd,
 linearize and hessian work on it, to every order."""
 import re
 
@@ -9,7 +9,7 @@ import pytest
 import fgrad
 import fgrad.autograd
 import fgrad.numpy as np
-from fgrad.check import check_primitive
+from fgrad.tools.check import check_primitive
 from fgrad.testing import check_grads
 
 X = onp.array([-0.7, 0.3, 1.1])
@@ -130,7 +130,7 @@ def test_replacing_the_vjp_rule_replaces_the_derived_jvp():
 
 
 def test_check_marks_derived_jvp_rules(capsys):
-    from fgrad.check import main
+    from fgrad.tools.check import main
     p = fgrad.primitive(onp.sinh, name="my_checked_sinh", spec=fgrad.Spec([(((3,),), {})]))
     fgrad.defvjp(p, lambda g, ans, x: g * np.cosh(x))
     vjp_ok, jvp_ok, _, msg = check_primitive(p, onp.random.default_rng(0))

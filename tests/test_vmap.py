@@ -12,15 +12,15 @@ import numpy as onp
 import pytest
 
 import fgrad
-import fgrad.check  # noqa: F401  (the whole table, fgrad.scipy's entries too with scipy)
+import fgrad.tools.check  # noqa: F401  (the whole table, fgrad.scipy's entries too with scipy)
 import fgrad.numpy as np
 from fgrad import vmap
-from fgrad.errors import ConcretizationError
-from fgrad.pytree import tree_flatten
-from fgrad.table import checked
+from fgrad.core.errors import ConcretizationError
+from fgrad.core.pytree import tree_flatten
+from fgrad.core.table import checked
 from fgrad.numpy import batch_rules
 from fgrad.numpy.batch_rules import one_at_a_time
-from fgrad.table import _BUILTIN, PRIMITIVES
+from fgrad.core.table import _BUILTIN, PRIMITIVES
 from fgrad.testing import check_batching
 
 ENTRIES = checked()
@@ -40,7 +40,7 @@ def _close(a, b, rtol=1e-12):
 def _stacked(outs, axis=0):
     leaves = [tree_flatten(o)[0] for o in outs]
     tree = tree_flatten(outs[0])[1]
-    from fgrad.pytree import tree_unflatten
+    from fgrad.core.pytree import tree_unflatten
     return tree_unflatten(tree, [onp.stack([onp.asarray(ls[k]) for ls in leaves], axis)
                                  for k in range(len(leaves[0]))])
 

@@ -36,11 +36,12 @@ from collections import OrderedDict
 
 import numpy as _onp
 
-from .. import table, transforms, user_primitives
+from ..core import table
+from .. import transforms, user_primitives
 from ..checkpointing import checkpoint  # noqa: F401  (autograd.checkpoint: the same idea)
 from ..numpy import ones_like, real, reshape
-from ..pytree import tree_leaves, tree_map
-from ..tracer import innermost_meta, value_dtype
+from ..core.pytree import tree_leaves, tree_map
+from ..core.tracer import innermost_meta, value_dtype
 
 __all__ = ["grad", "elementwise_grad", "value_and_grad", "grad_and_aux", "jacobian",
            "hessian", "make_vjp", "make_jvp", "make_hvp", "make_ggnvp", "deriv",

@@ -9,10 +9,10 @@ from typing import Any, Callable
 import numpy as _onp
 
 from . import def_linear, defjvp, defvjp, defvjp_argnum, primitive  # noqa: F401
-from .. import table
+from ..core import table
 from ..numpy.array_tracer import ArrayTracer
-from ..pytree import tree_flatten, tree_unflatten
-from ..tracer import Tracer, innermost_meta, strip, value_dtype
+from ..core.pytree import tree_flatten, tree_unflatten
+from ..core.tracer import Tracer, innermost_meta, strip, value_dtype
 
 __all__ = ["primitive", "defvjp", "defvjp_argnum", "defvjp_argnums", "defjvp",
            "defjvp_argnum", "defjvp_argnums", "def_linear", "notrace_primitive", "Box",

@@ -15,9 +15,9 @@ import sys
 import numpy as _onp
 
 import fgrad.numpy as fnp
-from .. import errors
-from ..tracer import Tracer
-from ..values import PLAIN_OPERANDS
+from ..core import errors
+from ..core.tracer import Tracer
+from ..core.values import PLAIN_OPERANDS
 from .elementwise import (abs, add, clip, conjugate, divide, imag, mod, multiply, negative,
                           power, real, subtract)
 from .indexing import at, getitem

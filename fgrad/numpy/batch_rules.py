@@ -22,7 +22,7 @@ import string
 import numpy as _onp
 
 import fgrad.numpy as fnp
-from ..tracer import innermost_meta
+from ..core.tracer import innermost_meta
 
 
 def shape(v):

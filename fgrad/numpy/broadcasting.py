@@ -15,9 +15,9 @@ import numpy as _onp
 
 import fgrad.numpy as fnp
 from . import batch_rules
-from ..table import Spec, define
-from ..other_arrays import as_array, foreign_array
-from ..tracer import Tracer, innermost_meta
+from ..core.table import Spec, define
+from ..core.other_arrays import as_array, foreign_array
+from ..core.tracer import Tracer, innermost_meta
 
 
 def shape_of(x):

@@ -3,8 +3,8 @@ in it); which bin an entry lands in is an integer with no derivative."""
 import numpy as _onp
 
 import fgrad.numpy as fnp
-from ..table import Spec
-from ..tracer import innermost, innermost_meta
+from ..core.table import Spec
+from ..core.tracer import innermost, innermost_meta
 from .wrapping import differentiable
 
 _BINS = _onp.array([0, 2, 2, 3])

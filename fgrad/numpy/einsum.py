@@ -22,7 +22,7 @@ import numpy as _onp
 
 import fgrad.numpy as fnp
 from . import batch_rules
-from ..table import Spec, define, multilinear_taylor
+from ..core.table import Spec, define, multilinear_taylor
 from .broadcasting import dtype_of, shape_of
 from .namespace import zero_derivative
 from .wrapping import differentiable, unsupported_kwargs

@@ -26,13 +26,13 @@ import operator
 import numpy as _onp
 
 import fgrad.numpy as fnp
-from .. import errors
-from .. import table
-from ..table import Spec, register_function
-from ..other_arrays import as_array, surely_none
+from ..core import errors
+from ..core import table
+from ..core.table import Spec, register_function
+from ..core.other_arrays import as_array, surely_none
 from . import batch_rules, taylor_rules, ufunc_methods
-from ..tracer import (Tracer, below_transforms, contains_tracer, innermost, innermost_meta,
-                      strip)
+from ..core.tracer import (Tracer, below_transforms, contains_tracer, innermost, innermost_meta,
+                           strip)
 from .broadcasting import (broadcast_like, cast_like, dtype_of, mask, shape_of,
                            unbroadcast_like)
 from .indexing import gather_p

@@ -30,8 +30,8 @@ from numpy.lib.array_utils import normalize_axis_index as _normalize_axis
 
 import fgrad.numpy as fnp
 from . import batch_rules
-from ..table import Spec, define
-from ..tracer import innermost_meta
+from ..core.table import Spec, define
+from ..core.tracer import innermost_meta
 from .broadcasting import dtype_of, shape_of
 from .namespace import mirror
 from .wrapping import as_tuple, differentiable, unsupported_kwargs

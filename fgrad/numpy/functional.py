@@ -7,7 +7,7 @@ recorded as usual; only the assembling of the results (``stack``, ``moveaxis``) 
 import numpy as _onp
 
 import fgrad.numpy as fnp
-from ..table import Spec
+from ..core.table import Spec
 from .broadcasting import shape_of
 from .wrapping import differentiable
 

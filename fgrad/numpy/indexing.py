@@ -27,9 +27,9 @@ import numpy as _onp
 
 import fgrad.numpy as fnp
 from . import batch_rules
-from ..table import Spec, define
-from ..other_arrays import as_array, foreign_array
-from ..tracer import Tracer, below_transforms, strip, value_dtype
+from ..core.table import Spec, define
+from ..core.other_arrays import as_array, foreign_array
+from ..core.tracer import Tracer, below_transforms, strip, value_dtype
 from .namespace import values_only
 from .broadcasting import dtype_of, shape_of, unbroadcast_like
 from .wrapping import differentiable

@@ -16,8 +16,8 @@ import warnings as _warnings
 import numpy as _onp
 
 import fgrad.numpy as fnp
-from ..table import Spec
-from ..tracer import concrete, contains_tracer, innermost, innermost_meta, strip
+from ..core.table import Spec
+from ..core.tracer import concrete, contains_tracer, innermost, innermost_meta, strip
 from .broadcasting import dtype_of, shape_of
 from .layout import (array, asarray, astype, atleast_1d, atleast_2d, atleast_3d,
                      axis_index, axis_tuple, broadcast_to, concatenate, list_call, ravel,

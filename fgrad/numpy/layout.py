@@ -13,9 +13,9 @@ import numpy as _onp
 
 import fgrad.numpy as fnp
 from . import batch_rules
-from ..table import Spec, define, register_function
-from ..other_arrays import as_array, foreign_array
-from ..tracer import Tracer, contains_tracer, innermost, innermost_meta, strip
+from ..core.table import Spec, define, register_function
+from ..core.other_arrays import as_array, foreign_array
+from ..core.tracer import Tracer, contains_tracer, innermost, innermost_meta, strip
 from .namespace import values_only
 from .views import copied, view_of
 from .broadcasting import broadcast_to_p, dtype_of, shape_of

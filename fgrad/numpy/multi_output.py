@@ -6,8 +6,8 @@ split again with ``getitem``/``reshape``, which are differentiable, so nesting w
 import numpy as _onp
 
 import fgrad.numpy as fnp
-from ..table import define
-from ..tracer import innermost_meta
+from ..core.table import define
+from ..core.tracer import innermost_meta
 from .batch_rules import example_shape
 from .broadcasting import dtype_of
 

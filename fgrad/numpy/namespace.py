@@ -19,13 +19,13 @@ import importlib.util
 import sys
 import types
 
-from .. import errors
+from ..core import errors
 from . import batch_rules
-from ..table import Primitive
-from ..tracer import (STAGING, Tracer, ambient, below_transforms, contains_tracer, innermost,
-                      innermost_meta, strip)
+from ..core.table import Primitive
+from ..core.tracer import (STAGING, Tracer, ambient, below_transforms, contains_tracer, innermost,
+                           innermost_meta, strip)
 from .unsupported import reason
-from ..values import copied
+from ..core.values import copied
 
 ZERO_DERIVATIVE = """
 floor ceil round around rint trunc fix sign signbit floor_divide

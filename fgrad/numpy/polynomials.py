@@ -10,8 +10,8 @@ import numpy as _onp
 
 import fgrad.numpy as fnp
 from . import batch_rules
-from ..table import Spec, define
-from ..tracer import Tracer, innermost, innermost_meta
+from ..core.table import Spec, define
+from ..core.tracer import Tracer, innermost, innermost_meta
 from .broadcasting import dtype_of, shape_of
 from .namespace import values_only
 from .products import convolve

@@ -18,8 +18,8 @@ from numpy.lib.array_utils import normalize_axis_index
 
 import fgrad.numpy as fnp
 from . import batch_rules
-from ..table import Spec, define
-from ..tracer import innermost_meta
+from ..core.table import Spec, define
+from ..core.tracer import innermost_meta
 from .broadcasting import dtype_of, shape_of, unbroadcast_like
 from .wrapping import as_tuple, differentiable, unsupported_kwargs
 

@@ -22,9 +22,9 @@ import functools
 
 import numpy as _onp
 
-from ..table import Primitive
-from .. import errors
-from ..tracer import STAGING, ambient, batches, first_tracer
+from ..core.table import Primitive
+from ..core import errors
+from ..core.tracer import STAGING, ambient, batches, first_tracer
 
 # not draws: state, seeding and in-place shuffling (which a node could not record) run as they
 # are, while tracing only

@@ -7,8 +7,8 @@ derivatives are exact weights ``1 - t`` and ``t``; the values themselves are num
 import numpy as _onp
 
 import fgrad.numpy as fnp
-from ..table import Spec
-from ..tracer import below_transforms
+from ..core.table import Spec
+from ..core.tracer import below_transforms
 from .broadcasting import dtype_of, shape_of
 from .wrapping import differentiable, unsupported_kwargs
 

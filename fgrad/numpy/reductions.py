@@ -17,8 +17,8 @@ from numpy.lib.array_utils import normalize_axis_tuple
 
 import fgrad.numpy as fnp
 from . import batch_rules, taylor_rules
-from ..table import Composed, Spec, define
-from ..tracer import Tracer, contains_tracer, innermost, strip
+from ..core.table import Composed, Spec, define
+from ..core.tracer import Tracer, contains_tracer, innermost, strip
 from .broadcasting import REDUCE, dtype_of, kept_shape, mask, shape_of, spread, sum_p
 from .wrapping import differentiable, unsupported_kwargs, with_numpy_values
 

@@ -22,10 +22,10 @@ except ImportError:  # numpy < 2
     from numpy.core.numeric import normalize_axis_index, normalize_axis_tuple
 
 import fgrad.numpy as fnp
-from .. import errors
+from ..core import errors
 from . import batch_rules
-from ..table import Spec, define
-from ..tracer import Tracer, below_transforms, contains_tracer, innermost, strip
+from ..core.table import Spec, define
+from ..core.tracer import Tracer, below_transforms, contains_tracer, innermost, strip
 from .broadcasting import dtype_of, shape_of
 from .indexing import along_axis_index, gather_p, gather_rows, traced_index
 from .namespace import values_only

@@ -23,9 +23,9 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 import fgrad.numpy as fnp
 from . import batch_rules
-from ..table import Spec, define
-from ..tracer import (Tracer, below_transforms, concrete, contains_tracer, innermost,
-                      innermost_meta, strip)
+from ..core.table import Spec, define
+from ..core.tracer import (Tracer, below_transforms, concrete, contains_tracer, innermost,
+                           innermost_meta, strip)
 from .broadcasting import dtype_of, mask, shape_of
 from .reductions import (NoValue, distinct, given, kept_shape, max_p, mean_p, min_p,
                          normal_axes, numpy_kwargs, numpy_result, prod_p, reduction,

@@ -18,7 +18,7 @@ from math import comb
 import numpy as _onp
 
 import fgrad.numpy as fnp
-from ..tracer import Tracer, innermost_meta, strip
+from ..core.tracer import Tracer, innermost_meta, strip
 from .namespace import stopped, values_only
 
 

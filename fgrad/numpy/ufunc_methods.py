@@ -17,9 +17,9 @@ binary ufuncs reduce and accumulate as a left fold along the axis, numpy's order
 import numpy as _onp
 
 import fgrad.numpy as fnp
-from .. import errors
-from ..table import Primitive
-from ..tracer import contains_tracer, innermost_meta
+from ..core import errors
+from ..core.table import Primitive
+from ..core.tracer import contains_tracer, innermost_meta
 from .wrapping import unsupported_kwargs, with_numpy_values
 
 # the ufuncs whose reduce and accumulate are fgrad's reductions (same values as numpy's)

@@ -28,9 +28,9 @@ from sys import getrefcount
 
 import numpy as _onp
 
-from .. import errors
-from ..fpwarnings import fgrad_code
-from ..tracer import Tracer
+from ..core import errors
+from ..core.fpwarnings import fgrad_code
+from ..core.tracer import Tracer
 
 
 class Viewable(Tracer):

@@ -12,9 +12,9 @@ import inspect
 import numpy as _onp
 
 import fgrad.numpy as fnp
-from .. import errors
-from ..table import Primitive, register_function, zero_rule
-from ..tracer import Tracer, below_transforms, contains_tracer, innermost_meta, strip
+from ..core import errors
+from ..core.table import Primitive, register_function, zero_rule
+from ..core.tracer import Tracer, below_transforms, contains_tracer, innermost_meta, strip
 from .batch_rules import batch_first
 from .namespace import values_only
 

@@ -16,7 +16,7 @@ except ImportError as e:  # pragma: no cover - exercised in a subprocess with sc
 from . import special, stats, linalg, signal, integrate, optimize  # noqa: E402,F401
 import numpy as _onp  # noqa: E402
 
-from ..table import PRIMITIVES as _PRIMITIVES  # noqa: E402
+from ..core.table import PRIMITIVES as _PRIMITIVES  # noqa: E402
 
 # scipy's functions take only numpy arrays (they convert others, computing a Dask array), but
 # for scipy.special's ufuncs, which dispatch to the array's library like numpy's

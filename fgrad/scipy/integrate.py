@@ -24,14 +24,14 @@ import numpy as _onp
 import scipy.integrate as _si
 
 import fgrad.numpy as fnp
-from .. import errors
+from ..core import errors
 from ..numpy import batch_rules
 from ..numpy.broadcasting import cast_like, shape_of
 from ..numpy.wrapping import traced_version_of
-from ..pytree import tree_flatten, tree_unflatten
-from ..table import FUNCTIONS, Spec, define
-from ..tracer import contains_tracer, innermost_meta, strip
-from ..taylor import jet as _jet
+from ..core.pytree import tree_flatten, tree_unflatten
+from ..core.table import FUNCTIONS, Spec, define
+from ..core.tracer import contains_tracer, innermost_meta, strip
+from ..traces.taylor import jet as _jet
 from ..transforms import jvp as _jvp, vjp as _vjp
 
 def _impl(y0, t, *args, func, **opts):

@@ -28,8 +28,8 @@ from ..numpy.multi_output import define_multi
 from ..numpy.indexing import gather_p
 from ..numpy.namespace import values_only
 from ..numpy.wrapping import differentiable, traced_version_of
-from ..table import Spec, define
-from ..tracer import innermost_meta, value_dtype
+from ..core.table import Spec, define
+from ..core.tracer import innermost_meta, value_dtype
 
 _IGNORED = ("overwrite_a", "overwrite_b", "check_finite", "overwrite_c")
 SQUARE = [(((2, 2),), {}), (((3, 3),), {})]

@@ -17,10 +17,10 @@ import scipy.optimize as _so
 
 import fgrad.numpy as fnp
 from ..numpy.broadcasting import cast_like
-from ..pytree import tree_flatten, tree_unflatten
+from ..core.pytree import tree_flatten, tree_unflatten
 from ..numpy import batch_rules
-from ..table import Spec, define
-from ..tracer import contains_tracer, innermost_meta, strip
+from ..core.table import Spec, define
+from ..core.tracer import contains_tracer, innermost_meta, strip
 from ..transforms import grad, hessian, jacfwd, jvp, value_and_grad, vjp
 
 # the methods that use a Hessian, and whether they take the product form

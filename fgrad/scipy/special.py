@@ -18,15 +18,15 @@ import numpy as _onp
 import scipy.special as _sc
 
 import fgrad.numpy as fnp
-from .. import errors, table
+from ..core import errors, table
 from ..numpy import batch_rules, taylor_rules
 from ..numpy.broadcasting import broadcast_like, cast_like, dtype_of, unbroadcast_like
 from ..numpy.elementwise import binary, unary
 from ..numpy.wrapping import traced_version_of
-from ..table import Spec
+from ..core.table import Spec
 from ..numpy.namespace import values_only
-from ..other_arrays import surely_none
-from ..tracer import below_transforms, contains_tracer, innermost, innermost_meta
+from ..core.other_arrays import surely_none
+from ..core.tracer import below_transforms, contains_tracer, innermost, innermost_meta
 
 # the family's functions batch by broadcasting (those of whole vectors say otherwise)
 define = functools.partial(table.define, batch=batch_rules.elementwise)

@@ -23,13 +23,13 @@ import numpy as _onp
 import scipy.stats as _st
 
 import fgrad.numpy as fnp
-from .. import errors, table
+from ..core import errors, table
 from ..numpy import batch_rules
 from ..numpy.broadcasting import broadcast_like, cast_like, unbroadcast_like
 from ..numpy.linalg.common import _dominant, _read_triangle, _read_triangle_adjoint
 from ..numpy.wrapping import traced_version_of
-from ..table import Spec
-from ..tracer import below_transforms, contains_tracer, innermost_meta
+from ..core.table import Spec
+from ..core.tracer import below_transforms, contains_tracer, innermost_meta
 from . import special as sp
 
 # the family's functions batch by broadcasting (those of whole vectors say otherwise)

@@ -12,7 +12,7 @@ from math import factorial
 from typing import Any, Callable, Sequence
 import numpy as _onp
 
-from ..pytree import tree_flatten, tree_unflatten
+from ..core.pytree import tree_flatten, tree_unflatten
 from ..transforms import jvp, vjp
 
 __all__ = ["check_grads", "check_batching", "check_jet"]
@@ -127,7 +127,7 @@ def check_jet(f: Callable[..., Any], args: tuple, order: int = 6, seed: int = 0,
     >>> check_jet(lambda x: np.tanh(x) * x, (np.array([0.5, 1.5]),), order=4) < 1e-10
     True
     """
-    from ..taylor import jet
+    from ..traces.taylor import jet
     rng = _onp.random.default_rng(seed)
     args = tuple(args)
     series = [[_random(x, rng) * 0.5 for _ in range(order)] for x in args]
@@ -233,11 +233,11 @@ def check_batching(entry, rng, n=3, rtol=1e-12):
     entry has no argument to map.
 
     >>> import numpy, fgrad.numpy
-    >>> from fgrad.table import PRIMITIVES
+    >>> from fgrad.core.table import PRIMITIVES
     >>> check_batching(PRIMITIVES["sin"], numpy.random.default_rng(0))
     True
     """
-    from ..batching import vmap
+    from ..traces.batching import vmap
 
     case = entry.spec.cases[0]
     drawn = [random_case(entry, rng, case) for _ in range(n)]

@@ -21,7 +21,7 @@ every entry (its compositions column); ``tests/test_compositions.py`` does too.
 """
 import numpy as _onp
 
-from ..pytree import tree_flatten
+from ..core.pytree import tree_flatten
 
 # the forms, cheapest first; ``HEAVY`` ones (second derivatives) rotate through the table in
 # the default test run (every entry under every form in the thorough profile)
@@ -124,7 +124,7 @@ def composition_case(entry, rng, n=3):
 
 
 def _meta(x):
-    from ..tracer import innermost_meta
+    from ..core.tracer import innermost_meta
     return innermost_meta(x)
 
 
@@ -140,7 +140,7 @@ def form_functions(form, case):
     """``(got, want, exact)`` for one form on a case from ``composition_case``: two
     functions of no argument, and whether they must agree bit for bit."""
     from .. import grad, hessian, jit, jvp, make_graph, vmap
-    from ..taylor import jet
+    from ..traces.taylor import jet
     from .. import numpy as fnp
 
     f, scalar, examples, tangents, weights = case
@@ -241,7 +241,7 @@ def check_compositions(entry, rng, forms=FORMS):
     argument.
 
     >>> import numpy, fgrad.numpy
-    >>> from fgrad.table import PRIMITIVES
+    >>> from fgrad.core.table import PRIMITIVES
     >>> check_compositions(PRIMITIVES["sin"], numpy.random.default_rng(0),
     ...                    forms=("grad(jit)", "vmap(grad)"))
     {'grad(jit)': None, 'vmap(grad)': None}

@@ -3,7 +3,8 @@ derivative with respect to ``a`` by the implicit function theorem (no derivative
 the iterations)."""
 from typing import Any, Callable
 
-from ... import table, transforms, user_primitives
+from ...core import table
+from ... import transforms, user_primitives
 
 __all__ = ["fixed_point"]
 
@@ -16,8 +17,9 @@ def _iterate(step, x, distance, tol):
     return x
 
 
-_solve = user_primitives.primitive(lambda f, a, x0, distance, tol: _iterate(f(a), x0, distance, tol),
-                         name="autograd.misc.fixed_points.fixed_point")
+_solve = user_primitives.primitive(
+    lambda f, a, x0, distance, tol: _iterate(f(a), x0, distance, tol),
+    name="autograd.misc.fixed_points.fixed_point")
 
 
 def fixed_point(f: Callable[..., Any], a: Any, x0: Any, distance: Callable[..., Any],

@@ -2,8 +2,8 @@
 from typing import Any, Callable
 
 import fgrad.numpy as fnp
-from ...pytree import tree_flatten, tree_unflatten
-from ...tracer import innermost_meta
+from ...core.pytree import tree_flatten, tree_unflatten
+from ...core.tracer import innermost_meta
 
 
 def flatten(value: Any) -> tuple[Any, Callable[[Any], Any]]:

@@ -4,7 +4,7 @@ from typing import Any, Callable
 
 import fgrad.numpy as fnp
 from ...numpy.broadcasting import unbroadcast as _unbroadcast
-from ...tracer import innermost_meta
+from ...core.tracer import innermost_meta
 
 __all__ = ["unbroadcast", "unbroadcast_f"]
 

@@ -2,8 +2,8 @@
 outer, cross, vecdot, matmul, tensordot), composed from fgrad.numpy's."""
 
 import fgrad.numpy as fnp
-from ...table import Spec
-from ...tracer import innermost_meta, strip
+from ...core.table import Spec
+from ...core.tracer import innermost_meta, strip
 from ..wrapping import differentiable
 from .common import _la, _mT
 

@@ -4,7 +4,7 @@ helpers that draw well-conditioned, symmetric positive definite or well-separate
 import numpy as _onp
 
 import fgrad.numpy as fnp
-from ...tracer import below_transforms, innermost_meta
+from ...core.tracer import below_transforms, innermost_meta
 from ..broadcasting import dtype_of, mask, shape_of
 
 _la = _onp.linalg

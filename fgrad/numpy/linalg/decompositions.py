@@ -5,9 +5,9 @@ import numpy as _onp
 
 import fgrad.numpy as fnp
 from .. import batch_rules
-from ...table import Spec, define
+from ...core.table import Spec, define
 from ..multi_output import define_multi
-from ...tracer import below_transforms, innermost_meta, strip
+from ...core.tracer import below_transforms, innermost_meta, strip
 from ..namespace import values_only
 from ..broadcasting import mask, shape_of
 from ..wrapping import differentiable, with_numpy_values

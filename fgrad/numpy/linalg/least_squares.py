@@ -4,8 +4,8 @@ import numpy as _onp
 
 import fgrad.numpy as fnp
 from .. import batch_rules
-from ...table import Spec, define
-from ...tracer import contains_tracer, strip
+from ...core.table import Spec, define
+from ...core.tracer import contains_tracer, strip
 from ..broadcasting import shape_of
 from ..wrapping import differentiable
 from .common import _eye, _la, _mT, _min_gap, _real_only, _well_conditioned

@@ -5,9 +5,9 @@ import operator
 import numpy as _onp
 
 import fgrad.numpy as fnp
-from ...table import Spec, define
+from ...core.table import Spec, define
 from .. import batch_rules
-from ...tracer import below_transforms, innermost_meta
+from ...core.tracer import below_transforms, innermost_meta
 from ..broadcasting import REDUCE, dtype_of, kept_shape, mask, shape_of
 from ..namespace import zero_derivative
 from ..wrapping import differentiable, numpy_reference

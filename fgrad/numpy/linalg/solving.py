@@ -6,9 +6,9 @@ import numpy as _onp
 
 import fgrad.numpy as fnp
 from .. import batch_rules, taylor_rules
-from ...table import Composed, Spec, define
+from ...core.table import Composed, Spec, define
 from ..multi_output import define_multi
-from ...tracer import innermost_meta, strip
+from ...core.tracer import innermost_meta, strip
 from ..broadcasting import dtype_of, shape_of, unbroadcast, unbroadcast_like
 from ..wrapping import differentiable, unsupported_kwargs
 from .common import SlogdetResult, _la, _lift, _mT, _ndim, _noted, _real_only, _shift, _shifted

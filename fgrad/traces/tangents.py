@@ -3,17 +3,17 @@
 Shared by the dual numbers (``jvp``) and the tape's forward sweep (``linearize``, ``jacfwd``).
 Each argument's tangent goes through the primitive's JVP rule for that argument; where a
 primitive has a VJP rule only (one written for autograd, whose ``hessian`` is reverse over
-reverse), the JVP rule is that VJP rule transposed (``fgrad.transpose``): exact, and
+reverse), the JVP rule is that VJP rule transposed (``fgrad.traces.transpose``): exact, and
 differentiable again to every order the VJP rule is, at the cost of recording and sweeping
 the VJP rule once per call. A JVP rule, where given, is used instead.
 """
 import numpy as _onp
 
-from . import errors
+from ..core import errors
 from .accumulate import add_any
-from .numpy.elementwise import real
-from .table import zero_rule
-from .tracer import innermost_meta, staging
+from ..numpy.elementwise import real
+from ..core.table import zero_rule
+from ..core.tracer import innermost_meta, staging
 from .transpose import transpose
 
 

@@ -7,7 +7,7 @@ and its K terms; each primitive call computes the output's K terms from its argu
 O(K^2) work, where the k-th derivative by nested ``jvp`` or ``grad`` costs O(2^k).
 
 A primitive's terms come from its Taylor rule (``Primitive.taylor``, declared with its other
-rules: linear and multilinear maps by Leibniz's rule, which ``fgrad.table`` gives them; the
+rules: linear and multilinear maps by Leibniz's rule, which ``fgrad.core.table`` gives them; the
 arithmetic and the elementwise functions whose derivative reads their own output by the
 recurrence of their ODE, ``fgrad.numpy.taylor_rules``; others as a composition of primitives
 equal to them, ``table.Composed``: expit by tanh, logsumexp and softmax by exp, sum and log,
@@ -26,19 +26,19 @@ from typing import Any, Callable, Sequence
 
 import numpy as _onp
 
-from .fpwarnings import at_user_code
-from .numpy.array_tracer import ArrayTracer
-from .numpy import stack
-from .numpy.taylor_rules import constant, shaped
-from .pytree import tree_flatten, tree_unflatten
-from .table import Composed, Inverse
-from .values import PYTHON_NUMBERS, strong
+from ..core.fpwarnings import at_user_code
+from ..numpy.array_tracer import ArrayTracer
+from ..numpy import stack
+from ..numpy.taylor_rules import constant, shaped
+from ..core.pytree import tree_flatten, tree_unflatten
+from ..core.table import Composed, Inverse
+from ..core.values import PYTHON_NUMBERS, strong
 import fgrad.numpy as fnp
-from .tracer import (Trace, Tracer, concrete, innermost, innermost_meta, refuse_other_semantics,
-                     value_dtype)
+from ..core.tracer import (Trace, Tracer, concrete, innermost, innermost_meta,
+                           refuse_other_semantics, value_dtype)
 from .tangents import output_tangent
 from .transpose import zeros_like
-from .transforms import _check_like, _flat_inputs, _fresh, _refuse_unknown, _zeros_like, finish
+from ..transforms import _check_like, _flat_inputs, _fresh, _refuse_unknown, _zeros_like, finish
 
 __all__ = ["jet", "derivatives", "expansions"]
 
@@ -202,7 +202,7 @@ def expansions(f: Callable[..., Any], primals: Sequence[Any],
     which primitives would gain from a rule of their own.
 
     >>> import fgrad.numpy as np
-    >>> from fgrad.taylor import expansions
+    >>> from fgrad.traces.taylor import expansions
     >>> expansions(lambda x: np.log(np.tanh(x)), (0.5,), ([1.0, 0.0],))
     [('tanh', 'rule'), ('log', 'jvp')]
     """

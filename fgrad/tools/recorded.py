@@ -16,10 +16,10 @@ Entries are data (primitive, inputs, parameters, value), the same nodes the tran
 """
 import numpy as _onp
 
-from .pytree import tree_flatten
-from .tangents import sweep_forward
-from .tracer import innermost
-from .transforms import Recording, finish
+from ..core.pytree import tree_flatten
+from ..traces.tangents import sweep_forward
+from ..core.tracer import innermost
+from ..transforms import Recording, finish
 
 __all__ = ["make_tape", "RecordedTape", "Entry"]
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as _onp
 
-_FGRAD = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_FGRAD = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # fgrad/
 _NUMPY = os.path.dirname(os.path.abspath(_onp.__file__)) + os.sep
 
 

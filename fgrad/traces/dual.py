@@ -6,11 +6,11 @@ pass. (``linearize`` and ``jacfwd`` instead record a tape once and sweep it per 
 """
 import numpy as _onp
 
-from .numpy.array_tracer import ArrayTracer
-from .other_arrays import foreign_array
+from ..numpy.array_tracer import ArrayTracer
+from ..core.other_arrays import foreign_array
 from .tangents import output_tangent
-from .tracer import STAGING, Trace, Tracer, ambient, refuse_other_semantics
-from .values import PLAIN_OPERANDS, PYTHON_NUMBERS, strong
+from ..core.tracer import STAGING, Trace, Tracer, ambient, refuse_other_semantics
+from ..core.values import PLAIN_OPERANDS, PYTHON_NUMBERS, strong
 
 
 _ndarray = _onp.ndarray

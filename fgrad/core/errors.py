@@ -170,11 +170,10 @@ def into_plain_array(fname):
 
 def input_written(fname):
     return ValueError(
-        f"{fname}: the function wrote into one of its input arrays, or into an array it had "
-        f"used as a constant, while {fname} was running. {fname} keeps such an array of 64 kB "
-        "or more read-only until its derivative is computed (it reads the values afterwards; "
-        "copying them on every call would cost time). Write into a copy instead "
-        "(x = x.copy() inside the function), or pass a copy.")
+        f"{fname}: the function wrote into one of its input arrays while {fname} was running. "
+        f"{fname} keeps an input array of 64 kB or more read-only until its derivative is "
+        "computed (it reads the values afterwards; copying them on every call would cost "
+        "time). Write into a copy instead (x = x.copy() inside the function), or pass a copy.")
 
 
 def array_subclass(fname, cls, where):

@@ -6,7 +6,7 @@ parameters, its output and the nodes its inputs came from. Nodes are plain data,
 execution order, so the tape is already topologically sorted:
 
 * the backward pass walks it in reverse, calling each primitive's VJP rules;
-* the forward sweep (``linearize``; ``fgrad.tangents``) walks it in order, calling the JVP
+* the forward sweep (``linearize``; ``fgrad.traces.tangents``) walks it in order, calling the JVP
   rules, so Jacobian columns cost one sweep each without running the Python function again.
 
 Rules are called on the recorded values, which are tracers of outer transforms when
@@ -18,13 +18,13 @@ import weakref
 
 import numpy as _onp
 
-from . import errors
+from ..core import errors
 from .accumulate import add_any
-from .numpy.array_tracer import ArrayTracer
-from .numpy.elementwise import real
-from .other_arrays import first_foreign, foreign_array
-from .tracer import STAGING, Trace, Tracer, ambient, refuse_other_semantics, value_dtype
-from .values import IMMUTABLE_REALS, PYTHON_NUMBERS, strong
+from ..numpy.array_tracer import ArrayTracer
+from ..numpy.elementwise import real
+from ..core.other_arrays import first_foreign, foreign_array
+from ..core.tracer import STAGING, Trace, Tracer, ambient, refuse_other_semantics, value_dtype
+from ..core.values import IMMUTABLE_REALS, PYTHON_NUMBERS, strong
 
 _ndarray = _onp.ndarray
 
@@ -63,8 +63,7 @@ class Tape(Trace):
     The tape keeps its own copy of every plain numpy array it records (a constant argument,
     an array in a parameter such as an index, the input of a ``vjp`` or ``linearize``), so
     changing the caller's array in place after the forward pass, before ``vjp_fn`` runs,
-    cannot change the derivative. (A tape walked before its transform returns, ``"guard"``,
-    makes a large one read-only until then instead.)
+    cannot change the derivative.
     Copying costs a memcpy per constant per use (a few percent of an elementwise op on the
     same array) and nothing for tracers or scalars, which are immutable; a large constant used
     again unchanged shares one copy (``own``), so loops over a big matrix do not multiply it.
@@ -146,19 +145,10 @@ class Tape(Trace):
             return a.__copy__()  # (order "K": its memory order kept, LAPACK rounds by it)
         key = id(a)
         old = self.owned.get(key)
-        if old is not None and old[0]() is a:
-            if old[1] is a:  # (made read-only by this tape)
-                return a
-            # the same object, still holding the values copied last time: share that copy
-            if old[1].shape == a.shape and (old[1] == a).all():
-                return old[1]
-        if self.inputs == "guard" and a.flags.writeable and self._guard(a):
-            # read-only until the walk, as a guarded tape's inputs are: a copy per call of a
-            # large constant was 15% of a pymanopt example's time (1000 x 1000, every cost).
-            # (One read-only already is copied: an inner tape's guard ends before this walk.)
-            c = a
-        else:
-            c = a.__copy__()
+        # the same object, still holding the values copied last time: share that copy
+        if old is not None and old[0]() is a and old[1].shape == a.shape and (old[1] == a).all():
+            return old[1]
+        c = a.__copy__()
         self.owned[key] = (weakref.ref(a), c)
         return c
 

@@ -26,14 +26,14 @@ from threading import get_ident
 
 import numpy as _onp
 
-from . import errors
-from .fpwarnings import user_frame
+from ..core import errors
+from ..core.fpwarnings import user_frame
 from .graph import Const, Graph, Node, Var
-from .numpy.array_tracer import ArrayTracer
-from .other_arrays import call_in_own_library, first_foreign
-from .pytree import tree_flatten, tree_unflatten
-from .table import Primitive
-from .tracer import STAGING, Trace, Tracer, innermost_meta, refuse_other_semantics, staging
+from ..numpy.array_tracer import ArrayTracer
+from ..core.other_arrays import call_in_own_library, first_foreign
+from ..core.pytree import tree_flatten, tree_unflatten
+from ..core.table import Primitive
+from ..core.tracer import STAGING, Trace, Tracer, innermost_meta, refuse_other_semantics, staging
 
 __all__ = ["make_graph", "trace_graph"]
 

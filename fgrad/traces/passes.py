@@ -10,7 +10,7 @@ or folded: a replay draws in the eager call's order. Freeing values after their 
 the code generator's business (``graph.compile_graph``).
 
 >>> import numpy, fgrad, fgrad.numpy as np
->>> from fgrad.passes import optimize
+>>> from fgrad.traces.passes import optimize
 >>> g = fgrad.make_graph(fgrad.grad(lambda x: np.sum(np.sin(x) * 1.0)))(numpy.ones(3))
 >>> len(optimize(g).nodes) < len(g.nodes)
 True
@@ -20,7 +20,7 @@ import math
 import numpy as _onp
 
 from .graph import Const, Graph, Node, Var, replay_impl, resolve
-from .tracer import staging
+from ..core.tracer import staging
 
 __all__ = ["optimize", "fold_constants", "remove_noops", "cse", "dce"]
 

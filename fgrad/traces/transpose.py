@@ -9,9 +9,9 @@ call.
 """
 import numpy as _onp
 
-from . import errors
+from ..core import errors
 from .tape import Tape, TapeTracer
-from .tracer import Tracer, below_transforms, innermost_meta
+from ..core.tracer import Tracer, below_transforms, innermost_meta
 
 
 def transpose(fn, like, cts, nonlinear, context):

@@ -4,8 +4,8 @@ Shared by the traces' passes (the tape's backward walk, forward mode's steps). A
 is recorded by the transforms outside when either term is traced, so it sits above the table's
 ``add`` primitive.
 """
-from .numpy.elementwise import add
-from .tracer import Tracer
+from ..numpy.elementwise import add
+from ..core.tracer import Tracer
 
 
 def add_any(a, b):

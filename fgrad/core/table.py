@@ -87,7 +87,7 @@ class Primitive:
         self.name, self.impl, self.spec = name, impl, spec
         self.vjps, self.jvps = {}, {}
         # JVP rules made from VJP rules by transposing them, for arguments without a JVP
-        # rule, on first use in forward mode (``fgrad.tangents``)
+        # rule, on first use in forward mode (``fgrad.traces.tangents``)
         self.derived_jvps = {}
         self.vjp_by_argnum = None  # a VJP rule taking the argnum first, for variadic primitives
         # optional JVP taking every argument's tangent at once (None for zero), for n-ary
@@ -226,7 +226,7 @@ def defvjp(prim: "Primitive", *rules: Callable[..., Any] | None,
     rules are for (default 0, 1, ...). autograd's curried form ``lambda ans, x: lambda g: ...``
     is refused here, when the rule is registered, with the form fgrad expects. For an argument
     with no JVP rule, forward mode (``jvp``, ``jacfwd``, ``hessian``) transposes this rule,
-    which must be linear in ``g`` (``fgrad.tangents``):
+    which must be linear in ``g`` (``fgrad.traces.tangents``):
 
     >>> import fgrad
     >>> square = fgrad.primitive(lambda x: x * x, name="my_vjp_only_square")
@@ -403,7 +403,7 @@ def _zeros_like(x):
 class Composed:
     """A Taylor rule given as a composition: the primitive equals ``fn(*args, **params)``, a
     function of primitives whose own expansions cost O(K^2). ``jet`` expands ``fn`` in the
-    primitive's place (``fgrad/taylor.py``); the value stays the primitive's own. For
+    primitive's place (``fgrad/traces/taylor.py``); the value stays the primitive's own. For
     primitives whose JVP rule reads their output (``expit' = y (1 - y)``), which ``jet``
     would otherwise expand one order at a time, O(K^3). ``where(ans, *args, **params)``, on
     plain values, says where the composition holds (finite values, away from a pole); a jet
@@ -418,7 +418,7 @@ class Inverse:
     """A Taylor rule for an inverse function: the primitive ``y = g(q, *rest)`` solves
     ``f(y, *rest) = q``, with ``df = d f / d y``, both functions of primitives whose own
     expansions cost O(K^2). ``jet`` finds the terms by Newton's method on the series
-    (``fgrad/taylor.py``), which doubles the number of right terms per step, each step's jet to
+    (``fgrad/traces/taylor.py``), which doubles the number of right terms per step, each step's jet to
     no more orders than it gets right (1, 3, 7, ...): O(K^2) in all, where the JVP rule
     ``1 / df(y)`` reads the output (erfinv, ndtri, a distribution's ppf)."""
     __slots__ = ("f", "df", "where")

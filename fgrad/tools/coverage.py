@@ -20,9 +20,9 @@ import types
 
 import numpy as _onp
 
-from . import numpy as fnp
-from .table import FUNCTIONS, PRIMITIVES, Primitive, entry_name
-from .numpy.unsupported import reason
+from .. import numpy as fnp
+from ..core.table import FUNCTIONS, PRIMITIVES, Primitive, entry_name
+from ..numpy.unsupported import reason
 
 # The derivative each function takes at its kinks and edges (the conventions are stated in the
 # docstrings too, and tested at the kink).

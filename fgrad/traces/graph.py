@@ -13,10 +13,10 @@ import operator
 
 import numpy as _onp
 
-from .pytree import tree_flatten, tree_unflatten
-from .tracer import (BATCHING, STAGING, Tracer, ambient, batches, first_tracer, innermost,
-                     innermost_meta, value_dtype)
-from .values import PYTHON_NUMBERS
+from ..core.pytree import tree_flatten, tree_unflatten
+from ..core.tracer import (BATCHING, STAGING, Tracer, ambient, batches, first_tracer, innermost,
+                           innermost_meta, value_dtype)
+from ..core.values import PYTHON_NUMBERS
 
 
 class Var:

@@ -9,7 +9,7 @@ spec's order (order 2 checks both modes of the derivative too). The batching col
 arguments' values, so under ``vmap`` it raises ``ConcretizationError``: not yet batched),
 ``-`` (no argument to map) or ``FAIL``. A JVP column reading ``ok(T)`` checked a JVP rule
 derived from the VJP rule by transposing it (the primitive has no JVP rule of its own for
-some argument: ``fgrad.tangents``). The Taylor column checks ``fgrad.jet`` to order 4 against
+some argument: ``fgrad.traces.tangents``). The Taylor column checks ``fgrad.jet`` to order 4 against
 nested ``jvp`` (``fgrad.testing.check_jet``) and says how the primitive is expanded: ``rule``
 (its Taylor rule, O(K^2) for K terms), ``jvp`` (its JVP rule's jet, O(K^2)), ``jvp+`` (the
 same, one jet per order: the JVP rule reads the output, O(K^3)), ``comp`` (a composed
@@ -27,21 +27,21 @@ import sys
 
 import numpy as _onp
 
-from . import numpy as _fnp  # noqa: F401  (registers the table)
+from .. import numpy as _fnp  # noqa: F401  (registers the table)
 
 try:  # fgrad.scipy's entries, where scipy is installed (the generated tests take them from here)
-    from . import scipy as _fsp  # noqa: F401
+    from .. import scipy as _fsp  # noqa: F401
 except ImportError:  # pragma: no cover
     pass
 from .coverage import differentiable_names, render
-from .table import checked, entry_name
-from .errors import ConcretizationError
-from .numpy.batch_rules import one_at_a_time
-from .table import Primitive
-from .tangents import derived
-from .taylor import expansions
-from .testing import as_function, check_batching, check_grads, check_jet, random_case
-from .testing.compositions import check_compositions
+from ..core.table import checked, entry_name
+from ..core.errors import ConcretizationError
+from ..numpy.batch_rules import one_at_a_time
+from ..core.table import Primitive
+from ..traces.tangents import derived
+from ..traces.taylor import expansions
+from ..testing import as_function, check_batching, check_grads, check_jet, random_case
+from ..testing.compositions import check_compositions
 
 
 def check_primitive(prim, rng, trials=3):

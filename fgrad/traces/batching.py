@@ -19,12 +19,12 @@ import sys
 import numpy as _onp
 
 import fgrad.numpy as fnp
-from . import errors
-from .fpwarnings import at_user_code, fgrad_code
-from .numpy.array_tracer import ArrayTracer
-from .numpy.batch_rules import example_shape, one_at_a_time
-from .pytree import tree_flatten, tree_unflatten
-from .tracer import Trace, Tracer, batching, innermost_meta, refuse_other_semantics, strip
+from ..core import errors
+from ..core.fpwarnings import at_user_code, fgrad_code
+from ..numpy.array_tracer import ArrayTracer
+from ..numpy.batch_rules import example_shape, one_at_a_time
+from ..core.pytree import tree_flatten, tree_unflatten
+from ..core.tracer import Trace, Tracer, batching, innermost_meta, refuse_other_semantics, strip
 
 __all__ = ["vmap"]
 

@@ -1,0 +1,1 @@
+"""Tools over the table and the tapes: the rule checker, the coverage table, recorded tapes."""
