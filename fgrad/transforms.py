@@ -8,17 +8,19 @@ from typing import Any, Callable, Sequence
 import numpy as _onp
 
 from .core import errors
+from .core.fpwarnings import at_user_code
+from .core.other_arrays import foreign_array
+from .core.pytree import tree_flatten, tree_unflatten
+from .core.tracer import innermost_meta, strip, value_dtype
+from .core.values import PYTHON_NUMBERS, copied
+from .numpy import reshape, stack
+from .traces.arguments import (an_output, argnums_partial, check_holomorphic, check_like, finish,
+                               flat_inputs, fresh, is_integer, lowered, refuse_unknown,
+                               shape_of_value, split_aux, zeros_for)
 from .traces.batching import vmap
 from .traces.dual import DualTrace, DualTracer
-from .core.fpwarnings import at_user_code
-from .numpy import astype, reshape, stack
-from .core.other_arrays import foreign_array
-from .core.pytree import LEAF, tree_flatten, tree_unflatten
 from .traces.tangents import sweep_forward
 from .traces.tape import Tape, TapeTracer
-from .core.tracer import (Tracer, innermost_meta,
-                          semantics_of_its_own, strip, value_dtype)
-from .core.values import LEAVES, PYTHON_NUMBERS, copied
 from .numpy.namespace import stopped
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev",
@@ -29,165 +31,6 @@ __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacre
 float0 = _onp.dtype([("float0", _onp.void, 0)])
 
 
-# --- argument handling shared by every transform ----------------------------------------
-
-def _check_input(x, fname, where):
-    """Differentiable inputs are float or complex (JAX's rule). A Python number stays one,
-    so numpy promotes it as it promotes a number (weakly: ``x + float32(1)`` is float32).
-    ``where()`` describes the input for the error message."""
-    v = innermost_meta(x)
-    _refuse_unknown(v, fname, where)
-    if isinstance(v, (bool, int)):
-        kind = type(v).__name__
-        raise TypeError(f"{fname} requires float or complex inputs, but {where()} is a {kind} "
-                        f"({v!r}). Pass a float array, e.g. 2.0 instead of 2, or "
-                        "x.astype(float); non-differentiable values can be closed over instead.")
-    dtype = value_dtype(v)
-    if dtype.kind not in "fc":
-        raise TypeError(f"{fname} requires float or complex inputs, but {where()} has dtype "
-                        f"{dtype}. Differentiating with respect to integer or boolean values is "
-                        "not defined: convert with x.astype(float), or close over it instead.")
-    return x
-
-
-def _refuse_unknown(v, fname, where):
-    """A leaf (an input, or an output that is no tracer of this transform) must be an array
-    or a number with ndarray semantics; ``where()`` describes it for the message."""
-    if v.__class__ in LEAVES:  # (the common leaves, without the checks below)
-        return
-    if semantics_of_its_own(v):
-        raise errors.array_subclass(fname, type(v), where())
-    if not isinstance(v, (bool, int, float, complex, _onp.ndarray, _onp.generic,
-                          Tracer)) and not foreign_array(v):
-        raise errors.not_a_pytree(fname, v, where())
-
-
-def _an_output():
-    return "an output"
-
-
-def _fresh(v, given):
-    """``v``, or a copy of it if it may share memory with an array the caller passed in
-    (``given``): a result the caller scales in place must not change their input."""
-    if v.__class__ is _onp.ndarray:
-        for g in given:
-            if g.__class__ is _onp.ndarray and _onp.may_share_memory(v, g):
-                return v.copy()
-    return v
-
-
-def _shape(v):
-    shape = getattr(v, "shape", None)
-    return shape if shape is not None else _onp.shape(v)
-
-
-def _integer(x):
-    return value_dtype(innermost_meta(x)).kind in "biu"
-
-
-def _flat_inputs(args, fname, allow_int=False):
-    """The flat inputs, checked (float or complex; with ``allow_int``, integer and boolean
-    ones pass too, as constants whose derivative is ``float0`` zeros)."""
-    flat, tree = tree_flatten(tuple(args))
-
-    def where(i):  # the input's description, made only for an error message
-        if len(args) > 1:
-            return f"input leaf {i}"
-        return "argument" if tree.children[0] is LEAF else f"leaf {i} of the argument"
-
-    i = 0
-    for x in flat:
-        if not (x.__class__ is _onp.ndarray and x.dtype.kind in "fc"):  # (the common case)
-            if not (allow_int and _integer(x)):
-                flat[i] = _check_input(x, fname, lambda i=i: where(i))
-        i += 1
-    return flat, tree
-
-
-def _argnums_partial(f, fname, args, kwargs, argnums):
-    """Split ``args`` into the differentiated ones and a function of just those."""
-    count = len(args)
-    nums = [argnums] if isinstance(argnums, int) else list(argnums)
-    i = 0
-    for n in nums:  # (a loop, not a generator: this runs on every call of a transform)
-        if not isinstance(n, int) or not -count <= n < count:
-            by_name = (f"; the argument(s) {', '.join(sorted(kwargs))} were passed by "
-                       "keyword, and only positional arguments are differentiated: pass "
-                       "them by position" if kwargs else "")
-            raise ValueError(f"{fname}: argnums={argnums!r} does not fit a call with "
-                             f"{count} positional argument(s){by_name}")
-        nums[i] = n % count
-        i += 1
-    if count == 1 and nums == [0] and not kwargs:  # f itself, called with its one argument
-        return f, args
-
-    def partial(*dyn):
-        full = list(args)
-        for n, v in zip(nums, dyn):
-            full[n] = v
-        return f(*full, **kwargs)
-
-    return partial, tuple([args[n] for n in nums])
-
-
-def _check_holomorphic(fname, leaves, what):
-    """``holomorphic=True``: every differentiated input and every output is complex (JAX's
-    rule); ``what`` is "input" or "output"."""
-    for i, x in enumerate(leaves):
-        dtype = value_dtype(innermost_meta(x))
-        if dtype.kind != "c":
-            fix = ("pass complex values (x.astype(complex))" if what == "input" else
-                   "a real-valued function is not holomorphic: for a real function of "
-                   "complex inputs use grad or jacrev without holomorphic=True")
-            raise TypeError(f"{fname}(..., holomorphic=True) requires complex {what}s, but "
-                            f"{what} leaf {i} has dtype {dtype}; {fix}")
-
-
-def _described(out):
-    """What a function returned, in the user's words (not a tracer's class)."""
-    if isinstance(out, (Tracer, _onp.ndarray)):
-        return "a single array"
-    if isinstance(out, (_onp.generic, int, float, complex)):
-        return "a single number"
-    if isinstance(out, (tuple, list)):
-        return f"a {type(out).__name__} of {len(out)}"
-    return "None" if out is None else f"a {type(out).__name__}"
-
-
-def _split_aux(out, fname):
-    if not (isinstance(out, (tuple, list)) and len(out) == 2):
-        raise TypeError(f"{fname}(..., has_aux=True) needs the function to return a pair "
-                        f"(output, aux), but it returned {_described(out)}: return "
-                        "(output, aux), or leave has_aux out")
-    return out[0], out[1]
-
-
-def finish(v, like=None):
-    """Give back a plain numpy value: numpy scalars for 0-d, the dtype of ``like``."""
-    if v.__class__ in PYTHON_NUMBERS:  # a constant output or a Python seed
-        v = _onp.asarray(v)
-    # (a Python number's derivative has the dtype the computation gave: it has none of its
-    # own, numpy promoting it as a weak scalar)
-    if like is not None and not (v.__class__ is like.__class__ is _onp.ndarray
-                                 and v.dtype is like.dtype) and \
-            innermost_meta(like).__class__ not in PYTHON_NUMBERS:
-        want, have = value_dtype(innermost_meta(like)), value_dtype(innermost_meta(v))
-        # (a complex cotangent of a real input keeps its dtype: the tape took its real part
-        # wherever the rules could give one, so this is a complex input's business)
-        if have != want and not (have.kind == "c" and want.kind != "c"):
-            v = astype(v, want)
-    if v.__class__ is _onp.ndarray and v.ndim == 0:
-        return v[()]
-    return v
-
-
-def _zeros_like(x):
-    v = innermost_meta(x)
-    if foreign_array(v):  # (made in the value's own library: on its device, or lazy)
-        return _onp.zeros_like(v)
-    return finish(_onp.zeros(_onp.shape(v), _onp.result_type(v)))
-
-
 class Recording:
     """A function run once on a fresh tape: flat inputs and outputs with their nodes."""
 
@@ -196,11 +39,11 @@ class Recording:
         """``lean`` and ``inputs``: the tape's policy (``Tape``); with ``inputs="guard"`` the
         caller walks the tape before returning and calls ``release()`` when done, errors
         included. ``allow_int``: integer inputs pass through untraced (their node is None)."""
-        flat, self.in_tree = _flat_inputs(args, fname, allow_int)
+        flat, self.in_tree = flat_inputs(args, fname, allow_int)
         self.inputs = flat
         self.tape = tape = Tape(fname, lean=lean, inputs=inputs)
         if allow_int:
-            tracers = [x if _integer(x) else tape.new_input(x) for x in flat]
+            tracers = [x if is_integer(x) else tape.new_input(x) for x in flat]
             self.in_nodes = [t._node if t.__class__ is TapeTracer else None for t in tracers]
         else:
             tracers = [tape.new_input(x) for x in flat]
@@ -214,8 +57,8 @@ class Recording:
                 raise
             self.aux = None
             if has_aux:
-                out, self.aux = _split_aux(out, fname)
-                self.aux = _lower(self.aux, tape)
+                out, self.aux = split_aux(out, fname)
+                self.aux = lowered(self.aux, tape)
             out_flat, self.out_tree = tree_flatten(out)
             self.out_vals, self.out_nodes = [], []
             for o in out_flat:
@@ -223,7 +66,7 @@ class Recording:
                     self.out_vals.append(o._value)
                     self.out_nodes.append(o._node)
                 else:
-                    _refuse_unknown(o, fname, _an_output)
+                    refuse_unknown(o, fname, an_output)
                     self.out_vals.append(o)
                     self.out_nodes.append(None)
         except BaseException:  # (no caller will walk this tape: give the guarded inputs back)
@@ -237,25 +80,6 @@ class Recording:
         """The outputs, as copies: the tape's rules read these arrays, so a caller changing
         the returned array in place must not change what ``vjp_fn``/``jvp_fn`` compute."""
         return tree_unflatten(self.out_tree, [copied(finish(v)) for v in self.out_vals])
-
-
-def _lower(tree, trace):
-    """Replace the tracers of ``trace`` in a pytree by copies of their values (for aux outputs:
-    the tape's rules may read those arrays, and an input's value may be the caller's array)."""
-    leaves, td = tree_flatten(tree)
-    return tree_unflatten(td, [copied(finish(x._value)) if isinstance(x, Tracer)
-                               and x._trace is trace else x for x in leaves])
-
-
-def _check_like(name, given, ref, what):
-    g, r = innermost_meta(given), innermost_meta(ref)
-    gs, rs = _shape(g), _shape(r)
-    if gs != rs:
-        raise ValueError(f"{name}: {what} has shape {gs}, but it must match the shape {rs}")
-    # a complex perturbation of a real value is no direction it can move in (JAX refuses too)
-    if value_dtype(g).kind == "c" and value_dtype(r).kind != "c":
-        raise TypeError(f"{name}: {what} is complex, but the value it belongs to is real; "
-                        "pass its real part")
 
 
 # --- the transforms ---------------------------------------------------------------------
@@ -292,19 +116,19 @@ def _pull_back(rec, ct, consume, checked=False):
             raise ValueError(f"vjp_fn: the cotangent's structure {ct_tree!r} differs from the "
                              f"output's {rec.out_tree!r}")
         for val, c in zip(rec.out_vals, ct_flat):
-            _check_like("vjp_fn", c, val, "the cotangent")
+            check_like("vjp_fn", c, val, "the cotangent")
     seeds = [(node, c) for node, c in zip(rec.out_nodes, ct_flat) if node is not None]
     cts = rec.tape.backward(seeds, consume=consume)
     grads = []
     for n, x in zip(rec.in_nodes, rec.inputs):
         c = cts.get(n)
         if c is None:
-            c = _onp.zeros(_shape(innermost_meta(x)), float0) if n is None else _zeros_like(x)
+            c = _onp.zeros(shape_of_value(innermost_meta(x)), float0) if n is None else zeros_for(x)
         elif not (c.__class__ is x.__class__ is _onp.ndarray and c.dtype is x.dtype
                   and c.shape == x.shape and c.shape):  # (else it is final already)
             c = finish(_shaped_like(c, x), x)
         if not checked:  # (grad's own seed is no caller's array)
-            c = _fresh(c, ct_flat)
+            c = fresh(c, ct_flat)
         grads.append(c)
     return tree_unflatten(rec.in_tree, grads)
 
@@ -312,7 +136,7 @@ def _pull_back(rec, ct, consume, checked=False):
 def _shaped_like(ct, x):
     """A cotangent must have its input's shape; a rule that forgot to undo broadcasting would
     otherwise hand back a gradient of the wrong shape without a word."""
-    have, want = _shape(innermost_meta(ct)), _shape(innermost_meta(x))
+    have, want = shape_of_value(innermost_meta(ct)), shape_of_value(innermost_meta(x))
     if have != want:
         raise ValueError(f"a VJP rule produced a cotangent of shape {have} for an input of "
                          f"shape {want}; a rule that broadcasts its arguments must sum the "
@@ -332,9 +156,9 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_
     """
 
     def value_and_grad_f(*args, **kwargs):
-        g, dyn = _argnums_partial(f, "grad", args, kwargs, argnums)
+        g, dyn = argnums_partial(f, "grad", args, kwargs, argnums)
         if holomorphic:
-            _check_holomorphic("grad", tree_flatten(dyn)[0], "input")
+            check_holomorphic("grad", tree_flatten(dyn)[0], "input")
         with at_user_code():
             return _value_and_grad(g, dyn, argnums, has_aux, holomorphic, allow_int)
 
@@ -376,12 +200,12 @@ def _seed(v):
 
 def _check_scalar(out, holomorphic):
     v = innermost_meta(out)
-    shape, dtype = _shape(v), value_dtype(v)
+    shape, dtype = shape_of_value(v), value_dtype(v)
     if holomorphic:
         if shape != ():
             raise TypeError(f"grad requires a function returning a scalar, but it returned "
                             f"shape {shape}; use jacrev(..., holomorphic=True) for arrays")
-        _check_holomorphic("grad", [out], "output")
+        check_holomorphic("grad", [out], "output")
     elif shape != () or dtype.kind != "f":
         raise TypeError(f"grad requires a function returning a real scalar (shape (), float "
                         f"dtype), but it returned shape {shape} with dtype {dtype}. For "
@@ -437,7 +261,7 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("jvp(f, primals, tangents): primals and tangents must be tuples or "
                         f"lists, got {type(primals).__name__} and {type(tangents).__name__}")
-    flat, in_tree = _flat_inputs(tuple(primals), "jvp")
+    flat, in_tree = flat_inputs(tuple(primals), "jvp")
     t_flat, t_tree = tree_flatten(tuple(tangents))
     if t_tree != in_tree:
         raise ValueError(f"jvp: tangents' structure {t_tree!r} differs from primals' "
@@ -445,24 +269,24 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
     trace = DualTrace()
     ins = []
     for p, t in zip(flat, t_flat):
-        _check_like("jvp", t, p, "a tangent")
+        check_like("jvp", t, p, "a tangent")
         ins.append(DualTracer(trace, p, t))
     with at_user_code():
         out = trace.run(f, tree_unflatten(in_tree, ins), "jvp")
     aux = None
     if has_aux:
-        out, aux = _split_aux(out, "jvp")
-        aux = _lower(aux, trace)
+        out, aux = split_aux(out, "jvp")
+        aux = lowered(aux, trace)
     out_flat, out_tree = tree_flatten(out)
     vals, tans = [], []
     for o in out_flat:
         if o.__class__ is DualTracer and o._trace is trace:
-            vals.append(_fresh(finish(o._value), flat))
-            tans.append(_fresh(finish(o._tangent, o._value), t_flat))
+            vals.append(fresh(finish(o._value), flat))
+            tans.append(fresh(finish(o._tangent, o._value), t_flat))
         else:
-            _refuse_unknown(o, "jvp", _an_output)
-            vals.append(_fresh(finish(o), flat))
-            tans.append(_zeros_like(o))
+            refuse_unknown(o, "jvp", an_output)
+            vals.append(fresh(finish(o), flat))
+            tans.append(zeros_for(o))
     res = (tree_unflatten(out_tree, vals), tree_unflatten(out_tree, tans))
     return res + (aux,) if has_aux else res
 
@@ -486,12 +310,12 @@ def linearize(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., 
                              f"from primals' {rec.in_tree!r}")
         seeds = {}
         for n, p, t in zip(rec.in_nodes, rec.inputs, t_flat):
-            _check_like("jvp_fn", t, p, "a tangent")
+            check_like("jvp_fn", t, p, "a tangent")
             seeds[n] = t
         with at_user_code():
             tans = sweep_forward(rec.tape, seeds)
-        outs = [_zeros_like(v) if n is None or tans.get(n) is None
-                else _fresh(finish(tans[n], v), t_flat)
+        outs = [zeros_for(v) if n is None or tans.get(n) is None
+                else fresh(finish(tans[n], v), t_flat)
                 for n, v in zip(rec.out_nodes, rec.out_vals)]
         return tree_unflatten(rec.out_tree, outs)
 
@@ -541,15 +365,15 @@ def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: boo
     """
 
     def jacrev_f(*args, **kwargs):
-        g, dyn = _argnums_partial(f, "jacrev", args, kwargs, argnums)
+        g, dyn = argnums_partial(f, "jacrev", args, kwargs, argnums)
         if holomorphic:
-            _check_holomorphic("jacrev", tree_flatten(dyn)[0], "input")
+            check_holomorphic("jacrev", tree_flatten(dyn)[0], "input")
         with at_user_code():
             rec = Recording(g, dyn, "jacrev", has_aux, lean=True, inputs="guard",
                             allow_int=allow_int)
             try:
                 if holomorphic:
-                    _check_holomorphic("jacrev", rec.out_vals, "output")
+                    check_holomorphic("jacrev", rec.out_vals, "output")
                 else:
                     _refuse_complex(rec.out_vals, "jacrev: output", _COMPLEX_OUTPUT)
                 return _jacrev_blocks(rec, argnums, has_aux)
@@ -597,7 +421,7 @@ def _jacrev_blocks(rec, argnums, has_aux):
 
         def sweep(e, node=node):
             cts = rec.tape.backward([(node, e)]) if node is not None else {}
-            return [_zeros_like(x) if cts.get(n) is None else _shaped_like(cts[n], x)
+            return [zeros_for(x) if cts.get(n) is None else _shaped_like(cts[n], x)
                     for n, x in zip(rec.in_nodes, rec.inputs)]
 
         rows = _all_at_once(sweep, val, 0) if node is not None else None
@@ -611,7 +435,7 @@ def _jacrev_blocks(rec, argnums, has_aux):
                      for r, x in zip(rows, rec.inputs)]
         for j, (n, x) in enumerate(zip(rec.in_nodes, rec.inputs)):
             if n is None:  # an integer input let through by allow_int
-                parts[j] = _onp.zeros(tuple(out_shape) + _shape(innermost_meta(x)), float0)
+                parts[j] = _onp.zeros(tuple(out_shape) + shape_of_value(innermost_meta(x)), float0)
         blocks.append(tree_unflatten(rec.in_tree, parts))
     jac = tree_unflatten(rec.out_tree, [b[0] if isinstance(argnums, int) else b
                                         for b in blocks])
@@ -637,16 +461,16 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: boo
     """
 
     def jacfwd_f(*args, **kwargs):
-        g, dyn = _argnums_partial(f, "jacfwd", args, kwargs, argnums)
+        g, dyn = argnums_partial(f, "jacfwd", args, kwargs, argnums)
         if holomorphic:
-            _check_holomorphic("jacfwd", tree_flatten(dyn)[0], "input")
+            check_holomorphic("jacfwd", tree_flatten(dyn)[0], "input")
         else:
             _refuse_complex(tree_flatten(dyn)[0], "jacfwd: input", _COMPLEX_INPUT)
         with at_user_code():
             rec = Recording(g, dyn, "jacfwd", has_aux, inputs="guard")
             try:
                 if holomorphic:
-                    _check_holomorphic("jacfwd", rec.out_vals, "output")
+                    check_holomorphic("jacfwd", rec.out_vals, "output")
                 return _jacfwd_blocks(rec, argnums, has_aux)
             finally:
                 rec.release()
@@ -679,7 +503,7 @@ def _jacfwd_blocks(rec, argnums, has_aux):
 
         def sweep(e, n=n, weak=weak):
             tans = sweep_forward(rec.tape, {n: e})
-            return [_zeros_like(val) if node is None or tans.get(node) is None else
+            return [zeros_for(val) if node is None or tans.get(node) is None else
                     finish(tans[node], val) if weak else tans[node]
                     for node, val in zip(rec.out_nodes, rec.out_vals)]
 

@@ -38,6 +38,7 @@ import numpy as _onp
 
 from ..core import table
 from .. import transforms, user_primitives
+from ..traces import arguments
 from ..checkpointing import checkpoint  # noqa: F401  (autograd.checkpoint: the same idea)
 from ..numpy import ones_like, real, reshape
 from ..core.pytree import tree_leaves, tree_map
@@ -202,7 +203,7 @@ def make_vjp(fun: Callable[..., Any], argnum: int | Sequence[int] = 0) -> Callab
     (9.0, 6.0)
     """
     def vjp_maker(*args, **kwargs):
-        f, dyn = transforms._argnums_partial(fun, "make_vjp", args, kwargs, argnum)
+        f, dyn = arguments.argnums_partial(fun, "make_vjp", args, kwargs, argnum)
         ans, pull = transforms.vjp(f, *dyn)
         if isinstance(argnum, int):
             return (lambda g: pull(g)[0]), ans
@@ -220,7 +221,7 @@ def make_jvp(fun: Callable[..., Any], argnum: int | Sequence[int] = 0) -> Callab
     [8.0, 12.0]
     """
     def jvp_maker(*args, **kwargs):
-        f, dyn = transforms._argnums_partial(fun, "make_jvp", args, kwargs, argnum)
+        f, dyn = arguments.argnums_partial(fun, "make_jvp", args, kwargs, argnum)
 
         def jvp(v):
             return transforms.jvp(f, dyn, (v,) if isinstance(argnum, int) else tuple(v))
@@ -278,7 +279,7 @@ def hessian_tensor_product(fun: Callable[..., Any],
 
     def hvp(*args, **kwargs):
         args, v = args[:-1], args[-1]
-        f, dyn = transforms._argnums_partial(fun_grad, "hessian_vector_product", args, kwargs,
+        f, dyn = arguments.argnums_partial(fun_grad, "hessian_vector_product", args, kwargs,
                                              argnum)
         return transforms.jvp(f, dyn, (v,))[1]
 

@@ -4,6 +4,7 @@ from typing import Any, Callable
 
 import fgrad.numpy as fnp
 from .. import transforms
+from ..traces import arguments
 from . import _named  # (autograd's argument conventions)
 from . import (checkpoint, deriv, elementwise_grad, grad, grad_and_aux,  # noqa: F401
                hessian, hessian_tensor_product, hessian_vector_product, holomorphic_grad,
@@ -28,7 +29,7 @@ def make_jvp_reversemode(fun: Callable[..., Any], argnum: int = 0) -> Callable[.
     12.0
     """
     def at(*args, **kwargs):
-        along, x = transforms._argnums_partial(fun, "make_jvp_reversemode", args, kwargs,
+        along, x = arguments.argnums_partial(fun, "make_jvp_reversemode", args, kwargs,
                                                argnum)
         return lambda v: transforms.jvp(along, x, (v,))[1]
     return _named(at, fun, "make_jvp_reversemode", argnum)
@@ -51,7 +52,7 @@ def make_ggnvp(f: Callable[..., Any], g: Callable[..., Any] = _half_squared_norm
     [1.0, 2.0]
     """
     def at(*args, **kwargs):
-        along, x = transforms._argnums_partial(f, "make_ggnvp", args, kwargs, f_argnum)
+        along, x = arguments.argnums_partial(f, "make_ggnvp", args, kwargs, f_argnum)
         y, f_vjp = transforms.vjp(along, *x)
         grad_g = transforms.grad(g)
 

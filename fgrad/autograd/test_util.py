@@ -5,7 +5,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as _onp
 
-from .. import transforms
+from ..traces import arguments
 from ..testing import check_grads as _check
 
 __all__ = ["check_grads"]
@@ -23,7 +23,7 @@ def check_grads(f: Callable[..., Any], x: Any = None, modes: Sequence[str] = ("f
     >>> check_grads(lambda x, y: np.sin(x) * y, modes=["rev"], order=2)(0.3, 2.0)
     """
     def at(*args, **kwargs):
-        along, x = transforms._argnums_partial(f, "check_grads", args, kwargs, argnum)
+        along, x = arguments.argnums_partial(f, "check_grads", args, kwargs, argnum)
         _check(along, tuple(_as_float(v) for v in x), order=order, modes=tuple(modes))
 
     if x is not None:

@@ -19,7 +19,8 @@ import numpy as _onp
 from ..core.pytree import tree_flatten
 from ..traces.tangents import sweep_forward
 from ..core.tracer import innermost
-from ..transforms import Recording, finish
+from ..traces.arguments import finish
+from ..transforms import Recording
 
 __all__ = ["make_tape", "RecordedTape", "Entry"]
 

@@ -38,7 +38,7 @@ from ..core.tracer import (Trace, Tracer, concrete, innermost, innermost_meta,
                            refuse_other_semantics, value_dtype)
 from .tangents import output_tangent
 from .transpose import zeros_like
-from ..transforms import _check_like, _flat_inputs, _fresh, _refuse_unknown, _zeros_like, finish
+from .arguments import check_like, finish, flat_inputs, fresh, refuse_unknown, zeros_for
 
 __all__ = ["jet", "derivatives", "expansions"]
 
@@ -218,7 +218,7 @@ def _jet(f, primals, series, log):
     if len(series) != len(primals):
         raise ValueError(f"jet: {len(primals)} primals but {len(series)} series; give one "
                          "list of terms per primal")
-    flat, in_tree = _flat_inputs(tuple(primals), "jet")
+    flat, in_tree = flat_inputs(tuple(primals), "jet")
     terms_per_leaf = [[] for _ in flat]
     order = None
     leaf = 0
@@ -238,7 +238,7 @@ def _jet(f, primals, series, log):
                 raise ValueError(f"jet: term {k} of series[{i}] has structure {t_tree!r}, "
                                  f"but primals[{i}] has {p_tree!r}")
             for j, (t, x) in enumerate(zip(t_leaves, p_leaves)):
-                _check_like("jet", t, x, f"term {k} of series[{i}]")
+                check_like("jet", t, x, f"term {k} of series[{i}]")
                 terms_per_leaf[leaf + j].append(_term_like(t, x))
         leaf += len(p_leaves)
     if not order:
@@ -251,12 +251,12 @@ def _jet(f, primals, series, log):
     vals, outs = [], []
     for o in out_flat:
         if o.__class__ is JetTracer and o._trace is trace:
-            vals.append(_fresh(finish(o._value), flat))
+            vals.append(fresh(finish(o._value), flat))
             outs.append([finish(t, o._value) for t in o._series])
         else:
-            _refuse_unknown(o, "jet", lambda: "an output")
-            vals.append(_fresh(finish(o), flat))
-            outs.append([_zeros_like(o) for _ in range(order)])
+            refuse_unknown(o, "jet", lambda: "an output")
+            vals.append(fresh(finish(o), flat))
+            outs.append([zeros_for(o) for _ in range(order)])
     return tree_unflatten(out_tree, vals), tree_unflatten(out_tree, outs)
 
 

@@ -1,0 +1,190 @@
+"""What every transform does with its arguments and outputs, in one place: argument numbers
+(``argnums_partial``), flattening and checking the inputs (``flat_inputs``, ``check_input``,
+``check_like``), refusing what is no array (``refuse_unknown``), ``has_aux`` (``split_aux``),
+and reading outputs back as plain numpy values (``finish``, ``fresh``, ``lowered``,
+``zeros_for``). ``grad`` and its kin (``fgrad/transforms.py``), ``jet`` and ``make_tape`` use
+them."""
+import numpy as _onp
+
+from ..core import errors
+from ..core.other_arrays import foreign_array
+from ..core.pytree import LEAF, tree_flatten, tree_unflatten
+from ..core.tracer import Tracer, innermost_meta, semantics_of_its_own, value_dtype
+from ..core.values import LEAVES, PYTHON_NUMBERS, copied
+from ..numpy import astype
+
+
+def check_input(x, fname, where):
+    """Differentiable inputs are float or complex (JAX's rule). A Python number stays one,
+    so numpy promotes it as it promotes a number (weakly: ``x + float32(1)`` is float32).
+    ``where()`` describes the input for the error message."""
+    v = innermost_meta(x)
+    refuse_unknown(v, fname, where)
+    if isinstance(v, (bool, int)):
+        kind = type(v).__name__
+        raise TypeError(f"{fname} requires float or complex inputs, but {where()} is a {kind} "
+                        f"({v!r}). Pass a float array, e.g. 2.0 instead of 2, or "
+                        "x.astype(float); non-differentiable values can be closed over instead.")
+    dtype = value_dtype(v)
+    if dtype.kind not in "fc":
+        raise TypeError(f"{fname} requires float or complex inputs, but {where()} has dtype "
+                        f"{dtype}. Differentiating with respect to integer or boolean values is "
+                        "not defined: convert with x.astype(float), or close over it instead.")
+    return x
+
+
+def refuse_unknown(v, fname, where):
+    """A leaf (an input, or an output that is no tracer of this transform) must be an array
+    or a number with ndarray semantics; ``where()`` describes it for the message."""
+    if v.__class__ in LEAVES:  # (the common leaves, without the checks below)
+        return
+    if semantics_of_its_own(v):
+        raise errors.array_subclass(fname, type(v), where())
+    if not isinstance(v, (bool, int, float, complex, _onp.ndarray, _onp.generic,
+                          Tracer)) and not foreign_array(v):
+        raise errors.not_a_pytree(fname, v, where())
+
+
+def an_output():
+    return "an output"
+
+
+def fresh(v, given):
+    """``v``, or a copy of it if it may share memory with an array the caller passed in
+    (``given``): a result the caller scales in place must not change their input."""
+    if v.__class__ is _onp.ndarray:
+        for g in given:
+            if g.__class__ is _onp.ndarray and _onp.may_share_memory(v, g):
+                return v.copy()
+    return v
+
+
+def shape_of_value(v):
+    shape = getattr(v, "shape", None)
+    return shape if shape is not None else _onp.shape(v)
+
+
+def is_integer(x):
+    return value_dtype(innermost_meta(x)).kind in "biu"
+
+
+def flat_inputs(args, fname, allow_int=False):
+    """The flat inputs, checked (float or complex; with ``allow_int``, integer and boolean
+    ones pass too, as constants whose derivative is ``float0`` zeros)."""
+    flat, tree = tree_flatten(tuple(args))
+
+    def where(i):  # the input's description, made only for an error message
+        if len(args) > 1:
+            return f"input leaf {i}"
+        return "argument" if tree.children[0] is LEAF else f"leaf {i} of the argument"
+
+    i = 0
+    for x in flat:
+        if not (x.__class__ is _onp.ndarray and x.dtype.kind in "fc"):  # (the common case)
+            if not (allow_int and is_integer(x)):
+                flat[i] = check_input(x, fname, lambda i=i: where(i))
+        i += 1
+    return flat, tree
+
+
+def argnums_partial(f, fname, args, kwargs, argnums):
+    """Split ``args`` into the differentiated ones and a function of just those."""
+    count = len(args)
+    nums = [argnums] if isinstance(argnums, int) else list(argnums)
+    i = 0
+    for n in nums:  # (a loop, not a generator: this runs on every call of a transform)
+        if not isinstance(n, int) or not -count <= n < count:
+            by_name = (f"; the argument(s) {', '.join(sorted(kwargs))} were passed by "
+                       "keyword, and only positional arguments are differentiated: pass "
+                       "them by position" if kwargs else "")
+            raise ValueError(f"{fname}: argnums={argnums!r} does not fit a call with "
+                             f"{count} positional argument(s){by_name}")
+        nums[i] = n % count
+        i += 1
+    if count == 1 and nums == [0] and not kwargs:  # f itself, called with its one argument
+        return f, args
+
+    def partial(*dyn):
+        full = list(args)
+        for n, v in zip(nums, dyn):
+            full[n] = v
+        return f(*full, **kwargs)
+
+    return partial, tuple([args[n] for n in nums])
+
+
+def check_holomorphic(fname, leaves, what):
+    """``holomorphic=True``: every differentiated input and every output is complex (JAX's
+    rule); ``what`` is "input" or "output"."""
+    for i, x in enumerate(leaves):
+        dtype = value_dtype(innermost_meta(x))
+        if dtype.kind != "c":
+            fix = ("pass complex values (x.astype(complex))" if what == "input" else
+                   "a real-valued function is not holomorphic: for a real function of "
+                   "complex inputs use grad or jacrev without holomorphic=True")
+            raise TypeError(f"{fname}(..., holomorphic=True) requires complex {what}s, but "
+                            f"{what} leaf {i} has dtype {dtype}; {fix}")
+
+
+def described(out):
+    """What a function returned, in the user's words (not a tracer's class)."""
+    if isinstance(out, (Tracer, _onp.ndarray)):
+        return "a single array"
+    if isinstance(out, (_onp.generic, int, float, complex)):
+        return "a single number"
+    if isinstance(out, (tuple, list)):
+        return f"a {type(out).__name__} of {len(out)}"
+    return "None" if out is None else f"a {type(out).__name__}"
+
+
+def split_aux(out, fname):
+    if not (isinstance(out, (tuple, list)) and len(out) == 2):
+        raise TypeError(f"{fname}(..., has_aux=True) needs the function to return a pair "
+                        f"(output, aux), but it returned {described(out)}: return "
+                        "(output, aux), or leave has_aux out")
+    return out[0], out[1]
+
+
+def finish(v, like=None):
+    """Give back a plain numpy value: numpy scalars for 0-d, the dtype of ``like``."""
+    if v.__class__ in PYTHON_NUMBERS:  # a constant output or a Python seed
+        v = _onp.asarray(v)
+    # (a Python number's derivative has the dtype the computation gave: it has none of its
+    # own, numpy promoting it as a weak scalar)
+    if like is not None and not (v.__class__ is like.__class__ is _onp.ndarray
+                                 and v.dtype is like.dtype) and \
+            innermost_meta(like).__class__ not in PYTHON_NUMBERS:
+        want, have = value_dtype(innermost_meta(like)), value_dtype(innermost_meta(v))
+        # (a complex cotangent of a real input keeps its dtype: the tape took its real part
+        # wherever the rules could give one, so this is a complex input's business)
+        if have != want and not (have.kind == "c" and want.kind != "c"):
+            v = astype(v, want)
+    if v.__class__ is _onp.ndarray and v.ndim == 0:
+        return v[()]
+    return v
+
+
+def zeros_for(x):
+    v = innermost_meta(x)
+    if foreign_array(v):  # (made in the value's own library: on its device, or lazy)
+        return _onp.zeros_like(v)
+    return finish(_onp.zeros(_onp.shape(v), _onp.result_type(v)))
+
+
+def lowered(tree, trace):
+    """Replace the tracers of ``trace`` in a pytree by copies of their values (for aux outputs:
+    the tape's rules may read those arrays, and an input's value may be the caller's array)."""
+    leaves, td = tree_flatten(tree)
+    return tree_unflatten(td, [copied(finish(x._value)) if isinstance(x, Tracer)
+                               and x._trace is trace else x for x in leaves])
+
+
+def check_like(name, given, ref, what):
+    g, r = innermost_meta(given), innermost_meta(ref)
+    gs, rs = shape_of_value(g), shape_of_value(r)
+    if gs != rs:
+        raise ValueError(f"{name}: {what} has shape {gs}, but it must match the shape {rs}")
+    # a complex perturbation of a real value is no direction it can move in (JAX refuses too)
+    if value_dtype(g).kind == "c" and value_dtype(r).kind != "c":
+        raise TypeError(f"{name}: {what} is complex, but the value it belongs to is real; "
+                        "pass its real part")
