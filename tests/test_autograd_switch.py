@@ -290,3 +290,79 @@ def test_an_autograd_primitive_returning_a_tuple_gets_a_tuple_of_cotangents():
     # convention, df/dRe(t) - i df/dIm(t), is trace(a)
     g = grad(lambda t: np.real(np.sum(eig(a * t)[0])))(1.0 + 0.0j)
     assert g == pytest.approx(onp.trace(a), rel=1e-12)
+
+
+# autograd 1.9.1 (with numpy 2.4) wraps these numpy functions as primitives without a VJP rule:
+# handed a box, its grad raises "VJP of <name> wrt argnum 0 not defined" (read off
+# autograd.core.primitive_vjps). fgrad differentiates each, or takes it with zero derivative,
+# or refuses it with the reason (docs/coverage.md).
+AUTOGRAD_WITHOUT_VJP = """
+    all allclose any apply_along_axis apply_over_axes arange argmax argmin argpartition
+    argsort argwhere around array2string array_equal array_equiv array_repr array_str
+    asanyarray asarray asarray_chkfinite ascontiguousarray asfortranarray asmatrix average
+    bartlett base_repr binary_repr bincount bitwise_and bitwise_count bitwise_invert
+    bitwise_left_shift bitwise_or bitwise_right_shift bitwise_xor blackman block bmat
+    broadcast_arrays broadcast_shapes busday_count busday_offset can_cast cbrt ceil choose
+    common_type compress concat convolve copy copysign copyto corrcoef correlate
+    count_nonzero cov cumprod cumulative_prod cumulative_sum datetime_as_string
+    datetime_data delete diag_indices diag_indices_from diagflat digitize divmod dstack
+    ediff1d einsum_path empty empty_like equal extract eye fill_diagonal fix flatnonzero
+    flip float_power floor floor_divide fmod format_float_positional format_float_scientific
+    frexp from_dlpack frombuffer fromfile fromfunction fromiter frompyfunc fromregex
+    fromstring full_like gcd genfromtxt geomspace get_include get_printoptions getbufsize
+    geterr geterrcall greater greater_equal hamming hanning heaviside histogram histogram2d
+    histogram_bin_edges histogramdd i0 identity indices info insert interp intersect1d
+    is_busday isclose iscomplex isdtype isfinite isfortran isin isinf isnan isnat isneginf
+    isposinf isreal isrealobj isscalar issubdtype iterable ix_ kaiser lcm ldexp less
+    less_equal lexsort load loadtxt logical_and logical_not logical_or logical_xor logspace
+    mask_indices matrix_transpose matvec may_share_memory median meshgrid min_scalar_type
+    mintypecode modf nanargmax nanargmin nancumprod nancumsum nanmax nanmean nanmedian
+    nanmin nanpercentile nanprod nanquantile nanstd nansum nanvar nested_iters nextafter
+    nonzero not_equal ones ones_like packbits percentile piecewise place poly polyadd
+    polyder polydiv polyfit polyint polymul polysub polyval positive printoptions
+    promote_types ptp put put_along_axis putmask quantile ravel_multi_index require resize
+    rint roots round save savetxt savez savez_compressed searchsorted set_printoptions
+    setbufsize setdiff1d seterr seterrcall setxor1d shares_memory show_config show_runtime
+    sign signbit size sort_complex spacing take take_along_axis test trapezoid tri
+    tril_indices tril_indices_from trim_zeros triu_indices triu_indices_from trunc typename
+    union1d unique unique_all unique_counts unique_inverse unique_values unpackbits
+    unravel_index unstack unwrap vander vdot vecdot vecmat zeros zeros_like linalg.cond
+    linalg.cross linalg.diagonal linalg.eigvals linalg.eigvalsh linalg.lstsq linalg.matmul
+    linalg.matrix_norm linalg.matrix_power linalg.matrix_rank linalg.matrix_transpose
+    linalg.multi_dot linalg.outer linalg.qr linalg.svdvals linalg.tensordot linalg.tensorinv
+    linalg.tensorsolve linalg.test linalg.trace linalg.vecdot linalg.vector_norm fft.fftfreq
+    fft.hfft fft.ihfft fft.rfftfreq fft.test
+""".split()
+
+
+def test_every_numpy_function_autograd_cannot_differentiate_is_differentiated_or_has_a_reason():
+    from fgrad.tools.coverage import NO_RULE_YET, classify
+    rows = {q: (s, d) for q, s, _, d in classify()}
+    present = [n for n in AUTOGRAD_WITHOUT_VJP if n in rows]  # (numpy versions differ a little)
+    assert len(present) > 0.9 * len(AUTOGRAD_WITHOUT_VJP)
+    counts = {}
+    for n in present:
+        status, detail = rows[n]
+        counts[status] = counts.get(status, 0) + 1
+        assert status in ("differentiable", "zero derivative", "unsupported"), n
+        assert status != "unsupported" or (detail and detail != NO_RULE_YET), n
+    assert counts["differentiable"] > 100  # cbrt, median, nanmean, polyfit, linalg.qr, ...
+    for n in ("cbrt", "median", "nanmean", "percentile", "polyval", "vdot", "linalg.qr",
+              "linalg.lstsq", "linalg.multi_dot", "fft.hfft", "interp", "trapezoid"):
+        assert rows[n][0] == "differentiable", n
+
+
+def test_scipy_linalgs_other_functions_run_forward_and_refuse_traced_values_by_name():
+    sl = pytest.importorskip("scipy.linalg", reason="fgrad.scipy needs the scipy extra")
+    import fgrad.scipy.linalg as fsl
+    a = onp.array([[2.0, 1.0], [0.5, 3.0]])
+    onp.testing.assert_array_equal(fsl.schur(a)[0], sl.schur(a)[0])
+    with pytest.raises(fgrad.NoDerivativeRuleError,
+                       match=r"fgrad.scipy.linalg.schur has no derivative rule: it runs scipy's "
+                             r"function on plain values only; call it on fgrad.stop_gradient"):
+        fgrad.grad(lambda a: np.sum(fsl.schur(a)[0]))(a)
+    with pytest.raises(fgrad.NoDerivativeRuleError, match=r"fgrad.numpy.linalg.svd, numpy's "
+                                                         r"version of it, is differentiable"):
+        fgrad.grad(lambda a: np.sum(fsl.svd(a)[1]))(a)
+    with pytest.raises(AttributeError):
+        fsl.no_such_function

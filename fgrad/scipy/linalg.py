@@ -16,6 +16,8 @@ is piecewise constant; only real input. On traced values the arguments that chan
 checks or overwrites its inputs (``overwrite_*``, ``check_finite``) are accepted and ignored;
 others are refused by name.
 """
+import functools
+
 import numpy as _onp
 import scipy.linalg as _sl
 
@@ -29,7 +31,8 @@ from ..numpy.indexing import gather_p
 from ..numpy.namespace import values_only
 from ..numpy.wrapping import differentiable, traced_version_of
 from ..core.table import Spec, define
-from ..core.tracer import innermost_meta, value_dtype
+from ..core.errors import NoDerivativeRuleError
+from ..core.tracer import contains_tracer, innermost_meta, value_dtype
 
 _IGNORED = ("overwrite_a", "overwrite_b", "check_finite", "overwrite_c")
 SQUARE = [(((2, 2),), {}), (((3, 3),), {})]
@@ -502,3 +505,30 @@ def block_diag(*arrs):
         out.append(fnp.concatenate([left, fnp.astype(b, dtype), right], axis=1))
         start += c
     return fnp.concatenate(out, axis=0)
+
+
+def __getattr__(name):
+    """scipy.linalg's other functions (``schur``, ``svd``, ``qr``, ...), as autograd's
+    ``scipy.linalg`` has them: scipy's own on plain values; handed a traced value, a
+    ``NoDerivativeRuleError`` naming the function and, where ``fgrad.numpy.linalg`` has a
+    function of that name, pointing to it (numpy's version: check that its defaults are
+    scipy's, as ``qr``'s mode is not)."""
+    fn = getattr(_sl, name, None)
+    if name.startswith("_") or not callable(fn) or isinstance(fn, type):
+        raise AttributeError(f"module 'fgrad.scipy.linalg' has no attribute {name!r}")
+
+    @functools.wraps(fn)
+    def plain_only(*args, **kwargs):
+        if contains_tracer(args) or contains_tracer(kwargs):
+            ours = (f"; fgrad.numpy.linalg.{name}, numpy's version of it, is differentiable "
+                    "(check that its defaults are scipy's)"
+                    if hasattr(fnp.linalg, name) else
+                    "; call it on fgrad.stop_gradient(x), or give it rules with "
+                    "fgrad.primitive and fgrad.defvjp")
+            raise NoDerivativeRuleError(
+                f"fgrad.scipy.linalg.{name} has no derivative rule: it runs scipy's function on "
+                f"plain values only{ours}.")
+        return fn(*args, **kwargs)
+
+    globals()[name] = plain_only
+    return plain_only
