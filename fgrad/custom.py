@@ -300,6 +300,8 @@ class _CustomPrimitive(Primitive):
     def __init__(self, owner):
         super().__init__(owner._prim_name(), self._impl, doc=owner.__doc__)
         self.owner = owner
+        self.replay_impl = self._rerun
+        self.interpret = self._interpret
         self.vjp_joint = self._vjp_joint
         self.jvp_joint = self._jvp_joint
         if hasattr(owner, "_jvp_with_output"):
@@ -311,10 +313,10 @@ class _CustomPrimitive(Primitive):
         return call.packed if call.ran_on(leaves) else call.rerun(*leaves)
 
     @staticmethod
-    def replay_impl(*leaves, call):  # what a staged graph runs: the function on new values
+    def _rerun(*leaves, call):  # what a staged graph runs: the function on new values
         return call.rerun(*leaves)
 
-    def interpret(self, *leaves, call):
+    def _interpret(self, *leaves, call):
         """A staged graph's node run on tracers (``grad`` of a graph): the call made anew on
         them, so the rules see these values."""
         new = _Call(self.owner, call.in_tree, call.nondiff, call.nargs, leaves)

@@ -134,6 +134,17 @@ class Primitive:
         # True where numpy picks the output's dtype by the values (``eig``: real or complex
         # eigenvalues): a staged graph guards the dtype (``staging.py``)
         self.dtype_from_values = False
+        # staging's facts (``traces/graph.py``, ``traces/passes.py``): ``effect``, a replay
+        # runs it in order even when its value is unused (a random draw: never dropped or
+        # merged); ``interpret``, what a graph run node by node calls (None: the primitive);
+        # ``replay_impl``, what generated code calls on plain values (None: ``fast_impl``);
+        # ``operator``, the Python operator generated code writes ("+"; None: a call);
+        # ``commutative``, whether merging equal nodes may swap its two arguments
+        self.effect = False
+        self.interpret = None
+        self.replay_impl = None
+        self.operator = None
+        self.commutative = False
         self.__doc__ = doc if doc is not None else getattr(impl, "__doc__", None)
         self.__wrapped__ = impl
         self.__name__ = name

@@ -268,6 +268,7 @@ for _p, _op, _symbol in ((add, operator.add, "+"), (subtract, operator.sub, "-")
                          (negative, operator.neg, "-")):
     _p.fast_impl = _by_operator(_op, _p.impl)
     _p.operator = _symbol  # (a staged graph's generated code writes the operator itself)
+add.commutative = multiply.commutative = True
 
 
 def _dpow_base(ans, x, y, power):

@@ -90,7 +90,7 @@ class Graph:
         self.nodes, self.consts, self.guards = nodes, consts, guards
         self.outputs, self.out_tree = outputs, out_tree
         # whether a replay draws random numbers (fgrad.numpy.random)
-        self.effects = any(getattr(n.prim, "effect", False) for n in nodes)
+        self.effects = any(n.prim.effect for n in nodes)
         self._run = None
 
     # --- running ------------------------------------------------------------------------
@@ -158,7 +158,7 @@ class Graph:
             check(v)
         for n in self.nodes:
             args = [resolve(a, env) for a in n.args]
-            env[n.out] = getattr(n.prim, "interpret", n.prim)(*args, **n.params)
+            env[n.out] = (n.prim.interpret or n.prim)(*args, **n.params)
             check(n.out)
         return [resolve(o, env) for o in self.outputs]
 
@@ -221,7 +221,7 @@ def resolve(ref, env):
 def replay_impl(prim):
     """What a graph calls for ``prim`` on plain values: its ``replay_impl`` where it has one
     (a custom function runs again), else its ``fast_impl``."""
-    return getattr(prim, "replay_impl", prim.fast_impl)
+    return prim.replay_impl or prim.fast_impl
 
 
 def interpreting(leaves):

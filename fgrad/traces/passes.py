@@ -68,7 +68,7 @@ def fold_constants(graph):
     guarded = {g[0] for g in guards}
     for n in graph.nodes:
         n = _substituted(n, subst)
-        if getattr(n.prim, "effect", False) or not all(fixed(a) for a in n.args):
+        if n.prim.effect or not all(fixed(a) for a in n.args):
             nodes.append(n)
             continue
         size = math.prod(n.out.shape) * n.out.dtype.itemsize
@@ -138,14 +138,13 @@ def remove_noops(graph):
 
 
 # (a + b and b + a are the same bits in IEEE arithmetic, and so are a * b and b * a)
-_COMMUTATIVE = {"add", "multiply"}
 
 
 def _key(n):
     """What makes two nodes the same computation, or None where that cannot be told."""
     try:
         args = tuple(a if a.__class__ in (Var, Const) else (type(a), a) for a in n.args)
-        if n.prim.name in _COMMUTATIVE and len(args) == 2 and not n.params:
+        if n.prim.commutative and len(args) == 2 and not n.params:
             args = frozenset(args) if args[0] is not args[1] else args
         params = tuple(sorted((k, type(v), v) for k, v in n.params.items()))
         key = (n.prim, args, params)
@@ -161,7 +160,7 @@ def cse(graph):
     guards = list(graph.guards)
     for n in graph.nodes:
         n = _substituted(n, subst)
-        key = None if getattr(n.prim, "effect", False) else _key(n)
+        key = None if n.prim.effect else _key(n)
         first = seen.get(key) if key is not None else None
         if first is None:
             if key is not None:
@@ -178,7 +177,7 @@ def dce(graph):
     live = {o for o in graph.outputs if o.__class__ is Var} | {g[0] for g in graph.guards}
     kept = []
     for n in reversed(graph.nodes):
-        if n.out in live or getattr(n.prim, "effect", False):
+        if n.out in live or n.prim.effect:
             kept.append(n)
             live.update(a for a in n.args if a.__class__ is Var)
     used = {a for n in kept for a in n.args if a.__class__ is Const} | \
