@@ -89,8 +89,9 @@ class UserPrimitive(Primitive):
         if self.several is False or (first_tracer(args) is None
                                      and (not STAGING or ambient() is None)):
             return Primitive.__call__(self, *args, **params)
-        outputs = _Outputs()
-        packed = self.twin()(*args, _outputs=outputs, **params)
+        outputs, twin = _Outputs(), self.twin()
+        twin.other_arrays = self.other_arrays  # (a user may set it after making the primitive)
+        packed = twin(*args, _outputs=outputs, **params)
         self.several = outputs.kind is not None
         return outputs.split(packed)
 

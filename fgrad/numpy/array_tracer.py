@@ -323,7 +323,9 @@ def _mirrored(module, name):
         return False
     if module == "scipy.stats":  # methods of distribution objects: the module is the answer
         return None
-    return callable(getattr(ours, name, None))
+    fn = getattr(ours, name, None)
+    # (scipy.linalg's functions without rules are there too, for plain values only)
+    return callable(fn) and getattr(fn, "_fgrad_status", None) != "plain only"
 
 
 # what to call instead of a ufunc method on a traced value (fgrad.numpy has no ufunc methods)

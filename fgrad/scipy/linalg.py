@@ -530,5 +530,6 @@ def __getattr__(name):
                 f"plain values only{ours}.")
         return fn(*args, **kwargs)
 
+    plain_only._fgrad_status = "plain only"
     globals()[name] = plain_only
     return plain_only
