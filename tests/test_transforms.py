@@ -1316,3 +1316,16 @@ def test_allow_int_lets_integer_inputs_through_with_float0_gradients():
     with pytest.raises(TypeError, match=r"grad requires float or complex inputs, but input "
                                         r"leaf 1 is a int \(3\)"):
         fgrad.grad(lambda x, n: x ** n, argnums=(0, 1))(2.0, 3)
+
+
+def test_jacobians_of_a_large_input_are_batched_in_chunks_with_the_same_values():
+    # 1200 inputs: the unit vectors go through vmap in chunks (fgrad.transforms._CHUNK)
+    import fgrad.transforms
+    x = onp.random.default_rng(3).normal(size=(30, 40))
+    assert fgrad.transforms._CHUNK // x.size < x.size
+    f = lambda x: np.sin(x) * np.sum(x ** 2)
+    flat = x.ravel()
+    want = (onp.diag(onp.cos(flat) * onp.sum(flat ** 2))
+            + onp.outer(onp.sin(flat), 2 * flat)).reshape(x.shape + x.shape)
+    onp.testing.assert_allclose(fgrad.jacrev(f)(x), want, rtol=1e-13, atol=1e-13)
+    onp.testing.assert_allclose(fgrad.jacfwd(f)(x), want, rtol=1e-13, atol=1e-13)
