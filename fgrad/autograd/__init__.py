@@ -70,9 +70,9 @@ def _int_arrays_as_floats(args, argnum):
     at its values: such an argument (or such leaves of a container argument) is given to fgrad
     as float64, whose transforms refuse integers as JAX's do. Only the forward values of
     integer-only arithmetic on it differ (``x // 2`` is float64 here; autograd refuses it)."""
-    nums = (argnum,) if isinstance(argnum, int) else argnum
-    if not any(_has_int_array(args[n]) for n in nums if isinstance(n, int)
-               and -len(args) <= n < len(args)):
+    nums = [n for n in ((argnum,) if isinstance(argnum, int) else argnum)
+            if isinstance(n, int) and -len(args) <= n < len(args)]  # (others: fgrad's error)
+    if not any(_has_int_array(args[n]) for n in nums):
         return args
     args = list(args)
     for n in nums:
