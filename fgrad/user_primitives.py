@@ -23,7 +23,7 @@ from .core import errors
 from .traces.accumulate import add_any
 from .numpy import astype, concatenate, getitem, ravel, real, reshape, zeros
 from .core.table import _BUILTIN, PRIMITIVES, STAGING, Primitive, Spec
-from .traces.tangents import jvp_rule, output_tangent
+from .traces.tangents import derived, jvp_rule, output_tangent
 from .core.tracer import ambient, first_tracer
 
 __all__ = ["primitive"]
@@ -120,8 +120,7 @@ def _twin_of(prim):
             rule = prim.jvps.get(i)
             if rule is not None:
                 c = _outputs.pack(rule(t, _outputs.split(ans), *args, **params), prim)
-            elif i in prim.vjps or prim.vjp_by_argnum is not None:
-                # (the VJP rule, transposed: ``fgrad.traces.tangents``)
+            elif derived(prim, i):  # (the VJP rule, transposed: ``fgrad.traces.tangents``)
                 c = jvp_rule(twin, i)(t, ans, *args, _outputs=_outputs, **params)
             else:
                 raise errors.missing_rule(prim.name, i, "JVP")
