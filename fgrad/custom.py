@@ -298,14 +298,13 @@ class _CustomPrimitive(Primitive):
     through), so ``python -m fgrad check`` has nothing to hold them to."""
 
     def __init__(self, owner):
-        super().__init__(owner._prim_name(), self._impl, doc=owner.__doc__)
+        with_output = hasattr(owner, "_jvp_with_output")  # (custom_jvp's rule)
+        super().__init__(owner._prim_name(), self._impl, doc=owner.__doc__,
+                         replay_impl=self._rerun, interpret=self._interpret,
+                         vjp_joint=self._vjp_joint,
+                         jvp_with_output=self._jvp_with_output if with_output else None,
+                         jvp_joint=None if with_output else self._jvp_joint)
         self.owner = owner
-        self.replay_impl = self._rerun
-        self.interpret = self._interpret
-        self.vjp_joint = self._vjp_joint
-        self.jvp_joint = self._jvp_joint
-        if hasattr(owner, "_jvp_with_output"):
-            self.jvp_with_output = self._jvp_with_output
 
     def _impl(self, *leaves, call):
         # ``leaves`` are the values ``call`` ran the function on, except where a batching

@@ -19,7 +19,7 @@ from .traces.arguments import (an_output, argnums_partial, check_holomorphic, ch
                                shape_of_value, split_aux, zeros_for)
 from .traces.batching import vmap
 from .traces.dual import DualTrace, DualTracer
-from .traces.tangents import sweep_forward
+from .traces.rules import sweep_forward
 from .traces.tape import Tape, TapeTracer
 from .numpy.namespace import stopped
 

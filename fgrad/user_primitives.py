@@ -23,7 +23,7 @@ from .core import errors
 from .traces.accumulate import add_any
 from .numpy import astype, concatenate, getitem, ravel, real, reshape, zeros
 from .core.table import _BUILTIN, PRIMITIVES, STAGING, Primitive, Spec
-from .traces.tangents import derived, jvp_rule, output_tangent
+from .traces.rules import derived, jvp_all, jvp_rule
 from .core.tracer import ambient, first_tracer
 
 __all__ = ["primitive"]
@@ -108,11 +108,11 @@ def _twin_of(prim):
         return _outputs.packed(prim.impl(*args, **params))
 
     def vjp_by_argnum(i, g, ans, *args, _outputs, **params):
-        return prim.vjp(i)(_outputs.split(g), _outputs.split(ans), *args, **params)
+        return prim.vjp_rule(i)(_outputs.split(g), _outputs.split(ans), *args, **params)
 
     def jvp_joint(tangents, ans, *args, _outputs, **params):
         if _outputs.kind is None:  # one array: the primitive's own rules, as on later calls
-            return output_tangent(prim, tangents, ans, args, params)
+            return jvp_all(prim)(args, tangents, params, ans)[1]
         out = None
         for i, t in enumerate(tangents):
             if t is None:
@@ -120,7 +120,7 @@ def _twin_of(prim):
             rule = prim.jvps.get(i)
             if rule is not None:
                 c = _outputs.pack(rule(t, _outputs.split(ans), *args, **params), prim)
-            elif derived(prim, i):  # (the VJP rule, transposed: ``fgrad.traces.tangents``)
+            elif derived(prim, i):  # (the VJP rule, transposed: ``fgrad.traces.rules``)
                 c = jvp_rule(twin, i)(t, ans, *args, _outputs=_outputs, **params)
             else:
                 raise errors.missing_rule(prim.name, i, "JVP")
@@ -128,9 +128,8 @@ def _twin_of(prim):
                 out = c if out is None else add_any(out, c)
         return out
 
-    twin = Primitive(prim.name, impl, doc=prim.__doc__)
-    twin.vjp_by_argnum = vjp_by_argnum
-    twin.jvp_joint = jvp_joint
+    twin = Primitive(prim.name, impl, doc=prim.__doc__, vjp_by_argnum=vjp_by_argnum,
+                     jvp_joint=jvp_joint)
     return twin
 
 

@@ -1,5 +1,5 @@
 """A primitive with a VJP rule only (as libraries written for autograd define them) works in
-forward mode too: its JVP is the VJP rule transposed (fgrad.traces.tangents), so jvp, jacfwd,
+forward mode too: its JVP is the VJP rule transposed (fgrad.traces.rules), so jvp, jacfwd,
 linearize and hessian work on it, to every order."""
 import re
 

@@ -474,8 +474,8 @@ def def_linear(fun: Any) -> None:
     >>> float(fgrad.jvp(lambda x: scale(3.0, x), (1.0,), (2.0,))[1])
     6.0
     """
-    for i in range(_positional_count(fun, "def_linear")):
-        fun.jvps[i] = table._linear_jvp(fun, i)
+    table.defjvp(fun, *(table.linear_jvp(fun, i)
+                        for i in range(_positional_count(fun, "def_linear"))))
 
 
 # --- the rest of autograd's top level: make_ggnvp, and the one line ------------------------

@@ -81,70 +81,93 @@ class Spec:
 
 class Primitive:
     """A callable table entry. Calling it on plain values runs numpy directly (no overhead
-    beyond a type check per argument); calling it on tracers hands it to their transform."""
+    beyond a type check per argument); calling it on tracers hands it to their transform.
 
-    def __init__(self, name, impl, spec=None, doc=None):
+    A declared record: every fact a trace, the graph or its passes read is a field below,
+    given as a keyword where it is made (``define``, or the constructor for a primitive
+    outside the table); the ``def*`` functions set the rules of a user's primitive later.
+
+    Rules, in whichever form suits them (``fgrad.traces.rules`` makes the one shape each
+    interpretation reads; without a JVP rule, forward mode transposes the VJP rule):
+
+    vjps            -- ``{argnum: (g, ans, *args, **params) -> cotangent}``
+    vjp_by_argnum   -- ``(argnum, g, ans, *args, **params) -> cotangent``: variadic primitives
+    vjp_joint       -- ``(g, ans, *args, **params) -> [cotangent or None per argument]``:
+                       rules that cannot be split by argument (custom_vjp's bwd, an ODE's
+                       adjoint)
+    jvps            -- ``{argnum: (t, ans, *args, **params) -> output tangent}``, added up
+    jvp_joint       -- ``(tangents, ans, *args, **params) -> output tangent``, tangents None
+                       for zero: n-ary primitives whose per-argument rules would repeat work
+    jvp_with_output -- ``(tangents, *args, **params) -> (ans, tangent)``: under ``jvp`` its
+                       output is the primitive's (custom_jvp's rule, as in JAX)
+    taylor          -- how ``jet`` expands it: ``(series, ans, *args, **params) -> [y_1, ...,
+                       y_K]``, or a ``Composed`` or ``Inverse`` (None: ``jet`` expands the JVP)
+    batch           -- how ``vmap`` runs it on a whole batch (``fgrad.numpy.batch_rules``);
+                       None: once per example
+
+    Facts:
+
+    check_call      -- ``(prim, args, params) -> params``, run on traced calls given keywords
+                       or more than ``nin`` positional arguments: a family's check of what
+                       its rules cannot take (the ufuncs refuse out=, where=, ...)
+    fast_impl       -- what a transform calls on the values it hands down (numpy arrays and
+                       scalars, never two Python numbers): ``impl``, or a stand-in equal in
+                       value and dtype (numpy's operators for the arithmetic ufuncs, without
+                       the ufunc call's overhead on scalars)
+    other_arrays    -- whether ``impl`` takes other libraries' arrays (Dask, CuPy) through
+                       numpy's dispatch; scipy's functions, which convert their arguments to
+                       numpy arrays, do not
+    residuals       -- what the VJP rules read beyond shapes and dtypes, ``(argnums, ans)``:
+                       a tape that only runs backward keeps just these values (big arrays).
+                       ``argnums`` may be "others": the rule for each argument reads the
+                       other ones (multilinear maps). None keeps everything.
+    differentiable  -- False for an output without derivative (a comparison, weights or an
+                       order computed from values): a differentiating trace is never asked,
+                       the call goes to the values below it (down to a trace that sees every
+                       operation: staging records it, batching maps it)
+    dtype_from_values -- numpy picks the output's dtype by the values (``eig``: real or
+                       complex eigenvalues): a staged graph guards the dtype
+
+    Staging's facts (``traces/graph.py``, ``traces/passes.py``):
+
+    effect          -- a replay runs it in order even when its value is unused (a random
+                       draw: never dropped or merged)
+    interpret       -- what a graph run node by node calls (None: the primitive)
+    replay_impl     -- what generated code calls on plain values (None: ``fast_impl``)
+    operator        -- the Python operator generated code writes ("+"; None: a call)
+    commutative     -- merging equal nodes may swap its two arguments
+    writes_into     -- generated code may write its result into an operand that nothing
+                       reads again (``numpy.add(a, b, out=a)``)
+    fresh_output    -- its result is always a new array of its own, never a view of an
+                       argument (so a later ``writes_into`` may overwrite it)
+    """
+
+    def __init__(self, name, impl, spec=None, doc=None, *, vjps=None, jvps=None,
+                 vjp_by_argnum=None, vjp_joint=None, jvp_joint=None, jvp_with_output=None,
+                 taylor=None, batch=None, check_call=None, fast_impl=None, other_arrays=True,
+                 residuals=None, differentiable=True, dtype_from_values=False, effect=False,
+                 interpret=None, replay_impl=None, operator=None, commutative=False,
+                 writes_into=False, fresh_output=False):
         self.name, self.impl, self.spec = name, impl, spec
-        self.vjps, self.jvps = {}, {}
+        self.vjps, self.jvps = dict(vjps or {}), dict(jvps or {})
+        self.vjp_by_argnum, self.vjp_joint = vjp_by_argnum, vjp_joint
+        self.jvp_joint, self.jvp_with_output = jvp_joint, jvp_with_output
+        self.taylor, self.batch = taylor, batch
         # JVP rules made from VJP rules by transposing them, for arguments without a JVP
-        # rule, on first use in forward mode (``fgrad.traces.tangents``)
+        # rule, on first use in forward mode, and forward mode's rule in its one shape
+        # (``fgrad.traces.rules``): caches, dropped whenever a rule is set
         self.derived_jvps = {}
-        self.vjp_by_argnum = None  # a VJP rule taking the argnum first, for variadic primitives
-        # optional JVP taking every argument's tangent at once (None for zero), for n-ary
-        # primitives where per-argument JVPs would repeat work: (tangents, ans, *args, **params)
-        self.jvp_joint = None
-        # optional VJP giving every argument's cotangent at once (a list, None for zero), for
-        # rules that cannot be split by argument (custom_vjp's bwd, checkpoint's recomputation):
-        # (g, ans, *args, **params)
-        self.vjp_joint = None
-        # optional forward rule that gives the output too, ``(tangents, *args, **params) ->
-        # (ans, tangent)``: under ``jvp`` its output is the primitive's (custom_jvp's rule,
-        # whose primal output is what jvp returns, as in JAX)
-        self.jvp_with_output = None
-        # optional ``(prim, args, params) -> params``, run on traced calls given keywords or
-        # more than ``nin`` positional arguments: a family's check of what its rules cannot
-        # take (the ufuncs refuse out=, where=, ... and a positional out)
-        self.check_call = None
+        self.made_jvp = None
+        self.check_call = check_call
         self.nin = getattr(impl, "nin", 1 << 30)
-        # what a transform calls on the values it hands down (numpy arrays and scalars, never
-        # two Python numbers): ``impl``, or a stand-in equal in value and dtype (numpy's
-        # operators for the arithmetic ufuncs, without the ufunc call's overhead on scalars)
-        self.fast_impl = impl
-        # whether ``impl`` takes other libraries' arrays (Dask, CuPy) through numpy's dispatch;
-        # scipy's functions, which convert their arguments to numpy arrays, do not
-        self.other_arrays = True
-        # what the VJP rules read beyond shapes and dtypes, as ``(argnums, ans)``: a tape that
-        # only runs backward keeps just these values (big arrays), so memory stays near the
-        # residuals' (sin keeps its input, exp its output, add nothing). ``argnums`` may be
-        # "others": the rule for each argument reads the other ones (multilinear maps, so a
-        # product with a constant keeps only the constant). None keeps everything.
-        self.residuals = None
-        # how ``jet`` expands it: ``(series, ans, *args, **params) -> [y_1, ..., y_K]``
-        # (``fgrad.jet``; without one, ``jet`` expands the JVP rule)
-        self.taylor = None
-        # how ``vmap`` runs it on a whole batch (``fgrad.numpy.batch_rules``); None: once per
-        # example
-        self.batch = None
-        # False for a primitive whose output carries no derivative (a comparison, a rounding,
-        # weights or an order computed from values): a differentiating trace is never asked,
-        # the call goes to the values below it (down to a trace that sees every operation:
-        # staging records it, batching maps it), from wherever it is called (a batching rule,
-        # a graph run on tracers)
-        self.differentiable = True
-        # True where numpy picks the output's dtype by the values (``eig``: real or complex
-        # eigenvalues): a staged graph guards the dtype (``staging.py``)
-        self.dtype_from_values = False
-        # staging's facts (``traces/graph.py``, ``traces/passes.py``): ``effect``, a replay
-        # runs it in order even when its value is unused (a random draw: never dropped or
-        # merged); ``interpret``, what a graph run node by node calls (None: the primitive);
-        # ``replay_impl``, what generated code calls on plain values (None: ``fast_impl``);
-        # ``operator``, the Python operator generated code writes ("+"; None: a call);
-        # ``commutative``, whether merging equal nodes may swap its two arguments
-        self.effect = False
-        self.interpret = None
-        self.replay_impl = None
-        self.operator = None
-        self.commutative = False
+        self.fast_impl = impl if fast_impl is None else fast_impl
+        self.other_arrays = other_arrays
+        self.residuals = residuals
+        self.differentiable = differentiable
+        self.dtype_from_values = dtype_from_values
+        self.effect, self.interpret, self.replay_impl = effect, interpret, replay_impl
+        self.operator, self.commutative = operator, commutative
+        self.writes_into, self.fresh_output = writes_into, fresh_output
         self.__doc__ = doc if doc is not None else getattr(impl, "__doc__", None)
         self.__wrapped__ = impl
         self.__name__ = name
@@ -198,6 +221,33 @@ class Primitive:
             params = self.check_call(self, args, params)
         return ambient().process(self, args, params)
 
+    def vjp_all(self, g, ans, args, params, wanted):
+        """Every wanted argument's cotangent, ``[cotangent or None, one per argument]``:
+        reverse mode's one rule shape, whatever form the rules were declared in.
+        ``wanted[i]`` is None for an argument whose cotangent nobody needs (the tape passes
+        its node's parents). The rule made from the declared forms replaces this method on
+        the instance, so later calls go to it directly; setting a rule drops it."""
+        made = self.__dict__["vjp_all"] = _reverse_rule(self)
+        return made(g, ans, args, params, wanted)
+
+    def vjp_rule(self, i):
+        """Argument ``i``'s VJP rule ``(g, ans, *args, **params) -> cotangent``, from
+        whichever form it was declared in."""
+        rule = self.vjps.get(i)
+        if rule is None:
+            if self.vjp_by_argnum is not None:
+                rule = self.vjps[i] = _bind_argnum(self.vjp_by_argnum, i)
+            elif self.vjp_joint is not None:
+                rule = _one_of_joint(self.vjp_joint, i)
+            else:
+                raise errors.missing_rule(self.name, i, "VJP")
+        return rule
+
+    def rules_changed(self):
+        """Drop the rule shapes made from the old rules."""
+        self.__dict__.pop("vjp_all", None)
+        self.made_jvp = None
+
     @property
     def builtin(self):
         """Whether fgrad defines it (not a user's primitive)."""
@@ -211,17 +261,35 @@ class Primitive:
             return self.name
         return ("fgrad." if self.name.startswith("scipy.") else "fgrad.numpy.") + self.name
 
-    def vjp(self, i):
-        rule = self.vjps.get(i)
-        if rule is None:
-            if self.vjp_by_argnum is None:
-                raise errors.missing_rule(self.name, i, "VJP")
-            rule = self.vjps[i] = _bind_argnum(self.vjp_by_argnum, i)
-        return rule
-
-
 def _bind_argnum(rule, i):
     return lambda g, ans, *args, **params: rule(i, g, ans, *args, **params)
+
+
+def _one_of_joint(rule, i):
+    return lambda g, ans, *args, **params: rule(g, ans, *args, **params)[i]
+
+
+def _reverse_rule(prim):
+    """``prim.vjp_all`` made from the declared forms (see ``Primitive.vjp_all``)."""
+    joint = prim.vjp_joint
+    if joint is not None:
+        def every_argument(g, ans, args, params, wanted):
+            return joint(g, ans, *args, **params)
+        return every_argument
+    rules = prim.vjps
+
+    def by_argument(g, ans, args, params, wanted):
+        out = []
+        i = 0
+        for w in wanted:
+            if w is None:
+                out.append(None)
+            else:
+                rule = rules.get(i) or prim.vjp_rule(i)
+                out.append(rule(g, ans, *args, **params) if params else rule(g, ans, *args))
+            i += 1
+        return out
+    return by_argument
 
 
 def zero_rule(*args, **params):
@@ -237,7 +305,7 @@ def defvjp(prim: "Primitive", *rules: Callable[..., Any] | None,
     rules are for (default 0, 1, ...). autograd's curried form ``lambda ans, x: lambda g: ...``
     is refused here, when the rule is registered, with the form fgrad expects. For an argument
     with no JVP rule, forward mode (``jvp``, ``jacfwd``, ``hessian``) transposes this rule,
-    which must be linear in ``g`` (``fgrad.traces.tangents``):
+    which must be linear in ``g`` (``fgrad.traces.rules``):
 
     >>> import fgrad
     >>> square = fgrad.primitive(lambda x: x * x, name="my_vjp_only_square")
@@ -255,6 +323,7 @@ def _set_vjps(prim, rules, argnums=None):
     for i, r in zip(argnums or range(len(rules)), rules):
         prim.vjps[i] = zero_rule if r is None else r
         prim.derived_jvps.pop(i, None)  # (made from the rule replaced)
+    prim.rules_changed()
 
 
 def _check_vjp_signature(prim, argnum, rule):
@@ -288,6 +357,7 @@ def defjvp(prim: "Primitive", *rules: Callable[..., Any] | None,
     """
     for i, r in zip(argnums or range(len(rules)), rules):
         prim.jvps[i] = zero_rule if r is None else r
+    prim.rules_changed()
 
 
 def defbatch(prim: "Primitive", rule: Callable[..., Any]) -> None:
@@ -322,22 +392,18 @@ def deflinear(prim: "Primitive", *vjp_rules: Callable[..., Any] | None) -> None:
     _linear_jvps(prim, vjp_rules)
 
 
-def _deflinear(prim, vjp_rules):  # (the built-ins' path: their rules are not checked)
-    _set_vjps(prim, vjp_rules)
-    _linear_jvps(prim, vjp_rules)
-
-
 def _linear_jvps(prim, vjp_rules):
     for i, r in enumerate(vjp_rules):
         if r is not None:
-            prim.jvps[i] = _linear_jvp(prim, i)
+            prim.jvps[i] = linear_jvp(prim, i)
     prim.taylor = multilinear_taylor(prim, {i for i, r in enumerate(vjp_rules)
                                              if r is not None})
+    prim.rules_changed()
 
 
 def multilinear_taylor(prim, linear=None):
-    """``jet``'s rule for a map linear in each argument of ``linear`` (None: every one,
-    ``einsum``): Leibniz's rule, the
+    """``jet``'s rule for the map ``prim`` (a primitive, or a function calling it) linear in
+    each argument of ``linear`` (None: every one, ``einsum``): Leibniz's rule, the
     n-th term ``sum over j_1 + ... + j_m = n of n! / (j_1! ... j_m!) prim(a_1[j_1], ...)``
     over the arguments with terms (a linear map: ``prim`` of each term)."""
     def rule(series, ans, *args, **params):
@@ -380,7 +446,7 @@ def _multinomial(n, js):
     return out
 
 
-def _linear_jvp(prim, i):
+def linear_jvp(prim, i):
     if i == 0:
         return lambda t, ans, x, /, *rest, **params: prim(t, *rest, **params)
     return lambda t, ans, *args, **params: prim(*args[:i], t, *args[i + 1:], **params)
@@ -429,8 +495,9 @@ class Inverse:
     """A Taylor rule for an inverse function: the primitive ``y = g(q, *rest)`` solves
     ``f(y, *rest) = q``, with ``df = d f / d y``, both functions of primitives whose own
     expansions cost O(K^2). ``jet`` finds the terms by Newton's method on the series
-    (``fgrad/traces/taylor.py``), which doubles the number of right terms per step, each step's jet to
-    no more orders than it gets right (1, 3, 7, ...): O(K^2) in all, where the JVP rule
+    (``fgrad/traces/taylor.py``), which doubles the number of right terms per step, each
+    step's jet to no more orders than it gets right (1, 3, 7, ...): O(K^2) in all, where the
+    JVP rule
     ``1 / df(y)`` reads the output (erfinv, ndtri, a distribution's ppf)."""
     __slots__ = ("f", "df", "where")
 
@@ -438,43 +505,47 @@ class Inverse:
         self.f, self.df, self.where = f, df, where
 
 
-def define(name, impl, vjps=(), jvps=None, *, linear=False, spec=None, doc=None,
-           vjp_by_argnum=None, jointly_linear=False, check_call=None, residuals=None,
-           batch=None, cls=None, taylor=None):
+def define(name, impl, vjps=(), jvps=(), *, linear=False, jointly_linear=False, spec=None,
+           doc=None, cls=None, like=None, **fields):
     """Make a built-in primitive and its rules in one statement (used by the rule families).
 
-    Variadic primitives give ``vjp_by_argnum(argnum, g, ans, *args, **params)`` instead of one
-    VJP per argument; ``jointly_linear=True`` makes their JVP the primitive applied to all the
-    tangents at once. ``check_call(prim, args, params) -> params`` vets traced calls (the
-    ufuncs' keyword arguments). ``residuals=(argnums, ans)`` says what the VJP rules read
-    beyond shapes and dtypes (see ``Primitive``); ``batch`` is its batching rule (see
-    ``fgrad.numpy.batch_rules``); ``cls`` a subclass of ``Primitive`` to make it with (the
-    ufuncs', which has their methods); ``taylor`` its rule for ``jet``, a ``Composed`` or an
-    ``Inverse`` (linear maps get theirs here; without one, ``jet`` expands the JVP rule)."""
-    p = (cls or Primitive)(name, impl, spec, doc)
-    p.check_call = check_call
-    p.batch = batch
-    if residuals is None and (linear or jointly_linear):
+    ``vjps`` and ``jvps`` are lists of rules, one per argument (None for a zero derivative);
+    ``fields`` are the ``Primitive``'s other fields (``vjp_by_argnum`` for variadic
+    primitives, ``jvp_joint``, ``check_call``, ``residuals``, ``batch``, ``taylor``, ...).
+    ``linear=True``: the primitive is linear in each argument that has a VJP rule, so its
+    JVP for argument i is the primitive itself with the tangent in place of argument i (and
+    Leibniz's rule is its Taylor rule); ``jointly_linear=True``: linear in all its arguments
+    together (``concatenate``), its JVP the primitive applied to all the tangents at once.
+    ``like``: a primitive whose rules it shares (scipy's ``solve`` differentiates as
+    numpy's). ``cls``: a subclass of ``Primitive`` to make it with (the ufuncs', which has
+    their methods)."""
+    if name in PRIMITIVES:
+        raise ValueError(f"primitive {name} is defined twice")
+    if like is not None:
+        fields = {"vjps": like.vjps, "jvps": like.jvps, "vjp_by_argnum": like.vjp_by_argnum,
+                  "vjp_joint": like.vjp_joint, "jvp_joint": like.jvp_joint,
+                  "taylor": like.taylor, **fields}
+    else:
+        fields["vjps"] = _by_argnum(vjps)
+        fields["jvps"] = _by_argnum(jvps)
+    if fields.get("residuals") is None and (linear or jointly_linear):
         # a linear map's transpose reads no values of its argument, only its shape; a
         # multilinear one's reads the other arguments
-        residuals = ("others" if linear and len(vjps) > 1 else (), False)
-    p.residuals = residuals
-    p.vjp_by_argnum = vjp_by_argnum
+        fields["residuals"] = ("others" if linear and len(vjps) > 1 else (), False)
+    p = (cls or Primitive)(name, impl, spec, doc, **fields)
+    # (the rules of a linear map call the primitive itself: made once it exists)
+    if linear:
+        _linear_jvps(p, vjps)
     if jointly_linear:
         p.jvp_joint = _jointly_linear_jvp(p)
         p.taylor = _jointly_linear_taylor(p)
-    if name in PRIMITIVES:
-        raise ValueError(f"primitive {name} is defined twice")
     PRIMITIVES[name] = p
     _BUILTIN.add(name)
-    if linear:
-        _deflinear(p, vjps)
-    else:
-        _set_vjps(p, vjps)
-        defjvp(p, *(jvps or ()))
-    if taylor is not None:
-        p.taylor = taylor
     return p
+
+
+def _by_argnum(rules):
+    return {i: zero_rule if r is None else r for i, r in enumerate(rules)}
 
 
 class Function:

@@ -135,9 +135,9 @@ einsum_p = define(
                (((2, 1, 2, 3), (3, 3, 2)), {"subscripts": "...ij,...jk->...ik",
                                             "optimize": False}),
                (((2, 3), (3,), (2,)), {"subscripts": "ij,j,k", "optimize": True})],
-              domain=("complex",) * 3), batch=batch_rules.einsum)
-einsum_p.jvp_joint = _einsum_jvp
-einsum_p.taylor = multilinear_taylor(einsum_p)
+              domain=("complex",) * 3), batch=batch_rules.einsum, jvp_joint=_einsum_jvp,
+    # (Leibniz's rule; the rules call the primitive by its name, as the JVP rule does)
+    taylor=multilinear_taylor(lambda *ops, **params: einsum_p(*ops, **params)))
 
 
 def _from_sublists(args):

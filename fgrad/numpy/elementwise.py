@@ -80,16 +80,17 @@ _READS = {"x": ((0,), False), "ans": ((), True), "both": ((0,), True)}
 
 
 def unary(name, d, domain=(-2.0, 2.0), valid=None, order=2, reads="both", impl=None,
-          taylor=None, **spec):
+          taylor=None, fresh_output=False, **spec):
     """Register the numpy ufunc ``name`` with derivative ``d(ans, x)``, which ``reads`` the
     input ``"x"``, the output ``"ans"`` or ``"both"`` (what a backward-only tape keeps).
     ``taylor``: its rule for ``jet`` (``fgrad.numpy.taylor_rules``; without one, ``jet``
     expands ``d``). ``impl``: another library's ufunc (``scipy.special.erf``) in place of
-    numpy's ``name``."""
+    numpy's ``name``. ``fresh_output``: see ``Primitive``."""
     return define(name, impl or getattr(_onp, name),
                   [lambda g, ans, x: g * d(ans, x)], [lambda t, ans, x: t * d(ans, x)],
                   spec=Spec(UNARY, domain=domain, valid=valid, order=order, **spec),
-                  check_call=_ufunc_call, residuals=_READS[reads], taylor=taylor)
+                  check_call=_ufunc_call, residuals=_READS[reads], taylor=taylor,
+                  fresh_output=fresh_output)
 
 
 def binary(name, dx, dy, domain=(-2.0, 2.0), valid=None, cases=BINARY, cast=False, impl=None,
@@ -117,10 +118,11 @@ def binary(name, dx, dy, domain=(-2.0, 2.0), valid=None, cases=BINARY, cast=Fals
                   taylor=taylor)
 
 
-def linear_unary(name, transpose):
+def linear_unary(name, transpose, **fields):
     """Register the numpy ufunc ``name``, linear in its argument, by its transpose."""
     return define(name, getattr(_onp, name), [lambda g, ans, x: transpose(g)],
-                  linear=True, spec=Spec(UNARY), check_call=_ufunc_call, residuals=((), False))
+                  linear=True, spec=Spec(UNARY), check_call=_ufunc_call, residuals=((), False),
+                  **fields)
 
 
 def _safe_div(num, den):
@@ -136,30 +138,49 @@ def _is_complex(x):
     return _onp.iscomplexobj(innermost_meta(x))
 
 
+def _by_operator(op, ufunc):
+    """``ufunc`` computed by numpy's operator ``op`` on the values a transform hands down: the
+    same result without the ufunc call's overhead on scalars. Where Python's own arithmetic
+    answers instead (a Python complex times a numpy float64, which subclasses float), the
+    result is not numpy's type, and the ufunc is called after all."""
+    def fast(*args):
+        try:
+            r = op(*args)
+        except ZeroDivisionError:  # (two Python numbers: numpy's inf, not Python's error)
+            return ufunc(*args)
+        return r if isinstance(r, _NUMPY_VALUES) else ufunc(*args)
+    return fast
+
+
+_NUMPY_VALUES = (_onp.ndarray, _onp.generic)
 # (squares in the rules are written x * x: a product, where ``x ** 2`` would record ``power``
 # and its rules, several times dearer when derivatives are nested)
-negative = linear_unary("negative", lambda g: -g)
+negative = linear_unary("negative", lambda g: -g, operator="-", fresh_output=True,
+                        fast_impl=_by_operator(operator.neg, _onp.negative))
 positive = linear_unary("positive", lambda g: g)
 sqrt = unary("sqrt", lambda ans, x: 0.5 / ans, domain=(0.1, 4.0), reads="ans",
-             taylor=taylor_rules.sqrt)
+             taylor=taylor_rules.sqrt, fresh_output=True)
 sqrt.__doc__ = (_onp.sqrt.__doc__ or "") + """
 fgrad: the derivative ``0.5 / sqrt(x)`` is inf at ``x = 0`` (only the one-sided derivative
 exists there, and it is infinite), as numpy's formula gives; a zero cotangent there gives nan.
 """
 cbrt = unary("cbrt", lambda ans, x: 1 / (3 * (ans * ans)), domain=(0.1, 4.0), reads="ans",
              taylor=taylor_rules.cbrt)
-square = unary("square", lambda ans, x: 2 * x, reads="x", taylor=taylor_rules.square)
+square = unary("square", lambda ans, x: 2 * x, reads="x", taylor=taylor_rules.square,
+               fresh_output=True)
 reciprocal = unary("reciprocal", lambda ans, x: -(ans * ans), domain=(0.3, 3.0), reads="ans",
                    taylor=taylor_rules.reciprocal)
-exp = unary("exp", lambda ans, x: ans, reads="ans", taylor=taylor_rules.exp)
+exp = unary("exp", lambda ans, x: ans, reads="ans", taylor=taylor_rules.exp, fresh_output=True)
 exp2 = unary("exp2", lambda ans, x: math.log(2) * ans, reads="ans", taylor=taylor_rules.exp2)
 expm1 = unary("expm1", lambda ans, x: ans + 1, reads="ans", taylor=taylor_rules.expm1)
-log = unary("log", lambda ans, x: 1 / x, domain=(0.1, 4.0), reads="x")
+log = unary("log", lambda ans, x: 1 / x, domain=(0.1, 4.0), reads="x", fresh_output=True)
 log2 = unary("log2", lambda ans, x: 1 / (x * math.log(2)), domain=(0.1, 4.0), reads="x")
 log10 = unary("log10", lambda ans, x: 1 / (x * math.log(10)), domain=(0.1, 4.0), reads="x")
 log1p = unary("log1p", lambda ans, x: 1 / (1 + x), domain=(-0.9, 3.0), reads="x")
-sin = unary("sin", lambda ans, x: fnp.cos(x), reads="x", taylor=taylor_rules.sin)
-cos = unary("cos", lambda ans, x: -fnp.sin(x), reads="x", taylor=taylor_rules.cos)
+sin = unary("sin", lambda ans, x: fnp.cos(x), reads="x", taylor=taylor_rules.sin,
+            fresh_output=True)
+cos = unary("cos", lambda ans, x: -fnp.sin(x), reads="x", taylor=taylor_rules.cos,
+            fresh_output=True)
 tan = unary("tan", lambda ans, x: 1 + ans * ans, domain=(-1.2, 1.2), reads="ans",
             taylor=taylor_rules.tan)
 arcsin = unary("arcsin", lambda ans, x: 1 / fnp.sqrt(1 - x * x), domain=(-0.9, 0.9), reads="x")
@@ -167,7 +188,8 @@ arccos = unary("arccos", lambda ans, x: -1 / fnp.sqrt(1 - x * x), domain=(-0.9, 
 arctan = unary("arctan", lambda ans, x: 1 / (1 + x * x), reads="x")
 sinh = unary("sinh", lambda ans, x: fnp.cosh(x), reads="x", taylor=taylor_rules.sinh)
 cosh = unary("cosh", lambda ans, x: fnp.sinh(x), reads="x", taylor=taylor_rules.cosh)
-tanh = unary("tanh", lambda ans, x: 1 - ans * ans, reads="ans", taylor=taylor_rules.tanh)
+tanh = unary("tanh", lambda ans, x: 1 - ans * ans, reads="ans", taylor=taylor_rules.tanh,
+             fresh_output=True)
 arcsinh = unary("arcsinh", lambda ans, x: 1 / fnp.sqrt(x * x + 1), reads="x")
 # sqrt(x - 1) * sqrt(x + 1), not sqrt(x**2 - 1): the same for real x > 1, and for complex x
 # the only form whose branch cut is arccosh's (the real axis left of 1)
@@ -224,51 +246,34 @@ add = define("add", _onp.add,
              [lambda t, ans, x, y: broadcast_like(t, ans),
               lambda t, ans, x, y: broadcast_like(t, ans)],
              spec=Spec(BINARY), check_call=_ufunc_call, residuals=((), False),
-             taylor=taylor_rules.add)
+             taylor=taylor_rules.add, fast_impl=_by_operator(operator.add, _onp.add),
+             operator="+", commutative=True, writes_into=True, fresh_output=True)
 subtract = define("subtract", _onp.subtract,
                   [lambda g, ans, x, y: unbroadcast_like(g, x),
                    lambda g, ans, x, y: unbroadcast_like(-g, y)],
                   [lambda t, ans, x, y: broadcast_like(t, ans),
                    lambda t, ans, x, y: broadcast_like(-t, ans)],
                   spec=Spec(BINARY), check_call=_ufunc_call, residuals=((), False),
-                  taylor=taylor_rules.subtract)
+                  taylor=taylor_rules.subtract, operator="-", writes_into=True,
+                  fast_impl=_by_operator(operator.sub, _onp.subtract), fresh_output=True)
 multiply = define("multiply", _onp.multiply,
                   [lambda g, ans, x, y: unbroadcast_like(g * y, x),
                    lambda g, ans, x, y: unbroadcast_like(x * g, y)],
                   linear=True, spec=Spec(BINARY), check_call=_ufunc_call,
-                  residuals=("others", False))
+                  residuals=("others", False), operator="*", commutative=True, writes_into=True,
+                  fast_impl=_by_operator(operator.mul, _onp.multiply), fresh_output=True)
 divide = define("divide", _onp.divide,
                 [lambda g, ans, x, y: unbroadcast_like(g / y, x),
                  lambda g, ans, x, y: unbroadcast_like(-g * ans / y, y)],
                 [lambda t, ans, x, y: broadcast_like(t / y, ans),
                  lambda t, ans, x, y: -t * ans / y],
                 spec=Spec(BINARY, domain=((-2.0, 2.0), (0.5, 2.0))), check_call=_ufunc_call,
-                residuals=((1,), True), taylor=taylor_rules.divide)
+                residuals=((1,), True), taylor=taylor_rules.divide, operator="/",
+                fast_impl=_by_operator(operator.truediv, _onp.divide), fresh_output=True)
 true_divide = divide
 
 
 
-def _by_operator(op, ufunc):
-    """``ufunc`` computed by numpy's operator ``op`` on the values a transform hands down: the
-    same result without the ufunc call's overhead on scalars. Where Python's own arithmetic
-    answers instead (a Python complex times a numpy float64, which subclasses float), the
-    result is not numpy's type, and the ufunc is called after all."""
-    def fast(*args):
-        try:
-            r = op(*args)
-        except ZeroDivisionError:  # (two Python numbers: numpy's inf, not Python's error)
-            return ufunc(*args)
-        return r if isinstance(r, _NUMPY_VALUES) else ufunc(*args)
-    return fast
-
-
-_NUMPY_VALUES = (_onp.ndarray, _onp.generic)
-for _p, _op, _symbol in ((add, operator.add, "+"), (subtract, operator.sub, "-"),
-                         (multiply, operator.mul, "*"), (divide, operator.truediv, "/"),
-                         (negative, operator.neg, "-")):
-    _p.fast_impl = _by_operator(_op, _p.impl)
-    _p.operator = _symbol  # (a staged graph's generated code writes the operator itself)
-add.commutative = multiply.commutative = True
 
 
 def _dpow_base(ans, x, y, power):

@@ -99,21 +99,19 @@ def _inverse_perm(axes):
     return tuple(int(i) for i in _onp.argsort(axes))
 
 
-transpose_p = define("transpose", lambda x, axes: _onp.transpose(x, axes),
-                     [lambda g, ans, x, axes: fnp.transpose(
-                         g, None if axes is None else _inverse_perm(axes))],
-                     linear=True,
-                     spec=Spec([(((2, 3),), {"axes": None}), (((2, 3, 4),), {"axes": (1, 2, 0)}),
-                                (((3,),), {"axes": None})]), batch=batch_rules.transpose)
-
-
 def _transpose_method(x, axes):
     # the array's own method: numpy.transpose's dispatch wrappers cost more than the
     # transposition (a view) on the small arrays rules hand down; the same view either way
     return x.transpose(axes) if x.__class__ is _onp.ndarray else _onp.transpose(x, axes)
 
 
-transpose_p.fast_impl = _transpose_method
+transpose_p = define("transpose", lambda x, axes: _onp.transpose(x, axes),
+                     [lambda g, ans, x, axes: fnp.transpose(
+                         g, None if axes is None else _inverse_perm(axes))],
+                     linear=True,
+                     spec=Spec([(((2, 3),), {"axes": None}), (((2, 3, 4),), {"axes": (1, 2, 0)}),
+                                (((3,),), {"axes": None})]), batch=batch_rules.transpose,
+                     fast_impl=_transpose_method)
 
 
 @differentiable(_onp.transpose, Spec([(((2, 3),), {}), (((2, 3, 4),), {"axes": (-1, 0, 1)}),

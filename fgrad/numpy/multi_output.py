@@ -13,7 +13,7 @@ from .broadcasting import dtype_of
 
 
 def define_multi(name, impl, out_shapes, vjp, jvp, *, spec=None, doc=None, batch=None,
-                 jvp_reads_outputs=True):
+                 jvp_reads_outputs=True, **fields):
     """A primitive named ``name`` with several outputs; the rules see them as tuples:
 
         impl(*args, **params)                 -> tuple of arrays (all of one dtype)
@@ -69,8 +69,7 @@ def define_multi(name, impl, out_shapes, vjp, jvp, *, spec=None, doc=None, batch
         return fnp.concatenate(parts, axis=1), 0
 
     p = define(name, packed_impl, spec=spec, doc=doc, vjp_by_argnum=vjp_by_argnum,
-               batch=batched if batch is not None else None)
-    p.jvp_joint = jvp_joint
+               jvp_joint=jvp_joint, batch=batched if batch is not None else None, **fields)
 
     def multi(*args, **params):
         return unpack(p(*args, **params), args, params)

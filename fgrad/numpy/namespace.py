@@ -85,10 +85,6 @@ def zero_derivative(fn):
     reads the values (a staged function guards them)."""
     name = fn.__name__
     lower = innermost_meta if name in META else innermost
-    prim = Primitive(name, fn) if name in ARRAY_VALUED else None
-    if prim is not None:
-        prim.batch = _BATCH.get(name, batch_rules.elementwise)
-        prim.differentiable = False
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -99,8 +95,9 @@ def zero_derivative(fn):
                 return prim(*down, **kwargs)  # (to the staging or batching trace)
         return fn(*strip(args, lower), **strip(kwargs, lower))
 
-    if prim is not None:  # (a graph run on tracers calls this function again for the node)
-        prim.interpret = wrapper
+    # (a graph run on tracers calls this function again for the node)
+    prim = Primitive(name, fn, batch=_BATCH.get(name, batch_rules.elementwise),
+                     differentiable=False, interpret=wrapper) if name in ARRAY_VALUED else None
     wrapper._fgrad_status = "zero"
     return wrapper
 
@@ -112,9 +109,7 @@ def values_only(fn, name, batch=batch_rules.one_at_a_time):
     function records it (computed anew at each replay, no guard; a graph run under ``grad``
     gives it no derivative either) and ``vmap`` calls it once per example (numpy work only:
     there is no batched form of arbitrary numpy code), or by ``batch``."""
-    prim = Primitive(name, fn)
-    prim.batch = batch
-    prim.differentiable = False
+    prim = Primitive(name, fn, batch=batch, differentiable=False)
 
     def call(*args, **params):
         return prim(*[below_transforms(a) for a in args], **params)

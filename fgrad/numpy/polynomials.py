@@ -311,7 +311,7 @@ roots = define(
         + _onp.roots.__doc__,
     # numpy's roots takes one polynomial, and drops its leading zeros (its output's length
     # depends on the values): one call per example
-    batch=batch_rules.one_at_a_time)
+    batch=batch_rules.one_at_a_time, dtype_from_values=True)  # (real or complex roots)
 
 
 
@@ -342,4 +342,3 @@ def poly(seq_of_zeros):
     return a
 
 
-roots.dtype_from_values = True  # (real or complex roots by the values)

@@ -196,7 +196,8 @@ def _matmul_vjp_b(g, ans, a, b):
 matmul = define("matmul", _onp.matmul, [_matmul_vjp_a, _matmul_vjp_b], linear=True,
                 spec=Spec([(((3,), (3,)), {}), (((2, 3), (3,)), {}), (((3,), (3, 2)), {}),
                            (((2, 3), (3, 4)), {}), (((2, 2, 3), (3, 2)), {}),
-                           (((2, 1, 2, 3), (3, 3, 2)), {})]), batch=batch_rules.matmul)
+                           (((2, 1, 2, 3), (3, 3, 2)), {})]), batch=batch_rules.matmul,
+                fresh_output=True)
 
 # numpy.outer ravels n-d operands: the transposes reshape back
 outer = define("outer", _onp.outer,

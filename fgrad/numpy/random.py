@@ -34,9 +34,6 @@ _AS_THEY_ARE = {"seed", "get_state", "set_state", "get_bit_generator", "set_bit_
 
 def _recorded(name, fn):
     """numpy's ``fn``, recorded by a staging trace running in this thread."""
-    prim = Primitive(f"random.{name}", fn)
-    prim.effect = True  # a replay draws, in order: graph passes never drop or merge it
-
     def staged_draw(args, kwargs):
         t = first_tracer((args, kwargs))
         if STAGING:
@@ -58,7 +55,9 @@ def _recorded(name, fn):
             return _per_example(staged_draw, args, kwargs, traces)
         return staged_draw(args, kwargs)
 
-    prim.interpret = draw  # (a graph run inside vmap draws per example too)
+    # a replay draws, in order: graph passes never drop or merge it (``effect``); a graph run
+    # inside vmap draws per example too (``interpret``)
+    prim = Primitive(f"random.{name}", fn, effect=True, interpret=draw)
     return draw
 
 

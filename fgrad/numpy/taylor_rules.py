@@ -313,20 +313,23 @@ def bessel_derivatives(f, half, sign, scale=0):
     return derivatives
 
 
-def linear_equation(prim, rhs):
+def summed(jvps):
+    """The per-argument JVP rules ``jvps`` as one ``(tangents, ans, *args, **params)``."""
+    def jvp(tangents, ans, *args, **params):
+        return _sum(jvps[i](t, ans, *args, **params)
+                    for i, t in enumerate(tangents) if t is not None)
+    return jvp
+
+
+def linear_equation(jvp, rhs):
     """The rule of a solver ``y = prim(*args)`` of an equation linear in ``y``: ``F(m) y =
     r``, ``F`` linear in the matrix arguments ``m``, ``r`` in the arguments ``rhs`` (``solve``:
-    ``a y = b``; Sylvester's ``a y + y b = q``). Its JVP rule ``J(t; y)`` is
+    ``a y = b``; Sylvester's ``a y + y b = q``), given its JVP rule ``jvp(tangents, y, *args,
+    **params)`` (tangents None for zero). Its JVP rule ``J(t; y)`` is
     ``F(m)^-1 (t_r - F(t_m) y)``, so Leibniz's rule on ``F(m(t)) y(t) = r(t)`` gives
     ``y_k = J(all k-th terms; y_0) + sum_{0<j<k} C(k, j) J(m's j-th terms; y_{k-j})``:
     O(K^2) solves with the matrix at the point (a JVP rule's jet would solve with the
     matrix's jet, recursively)."""
-    def jvp(tangents, y, *args, **params):
-        if prim.jvp_joint is not None:
-            return prim.jvp_joint(tangents, y, *args, **params)
-        return _sum(prim.jvps[i](t, y, *args, **params)
-                    for i, t in enumerate(tangents) if t is not None)
-
     def rule(series, ans, *args, **params):
         order = len(next(s for s in series if s is not None))
         ys = [ans]

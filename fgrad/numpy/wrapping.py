@@ -60,16 +60,15 @@ def differentiable(np_fn, spec, name=None, numpy_values=False):
 # derivative: plain, or staged or batched where the arguments are). Its rules are exact only
 # because the value differs from the first argument by rounding alone, which no finite
 # difference can check, so it stays outside the checked table; only the wrapper below uses it.
-_numpy_value = Primitive("numpy_value", lambda y, value: value)
-# derivatives pass through, in the dtype of the side they go to (numpy's value may be float32
-# where the composite computed in float64)
-_numpy_value.vjps[0] = lambda g, ans, y, value: _as_dtype_of(g, y)
-_numpy_value.vjps[1] = zero_rule
-_numpy_value.jvps[0] = lambda t, ans, y, value: _as_dtype_of(t, value)
-_numpy_value.jvps[1] = zero_rule
-# (called again on the batches, so a transform around vmap still sees the first argument)
-_numpy_value.batch = lambda prim, size, vals, dims: (
-    prim(*[batch_first(v, d, size) for v, d in zip(vals, dims)]), 0)
+_numpy_value = Primitive(
+    "numpy_value", lambda y, value: value,
+    # derivatives pass through, in the dtype of the side they go to (numpy's value may be
+    # float32 where the composite computed in float64)
+    vjps={0: lambda g, ans, y, value: _as_dtype_of(g, y), 1: zero_rule},
+    jvps={0: lambda t, ans, y, value: _as_dtype_of(t, value), 1: zero_rule},
+    # (called again on the batches, so a transform around vmap still sees the first argument)
+    batch=lambda prim, size, vals, dims: (
+        prim(*[batch_first(v, d, size) for v, d in zip(vals, dims)]), 0))
 
 # np_fn -> the primitive computing it on values (per output, for a tuple), without derivative
 _REFERENCES: dict = {}

@@ -14,12 +14,3 @@ except ImportError as e:  # pragma: no cover - exercised in a subprocess with sc
         "pip install 'fgrad[scipy]' (or pip install scipy).") from e
 
 from . import special, stats, linalg, signal, integrate, optimize  # noqa: E402,F401
-import numpy as _onp  # noqa: E402
-
-from ..core.table import PRIMITIVES as _PRIMITIVES  # noqa: E402
-
-# scipy's functions take only numpy arrays (they convert others, computing a Dask array), but
-# for scipy.special's ufuncs, which dispatch to the array's library like numpy's
-for _p in _PRIMITIVES.values():
-    if _p.name.startswith("scipy.") and not isinstance(_p.impl, _onp.ufunc):
-        _p.other_arrays = False

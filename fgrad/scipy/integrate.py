@@ -29,7 +29,8 @@ from ..numpy import batch_rules
 from ..numpy.broadcasting import cast_like, shape_of
 from ..numpy.wrapping import traced_version_of
 from ..core.pytree import tree_flatten, tree_unflatten
-from ..core.table import FUNCTIONS, Spec, define
+from ..core.table import FUNCTIONS, Spec
+from .defining import define
 from ..core.tracer import contains_tracer, innermost_meta, strip
 from ..traces.taylor import jet as _jet
 from ..transforms import jvp as _jvp, vjp as _vjp
@@ -174,11 +175,8 @@ _odeint = define(
         call=lambda f, y0, dt, k, c, **p: f(y0, _times(dt), k, c, **p),
         eps=1e-4, rtol=2e-4, atol=1e-6, dtypes=("float64", "float32")),
     # scipy integrates one system with a user's func of one state: one call per example
-    batch=batch_rules.one_at_a_time)
-_odeint.vjp_joint = _vjp_rule
-_odeint.jvp_joint = _jvp_rule
-_odeint.taylor = _taylor_rule
-_odeint.vjp_by_argnum = lambda i, g, ans, *args, **params: _vjp_rule(g, ans, *args, **params)[i]
+    batch=batch_rules.one_at_a_time, vjp_joint=_vjp_rule, jvp_joint=_jvp_rule,
+    taylor=_taylor_rule)
 
 
 def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None, mu=None,

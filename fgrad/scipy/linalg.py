@@ -30,7 +30,8 @@ from ..numpy.multi_output import define_multi
 from ..numpy.indexing import gather_p
 from ..numpy.namespace import values_only
 from ..numpy.wrapping import differentiable, traced_version_of
-from ..core.table import Spec, define
+from ..core.table import Spec
+from .defining import define
 from ..core.errors import NoDerivativeRuleError
 from ..core.tracer import contains_tracer, innermost_meta, value_dtype
 
@@ -74,11 +75,7 @@ def _same_rules(name, impl, np_prim, spec, doc=None):
     """A primitive computing with scipy's ``impl`` and differentiating (and batching) as
     numpy's ``np_prim`` does (same function; their rules use numpy's primitive, equal in
     value)."""
-    p = define(name, impl, spec=spec, doc=doc, batch=_batched(np_prim.batch))
-    p.vjps, p.jvps = dict(np_prim.vjps), dict(np_prim.jvps)
-    p.vjp_by_argnum, p.jvp_joint = np_prim.vjp_by_argnum, np_prim.jvp_joint
-    p.taylor = np_prim.taylor
-    return p
+    return define(name, impl, spec=spec, doc=doc, batch=_batched(np_prim.batch), like=np_prim)
 
 
 # --- inverse, determinant, solve: numpy's rules ------------------------------------------
@@ -246,8 +243,8 @@ _solve_triangular = define(
     spec=Spec([(((2, 2), (2,)), {}), (((3, 3), (3, 2)), {"lower": True}),
                (((3, 3), (3,)), {"trans": 1, "lower": True}),
                (((3, 3), (3, 2)), {"trans": 1, "unit_diagonal": True})],
-              domain=(-1.0, 1.0), call=_shifted), batch=_batched(batch_rules.solve_like))
-_solve_triangular.taylor = taylor_rules.linear_equation(_solve_triangular, rhs=(1,))
+              domain=(-1.0, 1.0), call=_shifted), batch=_batched(batch_rules.solve_like),
+    taylor=taylor_rules.linear_equation(taylor_rules.summed([_st_jvp_a, _st_jvp_b]), rhs=(1,)))
 
 
 def _solve_tri(a, b, trans, lower, unit_diagonal):
@@ -360,7 +357,7 @@ _eigh = define_multi("scipy.linalg.eigh", lambda a, lower=True: tuple(_sl.eigh(a
                      spec=Spec(
                          [(((2, 2),), {}), (((3, 3),), {"lower": False})],
                          domain=(-1.0, 1.0), valid=_dec._EIGH.valid, call=_dec._EIGH.call),
-                     batch=_STACKED)
+                     batch=_STACKED, other_arrays=False)  # (see defining.define)
 _eigvalsh = define(
     "scipy.linalg.eigvalsh",
     lambda a, lower=True: _sl.eigh(a, lower=lower, eigvals_only=True),
@@ -400,14 +397,15 @@ def _frechet(f, a, e):
     return fnp.getitem(big, (Ellipsis, slice(0, n), slice(n, 2 * n)))
 
 
-def _matrix_function(fn, domain_call):
+def _matrix_function(fn, domain_call, exact=True, dtype_from_values=False):
     """A primitive for scipy's matrix function ``fn`` whose JVP is its Fréchet derivative
     and whose VJP is the Fréchet derivative at the transpose (for the functions of a matrix
     given by a power series with real coefficients, ``L_f(A, .)^T = L_f(A^T, .)``)."""
     p = define(_name(fn), lambda a: fn(a),
                [lambda g, ans, a: cast_like(_frechet(p, _mT(a), g), a)],
                [lambda t, ans, a: _frechet(p, a, t)],
-               spec=Spec(SQUARE, domain=(-1.0, 1.0), call=domain_call), batch=_STACKED)
+               spec=Spec(SQUARE, domain=(-1.0, 1.0), call=domain_call, exact=exact),
+               batch=_STACKED, dtype_from_values=dtype_from_values)
     return p
 
 
@@ -417,13 +415,11 @@ def _near_identity(f, a):
 
 
 expm = _matrix_function(_sl.expm, lambda f, a: f(a))
-logm = _matrix_function(_sl.logm, _near_identity)
-# scipy's logm picks its Pade degree with onenormest, which draws random vectors from numpy's
-# global generator: two calls on one matrix may differ in the last bits
-logm.spec.exact = False
-sqrtm = _matrix_function(_sl.sqrtm, _near_identity)
-# (both are real or complex by the values, as numpy's eig)
-logm.dtype_from_values = sqrtm.dtype_from_values = True
+# (logm and sqrtm are real or complex by the values, as numpy's eig; scipy's logm picks its
+# Pade degree with onenormest, which draws random vectors from numpy's global generator: two
+# calls on one matrix may differ in the last bits)
+logm = _matrix_function(_sl.logm, _near_identity, exact=False, dtype_from_values=True)
+sqrtm = _matrix_function(_sl.sqrtm, _near_identity, dtype_from_values=True)
 
 
 # --- Sylvester and Lyapunov equations ----------------------------------------------------------
@@ -451,9 +447,8 @@ solve_sylvester = define(
     vjp_by_argnum=_sylvester_vjp,
     spec=Spec([(((2, 2), (2, 2), (2, 2)), {}), (((3, 3), (2, 2), (3, 2)), {})],
               domain=(-1.0, 1.0), call=lambda f, a, b, q: f(a + _shift(a), b + _shift(b), q)),
-                         batch=_batched(batch_rules.stacked(2, 2, 2)))
-solve_sylvester.jvp_joint = _sylvester_jvp
-solve_sylvester.taylor = taylor_rules.linear_equation(solve_sylvester, rhs=(2,))
+                         batch=_batched(batch_rules.stacked(2, 2, 2)), jvp_joint=_sylvester_jvp,
+    taylor=taylor_rules.linear_equation(_sylvester_jvp, rhs=(2,)))
 
 
 @differentiable(_sl.solve_continuous_lyapunov,

@@ -19,7 +19,8 @@ import fgrad.numpy as fnp
 from ..numpy.broadcasting import cast_like
 from ..core.pytree import tree_flatten, tree_unflatten
 from ..numpy import batch_rules
-from ..core.table import Spec, define
+from ..core.table import Spec
+from .defining import define
 from ..core.tracer import contains_tracer, innermost_meta, strip
 from ..transforms import grad, hessian, jacfwd, jvp, value_and_grad, vjp
 
@@ -94,10 +95,7 @@ implicit_solution = define(
     doc="""The solution ``x = solve(*theta)`` of ``F(x, *theta) = 0``, differentiable in
     ``theta`` by the implicit function theorem (``root`` and ``minimize`` use it).""",
     # the user's solver takes one theta: one call per example
-    batch=batch_rules.one_at_a_time)
-implicit_solution.vjp_joint = _implicit_vjp_joint
-implicit_solution.vjp_by_argnum = lambda i, *a, **p: _implicit_vjp_joint(*a, **p)[i]
-implicit_solution.jvp_joint = _implicit_jvp
+    batch=batch_rules.one_at_a_time, vjp_joint=_implicit_vjp_joint, jvp_joint=_implicit_jvp)
 
 
 # --- minimize and root -----------------------------------------------------------------

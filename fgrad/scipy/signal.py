@@ -18,7 +18,8 @@ import fgrad.numpy as fnp
 from ..numpy import batch_rules
 from ..numpy.broadcasting import cast_like, shape_of
 from ..numpy.wrapping import traced_version_of
-from ..core.table import Spec, define
+from ..core.table import Spec
+from .defining import define
 
 _MODES = ("full", "same", "valid")
 

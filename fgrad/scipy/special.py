@@ -19,6 +19,7 @@ import scipy.special as _sc
 
 import fgrad.numpy as fnp
 from ..core import errors, table
+from . import defining
 from ..numpy import batch_rules, taylor_rules
 from ..numpy.broadcasting import broadcast_like, cast_like, dtype_of, unbroadcast_like
 from ..numpy.elementwise import binary, unary
@@ -29,7 +30,7 @@ from ..core.other_arrays import surely_none
 from ..core.tracer import below_transforms, contains_tracer, innermost, innermost_meta
 
 # the family's functions batch by broadcasting (those of whole vectors say otherwise)
-define = functools.partial(table.define, batch=batch_rules.elementwise)
+define = functools.partial(defining.define, batch=batch_rules.elementwise)
 
 _SQRT_PI = math.sqrt(math.pi)
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
@@ -482,8 +483,8 @@ _LSE_CASES = [(((3,),), {}), (((2, 3),), {"axis": 1}), (((2, 3),), {"axis": 0, "
 _logsumexp = define("scipy.special.logsumexp", _lse_impl, vjp_by_argnum=_lse_vjp,
                     spec=Spec(_LSE_CASES, domain=[(-3.0, 3.0), (0.3, 2.0)]),
                     batch=batch_rules.along("axis"),
-                    taylor=table.Composed(_lse_composed, where=taylor_rules.all_finite))
-_logsumexp.jvp_joint = _lse_jvp
+                    taylor=table.Composed(_lse_composed, where=taylor_rules.all_finite),
+                    jvp_joint=_lse_jvp)
 
 
 @traced_version_of(_sc.logsumexp)

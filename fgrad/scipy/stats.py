@@ -24,6 +24,7 @@ import scipy.stats as _st
 
 import fgrad.numpy as fnp
 from ..core import errors, table
+from . import defining
 from ..numpy import batch_rules
 from ..numpy.broadcasting import broadcast_like, cast_like, unbroadcast_like
 from ..numpy.linalg.common import _dominant, _read_triangle, _read_triangle_adjoint
@@ -33,7 +34,7 @@ from ..core.tracer import below_transforms, contains_tracer, innermost_meta
 from . import special as sp
 
 # the family's functions batch by broadcasting (those of whole vectors say otherwise)
-define = functools.partial(table.define, batch=batch_rules.elementwise)
+define = functools.partial(defining.define, batch=batch_rules.elementwise)
 
 
 def elementwise(name, impl, partial, spec, doc=None, taylor=None):
@@ -53,9 +54,8 @@ def elementwise(name, impl, partial, spec, doc=None, taylor=None):
                 out = c if out is None else out + c
         return None if out is None else broadcast_like(out, ans)
 
-    p = define(name, impl, vjp_by_argnum=vjp, spec=spec, doc=doc, taylor=taylor)
-    p.jvp_joint = jvp
-    return p
+    return define(name, impl, vjp_by_argnum=vjp, jvp_joint=jvp, spec=spec, doc=doc,
+                  taylor=taylor)
 
 
 def _exp_or_log(dist, method):
@@ -418,9 +418,9 @@ def _dirichlet_prim(method):
                vjp_by_argnum=lambda i, g, ans, x, alpha: _dirichlet_vjp(i, g, ans, x, alpha, pdf),
                spec=Spec([(((3,), (3,)), {}), (((3, 2), (3,)), {})],
                          domain=[(-1.0, 1.0), (0.5, 3.0)],
-                         call=lambda f, y, alpha: f(_on_simplex(y), alpha)))
-    p.jvp_joint = lambda ts, ans, x, alpha: _dirichlet_jvp(ts, ans, x, alpha, pdf)
-    p.taylor = _exp_or_log("scipy.stats.dirichlet", method)
+                         call=lambda f, y, alpha: f(_on_simplex(y), alpha)),
+               jvp_joint=lambda ts, ans, x, alpha: _dirichlet_jvp(ts, ans, x, alpha, pdf),
+               taylor=_exp_or_log("scipy.stats.dirichlet", method))
 
     @traced_version_of(fn)
     def public(x, alpha):
@@ -509,9 +509,9 @@ def _mvn_prim(method):
                batch=_mvn_batch,
                spec=Spec([(((3,), (3,), (3, 3)), {}), (((4, 2), (2,), (2, 2)), {}),
                           (((2, 3, 2), (2,), (2, 2)), {})], domain=(-1.0, 1.0),
-                         call=lambda f, x, m, a: f(x, m, _dominant(a))))
-    p.jvp_joint = lambda ts, ans, *args: _mvn_jvp(ts, ans, *args, pdf=pdf)
-    p.taylor = _exp_or_log("scipy.stats.multivariate_normal", method)
+                         call=lambda f, x, m, a: f(x, m, _dominant(a))),
+               jvp_joint=lambda ts, ans, *args: _mvn_jvp(ts, ans, *args, pdf=pdf),
+               taylor=_exp_or_log("scipy.stats.multivariate_normal", method))
 
     @traced_version_of(fn)
     def public(x, mean=None, cov=1, allow_singular=False):

@@ -9,7 +9,7 @@ spec's order (order 2 checks both modes of the derivative too). The batching col
 arguments' values, so under ``vmap`` it raises ``ConcretizationError``: not yet batched),
 ``-`` (no argument to map) or ``FAIL``. A JVP column reading ``ok(T)`` checked a JVP rule
 derived from the VJP rule by transposing it (the primitive has no JVP rule of its own for
-some argument: ``fgrad.traces.tangents``). The Taylor column checks ``fgrad.jet`` to order 4 against
+some argument: ``fgrad.traces.rules``). The Taylor column checks ``fgrad.jet`` to order 4 against
 nested ``jvp`` (``fgrad.testing.check_jet``) and says how the primitive is expanded: ``rule``
 (its Taylor rule, O(K^2) for K terms), ``jvp`` (its JVP rule's jet, O(K^2)), ``jvp+`` (the
 same, one jet per order: the JVP rule reads the output, O(K^3)), ``comp`` (a composed
@@ -38,7 +38,7 @@ from ..core.table import checked, entry_name
 from ..core.errors import ConcretizationError
 from ..numpy.batch_rules import one_at_a_time
 from ..core.table import Primitive
-from ..traces.tangents import derived
+from ..traces.rules import derived
 from ..traces.taylor import expansions
 from ..testing import as_function, check_batching, check_grads, check_jet, random_case
 from ..testing.compositions import check_compositions
@@ -122,7 +122,7 @@ def check_taylor(entry, rng, order=4):
 def _derived_jvp(entry):
     """Whether forward mode transposes a VJP rule of ``entry`` (a primitive) for an argument
     its spec differentiates."""
-    if not isinstance(entry, Primitive) or entry.jvp_joint is not None or entry.spec is None:
+    if not isinstance(entry, Primitive) or entry.spec is None:
         return False
     spec = entry.spec
     return any(derived(entry, i) for shapes, _ in spec.cases for i in range(len(shapes))

@@ -17,7 +17,7 @@ Entries are data (primitive, inputs, parameters, value), the same nodes the tran
 import numpy as _onp
 
 from ..core.pytree import tree_flatten
-from ..traces.tangents import sweep_forward
+from ..traces.rules import sweep_forward
 from ..core.tracer import innermost
 from ..traces.arguments import finish
 from ..transforms import Recording

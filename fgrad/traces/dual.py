@@ -8,7 +8,7 @@ import numpy as _onp
 
 from ..numpy.array_tracer import ArrayTracer
 from ..core.other_arrays import foreign_array
-from .tangents import output_tangent
+from .rules import jvp_all
 from ..core.tracer import STAGING, Trace, Tracer, ambient, refuse_other_semantics
 from ..core.values import PLAIN_OPERANDS, PYTHON_NUMBERS, strong
 
@@ -50,13 +50,9 @@ class DualTrace(Trace):
                     nested = True
                 elif a.__class__ is not _ndarray:  # (rare)
                     refuse_other_semantics(prim, i, a)
-        if prim.jvp_with_output is not None:
-            ans, out = prim.jvp_with_output(tangents, *vals, **params)
-            return ans if out is None else DualTracer(self, ans, out)
-        ans = prim(*vals, **params) if nested else \
-            prim.fast_impl(*vals, **params)
+        ans = prim(*vals, **params) if nested else prim.fast_impl(*vals, **params)
         if weak:  # (a rule sees an input kept a Python number as a numpy scalar)
             vals = strong(vals, tangents)
-        out = output_tangent(prim, tangents, ans, vals, params)
+        ans, out = jvp_all(prim)(vals, tangents, params, ans)
         # A zero tangent leaves the value untraced: later operations on it cost nothing here.
         return ans if out is None else DualTracer(self, ans, out)

@@ -302,7 +302,7 @@ def compile_graph(graph):
             out = names[n.out] = f"r{count}"
             count += 1
         if k in reuse:  # the same ufunc, written into an operand nothing reads again
-            env[f"u{k}"] = _IN_PLACE[n.prim.name]
+            env[f"u{k}"] = n.prim.impl
             body.append(f"    {out} = u{k}({args[0]}, {args[1]}, out={names[reuse[k]]})")
         elif _by_operator(n):  # numpy's operator, without the stand-in's call
             if len(args) == 1:
@@ -327,32 +327,26 @@ def compile_graph(graph):
     return run
 
 
-# Binary arithmetic that may write into an operand, and the primitives whose result is always
-# a new array of its own (never a view of an argument): a value made by one of these and read
-# only by these can take the result of its last reader in place. (A 32 x 32 accumulation in
-# the RNN's gradient: one allocation fewer per step.)
-_IN_PLACE = {"add": _onp.add, "subtract": _onp.subtract, "multiply": _onp.multiply}
-_FRESH = {"add", "subtract", "multiply", "divide", "negative", "matmul", "tanh", "sin", "cos",
-          "exp", "log", "sqrt", "square"}
-
-
 def _in_place(graph, last):
     """node index -> the operand its result is written into."""
-    readers = {}
+    # (a value made by a primitive whose result is a new array of its own, and read only by
+    # such primitives, can take the result of its last reader in place: in a 32 x 32
+    # accumulation in the RNN's gradient, one allocation fewer per step)
+    fresh_readers = {}
     for n in graph.nodes:
         for a in n.args:
             if a.__class__ is Var:
-                readers.setdefault(a, set()).add(n.prim.name)
-    made = {n.out: n.prim.name for n in graph.nodes}
+                fresh_readers[a] = fresh_readers.get(a, True) and n.prim.fresh_output
+    fresh = {n.out for n in graph.nodes if n.prim.fresh_output}
     guarded = {g[0] for g in graph.guards}
     reuse = {}
     for k, n in enumerate(graph.nodes):
-        if n.prim.name not in _IN_PLACE or len(n.args) != 2 or not _by_operator(n):
+        if not n.prim.writes_into or len(n.args) != 2 or not _by_operator(n):
             continue
         for a in n.args:
             if (a.__class__ is Var and last.get(a) == k and a.numpy and a.shape
                     and a.shape == n.out.shape and a.dtype == n.out.dtype
-                    and made.get(a) in _FRESH and readers[a] <= _FRESH and a not in guarded):
+                    and a in fresh and fresh_readers[a] and a not in guarded):
                 reuse[k] = a
                 break
     return reuse

@@ -43,11 +43,10 @@ def _comparison(ufunc):
     which a branch is then a guard on just that boolean. With a tracer of another trace the
     comparison is that tracer's business (the base class compares one level down), and so it
     is when a graph is run on such tracers (``interpret``)."""
-    prim = Primitive(ufunc.__name__, ufunc)
-    prim.differentiable = False
     dunder = f"__{_DUNDER[ufunc.__name__]}__"
     fallback = getattr(Tracer, dunder)
-    prim.interpret = getattr(operator, dunder)
+    prim = Primitive(ufunc.__name__, ufunc, differentiable=False,
+                     interpret=getattr(operator, dunder))
 
     def compare(self, o):
         if isinstance(o, Tracer) and not (o.__class__ is StageTracer and o._trace is self._trace):

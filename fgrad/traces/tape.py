@@ -6,7 +6,7 @@ parameters, its output and the nodes its inputs came from. Nodes are plain data,
 execution order, so the tape is already topologically sorted:
 
 * the backward pass walks it in reverse, calling each primitive's VJP rules;
-* the forward sweep (``linearize``; ``fgrad.traces.tangents``) walks it in order, calling the JVP
+* the forward sweep (``linearize``; ``fgrad.traces.rules``) walks it in order, calling the JVP
   rules, so Jacobian columns cost one sweep each without running the Python function again.
 
 Rules are called on the recorded values, which are tracers of outer transforms when
@@ -284,20 +284,14 @@ class Tape(Trace):
                 if keep is not None:
                     keep[node] = g
                 prim, args, params, ans = node.prim, node.args, node.params, node.ans
-                rules, reals = prim.vjps, node.real_inputs
-                # (custom rules give every argument's cotangent at once)
-                every = None if prim.vjp_joint is None else prim.vjp_joint(g, ans, *args,
-                                                                           **params)
+                parents, reals = node.parents, node.real_inputs
+                cts = prim.vjp_all(g, ans, args, params, parents)
                 i = -1
-                for p in node.parents:
+                for p in parents:
                     i += 1
+                    c = cts[i]
                     if p is None:
                         continue
-                    if every is None:
-                        rule = rules.get(i) or prim.vjp(i)
-                        c = rule(g, ans, *args, **params) if params else rule(g, ans, *args)
-                    else:
-                        c = every[i]
                     if c is None:
                         continue
                     if reals and i in reals:

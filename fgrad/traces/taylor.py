@@ -36,7 +36,7 @@ from ..core.values import PYTHON_NUMBERS, strong
 import fgrad.numpy as fnp
 from ..core.tracer import (Trace, Tracer, concrete, innermost, innermost_meta,
                            refuse_other_semantics, value_dtype)
-from .tangents import output_tangent
+from .rules import jvp_all
 from .transpose import zeros_like
 from .arguments import check_like, finish, flat_inputs, fresh, refuse_unknown, zeros_for
 
@@ -147,9 +147,7 @@ def _by_jvp_rule(prim, series, ans, args, params, order):
         for i, t in zip(live, xs_and_ts[n:]):
             tangents[i] = t
         xs = list(xs_and_ts[:n])
-        if prim.jvp_with_output is not None:
-            return prim.jvp_with_output(tangents, *xs, **params)[1]
-        return output_tangent(prim, tangents, y, xs, params)
+        return jvp_all(prim)(xs, tangents, params, y)[1]
 
     x_series = list(series) + [series[i][1:] for i in live]
     x_values = list(args) + [series[i][0] for i in live]

@@ -403,7 +403,8 @@ _EIG_CASES = [(((2, 2),), {}), (((3, 3),), {}), (((2, 3, 3),), {})]
 _eig = define_multi("linalg.eig", lambda a: tuple(_la.eig(a)),
                     lambda a: (shape_of(a)[:-1], shape_of(a)), _eig_vjp, _eig_jvp,
                     spec=Spec(_EIG_CASES, domain=(-1.0, 1.0), valid=_eig_valid,
-                              call=_eig_call), batch=batch_rules.stacked(2))
+                              call=_eig_call), batch=batch_rules.stacked(2),
+                    dtype_from_values=True)  # (numpy's eig: real or complex by the values)
 
 
 @differentiable(_la.eig, Spec(_EIG_CASES, domain=(-1.0, 1.0), valid=_eig_valid,
@@ -449,7 +450,7 @@ def _eigvals_jvp(t, ans, a):
 
 _EIGVALS = Spec(_EIG_CASES, domain=(-1.0, 1.0), valid=_eig_valid, call=_eigvals_call)
 _eigvals = define("linalg.eigvals", _la.eigvals, [_eigvals_vjp], [_eigvals_jvp],
-                  spec=_EIGVALS, batch=batch_rules.stacked(2))
+                  spec=_EIGVALS, batch=batch_rules.stacked(2), dtype_from_values=True)
 
 
 @differentiable(_la.eigvals, _EIGVALS, name="linalg.eigvals")
@@ -459,6 +460,3 @@ def eigvals(a):
     ``eig``, the order is LAPACK's, which can jump at special (e.g. triangular) matrices."""
     return _eigvals(fnp.asarray(a))
 
-
-# numpy's eig gives real or complex results by the values
-_eig.prim.dtype_from_values = _eigvals.dtype_from_values = True

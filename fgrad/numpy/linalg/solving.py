@@ -164,8 +164,9 @@ solve = define(
               domain=(-1.0, 1.0), call=_shifted),
     doc=_noted(_la.solve, "derivatives in a (-inv(a) da x) and b, for b a vector (1-d) or "
                           "a stack of matrices, batch dimensions broadcast; a must be "
-                          "invertible; complex input is supported."), batch=batch_rules.solve_like)
-solve.taylor = taylor_rules.linear_equation(solve, rhs=(1,))
+                          "invertible; complex input is supported."), batch=batch_rules.solve_like,
+    taylor=taylor_rules.linear_equation(taylor_rules.summed([_solve_jvp_a, _solve_jvp_b]),
+                                        rhs=(1,)))
 
 
 # --- powers ---------------------------------------------------------------------------

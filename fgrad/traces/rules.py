@@ -1,9 +1,21 @@
-"""The tangent of a primitive call's output, from its arguments' tangents: forward mode's step.
+"""Forward mode's rule shape, made from whatever form a primitive's rules were declared in.
 
-Shared by the dual numbers (``jvp``) and the tape's forward sweep (``linearize``, ``jacfwd``).
-Each argument's tangent goes through the primitive's JVP rule for that argument; where a
-primitive has a VJP rule only (one written for autograd, whose ``hessian`` is reverse over
-reverse), the JVP rule is that VJP rule transposed (``fgrad.traces.transpose``): exact, and
+A primitive's rules are declared in the form that suits them (``fgrad.core.table``): one VJP
+and one JVP rule per argument, a VJP rule taking the argument number (variadic primitives),
+rules giving every argument's derivative at once (``vjp_joint``, ``jvp_joint``: custom
+functions, ODE solutions, joint formulas), a forward rule giving the output too
+(``jvp_with_output``: custom_jvp's, whose output is what ``jvp`` returns), or only VJP rules
+(autograd's style). Traces never tell these apart: each reads one shape, made here once per
+primitive and cached on it (made again when its rules change):
+
+    prim.vjp_all(g, ans, args, params, wanted) -> [cotangent or None, one per argument]
+    jvp_all(prim)(args, tangents, params, ans)  -> (ans, tangent or None)
+
+The reverse shape is the table's own (``Primitive.vjp_all``: it reads nothing but the
+declared rules); the forward one is made here, above the tape, because a JVP rule missing
+where a VJP rule exists is that VJP rule transposed, which records and walks a tape.
+``tangents[i]`` is None for a zero tangent. Where a primitive has a VJP rule only,
+the JVP rule is that VJP rule transposed (``fgrad.traces.transpose``): exact, and
 differentiable again to every order the VJP rule is, at the cost of recording and sweeping
 the VJP rule once per call. A JVP rule, where given, is used instead.
 """
@@ -17,23 +29,45 @@ from ..core.tracer import innermost_meta, staging
 from .transpose import transpose
 
 
-def output_tangent(prim, tangents, ans, args, params):
-    """The tangent of ``ans = prim(*args, **params)`` from every argument's tangent (None for
-    zero), by the primitive's JVP rules; None when it is zero."""
-    try:
-        if prim.jvp_joint is not None:
-            return prim.jvp_joint(tangents, ans, *args, **params)
-        out, rules = None, prim.jvps
+def jvp_all(prim):
+    """``prim``'s forward rule ``(args, tangents, params, ans) -> (ans, tangent)``: ``ans``
+    is the output the caller computed, returned unless the rule gives its own."""
+    rule = prim.made_jvp
+    if rule is None:
+        rule = prim.made_jvp = _forward(prim)
+    return rule
+
+
+def _forward(prim):
+    with_output = prim.jvp_with_output
+    if with_output is not None:
+        def giving_output(args, tangents, params, ans):
+            return with_output(tangents, *args, **params)
+        return giving_output
+    joint = prim.jvp_joint
+    if joint is not None:
+        def every_argument(args, tangents, params, ans):
+            try:
+                return ans, joint(tangents, ans, *args, **params)
+            except errors.ConcretizationError as e:
+                raise _in_jvp_rule(e, prim) from e
+        return every_argument
+    rules = prim.jvps
+
+    def by_argument(args, tangents, params, ans):
+        out = None
         i = -1
-        for t in tangents:
-            i += 1
-            if t is not None:
-                c = (rules.get(i) or jvp_rule(prim, i))(t, ans, *args, **params)
-                if c is not None:
-                    out = c if out is None else add_any(out, c)
-        return out
-    except errors.ConcretizationError as e:  # (say that the read is a rule's)
-        raise errors.in_rule(e, f"the JVP rule of {prim.public_name}", prim.builtin) from e
+        try:
+            for t in tangents:
+                i += 1
+                if t is not None:
+                    c = (rules.get(i) or jvp_rule(prim, i))(t, ans, *args, **params)
+                    if c is not None:
+                        out = c if out is None else add_any(out, c)
+        except errors.ConcretizationError as e:
+            raise _in_jvp_rule(e, prim) from e
+        return ans, out
+    return by_argument
 
 
 def sweep_forward(tape, seeds):
@@ -45,11 +79,15 @@ def sweep_forward(tape, seeds):
         ts = list(map(get, node.parents))  # (None, a constant's parent, is never a key)
         for t in ts:
             if t is not None:
-                out = output_tangent(node.prim, ts, node.ans, node.args, node.params)
+                out = jvp_all(node.prim)(node.args, ts, node.params, node.ans)[1]
                 if out is not None:
                     tans[node] = out
                 break
     return tans
+
+
+def _in_jvp_rule(e, prim):  # (say that the read is a rule's)
+    return errors.in_rule(e, f"the JVP rule of {prim.public_name}", prim.builtin)
 
 
 def jvp_rule(prim, i):
@@ -64,11 +102,12 @@ def jvp_rule(prim, i):
 
 def derived(prim, i):
     """Whether forward mode derives argument ``i``'s JVP rule from its VJP rule."""
-    return i not in prim.jvps and _has_vjp(prim, i)
+    return (prim.jvp_joint is None and prim.jvp_with_output is None and i not in prim.jvps
+            and _has_vjp(prim, i))
 
 
 def _has_vjp(prim, i):
-    return i in prim.vjps or prim.vjp_by_argnum is not None
+    return i in prim.vjps or prim.vjp_by_argnum is not None or prim.vjp_joint is not None
 
 
 def _transposed_vjp(prim, i):
@@ -87,7 +126,7 @@ def _transposed_vjp(prim, i):
                           f"g = 0 it gives {v} rather than zero: {fix}")
 
     def jvp(t, ans, *args, **params):
-        vjp = prim.vjp(i)
+        vjp = prim.vjp_rule(i)
         if not probed and _probe(vjp, ans, args, params, i, where, fix):
             probed.append(True)
         # reverse mode keeps the real part of a real argument's cotangent: so does the map
