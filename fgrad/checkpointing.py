@@ -18,9 +18,9 @@ import numpy as _onp
 from .core import errors
 from .custom import _Custom, _inexact
 from .traces.dual import DualTrace, DualTracer
-from .core.other_arrays import foreign_array
+from .core.values import foreign_array
 from .traces.tape import Tape, TapeTracer
-from .core.tracer import innermost
+from .core.tracer import read_value
 
 __all__ = ["checkpoint", "remat"]
 
@@ -89,7 +89,7 @@ class _Checkpointed(_Custom):
         Under ``vmap`` the values are a whole batch, which Python cannot read: no check; nor
         for another library's arrays, which the check would compute: Dask's stay lazy.)"""
         try:
-            saved, nows = innermost(ans), [innermost(o) for o in outs]
+            saved, nows = read_value(ans), [read_value(o) for o in outs]
         except errors.ConcretizationError:
             return
         for (k, shape, dtype, start, stop), now in zip(call.var, nows):

@@ -47,7 +47,7 @@ from .numpy import add, astype, concatenate, getitem, ravel, real, reshape
 from .core.pytree import tree_flatten, tree_map, tree_unflatten
 from .core.other_arrays import as_array
 from .core.table import Primitive
-from .core.tracer import Tracer, ambient, first_tracer, innermost_meta, staging
+from .core.tracer import Tracer, ambient, first_tracer, value_for_shape, staging
 from .traces.transpose import transpose
 from .core.values import copied
 
@@ -58,7 +58,7 @@ __all__ = ["custom_jvp", "custom_vjp"]
 
 def _inexact(v):
     """Whether ``v`` (a leaf) is a float or complex value, i.e. one that has a derivative."""
-    v = innermost_meta(v)
+    v = value_for_shape(v)
     if isinstance(v, (float, complex)):
         return True
     dt = getattr(v, "dtype", None)
@@ -66,12 +66,12 @@ def _inexact(v):
 
 
 def _dtype(v):
-    return _onp.result_type(innermost_meta(v))
+    return _onp.result_type(value_for_shape(v))
 
 
 def _zero_tangent(v):
     """What a rule receives for an argument that is not being differentiated."""
-    v = innermost_meta(v)
+    v = value_for_shape(v)
     if isinstance(v, (bool, int, float, complex, _onp.ndarray, _onp.generic)):
         return _onp.zeros_like(v)
     return None  # a string, a function, ...: no tangent at all
@@ -139,7 +139,7 @@ class _Call:
                          for _ in range(td.num_leaves)]
         # (a staged graph records this call as one node that runs the function again on the
         # new values, so reading the values here guards nothing, and the run records nothing)
-        plain = [innermost_meta(v) for v in leaves]
+        plain = [value_for_shape(v) for v in leaves]
         self.traced = [(i, plain[i]) for i, v in enumerate(leaves) if isinstance(v, Tracer)]
         with staging(None):
             out, res = owner._primal(self, plain)
@@ -227,7 +227,7 @@ class _Call:
                             f"output has {self.out_tree!r}; they must match")
         vals = []
         for k, shape, _, _, _ in self.var:
-            have = _onp.shape(innermost_meta(leaves[k]))
+            have = _onp.shape(value_for_shape(leaves[k]))
             if have != shape:
                 raise ValueError(f"{name}: {what} has shape {have} at output leaf {k}, "
                                  f"where the function's output has shape {shape}")
@@ -255,7 +255,7 @@ class _Call:
             if c is None or not _inexact(x):
                 out.append(None)
                 continue
-            have, want = _onp.shape(innermost_meta(c)), _onp.shape(innermost_meta(x))
+            have, want = _onp.shape(value_for_shape(c)), _onp.shape(value_for_shape(x))
             if have != want:
                 raise ValueError(f"{name}: bwd returned a cotangent of shape {have} for "
                                  f"argument {self.leaf_arg[j]}, whose shape is {want}; a "

@@ -16,11 +16,11 @@ import warnings
 import numpy as _onp
 
 from .traces.graph import GuardError, interpreting
-from .core.other_arrays import foreign_array
+from .core.values import foreign_array
 from .traces.passes import optimize
 from .core.pytree import tree_flatten, tree_unflatten
 from .traces.staging import trace_graph
-from .core.tracer import innermost_meta
+from .core.tracer import value_for_shape
 
 __all__ = ["jit"]
 
@@ -195,13 +195,13 @@ _ARRAYS = frozenset([_onp.ndarray, _onp.float64])
 
 
 def _is_value(x):
-    m = innermost_meta(x)
+    m = value_for_shape(x)
     return isinstance(m, (_onp.ndarray, _onp.generic, int, float, complex)) or foreign_array(m)
 
 
 def _signature(x):
     """What a graph is specialised to: shape and dtype (a Python number: its type)."""
-    m = innermost_meta(x)
+    m = value_for_shape(x)
     if isinstance(m, (bool, int, float, complex)):
         return type(m)
     if foreign_array(m):  # (a graph traced on one library's arrays runs on that library's)

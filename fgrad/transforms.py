@@ -9,10 +9,9 @@ import numpy as _onp
 
 from .core import errors
 from .core.fpwarnings import at_user_code
-from .core.other_arrays import foreign_array
+from .core.values import PYTHON_NUMBERS, copied, foreign_array
 from .core.pytree import tree_flatten, tree_unflatten
-from .core.tracer import innermost_meta, strip, value_dtype
-from .core.values import PYTHON_NUMBERS, copied
+from .core.tracer import value_for_shape, map_tracers, value_dtype
 from .numpy import concatenate, reshape, stack
 from .traces.arguments import (an_output, argnums_partial, check_holomorphic, check_like, finish,
                                flat_inputs, fresh, is_integer, lowered, refuse_unknown,
@@ -36,7 +35,7 @@ class Recording:
 
     def __init__(self, f, args, fname, has_aux=False, lean=False, inputs="copy",
                  allow_int=False):
-        """``lean`` and ``inputs``: the tape's policy (``Tape``); with ``inputs="guard"`` the
+        """``lean`` and ``inputs``: the tape's policy (``Tape``); with ``inputs="read-only"`` the
         caller walks the tape before returning and calls ``release()`` when done, errors
         included. ``allow_int``: integer inputs pass through untraced (their node is None)."""
         flat, self.in_tree = flat_inputs(args, fname, allow_int)
@@ -52,7 +51,7 @@ class Recording:
             try:
                 out = tape.run(f, tree_unflatten(self.in_tree, tracers), fname)
             except ValueError as e:
-                if tape.guarded and "read-only" in str(e):
+                if tape.kept.read_only and "read-only" in str(e):
                     raise errors.input_written(fname) from e
                 raise
             self.aux = None
@@ -123,7 +122,8 @@ def _pull_back(rec, ct, consume, checked=False):
     for n, x in zip(rec.in_nodes, rec.inputs):
         c = cts.get(n)
         if c is None:
-            c = _onp.zeros(shape_of_value(innermost_meta(x)), float0) if n is None else zeros_for(x)
+            c = (_onp.zeros(shape_of_value(value_for_shape(x)), float0) if n is None
+                 else zeros_for(x))
         elif not (c.__class__ is x.__class__ is _onp.ndarray and c.dtype is x.dtype
                   and c.shape == x.shape and c.shape):  # (else it is final already)
             c = finish(_shaped_like(c, x), x)
@@ -136,7 +136,7 @@ def _pull_back(rec, ct, consume, checked=False):
 def _shaped_like(ct, x):
     """A cotangent must have its input's shape; a rule that forgot to undo broadcasting would
     otherwise hand back a gradient of the wrong shape without a word."""
-    have, want = shape_of_value(innermost_meta(ct)), shape_of_value(innermost_meta(x))
+    have, want = shape_of_value(value_for_shape(ct)), shape_of_value(value_for_shape(x))
     if have != want:
         raise ValueError(f"a VJP rule produced a cotangent of shape {have} for an input of "
                          f"shape {want}; a rule that broadcasts its arguments must sum the "
@@ -169,7 +169,7 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_
 
 def _value_and_grad(g, dyn, argnums, has_aux, holomorphic, allow_int):
     """value_and_grad_f's work, once the arguments are split and checked."""
-    rec = Recording(g, dyn, "grad", has_aux, lean=True, inputs="guard",
+    rec = Recording(g, dyn, "grad", has_aux, lean=True, inputs="read-only",
                     allow_int=allow_int)
     try:
         if rec.out_tree.kind != "leaf":
@@ -181,7 +181,7 @@ def _value_and_grad(g, dyn, argnums, has_aux, holomorphic, allow_int):
                             "for several outputs")
         out = rec.out_vals[0]
         _check_scalar(out, holomorphic)
-        grads = _pull_back(rec, [_seed(innermost_meta(out))], consume=True, checked=True)
+        grads = _pull_back(rec, [_seed(value_for_shape(out))], consume=True, checked=True)
     finally:
         rec.release()
     grads = grads[0] if isinstance(argnums, int) else grads
@@ -199,7 +199,7 @@ def _seed(v):
 
 
 def _check_scalar(out, holomorphic):
-    v = innermost_meta(out)
+    v = value_for_shape(out)
     shape, dtype = shape_of_value(v), value_dtype(v)
     if holomorphic:
         if shape != ():
@@ -324,7 +324,7 @@ def linearize(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., 
 
 def _basis(x):
     """Unit vectors shaped like ``x``, one per element (plain numpy)."""
-    v = innermost_meta(x)
+    v = value_for_shape(x)
     if v.__class__ in PYTHON_NUMBERS:  # (weak, as numpy promotes the number itself)
         yield v.__class__(1)
         return
@@ -341,7 +341,7 @@ def _assemble(parts, lead_shape, tail_shape, axis, out, x):
     if size == 0 or not parts:
         # no entries: the dtype a non-empty Jacobian of these values would have (float32
         # stays float32, complex stays complex)
-        kinds = [_onp.result_type(innermost_meta(v)) for v in (out, x)]
+        kinds = [_onp.result_type(value_for_shape(v)) for v in (out, x)]
         kinds = [k for k in kinds if _onp.issubdtype(k, _onp.inexact)]
         dtype = _onp.result_type(*kinds) if kinds else _onp.float64
         return _onp.zeros(tuple(lead_shape) + tuple(tail_shape), dtype)
@@ -369,7 +369,7 @@ def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: boo
         if holomorphic:
             check_holomorphic("jacrev", tree_flatten(dyn)[0], "input")
         with at_user_code():
-            rec = Recording(g, dyn, "jacrev", has_aux, lean=True, inputs="guard",
+            rec = Recording(g, dyn, "jacrev", has_aux, lean=True, inputs="read-only",
                             allow_int=allow_int)
             try:
                 if holomorphic:
@@ -388,7 +388,7 @@ def _refuse_complex(leaves, where, why):
     """Without ``holomorphic=True``: a complex leaf is a TypeError saying ``why`` (after
     "<where> leaf i is complex (dtype). ")."""
     for i, v in enumerate(leaves):
-        dtype = value_dtype(innermost_meta(v))
+        dtype = value_dtype(value_for_shape(v))
         if dtype.kind == "c":
             raise TypeError(f"{where} leaf {i} is complex ({dtype}). {why}")
 
@@ -398,7 +398,7 @@ def _all_at_once(sweep, like, out_axes):
     over the stacked basis), or None where that cannot be done: a basis of complex or no
     elements, or a rule that reads the values it is given (it raises under vmap; the caller
     then sweeps one vector at a time, as before)."""
-    v = innermost_meta(like)
+    v = value_for_shape(like)
     if v.__class__ in PYTHON_NUMBERS:  # (one element, weak: _basis's one sweep serves)
         return None
     shape, dtype = _onp.shape(v), _onp.result_type(v)
@@ -429,7 +429,7 @@ def _jacrev_blocks(rec, argnums, has_aux):
     the output's unit vectors), or one per output element."""
     blocks = []
     for node, val in zip(rec.out_nodes, rec.out_vals):
-        out_shape = _onp.shape(innermost_meta(val))
+        out_shape = _onp.shape(value_for_shape(val))
 
         def sweep(e, node=node):
             cts = rec.tape.backward([(node, e)]) if node is not None else {}
@@ -440,14 +440,14 @@ def _jacrev_blocks(rec, argnums, has_aux):
         if rows is None:  # one backward pass per unit vector, stacked first
             swept = [sweep(e) for e in _basis(val)]
             parts = [_assemble([s[j] for s in swept], out_shape,
-                               _onp.shape(innermost_meta(x)), 0, val, x)
+                               _onp.shape(value_for_shape(x)), 0, val, x)
                      for j, x in enumerate(rec.inputs)]
         else:
-            parts = [finish(reshape(r, tuple(out_shape) + _onp.shape(innermost_meta(x))))
+            parts = [finish(reshape(r, tuple(out_shape) + _onp.shape(value_for_shape(x))))
                      for r, x in zip(rows, rec.inputs)]
         for j, (n, x) in enumerate(zip(rec.in_nodes, rec.inputs)):
             if n is None:  # an integer input let through by allow_int
-                parts[j] = _onp.zeros(tuple(out_shape) + shape_of_value(innermost_meta(x)), float0)
+                parts[j] = _onp.zeros(tuple(out_shape) + shape_of_value(value_for_shape(x)), float0)
         blocks.append(tree_unflatten(rec.in_tree, parts))
     jac = tree_unflatten(rec.out_tree, [b[0] if isinstance(argnums, int) else b
                                         for b in blocks])
@@ -479,7 +479,7 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: boo
         else:
             _refuse_complex(tree_flatten(dyn)[0], "jacfwd: input", _COMPLEX_INPUT)
         with at_user_code():
-            rec = Recording(g, dyn, "jacfwd", has_aux, inputs="guard")
+            rec = Recording(g, dyn, "jacfwd", has_aux, inputs="read-only")
             try:
                 if holomorphic:
                     check_holomorphic("jacfwd", rec.out_vals, "output")
@@ -506,12 +506,12 @@ _COMPLEX_INPUT = (
 def _jacfwd_blocks(rec, argnums, has_aux):
     """jacfwd's result from a recorded function: all forward sweeps of an input at once
     (batched over its unit vectors), or one per input element."""
-    out_shapes = [_onp.shape(innermost_meta(val)) for val in rec.out_vals]
+    out_shapes = [_onp.shape(value_for_shape(val)) for val in rec.out_vals]
     parts = [[None] * len(rec.inputs) for _ in rec.out_vals]  # [output][input]
     for j, (n, x) in enumerate(zip(rec.in_nodes, rec.inputs)):
-        in_shape = _onp.shape(innermost_meta(x))
+        in_shape = _onp.shape(value_for_shape(x))
         # a Python number's tangent is weak: it takes the output's dtype, as jvp's does
-        weak = innermost_meta(x).__class__ in PYTHON_NUMBERS
+        weak = value_for_shape(x).__class__ in PYTHON_NUMBERS
 
         def sweep(e, n=n, weak=weak):
             tans = sweep_forward(rec.tape, {n: e})
@@ -560,4 +560,4 @@ def stop_gradient(x: Any) -> Any:
     """
     # (a primitive without derivative: under vmap the value stays a batch, and a staged
     # graph records it, so a graph run under grad gives it none either)
-    return strip(x, stopped)
+    return map_tracers(x, stopped)

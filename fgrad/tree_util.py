@@ -21,7 +21,7 @@ import numpy as _onp
 import fgrad.numpy as fnp
 from .core.pytree import (TreeDef, register_pytree_node, tree_flatten, tree_leaves, tree_map,
                           tree_structure, tree_unflatten)
-from .core.tracer import innermost_meta
+from .core.tracer import value_for_shape
 
 __all__ = ["TreeDef", "register_pytree_node", "register_dataclass", "tree_flatten",
            "tree_unflatten", "tree_map", "tree_leaves", "tree_structure", "ravel_pytree"]
@@ -67,7 +67,7 @@ def ravel_pytree(tree: Any) -> tuple[Any, Callable[..., Any]]:
     leaf with its own shape and dtype. Traced leaves give a traced vector, and ``unravel`` of
     a traced vector traced leaves, so derivatives pass both ways."""
     leaves, td = tree_flatten(tree)
-    metas = [innermost_meta(leaf) for leaf in leaves]
+    metas = [value_for_shape(leaf) for leaf in leaves]
     shapes = [_onp.shape(m) for m in metas]
     dtypes = [_onp.result_type(m) for m in metas]
     sizes = [int(_onp.prod(s, dtype=int)) for s in shapes]
@@ -78,13 +78,13 @@ def ravel_pytree(tree: Any) -> tuple[Any, Callable[..., Any]]:
         flat = fnp.concatenate([fnp.ravel(fnp.astype(fnp.asarray(x), dtype)) for x in leaves])
 
     def unravel(vector):
-        if _onp.shape(innermost_meta(vector)) != (sum(sizes),):
+        if _onp.shape(value_for_shape(vector)) != (sum(sizes),):
             raise ValueError(f"ravel_pytree's unravel: expected a vector of {sum(sizes)} "
-                             f"entries, got shape {_onp.shape(innermost_meta(vector))}")
+                             f"entries, got shape {_onp.shape(value_for_shape(vector))}")
         parts, start = [], 0
         for shape, dtype, n in zip(shapes, dtypes, sizes):
             part = fnp.reshape(vector[start:start + n], shape)
-            parts.append(part if _onp.result_type(innermost_meta(part)) == dtype
+            parts.append(part if _onp.result_type(value_for_shape(part)) == dtype
                          else fnp.astype(part, dtype))
             start += n
         return tree_unflatten(td, parts)

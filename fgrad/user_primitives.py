@@ -20,11 +20,10 @@ from typing import Any, Callable
 import numpy as _onp
 
 from .core import errors
-from .traces.accumulate import add_any
 from .numpy import astype, concatenate, getitem, ravel, real, reshape, zeros
 from .core.table import _BUILTIN, PRIMITIVES, STAGING, Primitive, Spec
 from .traces.rules import derived, jvp_all, jvp_rule
-from .core.tracer import ambient, first_tracer
+from .core.tracer import add_any, ambient, first_tracer
 
 __all__ = ["primitive"]
 

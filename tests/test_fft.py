@@ -88,7 +88,7 @@ def _real_coords(f, m, complex_in):
         x = v[:m] + 1j * v[m:] if complex_in else v
         y = f(x)
         return np.concatenate([np.real(y), np.imag(y)]) if onp.iscomplexobj(
-            fgrad.core.tracer.innermost(y)) else y
+            fgrad.core.tracer.read_value(y)) else y
     return g
 
 
@@ -216,7 +216,7 @@ def test_nd_values_and_jacobians(name, cplx):
                     u = u + 1j * np_.reshape(v[x.size:], shape)
                 y = np_.ravel(f(u, **kw))
                 return np_.concatenate([np_.real(y), np_.imag(y)]) if onp.iscomplexobj(
-                    fgrad.core.tracer.innermost(y)) else y
+                    fgrad.core.tracer.read_value(y)) else y
             return g
 
         matrix = _matrix(flat(getattr(onp.fft, name), onp), size)

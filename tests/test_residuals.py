@@ -9,7 +9,7 @@ import pytest
 
 import fgrad
 import fgrad.numpy as np
-from fgrad.traces import tape as tape_module
+from fgrad.traces import keeping
 from fgrad.core.table import PRIMITIVES
 from fgrad.testing import as_function, check_grads, random_case
 
@@ -24,7 +24,7 @@ def test_the_hot_primitives_declare_their_residuals():
 
 @pytest.mark.parametrize("name", SHEDDING)
 def test_rules_hold_when_every_unread_value_is_shed(name, monkeypatch):
-    monkeypatch.setattr(tape_module, "_SHED_BYTES", 0)
+    monkeypatch.setattr(keeping, "_SHED_BYTES", 0)
     prim = PRIMITIVES[name]
     rng = onp.random.default_rng(0)
     for case in prim.spec.cases:

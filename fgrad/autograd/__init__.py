@@ -42,7 +42,7 @@ from ..traces import arguments
 from ..checkpointing import checkpoint  # noqa: F401  (autograd.checkpoint: the same idea)
 from ..numpy import ones_like, real, reshape
 from ..core.pytree import tree_leaves, tree_map
-from ..core.tracer import innermost_meta, value_dtype
+from ..core.tracer import value_for_shape, value_dtype
 
 __all__ = ["grad", "elementwise_grad", "value_and_grad", "grad_and_aux", "jacobian",
            "hessian", "make_vjp", "make_jvp", "make_hvp", "make_ggnvp", "deriv",
@@ -115,7 +115,7 @@ def grad(fun: Callable[..., Any], argnum: int | Sequence[int] = 0) -> Callable[.
 def _one_element(out):
     """A one-element array as a 0-d one (autograd takes it as a scalar output); anything
     else as it is (fgrad's error for a non-scalar output names the shape)."""
-    m = innermost_meta(out)
+    m = value_for_shape(out)
     if getattr(m, "ndim", 0) and getattr(m, "size", 0) == 1:
         return reshape(out, ())
     return out
@@ -242,7 +242,7 @@ def deriv(fun: Callable[..., Any], argnum: int | Sequence[int] = 0) -> Callable[
     """
     def derivfun(*args, **kwargs):
         x = args[argnum]
-        return make_jvp(fun, argnum)(*args, **kwargs)(_onp.ones_like(innermost_meta(x)))[1]
+        return make_jvp(fun, argnum)(*args, **kwargs)(_onp.ones_like(value_for_shape(x)))[1]
 
     return _named(derivfun, fun, "deriv")
 
@@ -326,7 +326,7 @@ def holomorphic_grad(fun: Callable[..., Any],
     def gradfun(*args, **kwargs):
         nums = [argnum] if isinstance(argnum, int) else list(argnum)
         for n in nums:
-            if value_dtype(innermost_meta(args[n])).kind != "c":
+            if value_dtype(value_for_shape(args[n])).kind != "c":
                 warnings.warn("Input to holomorphic_grad is not complex", stacklevel=2)
         return transforms.grad(lambda *a, **k: real(fun(*a, **k)), argnums=argnum)(
             *args, **kwargs)

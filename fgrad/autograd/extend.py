@@ -12,7 +12,7 @@ from . import def_linear, defjvp, defvjp, defvjp_argnum, primitive  # noqa: F401
 from ..core import table
 from ..numpy.array_tracer import ArrayTracer
 from ..core.pytree import tree_flatten, tree_unflatten
-from ..core.tracer import Tracer, innermost_meta, strip, value_dtype
+from ..core.tracer import Tracer, value_for_shape, value_dtype, read_values
 
 __all__ = ["primitive", "defvjp", "defvjp_argnum", "defvjp_argnums", "defjvp",
            "defjvp_argnum", "defjvp_argnums", "def_linear", "notrace_primitive", "Box",
@@ -88,7 +88,7 @@ def notrace_primitive(f: Callable[..., Any]) -> Callable[..., Any]:
     1.0
     """
     def plain(*args, **kwargs):
-        return f(*strip(args), **strip(kwargs))
+        return f(*read_values(args), **read_values(kwargs))
 
     plain.__name__ = getattr(f, "__name__", "notrace")
     plain.__doc__ = f.__doc__
@@ -103,7 +103,7 @@ class VSpace:
 
     def __init__(self, value):
         leaves, self._tree = tree_flatten(value)
-        self._metas = [innermost_meta(x) for x in leaves]
+        self._metas = [value_for_shape(x) for x in leaves]
         if len(self._metas) == 1 and not isinstance(value, (tuple, list, dict)):
             m = self._metas[0]
             self.shape, self.dtype = _onp.shape(m), value_dtype(m)

@@ -5,7 +5,7 @@ implements numpy's dispatch protocols (``__array_function__``, ``__array_ufunc__
 functions called on its arrays back in its own library: ``numpy.sin`` of a Dask array is a Dask
 array, lazy; of a CuPy array, a CuPy array on the GPU. So the rules, written with
 ``fgrad.numpy``, run there unchanged. What differs from numpy's arrays is settled here or
-where the core asks :func:`foreign_array`:
+where the core asks ``values.foreign_array``:
 
 - a trace holding such values calls each primitive through dispatch (``Primitive.__call__``;
   the staging trace calls :func:`call_in_own_library` itself), never its numpy function
@@ -24,37 +24,7 @@ import warnings
 import numpy as _onp
 
 from . import errors
-
-_FOREIGN = {}
-
-
-def foreign_array(v):
-    """Whether ``v`` is an array of another library that implements numpy's dispatch protocols
-    (Dask, CuPy): not an ndarray or numpy scalar, and not a tracer (fgrad's tracers implement
-    the protocols too, and say so by ``_fgrad_tracer``). One dict lookup per class."""
-    cls = v.__class__
-    known = _FOREIGN.get(cls)
-    if known is None:
-        known = _FOREIGN[cls] = (
-            hasattr(cls, "__array_function__") and hasattr(cls, "__array_ufunc__")
-            and hasattr(cls, "shape") and hasattr(cls, "dtype")
-            and not issubclass(cls, (_onp.ndarray, _onp.generic))
-            and not hasattr(cls, "_fgrad_tracer"))
-    return known
-
-
-def first_foreign(args):
-    """The first argument (or entry of a list or tuple argument) that is another library's
-    array; None if there is none."""
-    for a in args:
-        if a.__class__ is list or a.__class__ is tuple:
-            a = first_foreign(a)
-            if a is not None:
-                return a
-        elif foreign_array(a):
-            return a
-    return None
-
+from .values import foreign_array
 
 def call_in_own_library(prim, array, /, *args, **params):
     """``prim.impl(*args, **params)``, where ``array``, another library's array, is among the

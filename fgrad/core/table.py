@@ -22,10 +22,10 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as _onp
 
 from . import errors
-from .other_arrays import call_in_own_library, first_foreign, foreign_array
-from .tracer import (STAGING, Tracer, ambient, below_transforms, first_tracer,
-                     innermost_meta, strip)
-from .values import PLAIN_OPERANDS
+from .other_arrays import call_in_own_library
+from .values import PLAIN_OPERANDS, first_foreign, foreign_array
+from .tracer import (STAGING, Tracer, ambient, without_derivative, first_tracer,
+                     value_for_shape, map_tracers)
 
 PRIMITIVES: dict[str, "Primitive"] = {}  # name -> Primitive: the one table
 _BUILTIN: set[str] = set()  # names defined by fgrad itself, which users may not replace
@@ -210,7 +210,7 @@ class Primitive:
         if not top.alive:
             raise errors.escaped(top)
         if not self.differentiable and not top.sees_all:
-            return self(*[strip(a, below_transforms) for a in args], **params)
+            return self(*[map_tracers(a, without_derivative) for a in args], **params)
         return top.process(self, args, params)
 
     def _ambient(self, args, params):
@@ -279,6 +279,14 @@ def _reverse_rule(prim):
     rules = prim.vjps
 
     def by_argument(g, ans, args, params, wanted):
+        n = len(wanted)
+        if n == 1:  # (one argument, wanted: the call was recorded for it)
+            rule = rules.get(0) or prim.vjp_rule(0)
+            return (rule(g, ans, *args, **params) if params else rule(g, ans, *args),)
+        if n == 2 and not params:  # (binary arithmetic: most of the rest)
+            w0, w1 = wanted
+            return (None if w0 is None else (rules.get(0) or prim.vjp_rule(0))(g, ans, *args),
+                    None if w1 is None else (rules.get(1) or prim.vjp_rule(1))(g, ans, *args))
         out = []
         i = 0
         for w in wanted:
@@ -471,7 +479,7 @@ def _jointly_linear_jvp(prim):
 
 
 def _zeros_like(x):
-    v = innermost_meta(x)  # (one example's shape and dtype: under vmap, no value is read)
+    v = value_for_shape(x)  # (one example's shape and dtype: under vmap, no value is read)
     if foreign_array(v):  # (in the value's own library, as other_arrays asks)
         return _onp.zeros_like(v)
     return _onp.zeros(_onp.shape(v), _onp.result_type(v))

@@ -29,14 +29,20 @@ import threading
 import numpy as _onp
 
 from . import errors
+from .values import PLAIN_OPERANDS, PYTHON_NUMBERS, first_foreign, foreign_array
+
+_ndarray = _onp.ndarray
+_STRONG_SCALARS = frozenset([_onp.float64, _onp.float32])
 
 _levels = itertools.count(1)
 
 
 class Trace:
-    """One running transform. Subclasses implement ``process`` (record, or push tangents)."""
+    """One running transform. Subclasses implement ``process`` (record, or push tangents),
+    which reads its call's arguments through ``arguments``, the one classification that
+    every trace shares."""
 
-    __slots__ = ("level", "alive", "kind")
+    __slots__ = ("level", "alive", "kind", "staged")
 
     # Whether the trace records the constants it meets as references to the caller's arrays
     # (staging: a replay must see their values as they are then). A tape nested inside such a
@@ -44,21 +50,93 @@ class Trace:
     shares_constants = False
     # Whether the trace must see every operation on its values, zero derivative or not
     # (staging records them, batching maps them over the batch); a differentiating trace is
-    # bypassed for those (``below_transforms``).
+    # bypassed for those (``without_derivative``).
     sees_all = False
     # Whether the values under its tracers are one example's (False for batching: a batch)
     concrete = True
+    # The class of its tracers (each holds its value one level down in ``_value``)
+    tracer_type: type = type(None)
+    # Whether it keeps its own copy of the plain arrays, lists and tuples it is given as
+    # arguments (``keep``: the tape, whose walk runs after the caller's code may have
+    # changed them)
+    keeps_constants = False
 
     def __init__(self, kind):
         self.level = next(_levels)
         self.alive = True
         self.kind = kind
+        # whether a staging trace runs around it in this thread: its plain values then go
+        # down through dispatch too, to be recorded
+        self.staged = bool(STAGING) and ambient() is not None
 
     def __repr__(self):
         return f"<{self.kind} trace #{self.level}>"
 
     def process(self, prim, args, params):
         raise NotImplementedError
+
+    def arguments(self, prim, args):
+        """A call's arguments as this trace sees them, ``(vals, mine, below, weak)``:
+
+        ``vals``  every argument one level down: this trace's tracers' values, the others
+                  as they are (kept by ``keep`` where the trace ``keeps_constants``);
+        ``mine``  per argument, this trace's tracer there, else None;
+        ``below`` whether something below this trace must see the call, so that the trace
+                  calls the primitive again (dispatch) rather than numpy's function
+                  (``prim.fast_impl``): another trace's tracer among the arguments or this
+                  trace's values (transforms nested), another library's array (its own
+                  library computes), or a staging trace around this one (it records plain
+                  values too);
+        ``weak``  whether one of this trace's values is a Python number (an input kept
+                  one, so that numpy promotes it as a number: the rules get it as a numpy
+                  scalar, ``values.strong``).
+
+        An ndarray subclass whose operators mean something else (``numpy.matrix``) is
+        refused here, where it meets any trace."""
+        own = self.tracer_type
+        if len(args) == 1:  # (the commonest call: one of this trace's tracers, an array)
+            a = args[0]
+            if a.__class__ is own and a._trace is self:
+                v = a._value
+                if v.__class__ is _ndarray or v.__class__ in _STRONG_SCALARS:
+                    return [v], [a], self.staged, False
+        vals = list(args)
+        mine = [None] * len(vals)
+        below = self.staged
+        weak = False
+        keeps = self.keeps_constants
+        i = 0
+        for a in args:
+            cls = a.__class__
+            if cls is own and a._trace is self:
+                mine[i] = a
+                v = vals[i] = a._value
+                cls = v.__class__
+                if cls is not _ndarray:
+                    if cls in PYTHON_NUMBERS:
+                        weak = True
+                    elif cls not in PLAIN_OPERANDS and (isinstance(v, Tracer) or
+                                                        foreign_array(v)):
+                        below = True
+            elif cls is _ndarray:
+                if keeps:
+                    vals[i] = self.keep(a)
+            elif cls not in PLAIN_OPERANDS:  # (plain constants: one lookup)
+                if isinstance(a, Tracer) or foreign_array(a):
+                    below = True
+                elif cls is list or cls is tuple:
+                    if first_foreign(a) is not None:
+                        below = True
+                    if keeps:
+                        vals[i] = self.keep(a)
+                else:
+                    refuse_other_semantics(prim, i, a)
+            i += 1
+        return vals, mine, below, weak
+
+    def keep(self, a):
+        """This trace's own copy of a plain argument (see ``keeps_constants``)."""
+        return a
 
     def run(self, f, args, fname):
         """``f(*args)`` on this trace's tracers, the trace closed afterwards whatever happens;
@@ -121,15 +199,28 @@ def batches():
     return BATCHING.get(threading.get_ident(), []) if BATCHING else []
 
 
-def innermost(x):
-    """The plain numpy value under any number of tracers, for its values (used where
-    derivatives are zero). A staging trace records that its value was used (a guard)."""
+# Reading under a tracer: three reads, named for what they cost.
+#
+#   read_value(x)          the plain value, read for its values (where derivatives are zero):
+#                          a staging trace guards it (a replay checks it), vmap refuses it (a
+#                          whole batch is no one example's value)
+#   value_for_shape(x)     a plain value for its class, shape and dtype only: costs nothing,
+#                          no guard, no refusal (under vmap, one example of the batch)
+#   without_derivative(x)  the value under the differentiating transforms only: the tracer
+#                          of a trace that sees every operation (staging, batching) stays, so
+#                          that a mask or condition computed from it is recorded or batched
+#
+# ``read_values`` and ``map_tracers`` apply them through lists, tuples and dicts.
+
+def read_value(x):
+    """The plain numpy value under any number of tracers, read for its values (used where
+    derivatives are zero): a staging trace guards it, ``vmap`` refuses it."""
     while isinstance(x, Tracer):
-        x = x._value
+        x = x._read()
     return x
 
 
-def below_transforms(x):
+def without_derivative(x):
     """The value under a tracer's differentiating transforms: the plain value, or the tracer
     of a trace that must see the computation (staging records it, batching maps it), for
     values with no derivative that stay arrays: a condition, a mask."""
@@ -138,13 +229,22 @@ def below_transforms(x):
     return x
 
 
-def innermost_meta(x):
+def value_for_shape(x):
     """The plain value under any number of tracers, for its class, shape and dtype only: a
     staging trace does not count this as a use of the value. (Also for a computation that a
     staged graph redoes from the new values at each replay, such as a custom function's.)"""
     while isinstance(x, Tracer):
         x = x._meta
     return x
+
+
+def add_any(a, b):
+    """``a + b`` of two derivatives (cotangents meeting at a value, tangents of a call's
+    arguments): numpy's operator on plain values, a tracer's own operator (the ``add``
+    primitive, so that transforms outside record the sum) where either is traced."""
+    if b.__class__ is not a.__class__ and isinstance(b, Tracer) and not isinstance(a, Tracer):
+        return b.__radd__(a)
+    return a + b
 
 
 def value_dtype(v):
@@ -154,18 +254,23 @@ def value_dtype(v):
     return dt if dt is not None else _onp.result_type(v)
 
 
-def strip(x, lower=innermost, leaf=None):
-    """``innermost`` applied through lists, tuples and dicts (arguments of zero-derivative
-    functions and indices may hold tracers anywhere); ``lower`` replaces it per tracer (per
-    instance of ``leaf``, where given)."""
+def map_tracers(x, fn, leaf=None):
+    """``x`` with ``fn`` applied to every tracer in it (per instance of ``leaf``, where
+    given), through lists, tuples and dicts (arguments of zero-derivative functions and
+    indices may hold tracers anywhere)."""
     if isinstance(x, Tracer if leaf is None else leaf):
-        return lower(x)
+        return fn(x)
     cls = type(x)
     if cls is list or cls is tuple:
-        return cls(strip(v, lower, leaf) for v in x)
+        return cls(map_tracers(v, fn, leaf) for v in x)
     if cls is dict:
-        return {k: strip(v, lower, leaf) for k, v in x.items()}
+        return {k: map_tracers(v, fn, leaf) for k, v in x.items()}
     return x
+
+
+def read_values(x):
+    """``read_value`` of every tracer in ``x``, through lists, tuples and dicts."""
+    return map_tracers(x, read_value)
 
 
 def _down(o, trace):
@@ -274,9 +379,14 @@ class Tracer:
         except AttributeError:
             return 1
 
-    dtype = property(lambda self: value_dtype(innermost_meta(self._meta)))
-    # the value one level down, for its class, shape and dtype (see ``innermost_meta``)
+    dtype = property(lambda self: value_dtype(value_for_shape(self._meta)))
+    # the value one level down, for its class, shape and dtype (see ``value_for_shape``)
     _meta = property(lambda self: self._value)
+
+    def _read(self):
+        """The value one level down, read for its values (see ``read_value``): a staging
+        trace's tracer guards it, a batching trace's refuses."""
+        return self._value
 
     def __len__(self):
         shape = self.shape
@@ -285,10 +395,10 @@ class Tracer:
         return shape[0]
 
     def __repr__(self):
-        return f"Tracer({innermost(self)!r}, {self._trace!r})"
+        return f"Tracer({read_value(self)!r}, {self._trace!r})"
 
     def __format__(self, spec):
-        return format(innermost(self), spec)
+        return format(read_value(self), spec)
 
     # a traced value is immutable, so a copy of it is the value itself: copy.deepcopy of a
     # structure holding one works (inside grad too) and the copy keeps its escape check
@@ -316,7 +426,7 @@ class Tracer:
         return bool(self._value)
 
     def __round__(self, ndigits=None):  # rounding has zero derivative: a plain value
-        return round(innermost(self), ndigits)
+        return round(read_value(self), ndigits)
 
     # --- conversions that would lose the derivative -----------------------------------
     def __float__(self): raise errors.concretization("float()")

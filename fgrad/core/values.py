@@ -1,4 +1,5 @@
-"""Which values are plain, immutable or leaves: the class sets the hot paths test against.
+"""Which values are plain, immutable, leaves or another library's arrays: the class tests the
+hot paths make.
 
 Each set holds exact classes (``x.__class__ in S``, one hash lookup), so it is a fast path,
 never the whole answer: a class outside it takes the slower, general check of the code that
@@ -47,3 +48,34 @@ def copied(v):
     value belongs to its trace). The one way a transform hands out or keeps a constant that
     the caller's code could change in place."""
     return v.__copy__() if v.__class__ is _ndarray else v  # (order "K": its memory order kept)
+
+
+_FOREIGN = {}
+
+
+def foreign_array(v):
+    """Whether ``v`` is an array of another library that implements numpy's dispatch protocols
+    (Dask, CuPy): not an ndarray or numpy scalar, and not a tracer (fgrad's tracers implement
+    the protocols too, and say so by ``_fgrad_tracer``). One dict lookup per class."""
+    cls = v.__class__
+    known = _FOREIGN.get(cls)
+    if known is None:
+        known = _FOREIGN[cls] = (
+            hasattr(cls, "__array_function__") and hasattr(cls, "__array_ufunc__")
+            and hasattr(cls, "shape") and hasattr(cls, "dtype")
+            and not issubclass(cls, (_onp.ndarray, _onp.generic))
+            and not hasattr(cls, "_fgrad_tracer"))
+    return known
+
+
+def first_foreign(args):
+    """The first argument (or entry of a list or tuple argument) that is another library's
+    array; None if there is none."""
+    for a in args:
+        if a.__class__ is list or a.__class__ is tuple:
+            a = first_foreign(a)
+            if a is not None:
+                return a
+        elif foreign_array(a):
+            return a
+    return None

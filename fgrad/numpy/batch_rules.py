@@ -22,11 +22,11 @@ import string
 import numpy as _onp
 
 import fgrad.numpy as fnp
-from ..core.tracer import innermost_meta
+from ..core.tracer import value_for_shape
 
 
 def shape(v):
-    return _onp.shape(innermost_meta(v))
+    return _onp.shape(value_for_shape(v))
 
 
 def example_shape(v, d):
@@ -325,7 +325,7 @@ def outer(prim, size, vals, dims):
 def vdot(prim, size, vals, dims):
     (a, b), (da, db) = vals, dims
     a, b = _flat(a, da, size), _flat(b, db, size)
-    if _onp.iscomplexobj(innermost_meta(a)):
+    if _onp.iscomplexobj(value_for_shape(a)):
         a = fnp.conjugate(a)
     return batched_einsum([a, b], _front(dims), ["i", "i"], "")
 
@@ -383,9 +383,9 @@ def convolution(prim, size, vals, dims, mode, flipped=False):
     a, v = (batch_first(x, d, size) for x, d in zip(vals, dims))
     la, lv = shape(a)[1], shape(v)[1]
     if flipped:
-        v = fnp.getitem(fnp.conjugate(v) if _onp.iscomplexobj(innermost_meta(v)) else v,
+        v = fnp.getitem(fnp.conjugate(v) if _onp.iscomplexobj(value_for_shape(v)) else v,
                         (slice(None), slice(None, None, -1)))
-    zeros = _onp.zeros((size, la - 1), _onp.result_type(innermost_meta(v)))
+    zeros = _onp.zeros((size, la - 1), _onp.result_type(value_for_shape(v)))
     padded = fnp.concatenate([zeros, v, zeros], axis=1)
     n = la + lv - 1
     lags = _onp.arange(n)[None, :] - _onp.arange(la)[:, None] + la - 1

@@ -16,8 +16,9 @@ import numpy as _onp
 import fgrad.numpy as fnp
 from . import batch_rules
 from ..core.table import Spec, define
-from ..core.other_arrays import as_array, foreign_array
-from ..core.tracer import Tracer, innermost_meta
+from ..core.other_arrays import as_array
+from ..core.values import foreign_array
+from ..core.tracer import Tracer, value_for_shape
 
 
 def shape_of(x):
@@ -28,7 +29,7 @@ def shape_of(x):
 
 
 def dtype_of(x):
-    return _onp.result_type(innermost_meta(x))
+    return _onp.result_type(value_for_shape(x))
 
 
 def unbroadcast(g, shape):

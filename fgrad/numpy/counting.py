@@ -4,7 +4,7 @@ import numpy as _onp
 
 import fgrad.numpy as fnp
 from ..core.table import Spec
-from ..core.tracer import innermost, innermost_meta
+from ..core.tracer import read_value, value_for_shape
 from .wrapping import differentiable
 
 _BINS = _onp.array([0, 2, 2, 3])
@@ -16,23 +16,23 @@ _BINS = _onp.array([0, 2, 2, 3])
 def bincount(x, weights=None, minlength=0):
     """Differentiable in ``weights``: bin ``k`` is the sum of the weights of the entries equal
     to ``k``. ``x`` holds integers, so it has no derivative."""
-    x = _onp.asarray(innermost(x))
+    x = _onp.asarray(read_value(x))
     if weights is None:
         return _onp.bincount(x, minlength=minlength)
     n = max(int(x.max(initial=-1)) + 1, int(minlength))
     weights = fnp.asarray(weights)
-    dtype = _onp.result_type(innermost_meta(weights), float)
+    dtype = _onp.result_type(value_for_shape(weights), float)
     return fnp.index_add(_onp.zeros(n, dtype), weights, x)
 
 
 def _edges(a, bins, range):
     """numpy's bin edges; when they come from the data's range they are differentiable in
     ``a`` (through its min and max)."""
-    plain = _onp.histogram_bin_edges(innermost(a), bins, range)
+    plain = _onp.histogram_bin_edges(read_value(a), bins, range)
     if range is not None or not isinstance(bins, (int, _onp.integer)):
         return plain, plain
     lo, hi = fnp.min(a), fnp.max(a)
-    if innermost(lo) == innermost(hi):  # numpy widens an empty range by 0.5 on each side
+    if read_value(lo) == read_value(hi):  # numpy widens an empty range by 0.5 on each side
         lo, hi = lo - 0.5, hi + 0.5
     return fnp.linspace(lo, hi, int(bins) + 1), plain
 
@@ -59,13 +59,13 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
     constant, so the counts themselves have zero derivative in ``a``."""
     a = fnp.ravel(fnp.asarray(a))
     edges, plain_edges = _edges(a, bins, range)
-    idx, inside = _bin_of(_onp.asarray(innermost(a)), plain_edges)
+    idx, inside = _bin_of(_onp.asarray(read_value(a)), plain_edges)
     n = len(plain_edges) - 1
     if weights is None:
         hist = _onp.bincount(idx[inside], minlength=n).astype(float if density else _onp.intp)
     else:
         w = fnp.ravel(fnp.asarray(weights))
-        hist = fnp.index_add(_onp.zeros(n, _onp.result_type(innermost_meta(w), float)), w[inside],
+        hist = fnp.index_add(_onp.zeros(n, _onp.result_type(value_for_shape(w), float)), w[inside],
                              idx[inside])
     if density:
         hist = hist / fnp.diff(edges) / fnp.sum(hist)

@@ -31,8 +31,8 @@ from ..core import table
 from ..core.table import Spec, register_function
 from ..core.other_arrays import as_array, surely_none
 from . import batch_rules, taylor_rules, ufunc_methods
-from ..core.tracer import (Tracer, below_transforms, contains_tracer, innermost, innermost_meta,
-                           strip)
+from ..core.tracer import (Tracer, without_derivative, contains_tracer, read_value, value_for_shape,
+                           map_tracers, read_values)
 from .broadcasting import (broadcast_like, cast_like, dtype_of, mask, shape_of,
                            unbroadcast_like)
 from .indexing import gather_p
@@ -128,14 +128,14 @@ def linear_unary(name, transpose, **fields):
 def _safe_div(num, den):
     """``num / den``, and 0 (with zero derivatives of every order) where ``den`` is 0: the
     derivative at a point where no one-sided limit agrees (``hypot``, ``arctan2`` at 0)."""
-    zero = below_transforms(den) == 0  # (a mask: plain, or batched or staged with den)
+    zero = without_derivative(den) == 0  # (a mask: plain, or batched or staged with den)
     if surely_none(zero):
         return num / den
     return where_p(zero, 0, num / where_p(zero, 1, den))
 
 
 def _is_complex(x):
-    return _onp.iscomplexobj(innermost_meta(x))
+    return _onp.iscomplexobj(value_for_shape(x))
 
 
 def _by_operator(op, ufunc):
@@ -306,11 +306,11 @@ def _frac_distance(r):
 
 
 def _floor_quotient(ans, x, y):
-    return -fnp.floor_divide(below_transforms(x), below_transforms(y))
+    return -fnp.floor_divide(without_derivative(x), without_derivative(y))
 
 
 def _trunc_quotient(ans, x, y):
-    return -fnp.trunc(below_transforms(x) / below_transforms(y))
+    return -fnp.trunc(without_derivative(x) / without_derivative(y))
 
 
 # mod and fmod jump where x / y crosses an integer; keep the tests' draws away from there
@@ -359,11 +359,11 @@ def _log_add_weight(exp, x, y, ans):
     """d/dx of log(e^x + e^y) (in base e or 2): ``exp(x - ans)``, and at infinities its
     limit, which the formula would give as nan (inf - inf): 1 where x alone is +inf, 1/2
     where x and y are the same infinity (the tie convention), 0 where y alone is +inf."""
-    a = below_transforms(ans)  # (plain, or batched or staged with ans: no value is read)
+    a = without_derivative(ans)  # (plain, or batched or staged with ans: no value is read)
     inf = fnp.isinf(a)
     if surely_none(fnp.isnan(a) | inf):
         return exp(x - ans)
-    xv, yv = below_transforms(x), below_transforms(y)
+    xv, yv = without_derivative(x), without_derivative(y)
     limit = fnp.astype(fnp.where(xv == yv, 0.5, fnp.where(xv == a, 1.0, 0.0)), dtype_of(ans))
     # (the formula only where it is finite: inf - inf would warn and give nan)
     return where_p(inf, limit, exp(where_p(inf, 0.0, x) - where_p(inf, 0.0, ans)))
@@ -413,7 +413,7 @@ fgrad: at the origin (a cone, like abs at 0) every derivative is 0.
 def _sign_agreement(ans, x, y):
     # d copysign(x, y)/dx: +1 where x already has y's sign, -1 where it is flipped, and 0 at
     # x == 0, the kink of |x| * sign(y)
-    xv, yv = below_transforms(x), below_transforms(y)
+    xv, yv = without_derivative(x), without_derivative(y)
     return fnp.sign(xv) * fnp.astype(fnp.where(fnp.signbit(yv), -1, 1), dtype_of(x))
 
 
@@ -434,7 +434,7 @@ spacing = zero_derivative(_onp.spacing)
 
 
 def _at_zero(ans, x1, x2):
-    return mask(below_transforms(x1) == 0, ans)
+    return mask(without_derivative(x1) == 0, ans)
 
 
 # heaviside(x1, x2) is a step in x1 (zero derivative), and equals x2 exactly where x1 == 0;
@@ -469,7 +469,7 @@ fgrad: differentiable in the mantissa x1 (derivative 2**x2); the integer exponen
 def _dsinc(ans, x):
     """sinc'(x) = (cos(pi x) - sinc(x)) / x, by its Taylor series near 0 where that formula
     cancels (so every order is exact at 0, where sinc'' = -pi**2 / 3)."""
-    near = fnp.abs(below_transforms(x)) < 0.1
+    near = fnp.abs(without_derivative(x)) < 0.1
     far = (fnp.cos(math.pi * x) - ans) / (x if surely_none(near) else where_p(near, 1, x))
     if surely_none(near):
         return far
@@ -557,9 +557,9 @@ where_p = define("where", _where_impl,
 def where(condition, x=None, y=None):
     """numpy.where; the condition has no derivative, ``x`` and ``y`` are selected from."""
     if x is None and y is None:
-        return _onp.where(strip(condition))
+        return _onp.where(read_values(condition))
     # tracers anywhere in it, lists included, count as values (a staged one stays staged)
-    return where_p(strip(condition, below_transforms), x, y)
+    return where_p(map_tracers(condition, without_derivative), x, y)
 
 
 def _clip_valid(*xs):
@@ -616,7 +616,7 @@ _NONFINITE = _onp.array([0.0, _onp.inf, 0.0, _onp.nan, -_onp.inf, 0.0])
 
 
 def _with_nonfinite(x):
-    extra = _NONFINITE[:_onp.size(innermost_meta(x))].reshape(_shape(x)).astype(dtype_of(x))
+    extra = _NONFINITE[:_onp.size(value_for_shape(x))].reshape(_shape(x)).astype(dtype_of(x))
     return x + extra
 
 
@@ -645,7 +645,7 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
         return x
     # the replacements are constants chosen by the values (below the differentiating
     # transforms: a batch of them under vmap)
-    xv = below_transforms(x)
+    xv = without_derivative(x)
     big = _onp.finfo(dt).max
     inf = fnp.where(xv > 0, dt.type(big if posinf is None else posinf),
                     dt.type(-big if neginf is None else neginf))
@@ -713,10 +713,10 @@ def real_if_close(a, tol=100):
     """numpy.real_if_close: the real part (with its derivative) when every imaginary part is
     within ``tol`` of zero, else ``a`` itself."""
     a = fnp.asarray(a)
-    av = innermost(a)
+    av = read_value(a)
     if not _onp.iscomplexobj(av):
         return a
-    tol = strip(tol)
+    tol = read_values(tol)
     if tol > 1:
         tol = _onp.finfo(av.dtype).eps * tol
     return fnp.real(a) if _onp.all(_onp.abs(av.imag) < tol) else a
@@ -728,7 +728,7 @@ def _interp_piece(x, xp, fp, i, left, right):
     i = len(xp) - 1 the constant right of xp[-1]. Exactly at xp[0] and xp[-1] those constants
     are fp[0] and fp[-1], the values there, whatever ``left`` and ``right`` are."""
     n = _shape(xp)[0]
-    xv, xpv = below_transforms(x), below_transforms(xp)
+    xv, xpv = without_derivative(x), without_derivative(xp)
     below, above = i < 0, i >= n - 1
     if n == 1:
         line = _pick(fp, i * 0)
@@ -800,11 +800,11 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         period = _builtins.abs(period)
         left = right = None
         x, xp = fnp.mod(x, period), fnp.mod(xp, period)
-        order = _onp.argsort(innermost(xp))
+        order = _onp.argsort(read_value(xp))
         xp, fp = xp[order], fp[order]
         xp = fnp.concatenate([xp[-1:] - period, xp, xp[0:1] + period])
         fp = fnp.concatenate([fp[-1:], fp, fp[0:1]])
-    xv, xpv = below_transforms(x), below_transforms(xp)
+    xv, xpv = without_derivative(x), without_derivative(xp)
     right_piece = fnp.searchsorted(xpv, xv, side="right") - 1
     left_piece = fnp.searchsorted(xpv, xv, side="left") - 1
     y = _interp_piece(x, xp, fp, right_piece, left, right)
@@ -873,14 +873,14 @@ def _piecewise_selected(x, condlist, funclist, args, kw):
 def select(condlist, choicelist, default=0):
     """numpy.select: the conditions have no derivative; each entry has the derivative of the
     choice (or the default) it is taken from."""
-    condlist = [strip(c, below_transforms) for c in condlist]  # (batched under vmap)
+    condlist = [map_tracers(c, without_derivative) for c in condlist]  # (batched under vmap)
     # numpy's own call on stand-ins checks the arguments and gives the result's dtype
-    dtype = _onp.select([innermost_meta(c) for c in condlist],
-                        [innermost_meta(c) for c in choicelist], innermost_meta(default)).dtype
+    dtype = _onp.select([value_for_shape(c) for c in condlist],
+                        [value_for_shape(c) for c in choicelist], value_for_shape(default)).dtype
     out = fnp.astype(fnp.asarray(default), dtype)
     for cond, choice in zip(condlist[::-1], choicelist[::-1]):
         out = where_p(cond, fnp.astype(fnp.asarray(choice), dtype), out)
-    shape = _onp.broadcast_shapes(*[_onp.shape(innermost_meta(c)) for c in condlist],
+    shape = _onp.broadcast_shapes(*[_onp.shape(value_for_shape(c)) for c in condlist],
                                   _shape(out))
     return out if _shape(out) == shape else fnp.broadcast_to(out, shape)
 
@@ -911,9 +911,9 @@ def piecewise(x, condlist, funclist, *args, **kw):
     conditions are a batch or staged, each function is called on every entry and its values
     selected (as in JAX), so no condition is read."""
     x = fnp.asarray(x)
-    xv = innermost_meta(x)
+    xv = value_for_shape(x)
     n2 = len(funclist)
-    condlist = strip(condlist, below_transforms)
+    condlist = map_tracers(condlist, without_derivative)
     if contains_tracer(condlist):  # (a batch of conditions, or staged ones)
         return _piecewise_selected(x, condlist, funclist, args, kw)
     if _onp.isscalar(condlist) or (not isinstance(condlist[0], (list, _onp.ndarray))
@@ -931,7 +931,7 @@ def piecewise(x, condlist, funclist, *args, **kw):
     for cond, func in zip(condlist, funclist):
         if callable(func):
             vals = x[cond]
-            if _onp.size(innermost_meta(vals)) == 0:
+            if _onp.size(value_for_shape(vals)) == 0:
                 continue
             value = func(vals, *args, **kw)
         else:

@@ -31,7 +31,7 @@ from numpy.lib.array_utils import normalize_axis_index as _normalize_axis
 import fgrad.numpy as fnp
 from . import batch_rules
 from ..core.table import Spec, define
-from ..core.tracer import innermost_meta
+from ..core.tracer import value_for_shape
 from .broadcasting import dtype_of, shape_of
 from .namespace import mirror
 from .wrapping import as_tuple, differentiable, unsupported_kwargs
@@ -56,7 +56,7 @@ def _fit(x, axis, m):
 def _real_if_real(c, x):
     """The cotangent ``c`` of ``x``: its real part when ``x`` is real. (The tape does this for
     complex outputs; ``irfft`` and ``hfft`` give real outputs from possibly real inputs.)"""
-    return c if _onp.iscomplexobj(innermost_meta(x)) else fnp.real(c)
+    return c if _onp.iscomplexobj(value_for_shape(x)) else fnp.real(c)
 
 
 def _twice_inside(c, axis, n):

@@ -28,8 +28,9 @@ import numpy as _onp
 import fgrad.numpy as fnp
 from . import batch_rules
 from ..core.table import Spec, define
-from ..core.other_arrays import as_array, foreign_array
-from ..core.tracer import Tracer, below_transforms, strip, value_dtype
+from ..core.other_arrays import as_array
+from ..core.values import foreign_array
+from ..core.tracer import Tracer, without_derivative, value_dtype, read_values
 from .namespace import values_only
 from .broadcasting import dtype_of, shape_of, unbroadcast_like
 from .wrapping import differentiable
@@ -118,7 +119,7 @@ def getitem(x, idx):
     i = traced_index(idx)
     if i is not None:
         return gather_rows(x, i)
-    return getitem_p(x, idx=strip(idx))
+    return getitem_p(x, idx=read_values(idx))
 
 
 def traced_index(idx):
@@ -126,7 +127,7 @@ def traced_index(idx):
     under ``vmap``, an index computed in a staged function), or None. Such an index is an
     argument of ``gather`` rather than a parameter, so no value is read."""
     if isinstance(idx, Tracer):
-        v = below_transforms(idx)
+        v = without_derivative(idx)
         if isinstance(v, Tracer) and value_dtype(v).kind in "iu":
             return v
     return None
@@ -158,7 +159,7 @@ index_add_p = define(
 
 def index_add(x, v, idx):
     """``x.at[idx].add(v)``: a new array with ``v`` added at ``idx`` (repeats accumulate)."""
-    return index_add_p(x, v, idx=strip(idx))
+    return index_add_p(x, v, idx=read_values(idx))
 
 
 def _check_unique(x, idx):
@@ -187,7 +188,7 @@ index_set_p = define(
 
 def index_set(x, v, idx):
     """``x.at[idx].set(v)``: a new array with ``v`` written at ``idx`` (repeats are an error)."""
-    idx = strip(idx)
+    idx = read_values(idx)
     _check_unique(x, idx)
     return index_set_p(x, v, idx=idx)
 
@@ -229,7 +230,7 @@ INDEX_UPDATE_CASES = [(((4,), (5,)), {"idx": _onp.array([0, 0, 2, 3, 3])}),
 
 @differentiable(_multiply_at, Spec(INDEX_UPDATE_CASES), name="index_multiply")
 def index_multiply(x, v, idx):
-    x, v, idx = fnp.asarray(x), fnp.asarray(v), strip(idx)
+    x, v, idx = fnp.asarray(x), fnp.asarray(v), read_values(idx)
     shape = shape_of(x)
     dtype = _onp.result_type(dtype_of(x), dtype_of(v))
     # x's entries and v broadcast over the entries idx addresses, both flat
@@ -318,14 +319,14 @@ def index_min(x, v, idx):
     """``x.at[idx].min(v)``: a new array, each entry at ``idx`` the minimum of itself and the
     values written to it (repeats included). At a tie the candidates that attain the minimum
     share the derivative evenly (as in ``minimum`` and ``min``)."""
-    return index_min_p(x, v, idx=strip(idx))
+    return index_min_p(x, v, idx=read_values(idx))
 
 
 def index_max(x, v, idx):
     """``x.at[idx].max(v)``: a new array, each entry at ``idx`` the maximum of itself and the
     values written to it (repeats included). At a tie the candidates that attain the maximum
     share the derivative evenly (as in ``maximum`` and ``max``)."""
-    return index_max_p(x, v, idx=strip(idx))
+    return index_max_p(x, v, idx=read_values(idx))
 
 
 

@@ -17,7 +17,7 @@ import numpy as _onp
 
 import fgrad.numpy as fnp
 from ..core.table import Spec
-from ..core.tracer import concrete, contains_tracer, innermost, innermost_meta, strip
+from ..core.tracer import concrete, contains_tracer, read_value, value_for_shape, read_values
 from .broadcasting import dtype_of, shape_of
 from .layout import (array, asarray, astype, atleast_1d, atleast_2d, atleast_3d,
                      axis_index, axis_tuple, broadcast_to, concatenate, list_call, ravel,
@@ -42,7 +42,7 @@ def _positions(x):
     pos = _onp.arange(_size(shape)).reshape(shape)
     if not concrete(x):  # a batch under vmap, whose layout is not an example's
         return pos
-    v = innermost_meta(x)  # (its memory order only: a staged function guards nothing)
+    v = value_for_shape(x)  # (its memory order only: a staged function guards nothing)
     if isinstance(v, _onp.ndarray) and v.flags.f_contiguous and not v.flags.c_contiguous:
         pos = _onp.asfortranarray(pos)
     return pos
@@ -141,7 +141,7 @@ def _block_call(f, *xs, **params):
                                   (((2, 1), (1, 2, 3)), {})], call=_block_call))
 def block(arrays):
     depth = _block_depth(arrays, [])
-    ndim = max([depth] + [_onp.ndim(innermost_meta(leaf)) for leaf in _leaves(arrays)])
+    ndim = max([depth] + [_onp.ndim(value_for_shape(leaf)) for leaf in _leaves(arrays)])
 
     def build(obj, level):
         if level == depth:
@@ -157,7 +157,7 @@ def _pieces(ary, indices_or_sections, axis):
     """``array_split``: the pieces of ``ary`` along ``axis``, as slices (numpy's division
     points: the first ``n % sections`` pieces one longer)."""
     n = shape_of(ary)[axis]
-    ios = strip(indices_or_sections)
+    ios = read_values(indices_or_sections)
     try:
         points = [0] + list(ios) + [n]
     except TypeError:
@@ -185,7 +185,7 @@ def split(ary, indices_or_sections, axis=0):
     """A list of (traced) pieces, each with its own derivative."""
     ary = asarray(ary)
     axis = axis_index(axis, _ndim(ary))
-    ios = strip(indices_or_sections)
+    ios = read_values(indices_or_sections)
     if _onp.ndim(ios) == 0 and shape_of(ary)[axis] % int(ios):
         raise ValueError("array split does not result in an equal division")
     return _pieces(ary, ios, axis)
@@ -227,9 +227,9 @@ def unstack(x, /, *, axis=0):
 def tile(A, reps):
     """Computed as a broadcast: the derivative of each element sums over its copies."""
     try:
-        reps = tuple(int(r) for r in strip(reps))
+        reps = tuple(int(r) for r in read_values(reps))
     except TypeError:
-        reps = (int(strip(reps)),)
+        reps = (int(read_values(reps)),)
     A = asarray(A)
     shape = shape_of(A)
     d = max(len(reps), len(shape))
@@ -252,7 +252,7 @@ def repeat(a, repeats, axis=None):
     else:
         axis = axis_index(axis, _ndim(a))
     shape = shape_of(a)
-    counts = _onp.asarray(strip(repeats))
+    counts = _onp.asarray(read_values(repeats))
     idx = _onp.repeat(_onp.arange(shape[axis]), counts)  # numpy's checks of the counts
     if counts.size != 1:
         return fnp.getitem(a, _along(axis, idx))
@@ -268,9 +268,9 @@ def resize(a, new_shape):
     """The elements repeated cyclically; each derivative sums over copies."""
     a = asarray(a)
     if _size(shape_of(a)) == 0:
-        return _onp.resize(innermost(a), strip(new_shape))  # zeros: nothing to differentiate
+        return _onp.resize(read_value(a), read_values(new_shape))  # zeros: nothing to differentiate
     return _gather([a], _onp.resize(_onp.arange(_size(shape_of(a))).reshape(shape_of(a)),
-                                    strip(new_shape)))
+                                    read_values(new_shape)))
 
 
 # --- adding and removing elements ----------------------------------------------------------
@@ -294,11 +294,11 @@ def insert(arr, obj, values, axis=None):
     """Both ``arr`` and the inserted ``values`` may be traced."""
     arr, values = asarray(arr), asarray(values)
     if not _onp.issubdtype(dtype_of(arr), _onp.inexact):
-        return _onp.insert(innermost(arr), strip(obj), strip(values), axis)
+        return _onp.insert(read_value(arr), read_values(obj), read_values(values), axis)
     n = _size(shape_of(arr))
     # numpy places the values' element numbers (counted on from n) as it would the values
     value_pos = n + _onp.arange(_size(shape_of(values))).reshape(shape_of(values))
-    idx = _onp.insert(_positions(arr), strip(obj), value_pos, axis)
+    idx = _onp.insert(_positions(arr), read_values(obj), value_pos, axis)
     return _gather([arr, astype(values, dtype_of(arr))], idx)
 
 
@@ -307,7 +307,7 @@ def insert(arr, obj, values, axis=None):
                                    (((2, 3),), {"obj": slice(0, 4, 2)})]))
 def delete(arr, obj, axis=None):
     arr = asarray(arr)
-    return _gather([arr], _onp.delete(_positions(arr), strip(obj), axis))
+    return _gather([arr], _onp.delete(_positions(arr), read_values(obj), axis))
 
 
 def _trim_call(f, x, **params):
@@ -326,7 +326,7 @@ def trim_zeros(filt, trim="fb", axis=None):
     trim = trim.lower()
     if trim not in {"fb", "bf", "f", "b"}:
         raise ValueError(f"unexpected character(s) in `trim`: {trim!r}")
-    v = _onp.asarray(strip(filt))
+    v = _onp.asarray(read_values(filt))
     axes = range(v.ndim) if axis is None else axis_tuple(axis, v.ndim)
     if not axes:
         return filt
@@ -482,8 +482,8 @@ def pad(array, pad_width, mode="constant", **kwargs):
             "concatenate")
     x = asarray(array)
     if not _onp.issubdtype(dtype_of(x), _onp.inexact):  # integers: no derivative to keep
-        return _onp.pad(innermost(x), strip(pad_width), mode, **strip(kwargs))
-    width, plain_kwargs = strip(pad_width), strip(kwargs)
+        return _onp.pad(read_value(x), read_values(pad_width), mode, **read_values(kwargs))
+    width, plain_kwargs = read_values(pad_width), read_values(kwargs)
     pos = _positions(x)
     ndim, dtype, n = _ndim(x), dtype_of(x), pos.size
     if mode in ("edge", "wrap") or (mode in ("reflect", "symmetric") and
@@ -499,7 +499,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
         return _gather([x, _onp.zeros(1, dtype)],
                        _onp.pad(pos, width, "constant", constant_values=n))
     # the rest compute values; numpy's own (computed first, checking the arguments) are kept
-    value = _onp.pad(innermost(x), width, mode, **plain_kwargs)
+    value = _onp.pad(read_value(x), width, mode, **plain_kwargs)
     pairs = _pad_pairs(width, ndim)
     if mode in ("reflect", "symmetric"):
         out = _odd_reflection(x, pairs, mode)

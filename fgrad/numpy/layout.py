@@ -14,8 +14,9 @@ import numpy as _onp
 import fgrad.numpy as fnp
 from . import batch_rules
 from ..core.table import Spec, define, register_function
-from ..core.other_arrays import as_array, foreign_array
-from ..core.tracer import Tracer, contains_tracer, innermost, innermost_meta, strip
+from ..core.other_arrays import as_array
+from ..core.values import foreign_array
+from ..core.tracer import Tracer, contains_tracer, read_value, value_for_shape, read_values
 from .namespace import values_only
 from .views import copied, view_of
 from .broadcasting import broadcast_to_p, dtype_of, shape_of
@@ -39,12 +40,12 @@ def _ndim(x):
 
 def axis_index(axis, ndim):
     """``axis`` as a non-negative int; out of range raises numpy's AxisError."""
-    return _normalize_axis_index(_onp.asarray(strip(axis)).item(), ndim)
+    return _normalize_axis_index(_onp.asarray(read_values(axis)).item(), ndim)
 
 
 def axis_tuple(axis, ndim):
     """An int-or-sequence ``axis`` as a tuple of non-negative ints (repeats refused)."""
-    return tuple(_normalize_axis_tuple(strip(axis), ndim))
+    return tuple(_normalize_axis_tuple(read_values(axis), ndim))
 
 
 def list_call(f, *xs, **params):
@@ -150,7 +151,7 @@ expand_dims_p = define("expand_dims", lambda x, axis: _onp.expand_dims(x, axis),
                                         (((),), {"axis": -1})]))
 def expand_dims(a, axis):
     a = fnp.asarray(a)
-    return view_of(expand_dims_p(a, axis=tuple(int(i) for i in as_tuple(strip(axis)))), a)
+    return view_of(expand_dims_p(a, axis=tuple(int(i) for i in as_tuple(read_values(axis)))), a)
 
 
 squeeze_p = define("squeeze", lambda x, axis: _onp.squeeze(x, axis),
@@ -164,13 +165,13 @@ squeeze_p = define("squeeze", lambda x, axis: _onp.squeeze(x, axis),
                                     (((1, 2, 1),), {"axis": (0, 2)})]))
 def squeeze(a, axis=None):
     a = fnp.asarray(a)
-    return view_of(squeeze_p(a, axis=None if axis is None else as_tuple(strip(axis))), a)
+    return view_of(squeeze_p(a, axis=None if axis is None else as_tuple(read_values(axis))), a)
 
 
 @differentiable(_onp.broadcast_to, Spec([(((3,),), {"shape": (2, 3)}), (((),), {"shape": 3}),
                                          (((2, 1),), {"shape": (2, 2, 3)})]))
 def broadcast_to(array, shape, subok=False):
-    return broadcast_to_p(fnp.asarray(array), shape=as_tuple(strip(shape)))
+    return broadcast_to_p(fnp.asarray(array), shape=as_tuple(read_values(shape)))
 
 
 def _concatenate_vjp(i, g, ans, *xs, axis):
@@ -237,7 +238,7 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind", **kwargs
 
 
 def _astype_vjp(g, ans, x, dtype):
-    if _onp.iscomplexobj(innermost_meta(g)) and not _onp.iscomplexobj(innermost_meta(x)):
+    if _onp.iscomplexobj(value_for_shape(g)) and not _onp.iscomplexobj(value_for_shape(x)):
         g = fnp.real(g)  # the real part is the real input's share of a complex cotangent
     return fnp.astype(g, dtype_of(x))
 
@@ -346,7 +347,7 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, d
     """No derivative with respect to ``a`` (only its shape and dtype are
     used); a traced ``fill_value`` is broadcast, with its derivative."""
     _no_like("full_like", None, device)
-    template = _onp.empty_like(innermost_meta(a), dtype=dtype, shape=shape)
+    template = _onp.empty_like(value_for_shape(a), dtype=dtype, shape=shape)
     if not contains_tracer(fill_value):
         return _onp.full_like(template, fill_value)
     return _filled(fill_value, template.shape, template.dtype)
@@ -358,7 +359,7 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, d
 def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
     """A traced ``fill_value`` is broadcast, with its derivative."""
     _no_like("full", like, device)
-    return _filled(fill_value, as_tuple(strip(shape)), dtype)
+    return _filled(fill_value, as_tuple(read_values(shape)), dtype)
 
 
 # --- composed of the primitives above ----------------------------------------------------
@@ -494,7 +495,7 @@ def require(a, dtype=None, requirements=None, *, like=None):
 @differentiable(_onp.asarray_chkfinite, Spec([(((2, 3),), {}), (((3,),), {"dtype": _F64})]))
 def asarray_chkfinite(a, dtype=None, order=None):
     a = asarray(a, dtype)
-    v = innermost(a)
+    v = read_value(a)
     if _onp.issubdtype(_onp.result_type(v), _onp.inexact) and not _onp.isfinite(v).all():
         raise ValueError("array must not contain infs or NaNs")
     return a

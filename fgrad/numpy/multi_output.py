@@ -7,7 +7,7 @@ import numpy as _onp
 
 import fgrad.numpy as fnp
 from ..core.table import define
-from ..core.tracer import innermost_meta
+from ..core.tracer import value_for_shape
 from .batch_rules import example_shape
 from .broadcasting import dtype_of
 
@@ -46,7 +46,7 @@ def define_multi(name, impl, out_shapes, vjp, jvp, *, spec=None, doc=None, batch
             parts = [fnp.zeros(s, dtype) if p is None else p
                      for p, s in zip(parts, out_shapes(*args, **params))]
         else:
-            parts = [fnp.zeros_like(innermost_meta(o)) if p is None else p
+            parts = [fnp.zeros_like(value_for_shape(o)) if p is None else p
                      for p, o in zip(parts, like)]
         return fnp.concatenate([fnp.ravel(p) for p in parts])
 

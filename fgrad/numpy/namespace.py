@@ -22,8 +22,8 @@ import types
 from ..core import errors
 from . import batch_rules
 from ..core.table import Primitive
-from ..core.tracer import (STAGING, Tracer, ambient, below_transforms, contains_tracer, innermost,
-                           innermost_meta, strip)
+from ..core.tracer import (STAGING, Tracer, ambient, contains_tracer, map_tracers, read_value,
+                           value_for_shape, without_derivative)
 from .unsupported import reason
 from ..core.values import copied
 
@@ -84,7 +84,7 @@ def zero_derivative(fn):
     ``vmap`` batches it. One that reads shapes only (``META``) reads no value; any other
     reads the values (a staged function guards them)."""
     name = fn.__name__
-    lower = innermost_meta if name in META else innermost
+    lower = value_for_shape if name in META else read_value
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -93,7 +93,7 @@ def zero_derivative(fn):
             if down is not None and not contains_tracer(kwargs) and (
                     any(isinstance(a, Tracer) for a in down) or ambient() is not None):
                 return prim(*down, **kwargs)  # (to the staging or batching trace)
-        return fn(*strip(args, lower), **strip(kwargs, lower))
+        return fn(*map_tracers(args, lower), **map_tracers(kwargs, lower))
 
     # (a graph run on tracers calls this function again for the node)
     prim = Primitive(name, fn, batch=_BATCH.get(name, batch_rules.elementwise),
@@ -112,7 +112,7 @@ def values_only(fn, name, batch=batch_rules.one_at_a_time):
     prim = Primitive(name, fn, batch=batch, differentiable=False)
 
     def call(*args, **params):
-        return prim(*[below_transforms(a) for a in args], **params)
+        return prim(*[without_derivative(a) for a in args], **params)
 
     return call
 
@@ -128,7 +128,7 @@ def _below_transforms(args):
     derivative needs no other); None where a tracer hides inside a list."""
     out = []
     for a in args:
-        a = below_transforms(a)
+        a = without_derivative(a)
         if a.__class__ in (list, tuple, dict) and contains_tracer(a):
             return None
         out.append(a)

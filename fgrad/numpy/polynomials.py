@@ -11,7 +11,7 @@ import numpy as _onp
 import fgrad.numpy as fnp
 from . import batch_rules
 from ..core.table import Spec, define
-from ..core.tracer import Tracer, innermost, innermost_meta
+from ..core.tracer import Tracer, read_value, value_for_shape
 from .broadcasting import dtype_of, shape_of
 from .namespace import values_only
 from .products import convolve
@@ -88,7 +88,7 @@ def _trim_leading_zeros(p):
     p = fnp.atleast_1d(p)
     if _ndim(p) > 1:
         raise ValueError("Polynomial must be 1d only.")
-    nonzero = _onp.flatnonzero(innermost(p))
+    nonzero = _onp.flatnonzero(read_value(p))
     if nonzero.size == 0:
         return _onp.zeros(1, dtype_of(p))
     return p if nonzero[0] == 0 else p[int(nonzero[0]):]
@@ -177,7 +177,7 @@ def polydiv(u, v):
         quotient.append(d)
         r = fnp.index_set(r, r[k:k + n + 1] - d * v, slice(k, k + n + 1))
     q = fnp.stack(quotient) if quotient else _onp.zeros(1, dtype)
-    while _onp.allclose(innermost(r)[0], 0, rtol=1e-14) and shape_of(r)[-1] > 1:
+    while _onp.allclose(read_value(r)[0], 0, rtol=1e-14) and shape_of(r)[-1] > 1:
         r = r[1:]
     return q, r
 
@@ -193,7 +193,7 @@ def vander(x, N=None, increasing=False):
     N = n if N is None else N
     dtype = _onp.promote_types(dtype_of(x), int)
     if N <= 1:  # no power of x appears: a constant, whatever x's values (none is read)
-        return _onp.vander(innermost_meta(x), N, increasing)
+        return _onp.vander(value_for_shape(x), N, increasing)
     columns = [_onp.ones(n, dtype), x if dtype_of(x) == dtype else fnp.astype(x, dtype)]
     while len(columns) < N:
         columns.append(columns[-1] * columns[1])
@@ -296,7 +296,7 @@ def _sorted(f, p):
     """Spec call: roots sorted by real, then imaginary part. numpy's order (LAPACK's) can
     change under a finite-difference step; the derivatives compared are those of each root."""
     r = f(p)
-    v = innermost(r)
+    v = read_value(r)
     return r[_onp.lexsort((_onp.imag(v), _onp.real(v)))]
 
 
@@ -335,8 +335,8 @@ def poly(seq_of_zeros):
     a, one = _onp.ones((1,), dtype), _onp.ones((), dtype)
     for k in range(n):
         a = convolve(a, fnp.stack([one, -z[k]]), mode="full")
-    if _onp.iscomplexobj(innermost_meta(a)):
-        zeros = _onp.asarray(innermost(z), complex)
+    if _onp.iscomplexobj(value_for_shape(a)):
+        zeros = _onp.asarray(read_value(z), complex)
         if _onp.all(_onp.sort(zeros) == _onp.sort(zeros.conjugate())):
             a = fnp.real(a)
     return a

@@ -19,7 +19,7 @@ from numpy.lib.array_utils import normalize_axis_index
 import fgrad.numpy as fnp
 from . import batch_rules
 from ..core.table import Spec, define
-from ..core.tracer import innermost_meta
+from ..core.tracer import value_for_shape
 from .broadcasting import dtype_of, shape_of, unbroadcast_like
 from .wrapping import as_tuple, differentiable, unsupported_kwargs
 
@@ -43,7 +43,7 @@ def _inverse_perm(perm):
 
 
 def _is_complex(x):
-    return _onp.iscomplexobj(innermost_meta(x))
+    return _onp.iscomplexobj(value_for_shape(x))
 
 
 def _conj(x):

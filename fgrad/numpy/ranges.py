@@ -8,7 +8,7 @@ import numpy as _onp
 
 import fgrad.numpy as fnp
 from ..core.table import Spec
-from ..core.tracer import below_transforms
+from ..core.tracer import without_derivative
 from .broadcasting import dtype_of, shape_of
 from .wrapping import differentiable, unsupported_kwargs
 
@@ -73,7 +73,7 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
             _onp.iscomplexobj(_onp.zeros((), dtype_of(stop))):
         raise NotImplementedError("fgrad.numpy.geomspace: complex endpoints are not supported "
                                   "on traced values")
-    sign = fnp.sign(below_transforms(start))  # (a batch of signs under vmap)
+    sign = fnp.sign(without_derivative(start))  # (a batch of signs under vmap)
     y, axis = _spaced(fnp.log(fnp.abs(start)), fnp.log(fnp.abs(stop)), num, endpoint, axis)
     y = fnp.exp(y) * (fnp.expand_dims(sign, axis) if shape_of(start) else sign)
     return y if dtype is None else fnp.astype(y, dtype)

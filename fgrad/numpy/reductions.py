@@ -18,7 +18,7 @@ from numpy.lib.array_utils import normalize_axis_tuple
 import fgrad.numpy as fnp
 from . import batch_rules, taylor_rules
 from ..core.table import Composed, Spec, define
-from ..core.tracer import Tracer, contains_tracer, innermost, strip
+from ..core.tracer import Tracer, contains_tracer, read_value, read_values
 from .broadcasting import REDUCE, dtype_of, kept_shape, mask, shape_of, spread, sum_p
 from .wrapping import differentiable, unsupported_kwargs, with_numpy_values
 
@@ -152,7 +152,7 @@ def given(v):
 
 def numpy_kwargs(**kwargs):
     """The keyword arguments a caller gave, as plain values, to hand to numpy itself."""
-    return {k: strip(v) for k, v in kwargs.items() if given(v)}
+    return {k: read_values(v) for k, v in kwargs.items() if given(v)}
 
 
 def numpy_result(result, value):
@@ -176,7 +176,7 @@ def _with_initial(r, x, axes, keep, initial, better):
     """``max``/``min`` of ``r`` (the reduction of ``x``) and ``initial``, which counts as one more
     entry: at a tie between it and m entries each of the m + 1 gets 1/(m + 1) of the cotangent
     (``better`` is ``numpy.greater`` for max, ``numpy.less`` for min)."""
-    rv, iv, xv = innermost(r), innermost(initial), innermost(x)
+    rv, iv, xv = read_value(r), read_value(initial), read_value(x)
     kept = kept_shape(_onp.shape(xv), axes)
     ties = _onp.sum(xv == _onp.reshape(rv, kept), axis=axes, keepdims=keep)
     wins, tie = better(rv, iv), rv == iv
@@ -201,9 +201,9 @@ def reduction(prim, np_fn, a, axis, dtype, keepdims, initial=NoValue, where=NoVa
         return prim(a, axis=axes, keepdims=keep)
     kwargs = numpy_kwargs(axis=axis, dtype=dtype, keepdims=keepdims, initial=initial,
                            where=where)
-    value = np_fn(strip(a), **kwargs)  # numpy's value, and numpy's errors, first
+    value = np_fn(read_values(a), **kwargs)  # numpy's value, and numpy's errors, first
     if given(where):
-        w = _onp.broadcast_to(strip(where), shape_of(a))
+        w = _onp.broadcast_to(read_values(where), shape_of(a))
         if prim is mean_p:
             count = _onp.sum(w, axis=axes, keepdims=True)
             total = sum_p(fnp.where(w, a, 0), axis=axes, keepdims=True)

@@ -25,7 +25,7 @@ import fgrad.numpy as fnp
 from ..core import errors
 from . import batch_rules
 from ..core.table import Spec, define
-from ..core.tracer import Tracer, below_transforms, contains_tracer, innermost, strip
+from ..core.tracer import Tracer, without_derivative, contains_tracer, read_value, read_values
 from .broadcasting import dtype_of, shape_of
 from .indexing import along_axis_index, gather_p, gather_rows, traced_index
 from .namespace import values_only
@@ -37,7 +37,7 @@ def _ndim(x):
 
 
 def _values(x):
-    return _onp.asarray(innermost(x))
+    return _onp.asarray(read_value(x))
 
 
 def _distinct(*xs):
@@ -54,7 +54,7 @@ def _on_axis(axis, index):
 # --- take and friends -------------------------------------------------------------------------
 
 def _take_indices(indices, n, mode):
-    ind = _onp.asarray(strip(indices))
+    ind = _onp.asarray(read_values(indices))
     if ind.size == 0:
         ind = ind.astype(_onp.intp)
     if mode == "wrap":
@@ -110,7 +110,7 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     (((4,),), {"indices": _onp.array([3, 3, 0]), "axis": None})]))
 def take_along_axis(arr, indices, axis=-1):
     arr = fnp.asarray(arr)
-    indices = _onp.asarray(strip(indices))
+    indices = _onp.asarray(read_values(indices))
     if not _onp.issubdtype(indices.dtype, _onp.integer):
         raise IndexError("`indices` must be an integer array")
     if axis is None:
@@ -133,7 +133,7 @@ def compress(condition, a, axis=None, out=None):
             "is x.compress(condition) on a traced x, write np.compress(condition, x) instead "
             "(the method form is not supported on traced values); a traced condition has no "
             "derivative, so pass fgrad.stop_gradient(condition) if it is meant.")
-    condition = _onp.asarray(strip(condition))
+    condition = _onp.asarray(read_values(condition))
     if condition.ndim != 1:
         raise ValueError("condition must be a 1-d array")
     return take(a, _onp.flatnonzero(condition), axis=axis)
@@ -144,7 +144,7 @@ def compress(condition, a, axis=None, out=None):
     (((4,),), {"condition": _onp.array([0, 2, 0, 1])})],
     call=lambda f, a, condition: f(condition, a)))
 def extract(condition, arr):
-    return take(fnp.ravel(arr), _onp.flatnonzero(strip(condition)))
+    return take(fnp.ravel(arr), _onp.flatnonzero(read_values(condition)))
 
 
 def _choose_call(f, *choices, a, **params):
@@ -158,7 +158,7 @@ def _choose_call(f, *choices, a, **params):
     (((2,), ()), {"a": _onp.array([5, -2]), "mode": "clip"})], call=_choose_call))
 def choose(a, choices, out=None, mode="raise"):
     unsupported_kwargs("choose", {"out": out})
-    a = _onp.asarray(strip(a))
+    a = _onp.asarray(read_values(a))
     choices = [fnp.asarray(c) for c in choices]
     n = len(choices)
     if mode == "raise":
@@ -194,7 +194,7 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None):
     a = fnp.asarray(a)
     if axis is None:
         a, axis = fnp.ravel(a), -1
-    return _take_along(a, fnp.argsort(below_transforms(a), axis=axis, kind="stable"), axis)
+    return _take_along(a, fnp.argsort(without_derivative(a), axis=axis, kind="stable"), axis)
 
 
 def _take_along(a, indices, axis):
@@ -227,7 +227,7 @@ def partition(a, kth, axis=-1, kind="introselect", order=None):
     a = fnp.asarray(a)
     if axis is None:
         a, axis = fnp.ravel(a), -1
-    kth = strip(kth)
+    kth = read_values(kth)
     perm = _partition_order(a, kth=tuple(kth) if isinstance(kth, list) else kth, axis=axis,
                             kind=kind)
     return _take_along(a, perm, axis)
@@ -415,7 +415,7 @@ def _roll_axis(a, shift, axis):
     (((2, 3),), {"shift": (1, 1), "axis": (-1, 1)})]))
 def roll(a, shift, axis=None):
     a = fnp.asarray(a)
-    shift = strip(shift)
+    shift = read_values(shift)
     if axis is None:
         return fnp.reshape(roll(fnp.ravel(a), shift, 0), shape_of(a))
     axes = normalize_axis_tuple(axis, _ndim(a), allow_duplicate=True)
@@ -576,5 +576,5 @@ def setdiff1d(ar1, ar2, assume_unique=False):
     values are dropped depends on ``ar2`` only through exact equality, so ``ar2`` has zero
     derivative."""
     ar1 = fnp.ravel(ar1) if assume_unique else unique(ar1)
-    keep = _onp.isin(innermost(ar1), _onp.unique(innermost(ar2)), invert=True)
+    keep = _onp.isin(read_value(ar1), _onp.unique(read_value(ar2)), invert=True)
     return ar1[keep]

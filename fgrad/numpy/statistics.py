@@ -24,8 +24,8 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 import fgrad.numpy as fnp
 from . import batch_rules
 from ..core.table import Spec, define
-from ..core.tracer import (Tracer, below_transforms, concrete, contains_tracer, innermost,
-                           innermost_meta, strip)
+from ..core.tracer import (Tracer, without_derivative, concrete, contains_tracer, read_value,
+                           value_for_shape, read_values)
 from .broadcasting import dtype_of, mask, shape_of
 from .reductions import (NoValue, distinct, given, kept_shape, max_p, mean_p, min_p,
                          normal_axes, numpy_kwargs, numpy_result, prod_p, reduction,
@@ -172,7 +172,7 @@ def cumulative_prod(x, /, *, axis=None, dtype=None, out=None, include_initial=Fa
 def _nan_mask(a):
     """The boolean mask of a's NaN entries, or None if it has none; under ``vmap`` (or
     staging) the mask of the whole batch, which cannot be tested and is always used."""
-    nan = fnp.isnan(below_transforms(a))
+    nan = fnp.isnan(without_derivative(a))
     return nan if isinstance(nan, Tracer) or nan.any() else None
 
 
@@ -280,7 +280,7 @@ def _variance(a, axes, dtype, ddof, keep, mean, w):
     d = a - mean
     if w is not None:
         d = fnp.where(w, d, 0)
-    if _onp.iscomplexobj(innermost_meta(d)):
+    if _onp.iscomplexobj(value_for_shape(d)):
         sq = fnp.square(fnp.real(d)) + fnp.square(fnp.imag(d))
     else:
         sq = fnp.square(d)
@@ -308,7 +308,7 @@ def _ddof(ddof, correction):
 def _root(v):
     """sqrt of a variance; where it is exactly 0 (zero spread) the result is the constant 0, so
     its derivative is 0 there, to every order."""
-    zero = below_transforms(v) == 0
+    zero = without_derivative(v) == 0
     if not isinstance(zero, Tracer) and not zero.any():
         return fnp.sqrt(v)
     return fnp.where(zero, 0, fnp.sqrt(fnp.where(zero, 1, v)))
@@ -326,7 +326,7 @@ def _var_or_std(np_fn, a, axis, dtype, ddof, keepdims, where, mean, correction, 
     if w is not None:
         w = fnp.logical_not(w)
     if given(where):
-        wh = _onp.broadcast_to(strip(where), shape_of(a))
+        wh = _onp.broadcast_to(read_values(where), shape_of(a))
         w = wh if w is None else fnp.logical_and(w, wh)
     r = _variance(a, axes, dtype, ddof, keep, mean if given(mean) else None, w)
     if root:
@@ -382,7 +382,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=NoValue, *, where=NoVal
                                                              keepdims=keepdims, where=where))
     w = fnp.logical_not(nan)
     if given(where):
-        w = fnp.logical_and(w, _onp.broadcast_to(strip(where), shape_of(a)))
+        w = fnp.logical_and(w, _onp.broadcast_to(read_values(where), shape_of(a)))
     r = _masked_mean(a, normal_axes(axis, _ndim(a)), dtype, w)
     if not given(keepdims) or not keepdims:
         r = fnp.squeeze(r, axis=normal_axes(axis, _ndim(a)))
@@ -450,7 +450,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=NoValue):
         # numpy's error, where the weights are one example's values (the check reads no value
         # that a staged graph would guard: a replay on weights summing to zero gives inf/nan,
         # as under vmap, where the sums are a batch, and in JAX)
-        if concrete(scl) and _onp.any(innermost_meta(scl) == 0.0):
+        if concrete(scl) and _onp.any(value_for_shape(scl) == 0.0):
             raise ZeroDivisionError("Weights sum to zero, can't be normalized")
         weighted = fnp.astype(a, result_dtype) * fnp.astype(wgt, result_dtype)
         avg = fnp.sum(weighted, axis, **kw) / scl
@@ -590,7 +590,7 @@ def _quantiles(a, q, axis, method, keepdims, skip_nan):
         nan = _nan_mask(raw)
         if nan is not None:
             rows = fnp.where(nan, 0, raw)  # so no NaN reaches the derivatives
-    qs = _onp.shape(innermost_meta(q))
+    qs = _onp.shape(value_for_shape(q))
     lead = shape_of(rows)[:-1]
 
     traced_q = contains_tracer(q)
@@ -770,7 +770,7 @@ def ediff1d(ary, to_end=None, to_begin=None):
     for name, extra in (("to_begin", to_begin), ("to_end", to_end)):
         if extra is None:
             continue
-        if not _onp.can_cast(_onp.asarray(strip(extra)), dtype, casting="same_kind"):
+        if not _onp.can_cast(_onp.asarray(read_values(extra)), dtype, casting="same_kind"):
             raise TypeError(f"dtype of `{name}` must be compatible with input `ary` under the "
                             "`same_kind` rule.")
         ends[name] = fnp.astype(fnp.ravel(fnp.asarray(extra)), dtype)
@@ -944,7 +944,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     if _ndim(m) > 2:
         raise ValueError("m has more than 2 dimensions")
     if dtype is None:
-        dtype = _onp.result_type(*[innermost_meta(v) for v in (m, y) if v is not None],
+        dtype = _onp.result_type(*[value_for_shape(v) for v in (m, y) if v is not None],
                                 _onp.float64)
     X = _as_rows(m, dtype)
     if not rowvar and _ndim(m) != 1:
@@ -960,7 +960,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
         ddof = 1 if bias == 0 else 0
     w = None
     if fweights is not None:
-        w = _onp.asarray(strip(fweights), dtype=float)
+        w = _onp.asarray(read_values(fweights), dtype=float)
     if aweights is not None:
         aweights = fnp.astype(fnp.asarray(aweights), float)
         w = aweights if w is None else w * aweights
@@ -974,11 +974,11 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
         fact = w_sum - ddof
     else:
         fact = w_sum - ddof * fnp.sum(w * aweights) / w_sum
-    if innermost(fact) <= 0:
+    if read_value(fact) <= 0:
         fact = 0.0
     X = X - fnp.getitem(avg, (slice(None), None))
     X_T = fnp.transpose(X if w is None else X * w)
-    if _onp.iscomplexobj(innermost_meta(X_T)):  # (numpy's conj of a real array is the array itself)
+    if _onp.iscomplexobj(value_for_shape(X_T)):  # (numpy's conj of a real array is itself)
         X_T = fnp.conjugate(X_T)
     c = fnp.dot(X, X_T)
     c = c * (_onp.true_divide(1, fact) if not contains_tracer(fact) else 1 / fact)
@@ -1014,6 +1014,6 @@ def corrcoef(x, y=None, rowvar=True, *, dtype=None):
     stddev = fnp.sqrt(fnp.real(d))
     c = c / fnp.getitem(stddev, (slice(None), None))
     c = c / fnp.getitem(stddev, (None, slice(None)))
-    if _onp.iscomplexobj(innermost_meta(c)):
+    if _onp.iscomplexobj(value_for_shape(c)):
         return fnp.clip(fnp.real(c), -1, 1) + 1j * fnp.clip(fnp.imag(c), -1, 1)
     return fnp.clip(c, -1, 1)

@@ -18,7 +18,7 @@ from math import comb
 import numpy as _onp
 
 import fgrad.numpy as fnp
-from ..core.tracer import Tracer, innermost_meta, strip
+from ..core.tracer import Tracer, value_for_shape, map_tracers
 from .namespace import stopped, values_only
 
 
@@ -26,7 +26,7 @@ def constant(x):
     """``x``'s value below every differentiating transform, a jet's included: a constant of
     a composition along the path (a shift that cancels, a sign, a residual's rounding). A
     primitive without derivative, so a staged jet keeps it constant under ``grad``."""
-    return strip(x, stopped)
+    return map_tracers(x, stopped)
 
 
 _SIGNS: dict = {}
@@ -89,8 +89,8 @@ def _times(c, a):
 
 def shaped(t, ans):
     """A term shaped like the output (a broadcast argument's)."""
-    shape = _onp.shape(innermost_meta(ans))
-    if t is None or _onp.shape(innermost_meta(t)) == shape:
+    shape = _onp.shape(value_for_shape(ans))
+    if t is None or _onp.shape(value_for_shape(t)) == shape:
         return t
     return fnp.broadcast_to(t, shape)
 
@@ -262,7 +262,7 @@ def where(series, ans, c, x, y):
 def absolute(series, ans, x):
     """``|x| = sign(x0) x`` near a real ``x0 != 0`` (0 at 0, the derivative's convention); a
     complex argument is expanded otherwise."""
-    if _onp.iscomplexobj(innermost_meta(x)):
+    if _onp.iscomplexobj(value_for_shape(x)):
         return NotImplemented
     sign = fnp.sign(x)
     return [sign * t for t in series[0]]

@@ -19,7 +19,7 @@ import numpy as _onp
 import fgrad.numpy as fnp
 from ..core import errors
 from ..core.table import Primitive
-from ..core.tracer import contains_tracer, innermost_meta
+from ..core.tracer import contains_tracer, value_for_shape
 from .wrapping import unsupported_kwargs, with_numpy_values
 
 # the ufuncs whose reduce and accumulate are fgrad's reductions (same values as numpy's)
@@ -59,7 +59,7 @@ def _dispatch(prim, name, traced, args, kwargs):
 
 
 def _shape(x):
-    return _onp.shape(innermost_meta(x))
+    return _onp.shape(value_for_shape(x))
 
 
 def _outer(prim, a, b, **kwargs):

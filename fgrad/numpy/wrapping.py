@@ -14,7 +14,7 @@ import numpy as _onp
 import fgrad.numpy as fnp
 from ..core import errors
 from ..core.table import Primitive, register_function, zero_rule
-from ..core.tracer import Tracer, below_transforms, contains_tracer, innermost_meta, strip
+from ..core.tracer import Tracer, without_derivative, contains_tracer, value_for_shape, map_tracers
 from .batch_rules import batch_first
 from .namespace import values_only
 
@@ -89,16 +89,16 @@ def _holed(x, traced):
     """``x`` (arguments, lists, dicts) with each traced value below the differentiating
     transforms put in ``traced`` and a ``_Hole`` left in its place; plain values stay."""
     def hole(t):
-        t = below_transforms(t)
+        t = without_derivative(t)
         if not isinstance(t, Tracer):
             return t
         traced.append(t)
         return _Hole(len(traced) - 1)
-    return strip(x, hole)
+    return map_tracers(x, hole)
 
 
 def _filled(x, values):
-    return strip(x, lambda h: values[h.k], _Hole)
+    return map_tracers(x, lambda h: values[h.k], _Hole)
 
 
 def _reference(np_fn, index):
@@ -117,8 +117,8 @@ def _reference(np_fn, index):
 
 
 def _as_dtype_of(x, like):
-    want = _onp.result_type(innermost_meta(like))
-    return x if _onp.result_type(innermost_meta(x)) == want else fnp.astype(x, want)
+    want = _onp.result_type(value_for_shape(like))
+    return x if _onp.result_type(value_for_shape(x)) == want else fnp.astype(x, want)
 
 
 def numpy_reference(np_fn, *args, **kwargs):
@@ -131,7 +131,7 @@ def numpy_reference(np_fn, *args, **kwargs):
     if not traced:
         return np_fn(*call[0], **call[1])
     # (the structure of numpy's result, from the values' class and shape: no value is read)
-    args, kwargs = _filled(call, [innermost_meta(v) for v in traced])
+    args, kwargs = _filled(call, [value_for_shape(v) for v in traced])
     shape = np_fn(*args, **kwargs)
     if isinstance(shape, tuple):
         parts = [_reference(np_fn, i)(*traced, call=call) for i in range(len(shape))]

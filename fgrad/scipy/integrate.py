@@ -31,7 +31,7 @@ from ..numpy.wrapping import traced_version_of
 from ..core.pytree import tree_flatten, tree_unflatten
 from ..core.table import FUNCTIONS, Spec
 from .defining import define
-from ..core.tracer import contains_tracer, innermost_meta, strip
+from ..core.tracer import contains_tracer, value_for_shape, read_values
 from ..traces.taylor import jet as _jet
 from ..transforms import jvp as _jvp, vjp as _vjp
 
@@ -74,7 +74,7 @@ def _jvp_rule(tangents, ans, y0, t, *args, func, **opts):
     s0 = fnp.zeros(n) if ty0 is None else fnp.reshape(ty0, (n,))
     if tt is not None:
         s0 = s0 - fnp.reshape(func(fnp.reshape(y0, (n,)), t[0], *args), (n,)) * tt[0]
-    targs = [fnp.zeros_like(innermost_meta(a)) if ta is None else ta for a, ta in zip(args, targs)]
+    targs = [fnp.zeros_like(value_for_shape(a)) if ta is None else ta for a, ta in zip(args, targs)]
     z0 = fnp.concatenate([fnp.reshape(y0, (n,)), s0])
     z = _odeint(z0, t, *args, *targs, func=_forward_system(func, n, m), **opts)
     out = z[:, n:]
@@ -126,7 +126,7 @@ def _taylor_rule(series, ans, y0, t, *args, func, **opts):
     n, m = shape_of(ans)[1], len(args)
 
     def terms_of(x, s):
-        return [fnp.zeros_like(innermost_meta(x)) if s is None else s[k] for k in range(order)]
+        return [fnp.zeros_like(value_for_shape(x)) if s is None else s[k] for k in range(order)]
 
     z0 = fnp.concatenate([fnp.ravel(y) for y in [y0] + terms_of(y0, series[0])])
     p_terms = [c for a, s in zip(args, series[2:]) for c in terms_of(a, s)]
@@ -151,7 +151,7 @@ def _moving_times(series, y0, t, args, func, opts):
         return fnp.stack(ys)
 
     xs = (y0, t) + tuple(args)
-    full = tuple([fnp.zeros_like(innermost_meta(x))] * len(series[1]) if s is None else list(s)
+    full = tuple([fnp.zeros_like(value_for_shape(x))] * len(series[1]) if s is None else list(s)
                  for x, s in zip(xs, series))
     return _jet(chain, xs, full)[1]
 
@@ -195,8 +195,8 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
     if tfirst:
         def func(y, t, *a):
             return user(t, y, *a)
-    y_first = fnp.ravel(strip(y0))
-    if contains_tracer(func(y_first, _onp.ravel(strip(t))[0], *strip(args))):
+    y_first = fnp.ravel(read_values(y0))
+    if contains_tracer(func(y_first, _onp.ravel(read_values(t))[0], *read_values(args))):
         raise errors.closed_over(
             "fgrad.scipy.integrate.odeint's func", "a transform",
             "Pass the values it depends on through args=(...) instead.")

@@ -33,7 +33,7 @@ from ..numpy.wrapping import differentiable, traced_version_of
 from ..core.table import Spec
 from .defining import define
 from ..core.errors import NoDerivativeRuleError
-from ..core.tracer import contains_tracer, innermost_meta, value_dtype
+from ..core.tracer import contains_tracer, value_for_shape, value_dtype
 
 _IGNORED = ("overwrite_a", "overwrite_b", "check_finite", "overwrite_c")
 SQUARE = [(((2, 2),), {}), (((3, 3),), {})]
@@ -493,7 +493,7 @@ def block_diag(*arrs):
     rows = [shape_of(b)[0] for b in blocks]
     cols = [shape_of(b)[1] for b in blocks]
     out, start = [], 0
-    dtype = _onp.result_type(*[innermost_meta(b) for b in blocks])
+    dtype = _onp.result_type(*[value_for_shape(b) for b in blocks])
     for b, r, c in zip(blocks, rows, cols):
         left = _onp.zeros((r, start), dtype)
         right = _onp.zeros((r, sum(cols) - start - c), dtype)

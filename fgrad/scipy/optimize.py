@@ -21,7 +21,7 @@ from ..core.pytree import tree_flatten, tree_unflatten
 from ..numpy import batch_rules
 from ..core.table import Spec
 from .defining import define
-from ..core.tracer import contains_tracer, innermost_meta, strip
+from ..core.tracer import contains_tracer, value_for_shape, read_values
 from ..transforms import grad, hessian, jacfwd, jvp, value_and_grad, vjp
 
 # the methods that use a Hessian, and whether they take the product form
@@ -39,9 +39,9 @@ def ravel_pytree(tree):
     ([1.0, 1.0, 3.0], [1.0, 1.0])
     """
     leaves, treedef = tree_flatten(tree)
-    shapes = [_onp.shape(innermost_meta(x)) for x in leaves]
+    shapes = [_onp.shape(value_for_shape(x)) for x in leaves]
     sizes = [int(_onp.prod(s, dtype=int)) for s in shapes]
-    flat = _onp.concatenate([_onp.ravel(_onp.asarray(strip(x), float)) for x in leaves]) \
+    flat = _onp.concatenate([_onp.ravel(_onp.asarray(read_values(x), float)) for x in leaves]) \
         if leaves else _onp.zeros(0)
 
     def unravel(v):
@@ -65,7 +65,7 @@ def _jac_x(F, x, theta):
 
 
 def _implicit_jvp(tangents, ans, *theta, F, solve):
-    tangents = [fnp.zeros_like(innermost_meta(a)) if t is None else t
+    tangents = [fnp.zeros_like(value_for_shape(a)) if t is None else t
                 for a, t in zip(theta, tangents)]
     _, rhs = jvp(lambda *th: F(ans, *th), tuple(theta), tuple(tangents))
     return -fnp.linalg.solve(_jac_x(F, ans, theta), rhs)
@@ -119,7 +119,7 @@ def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bou
     ([3.0, 3.0], -1.0)
     """
     args = _args(args)
-    plain_args = strip(args)
+    plain_args = read_values(args)
     flat0, unravel = ravel_pytree(x0)
 
     def f(v, *a):
@@ -166,13 +166,13 @@ def root(fun, x0, args=(), method="hybr", jac=None, tol=None, callback=None, opt
     (1.0, 0.25)
     """
     args = _args(args)
-    x0 = _onp.asarray(strip(x0), float)
+    x0 = _onp.asarray(read_values(x0), float)
     uses_jacobian = method in ("hybr", "lm")
     if jac is None and uses_jacobian:
         jac = jacfwd(lambda x, *a: fun(x, *a))
 
     def solve(*a):
-        return _so.root(fun, x0, args=strip(a), method=method, jac=jac, tol=tol,
+        return _so.root(fun, x0, args=read_values(a), method=method, jac=jac, tol=tol,
                         callback=callback, options=options)
 
     res = solve(*args)

@@ -27,7 +27,7 @@ from ..numpy.wrapping import traced_version_of
 from ..core.table import Spec
 from ..numpy.namespace import values_only
 from ..core.other_arrays import surely_none
-from ..core.tracer import below_transforms, contains_tracer, innermost, innermost_meta
+from ..core.tracer import without_derivative, contains_tracer, read_value, value_for_shape
 
 # the family's functions batch by broadcasting (those of whole vectors say otherwise)
 define = functools.partial(defining.define, batch=batch_rules.elementwise)
@@ -228,7 +228,7 @@ kl_div = _ufunc2(_sc.kl_div, lambda ans, x, y: fnp.log(x / y), lambda ans, x, y:
 # --- Bessel functions: derivatives by the recurrences ----------------------------------------
 
 def _sign(x):
-    return fnp.sign(below_transforms(x))  # the kink of |x| in the exponentially scaled ones
+    return fnp.sign(without_derivative(x))  # the kink of |x| in the exponentially scaled ones
 
 
 def _off_zero(x):
@@ -353,7 +353,7 @@ zeta._fgrad_entry, zeta._fgrad_not_in = _zeta_q._fgrad_entry, ("x",)
 
 def _lambertw_d(ans, z, k):
     """W' = W / (z (1 + W)), and 1 at z = 0 on the principal branch."""
-    zero = below_transforms(z) == 0
+    zero = without_derivative(z) == 0
     if surely_none(zero):
         return ans / (z * (1 + ans))
     return fnp.where(zero, 1.0, ans / (fnp.where(zero, 1.0, z) * (1 + ans)))
@@ -406,9 +406,9 @@ def _lse_weights(ans, a, b, axis, keepdims, signed):
     """d logsumexp / d(b e^a) = 1 / (sign * e^lse): the weights exp(a - lse) / sign. (The
     sign and the limits at infinities are computed from the values below the differentiating
     transforms: plain, or batched or staged, never read here.)"""
-    ndim = max(_onp.ndim(innermost_meta(x)) for x in (a, *b))
+    ndim = max(_onp.ndim(value_for_shape(x)) for x in (a, *b))
     lse = _kept(ans, axis, ndim, keepdims)
-    if not surely_none(~fnp.isfinite(below_transforms(ans))):
+    if not surely_none(~fnp.isfinite(without_derivative(ans))):
         return _lse_limit_weights(lse, a, b, axis)
     w = fnp.exp(a - lse)
     if signed:
@@ -438,7 +438,7 @@ def _lse_limit_weights(lse, a, b, axis):
     """The weights where the result is infinite, where ``exp(a - lse)`` is inf - inf: the
     entries equal to the result share it (in proportion to ``b``), the others get 0."""
     limit = _lse_limit(a, lse, *b, axis=axis)
-    finite = fnp.isfinite(below_transforms(lse))
+    finite = fnp.isfinite(without_derivative(lse))
     safe = fnp.where(finite, lse, 0.0)
     w = fnp.exp(fnp.where(finite, a, 0.0) - safe)
     return fnp.where(finite, w, fnp.astype(limit, dtype_of(w)))
@@ -446,7 +446,7 @@ def _lse_limit_weights(lse, a, b, axis):
 
 def _lse_vjp(i, g, ans, a, *b, axis=None, keepdims=False, signed=False):
     w = _lse_weights(ans, a, b, axis, keepdims, signed)
-    ndim = _onp.ndim(innermost_meta(w))
+    ndim = _onp.ndim(value_for_shape(w))
     gk = _kept(g, axis, ndim, keepdims)
     if i == 0:
         return unbroadcast_like(gk * (w * b[0] if b else w), a)
@@ -496,7 +496,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     lse = _logsumexp(*args, axis=axis, keepdims=keepdims, signed=bool(return_sign))
     if not return_sign:
         return lse
-    plain = [innermost(x) if contains_tracer(x) else x for x in args]
+    plain = [read_value(x) if contains_tracer(x) else x for x in args]
     sign = _sc.logsumexp(plain[0], axis=axis, b=plain[1] if b is not None else None,
                          keepdims=keepdims, return_sign=True)[1]
     return lse, sign

@@ -30,7 +30,7 @@ from ..numpy.broadcasting import broadcast_like, cast_like, unbroadcast_like
 from ..numpy.linalg.common import _dominant, _read_triangle, _read_triangle_adjoint
 from ..numpy.wrapping import traced_version_of
 from ..core.table import Spec
-from ..core.tracer import below_transforms, contains_tracer, innermost_meta
+from ..core.tracer import without_derivative, contains_tracer, value_for_shape
 from . import special as sp
 
 # the family's functions batch by broadcasting (those of whole vectors say otherwise)
@@ -233,7 +233,7 @@ chi2 = Continuous("chi2", ("df",), lambda z, df: (df / 2 - 1) / z - 0.5,
                   x_domain=_POSITIVE, shape_domains=[(1.5, 5.0)])
 expon = Continuous("expon", (), lambda z: -fnp.ones_like(z), x_domain=_POSITIVE)
 # (the kink at z = 0 takes the average of the one-sided scores, 0)
-laplace = Continuous("laplace", (), lambda z: -fnp.sign(below_transforms(z)) * fnp.ones_like(z),
+laplace = Continuous("laplace", (), lambda z: -fnp.sign(without_derivative(z)) * fnp.ones_like(z),
                      valid=lambda x, loc, scale: _onp.all(_onp.abs(x - loc) > 0.05),
                      ppf_valid=lambda q, loc, scale: _onp.all(_onp.abs(q - 0.5) > 0.02))
 logistic = Continuous("logistic", (), lambda z: -fnp.tanh(z / 2))
@@ -361,7 +361,7 @@ bernoulli = Discrete(
 def _components_first(a, x):
     """``a`` (K,) shaped to broadcast against ``x`` (K, ...): dirichlet's components are x's
     first axis."""
-    return fnp.reshape(a, _onp.shape(a) + (1,) * (_onp.ndim(innermost_meta(x)) - 1))
+    return fnp.reshape(a, _onp.shape(a) + (1,) * (_onp.ndim(value_for_shape(x)) - 1))
 
 
 def _dirichlet_partial(i, x, alpha):
@@ -376,8 +376,8 @@ def _dirichlet_vjp(i, g, ans, x, alpha, pdf=False):
     d = w * _dirichlet_partial(i, x, alpha)
     if i == 0:
         return cast_like(d, x)
-    return cast_like(fnp.reshape(fnp.sum(d, axis=tuple(range(1, _onp.ndim(innermost_meta(x))))),
-                                 _onp.shape(innermost_meta(alpha))), alpha)
+    return cast_like(fnp.reshape(fnp.sum(d, axis=tuple(range(1, _onp.ndim(value_for_shape(x))))),
+                                 _onp.shape(value_for_shape(alpha))), alpha)
 
 
 def _dirichlet_jvp(tangents, ans, x, alpha, pdf=False):
@@ -425,7 +425,7 @@ def _dirichlet_prim(method):
     @traced_version_of(fn)
     def public(x, alpha):
         x, alpha = fnp.asarray(x), fnp.asarray(alpha)
-        if _onp.shape(innermost_meta(x))[0] + 1 == _onp.shape(innermost_meta(alpha))[0]:
+        if _onp.shape(value_for_shape(x))[0] + 1 == _onp.shape(value_for_shape(alpha))[0]:
             # K - 1 components given: the last is what makes the sum 1
             x = fnp.concatenate([x, 1 - fnp.sum(x, axis=0, keepdims=True)], axis=0)
         return p(x, alpha)
@@ -458,7 +458,7 @@ def _inv_read(cov):
 
 def _mvn_parts(x, mean, cov):
     """The batch shape, ``P = inv(cov)`` and ``P (x - mean)`` per point (last axis)."""
-    batch = _onp.shape(innermost_meta(x))[:-1]
+    batch = _onp.shape(value_for_shape(x))[:-1]
     prec = _inv_read(cov)
     return batch, prec, fnp.matmul(x - mean, prec)  # (prec is symmetric)
 
@@ -470,8 +470,8 @@ def _mvn_vjp(i, g, ans, x, mean, cov, pdf=False):
         return cast_like(-fnp.expand_dims(w, -1) * pr, x)
     if i == 1:
         return cast_like(unbroadcast_like(fnp.expand_dims(w, -1) * pr, mean), mean)
-    wpr = fnp.reshape(fnp.expand_dims(w, -1) * pr, (-1, _onp.shape(innermost_meta(cov))[-1]))
-    outer = fnp.matmul(fnp.swapaxes(fnp.reshape(pr, _onp.shape(innermost_meta(wpr))), 0, 1), wpr)
+    wpr = fnp.reshape(fnp.expand_dims(w, -1) * pr, (-1, _onp.shape(value_for_shape(cov))[-1]))
+    outer = fnp.matmul(fnp.swapaxes(fnp.reshape(pr, _onp.shape(value_for_shape(wpr))), 0, 1), wpr)
     return cast_like(_read_triangle_adjoint(-0.5 * (fnp.sum(w) * prec - outer), True), cov)
 
 
@@ -487,7 +487,7 @@ def _mvn_jvp(tangents, ans, x, mean, cov, pdf=False):
         tc = _read_triangle(tc, True)
         quad = fnp.sum(fnp.matmul(pr, tc) * pr, axis=-1)
         out = out - 0.5 * (fnp.sum(prec * tc) - quad)
-    out = fnp.reshape(broadcast_like(out, _onp.zeros(batch)), _onp.shape(innermost_meta(ans)))
+    out = fnp.reshape(broadcast_like(out, _onp.zeros(batch)), _onp.shape(value_for_shape(ans)))
     return ans * out if pdf else out
 
 
@@ -516,15 +516,15 @@ def _mvn_prim(method):
     @traced_version_of(fn)
     def public(x, mean=None, cov=1, allow_singular=False):
         x = fnp.asarray(x)
-        d = _onp.shape(innermost_meta(x))[-1] if _onp.ndim(innermost_meta(x)) else 1
+        d = _onp.shape(value_for_shape(x))[-1] if _onp.ndim(value_for_shape(x)) else 1
         if allow_singular:
             raise NotImplementedError(f"fgrad.scipy.stats.multivariate_normal.{method}: "
                                       "allow_singular=True is not supported on traced values")
-        if _onp.ndim(innermost_meta(x)) == 0:
+        if _onp.ndim(value_for_shape(x)) == 0:
             x = fnp.reshape(x, (1,))
         mean = _onp.zeros(d) if mean is None else mean
         cov = fnp.asarray(cov)
-        if _onp.ndim(innermost_meta(cov)) < 2:  # a scalar variance or a diagonal
+        if _onp.ndim(value_for_shape(cov)) < 2:  # a scalar variance or a diagonal
             cov = fnp.diag(fnp.broadcast_to(cov, (d,)))
         return p(x, mean, cov)
 
@@ -567,8 +567,8 @@ class _MultivariateNormal:
     @traced_version_of(_st.multivariate_normal.entropy)
     def entropy(mean=None, cov=1):
         cov = fnp.asarray(cov)
-        if _onp.ndim(innermost_meta(cov)) < 2:
-            d = 1 if mean is None else _onp.size(innermost_meta(mean))
+        if _onp.ndim(value_for_shape(cov)) < 2:
+            d = 1 if mean is None else _onp.size(value_for_shape(mean))
             cov = fnp.diag(fnp.broadcast_to(cov, (d,)))
         return _mvn_entropy(cov)
 

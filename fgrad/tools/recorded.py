@@ -18,7 +18,7 @@ import numpy as _onp
 
 from ..core.pytree import tree_flatten
 from ..traces.rules import sweep_forward
-from ..core.tracer import innermost
+from ..core.tracer import read_value
 from ..traces.arguments import finish
 from ..transforms import Recording
 
@@ -62,12 +62,12 @@ class RecordedTape:
         self.entries = []
         for k, node in enumerate(rec.tape.nodes, 1):
             names[node] = f"v{k}"
-            inputs = tuple(names[p] if p is not None else finish(innermost(a))
+            inputs = tuple(names[p] if p is not None else finish(read_value(a))
                            for a, p in zip(node.args, node.parents))
             self.entries.append(Entry(f"v{k}", node.prim.name, inputs, node.params,
-                                      finish(innermost(node.ans)), node))
+                                      finish(read_value(node.ans)), node))
         # the output leaves, as entry names (or their constant values)
-        self.outputs = [names[n] if n is not None else finish(innermost(v))
+        self.outputs = [names[n] if n is not None else finish(read_value(v))
                         for n, v in zip(rec.out_nodes, rec.out_vals)]
 
     @property
@@ -105,7 +105,7 @@ class RecordedTape:
         if t_tree != self._rec.in_tree:
             raise ValueError(f"tangents: their structure {t_tree!r} differs from the "
                              f"inputs' {self._rec.in_tree!r}")
-        seeds = {n: _onp.asarray(t, _onp.result_type(innermost(x)))
+        seeds = {n: _onp.asarray(t, _onp.result_type(read_value(x)))
                  for n, x, t in zip(self._rec.in_nodes, self._rec.inputs, t_flat)}
         return self._named(sweep_forward(self._rec.tape, seeds))
 
@@ -117,7 +117,7 @@ class RecordedTape:
         if c_tree != self._rec.out_tree:
             raise ValueError(f"adjoints: the cotangent's structure {c_tree!r} differs from "
                              f"the output's {self._rec.out_tree!r}")
-        seeds = [(n, _onp.asarray(c, _onp.result_type(innermost(v))))
+        seeds = [(n, _onp.asarray(c, _onp.result_type(read_value(v))))
                  for n, v, c in zip(self._rec.out_nodes, self._rec.out_vals, c_flat)
                  if n is not None]
         kept = {}
@@ -129,7 +129,7 @@ class RecordedTape:
         for e in self:
             v = by_node.get(e._node)
             if v is not None:
-                out[e.name] = finish(innermost(v))
+                out[e.name] = finish(read_value(v))
         return out
 
 

@@ -7,10 +7,9 @@ them."""
 import numpy as _onp
 
 from ..core import errors
-from ..core.other_arrays import foreign_array
+from ..core.values import LEAVES, PYTHON_NUMBERS, copied, foreign_array
 from ..core.pytree import LEAF, tree_flatten, tree_unflatten
-from ..core.tracer import Tracer, innermost_meta, semantics_of_its_own, value_dtype
-from ..core.values import LEAVES, PYTHON_NUMBERS, copied
+from ..core.tracer import Tracer, value_for_shape, semantics_of_its_own, value_dtype
 from ..numpy import astype
 
 
@@ -18,7 +17,7 @@ def check_input(x, fname, where):
     """Differentiable inputs are float or complex (JAX's rule). A Python number stays one,
     so numpy promotes it as it promotes a number (weakly: ``x + float32(1)`` is float32).
     ``where()`` describes the input for the error message."""
-    v = innermost_meta(x)
+    v = value_for_shape(x)
     refuse_unknown(v, fname, where)
     if isinstance(v, (bool, int)):
         kind = type(v).__name__
@@ -65,7 +64,7 @@ def shape_of_value(v):
 
 
 def is_integer(x):
-    return value_dtype(innermost_meta(x)).kind in "biu"
+    return value_dtype(value_for_shape(x)).kind in "biu"
 
 
 def flat_inputs(args, fname, allow_int=False):
@@ -117,7 +116,7 @@ def check_holomorphic(fname, leaves, what):
     """``holomorphic=True``: every differentiated input and every output is complex (JAX's
     rule); ``what`` is "input" or "output"."""
     for i, x in enumerate(leaves):
-        dtype = value_dtype(innermost_meta(x))
+        dtype = value_dtype(value_for_shape(x))
         if dtype.kind != "c":
             fix = ("pass complex values (x.astype(complex))" if what == "input" else
                    "a real-valued function is not holomorphic: for a real function of "
@@ -153,8 +152,8 @@ def finish(v, like=None):
     # own, numpy promoting it as a weak scalar)
     if like is not None and not (v.__class__ is like.__class__ is _onp.ndarray
                                  and v.dtype is like.dtype) and \
-            innermost_meta(like).__class__ not in PYTHON_NUMBERS:
-        want, have = value_dtype(innermost_meta(like)), value_dtype(innermost_meta(v))
+            value_for_shape(like).__class__ not in PYTHON_NUMBERS:
+        want, have = value_dtype(value_for_shape(like)), value_dtype(value_for_shape(v))
         # (a complex cotangent of a real input keeps its dtype: the tape took its real part
         # wherever the rules could give one, so this is a complex input's business)
         if have != want and not (have.kind == "c" and want.kind != "c"):
@@ -165,7 +164,7 @@ def finish(v, like=None):
 
 
 def zeros_for(x):
-    v = innermost_meta(x)
+    v = value_for_shape(x)
     if foreign_array(v):  # (made in the value's own library: on its device, or lazy)
         return _onp.zeros_like(v)
     return finish(_onp.zeros(_onp.shape(v), _onp.result_type(v)))
@@ -180,7 +179,7 @@ def lowered(tree, trace):
 
 
 def check_like(name, given, ref, what):
-    g, r = innermost_meta(given), innermost_meta(ref)
+    g, r = value_for_shape(given), value_for_shape(ref)
     gs, rs = shape_of_value(g), shape_of_value(r)
     if gs != rs:
         raise ValueError(f"{name}: {what} has shape {gs}, but it must match the shape {rs}")

@@ -24,7 +24,7 @@ from ..core.fpwarnings import at_user_code, fgrad_code
 from ..numpy.array_tracer import ArrayTracer
 from ..numpy.batch_rules import example_shape, one_at_a_time
 from ..core.pytree import tree_flatten, tree_unflatten
-from ..core.tracer import Trace, Tracer, batching, innermost_meta, refuse_other_semantics, strip
+from ..core.tracer import Trace, Tracer, batching, map_tracers, value_for_shape
 
 __all__ = ["vmap"]
 
@@ -76,13 +76,12 @@ def _public_function(frame, module):
 class BatchTracer(ArrayTracer):
     """One example of a batch: the batched value ``_b`` (one level down), batch axis ``_bdim``."""
 
-    __slots__ = ("_b", "_bdim")
+    __slots__ = ("_bdim",)
 
     def __init__(self, trace, batched, bdim):
-        self._trace, self._b, self._bdim, self._base = trace, batched, bdim, None
+        self._trace, self._value, self._bdim, self._base = trace, batched, bdim, None
 
-    @property
-    def _value(self):
+    def _read(self):
         called = _library_function_reading()
         if called is not None:  # (fgrad's own function reads them: no branch of the user's)
             raise errors.ConcretizationError(
@@ -101,14 +100,14 @@ class BatchTracer(ArrayTracer):
         """One example for its class, shape and dtype: the batch's first (a view), so that a
         function staged for one example (``vmap(jit(f))``) is traced on real values, not on
         zeros where ``inv`` would fail and a branch could take the wrong side."""
-        b = innermost_meta(self._b)
+        b = value_for_shape(self._value)
         if _onp.shape(b)[self._bdim] == 0:  # (an empty batch has no first example)
             return _onp.broadcast_to(_onp.zeros((), _onp.result_type(b)),
                                      example_shape(b, self._bdim))
         return b[(slice(None),) * self._bdim + (0,)]
 
     def __bool__(self):
-        return bool(self._value)
+        return bool(self._read())
 
     def __repr__(self):
         return f"BatchTracer(one example of shape {self.shape}, {self._trace!r})"
@@ -129,22 +128,15 @@ class BatchTrace(Trace):
     __slots__ = ("size",)
     sees_all = True
     concrete = False
+    tracer_type = BatchTracer
 
     def __init__(self, size):
         super().__init__("vmap")
         self.size = size
 
     def process(self, prim, args, params):
-        vals, dims = [], []
-        for a in args:
-            if a.__class__ is BatchTracer and a._trace is self:
-                vals.append(a._b)
-                dims.append(a._bdim)
-            else:
-                if a.__class__ is not _onp.ndarray:
-                    refuse_other_semantics(prim, len(vals), a)
-                vals.append(a)
-                dims.append(None)
+        vals, mine, _, _ = self.arguments(prim, args)
+        dims = [None if t is None else t._bdim for t in mine]
         for v in params.values():
             if isinstance(v, BatchTracer) and v._trace is self:
                 raise ValueError(f"vmap: fgrad.numpy.{prim.name}'s parameter is batched; only "
@@ -160,9 +152,9 @@ class BatchTrace(Trace):
         for i in range(self.size):
             def example(x, i=i):
                 if x.__class__ is BatchTracer and x._trace is self:
-                    return fnp.take(x._b, i, axis=x._bdim)
+                    return fnp.take(x._value, i, axis=x._bdim)
                 return x
-            outs.append(fn(strip(args, example), strip(kwargs, example)))
+            outs.append(fn(map_tracers(args, example), map_tracers(kwargs, example)))
         return BatchTracer(self, fnp.stack(outs), 0)
 
 
@@ -217,7 +209,7 @@ def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
         for i, (x, ax) in enumerate(zip(leaves, axes)):
             if ax is None:
                 continue
-            shape = _onp.shape(innermost_meta(x))
+            shape = _onp.shape(value_for_shape(x))
             if not -len(shape) <= ax < len(shape):
                 raise ValueError(f"vmap: in_axes={ax} for input leaf {i} of rank "
                                  f"{len(shape)}: the axis is out of range")
@@ -234,7 +226,7 @@ def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
                              "axis_size=")
         trace = BatchTrace(size)
         ins = [x if ax is None else
-               BatchTracer(trace, x, ax % len(_onp.shape(innermost_meta(x))))
+               BatchTracer(trace, x, ax % len(_onp.shape(value_for_shape(x))))
                for x, ax in zip(leaves, axes)]
         with at_user_code(), batching(trace):
             out = trace.run(f, tree_unflatten(in_tree, ins), "vmap")
@@ -247,7 +239,7 @@ def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
                 if ax is None:
                     raise ValueError(f"vmap: output leaf {i} depends on the mapped inputs, "
                                      "but out_axes is None for it")
-                v, d = o._b, o._bdim
+                v, d = o._value, o._bdim
             elif isinstance(o, Tracer) and not o._trace.alive and o._trace is not trace:
                 raise errors.escaped(o._trace)
             else:  # the same for every example: broadcast along the batch
@@ -255,8 +247,8 @@ def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
                     results.append(o)
                     continue
                 o = fnp.asarray(o)
-                v, d = fnp.broadcast_to(o, (size,) + tuple(_onp.shape(innermost_meta(o)))), 0
-            rank = len(_onp.shape(innermost_meta(v)))
+                v, d = fnp.broadcast_to(o, (size,) + tuple(_onp.shape(value_for_shape(o)))), 0
+            rank = len(_onp.shape(value_for_shape(v)))
             if not -rank <= ax < rank:
                 raise ValueError(f"vmap: out_axes={ax} for output leaf {i} of rank {rank - 1}:"
                                  " the axis is out of range")

@@ -14,8 +14,8 @@ import operator
 import numpy as _onp
 
 from ..core.pytree import tree_flatten, tree_unflatten
-from ..core.tracer import (BATCHING, STAGING, Tracer, ambient, batches, first_tracer, innermost,
-                           innermost_meta, value_dtype)
+from ..core.tracer import (BATCHING, STAGING, Tracer, ambient, batches, first_tracer, read_value,
+                           value_for_shape, value_dtype)
 from ..core.values import PYTHON_NUMBERS
 
 
@@ -100,7 +100,7 @@ class Graph:
             raise TypeError(f"{self.name}: the arguments have the structure {tree!r}, but the "
                             f"graph was traced with {self.in_tree!r}")
         for i, (x, v) in enumerate(zip(leaves, self.inputs)):
-            m = innermost_meta(x)
+            m = value_for_shape(x)
             shape, dtype = _onp.shape(m), _onp.result_type(m)
             if shape != v.shape or dtype != v.dtype:
                 raise ValueError(f"{self.name}: input leaf {i} has shape {shape} and dtype "
@@ -146,11 +146,11 @@ class Graph:
             for g in guards.get(var, ()):
                 v = env[var]
                 if g[2] == "dtype":
-                    same = value_dtype(innermost_meta(v)) == g[1]
+                    same = value_dtype(value_for_shape(v)) == g[1]
                 else:
                     if g[2] is not None and isinstance(v, Tracer):
                         CONVERSIONS[g[2]](v)  # (the transform refuses it as on eager f)
-                    same = _same(innermost(v), g[1])
+                    same = _same(read_value(v), g[1])
                 if not same:
                     raise GuardError(guard_message(self.name, var, g[3]))
 

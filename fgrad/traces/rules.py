@@ -22,10 +22,9 @@ the VJP rule once per call. A JVP rule, where given, is used instead.
 import numpy as _onp
 
 from ..core import errors
-from .accumulate import add_any
 from ..numpy.elementwise import real
 from ..core.table import zero_rule
-from ..core.tracer import innermost_meta, staging
+from ..core.tracer import add_any, staging, value_for_shape
 from .transpose import transpose
 
 
@@ -131,7 +130,7 @@ def _transposed_vjp(prim, i):
             probed.append(True)
         # reverse mode keeps the real part of a real argument's cotangent: so does the map
         # transposed here, so that forward mode is reverse mode's transpose exactly
-        keep_real = _onp.result_type(innermost_meta(args[i])).kind != "c"
+        keep_real = _onp.result_type(value_for_shape(args[i])).kind != "c"
 
         def cotangent(gs):
             c = vjp(gs[0], ans, *args, **params)
@@ -150,8 +149,8 @@ def _probe(vjp, ans, args, params, i, where, fix):
     absolute value or a clipping fails it), and its result shaped like the argument. Returns
     whether the try was conclusive (False where the rule raised or gave no finite values,
     as it may on a batch's stand-in values); raises ``ValueError`` when it failed."""
-    a = innermost_meta(ans)
-    xs = [innermost_meta(x) for x in args]
+    a = value_for_shape(ans)
+    xs = [value_for_shape(x) for x in args]
     dtype = _onp.result_type(a)
     rng = _onp.random.default_rng(0)
 

@@ -30,10 +30,11 @@ from ..core import errors
 from ..core.fpwarnings import user_frame
 from .graph import Const, Graph, Node, Var
 from ..numpy.array_tracer import ArrayTracer
-from ..core.other_arrays import call_in_own_library, first_foreign
+from ..core.other_arrays import call_in_own_library
+from ..core.values import first_foreign
 from ..core.pytree import tree_flatten, tree_unflatten
 from ..core.table import Primitive
-from ..core.tracer import STAGING, Trace, Tracer, innermost_meta, refuse_other_semantics, staging
+from ..core.tracer import STAGING, Trace, Tracer, staging, value_for_shape
 
 __all__ = ["make_graph", "trace_graph"]
 
@@ -61,22 +62,17 @@ _DUNDER = {"less": "lt", "less_equal": "le", "greater": "gt", "greater_equal": "
 
 
 class StageTracer(ArrayTracer):
-    """A staged value: its eager value (``_v``) and the graph variable that computes it.
-    Reading ``_value`` (what ``innermost`` does, for the values) guards the value."""
+    """A staged value: its eager value (``_value``) and the graph variable that computes it.
+    Reading ``_value`` (what ``read_value`` does, for the values) guards the value."""
 
-    __slots__ = ("_v", "_var")
+    __slots__ = ("_var",)
 
     def __init__(self, trace, value, var):
-        self._trace, self._v, self._var, self._base = trace, value, var, None
+        self._trace, self._value, self._var, self._base = trace, value, var, None
 
-    @property
-    def _value(self):
+    def _read(self):
         self._trace.guard(self)
-        return self._v
-
-    @property
-    def _meta(self):  # shape, dtype and class read no value
-        return self._v
+        return self._value
 
     # A concrete value taken from a staged one is a guard: the graph holds the value taken.
     # (No derivative is lost here: these tracers carry none.) The guard says which conversion
@@ -85,10 +81,10 @@ class StageTracer(ArrayTracer):
     # ``f`` itself (``grad(jit(lambda x: math.sin(x)))`` raises as ``grad`` of the lambda does).
     def _taken(self, how):
         self._trace.guard(self, how)
-        return self._v
+        return self._value
 
     def __bool__(self):
-        return bool(self._value)
+        return bool(self._read())
 
     def __float__(self):
         return float(self._taken("float"))
@@ -127,6 +123,7 @@ class StageTrace(Trace):
     __slots__ = ("nodes", "consts", "const_ids", "guards", "guarded", "count")
     shares_constants = True
     sees_all = True
+    tracer_type = StageTracer
 
     def __init__(self, name="make_graph"):
         super().__init__(name)
@@ -164,7 +161,7 @@ class StageTrace(Trace):
         var = tracer._var
         if id(var) not in self.guarded:
             self.guarded.add(id(var))
-            v = tracer._v
+            v = tracer._value
             self.guards.append((var, v.copy() if isinstance(v, _onp.ndarray) else v, how,
                                 _read_at()))
         elif how is not None:  # (read by a branch first, then converted: remember that)
@@ -173,20 +170,15 @@ class StageTrace(Trace):
                     self.guards[k] = (var, g[1], how, g[3])
 
     def process(self, prim, args, params):
-        vals, refs = [], []
-        for a in args:
-            if a.__class__ is StageTracer and a._trace is self:
-                vals.append(a._v)
-                refs.append(a._var)
-            elif isinstance(a, Tracer):
-                raise errors.closed_over(f"{self.kind}: {prim.name}", a._trace,
-                                         "Pass the value as an argument of the staged "
-                                         "function instead.")
-            else:
-                if a.__class__ is not _onp.ndarray:
-                    refuse_other_semantics(prim, len(vals), a)
-                vals.append(a)
-                refs.append(self.const(a) if _is_value(a) else a)
+        vals, mine, below, _ = self.arguments(prim, args)
+        if below:
+            for a in args:
+                if isinstance(a, Tracer) and a._trace is not self:
+                    raise errors.closed_over(f"{self.kind}: {prim.name}", a._trace,
+                                             "Pass the value as an argument of the staged "
+                                             "function instead.")
+        refs = [t._var if t is not None else self.const(v) if _is_value(v) else v
+                for t, v in zip(mine, vals)]
         for v in params.values():
             if isinstance(v, Tracer):
                 raise errors.closed_over(f"{self.kind}: {prim.name}", v._trace,
@@ -306,7 +298,7 @@ def trace_graph(name, call, leaves, in_tree):
     for o in out_leaves:
         if o.__class__ is StageTracer and o._trace is trace:
             outputs.append(o._var)
-            values.append(o._v)
+            values.append(o._value)
         elif isinstance(o, Tracer):
             raise errors.escaped(o._trace)
         else:
@@ -318,4 +310,4 @@ def trace_graph(name, call, leaves, in_tree):
 
 
 def _plain_leaf(x):
-    return innermost_meta(x)
+    return value_for_shape(x)

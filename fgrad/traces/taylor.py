@@ -32,10 +32,9 @@ from ..numpy import stack
 from ..numpy.taylor_rules import constant, shaped
 from ..core.pytree import tree_flatten, tree_unflatten
 from ..core.table import Composed, Inverse
-from ..core.values import PYTHON_NUMBERS, strong
+from ..core.values import strong
 import fgrad.numpy as fnp
-from ..core.tracer import (Trace, Tracer, concrete, innermost, innermost_meta,
-                           refuse_other_semantics, value_dtype)
+from ..core.tracer import Trace, Tracer, concrete, read_value, value_dtype, value_for_shape
 from .rules import jvp_all
 from .transpose import zeros_like
 from .arguments import check_like, finish, flat_inputs, fresh, refuse_unknown, zeros_for
@@ -52,6 +51,7 @@ class JetTracer(ArrayTracer):
 
 class JetTrace(Trace):
     __slots__ = ("order", "watched", "read", "log")
+    tracer_type = JetTracer
 
     def __init__(self, order, log=None):
         super().__init__("jet")
@@ -63,18 +63,11 @@ class JetTrace(Trace):
         self.log = log
 
     def process(self, prim, args, params):
-        vals, series = list(args), [None] * len(args)
-        weak = False
-        for i, a in enumerate(args):
-            if a.__class__ is JetTracer and a._trace is self:
-                vals[i], series[i] = a._value, a._series
-                if vals[i].__class__ in PYTHON_NUMBERS:  # (see Tape.process)
-                    weak = True
-                if a is self.watched:
-                    self.read = True
-            elif a.__class__ is not _onp.ndarray:
-                refuse_other_semantics(prim, i, a)
-        ans = prim(*vals, **params)
+        vals, mine, below, weak = self.arguments(prim, args)
+        if self.watched is not None and any(t is self.watched for t in mine):
+            self.read = True
+        ans = prim(*vals, **params) if below else prim.fast_impl(*vals, **params)
+        series = [None if t is None else t._series for t in mine]
         if weak:  # (a rule sees an input kept a Python number as a numpy scalar)
             vals = strong(vals, series)
         out, how = expand(prim, series, ans, vals, params, self.order)
@@ -97,7 +90,7 @@ def expand(prim, series, ans, args, params, order):
         # (a composition takes constants from the values and holds where they allow: under
         # vmap, where they are a whole batch, the JVP rule's route serves every example)
         if concrete(ans) and all(concrete(a) for a in args) and (
-                rule.where is None or rule.where(innermost(ans), *[innermost(a) for a in args],
+                rule.where is None or rule.where(read_value(ans), *[read_value(a) for a in args],
                                                  **params)):
             if rule.__class__ is Inverse:
                 return _inverse_terms(rule, series, ans, args, params, order), "rule"
@@ -280,7 +273,7 @@ def derivatives(f: Callable[..., Any], order: int) -> Callable[..., Any]:
 
     def all_orders(x):
         x = _onp.asarray(x) if not isinstance(x, ArrayTracer) else x
-        one = _onp.ones_like(innermost_meta(x), dtype=_onp.result_type(innermost_meta(x), 1.0))
+        one = _onp.ones_like(value_for_shape(x), dtype=_onp.result_type(value_for_shape(x), 1.0))
         terms = [one] + [_onp.zeros_like(one) for _ in range(order - 1)]
         y, ys = jet(f, (x,), (terms,))
         return stack([y] + list(ys))

@@ -11,7 +11,7 @@ import numpy as _onp
 
 from ..core import errors
 from .tape import Tape, TapeTracer
-from ..core.tracer import Tracer, below_transforms, innermost_meta
+from ..core.tracer import Tracer, without_derivative, value_for_shape
 
 
 def transpose(fn, like, cts, nonlinear, context):
@@ -34,7 +34,7 @@ def transpose(fn, like, cts, nonlinear, context):
         if o is None:
             continue
         ours = o.__class__ is TapeTracer and o._trace is tape
-        v = below_transforms(o._value if ours else o)
+        v = without_derivative(o._value if ours else o)
         # (a batch's or a staged graph's values are not read: a check is no reason to make
         # vmap fail or a graph hold a guard on them; the eager call checks them)
         # (only a finite nonzero value tells: a rule's nan or inf at the zero input, such as
@@ -49,7 +49,7 @@ def transpose(fn, like, cts, nonlinear, context):
 
 def zeros_like(v):
     """Plain zeros with the shape and dtype of ``v`` (a value under any tracers)."""
-    v = innermost_meta(v)
+    v = value_for_shape(v)
     return _onp.zeros(_onp.shape(v), _onp.result_type(v))
 
 

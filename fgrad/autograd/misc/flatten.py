@@ -3,7 +3,7 @@ from typing import Any, Callable
 
 import fgrad.numpy as fnp
 from ...core.pytree import tree_flatten, tree_unflatten
-from ...core.tracer import innermost_meta
+from ...core.tracer import value_for_shape
 
 
 def flatten(value: Any) -> tuple[Any, Callable[[Any], Any]]:
@@ -18,7 +18,7 @@ def flatten(value: Any) -> tuple[Any, Callable[[Any], Any]]:
     ([3.0, 1.0, 1.0, 1.0, 1.0], 6.0)
     """
     leaves, tree = tree_flatten(value)
-    shapes = [fnp.shape(innermost_meta(x)) for x in leaves]
+    shapes = [fnp.shape(value_for_shape(x)) for x in leaves]
     vector = fnp.concatenate([fnp.ravel(x) for x in leaves]) if leaves else fnp.zeros(0)
 
     def unflatten(vec):

@@ -4,7 +4,7 @@ from typing import Any, Callable
 
 import fgrad.numpy as fnp
 from ...numpy.broadcasting import unbroadcast as _unbroadcast
-from ...core.tracer import innermost_meta
+from ...core.tracer import value_for_shape
 
 __all__ = ["unbroadcast", "unbroadcast_f"]
 
@@ -25,5 +25,5 @@ def unbroadcast_f(target: Any, f: Callable[[Any], Any]) -> Callable[[Any], Any]:
     >>> unbroadcast_f(numpy.ones(3), lambda g: 2 * g)(numpy.ones((4, 3))).tolist()
     [8.0, 8.0, 8.0]
     """
-    shape = fnp.shape(innermost_meta(target))
+    shape = fnp.shape(value_for_shape(target))
     return lambda g: _unbroadcast(f(g), tuple(shape))

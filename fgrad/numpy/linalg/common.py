@@ -4,7 +4,7 @@ helpers that draw well-conditioned, symmetric positive definite or well-separate
 import numpy as _onp
 
 import fgrad.numpy as fnp
-from ...core.tracer import below_transforms, innermost_meta
+from ...core.tracer import without_derivative, value_for_shape
 from ..broadcasting import dtype_of, mask, shape_of
 
 _la = _onp.linalg
@@ -80,7 +80,7 @@ def _gap_inverse(v):
     """``F[..., i, j] = 1 / (v_j - v_i)``, and 0 where ``v_i == v_j`` exactly (the diagonal,
     and exactly repeated values), so no ``inf``/``nan`` enters the rules."""
     d = fnp.expand_dims(v, -2) - fnp.expand_dims(v, -1)
-    tie = mask(below_transforms(d) == 0, d)
+    tie = mask(without_derivative(d) == 0, d)
     return (1 - tie) / (d + tie)
 
 
@@ -90,7 +90,7 @@ def _noted(np_fn, note):
 
 def _real_only(name, *xs):
     for x in xs:
-        if _onp.iscomplexobj(innermost_meta(x)):
+        if _onp.iscomplexobj(value_for_shape(x)):
             raise NotImplementedError(
                 f"fgrad.numpy.linalg.{name}: complex input is not supported on traced values "
                 "(its derivative rules are written for real matrices); differentiate the real "
@@ -138,7 +138,7 @@ def _outputs(out, shapes):
 def _column_signs(v):
     """+-1 per column of ``v``, without derivative: the sign of the real part of its largest
     entry, shaped ``(..., 1, k)`` to multiply ``v`` with (a batch of them under vmap)."""
-    vv = below_transforms(v)
+    vv = without_derivative(v)
     re = fnp.real(vv)
     top = fnp.argmax(fnp.abs(vv), axis=-2)[..., None, :]
     hit = fnp.equal(top, _onp.arange(shape_of(v)[-2])[:, None])
@@ -201,7 +201,7 @@ def _qr_valid(a):
 
 
 def _diagonal_signs(r):
-    return fnp.sign(fnp.diagonal(below_transforms(r), axis1=-2, axis2=-1))
+    return fnp.sign(fnp.diagonal(without_derivative(r), axis1=-2, axis2=-1))
 
 
 def _qr_call(f, a, mode="reduced"):
@@ -237,7 +237,7 @@ def _eig_valid(a):
 def _sorting(w):
     """A permutation matrix ``p`` (``(..., n, n)``, without derivative; a batch of them under
     vmap): ``w @ p`` is sorted by the key."""
-    wv = below_transforms(w)
+    wv = without_derivative(w)
     # (numpy's eigenvalues are real or complex by their values: a staged graph replays a
     # real trace on complex ones, so the key is taken of complex values either way)
     order = fnp.argsort(_eig_key(fnp.astype(wv, _onp.complex128)), axis=-1)

@@ -7,7 +7,7 @@ import fgrad.numpy as fnp
 from .. import batch_rules
 from ...core.table import Spec, define
 from ..multi_output import define_multi
-from ...core.tracer import below_transforms, innermost_meta, strip
+from ...core.tracer import without_derivative, value_for_shape, read_values
 from ..namespace import values_only
 from ..broadcasting import mask, shape_of
 from ..wrapping import differentiable, with_numpy_values
@@ -194,14 +194,14 @@ _svd = define_multi("linalg.svd",
 def _svdvals_vjp(g, ans, a):
     u, _, vh = _svd(a)
     # an exactly zero singular value is a kink (|s|): its derivative is taken as 0
-    g = g * (1 - mask(below_transforms(ans) == 0, ans))
+    g = g * (1 - mask(without_derivative(ans) == 0, ans))
     return fnp.matmul(u * fnp.expand_dims(g, -2), vh)
 
 
 def _svdvals_jvp(t, ans, a):
     u, _, vh = _svd(a)
     ds = fnp.sum(u * fnp.matmul(t, _mT(vh)), axis=-2)
-    return ds * (1 - mask(below_transforms(ans) == 0, ans))
+    return ds * (1 - mask(without_derivative(ans) == 0, ans))
 
 
 _svdvals = define("linalg.svdvals", lambda a: _la.svd(a, compute_uv=False),
@@ -348,7 +348,7 @@ def qr(a, mode="reduced"):
         _, r = _qr(a, mode="reduced")
         return with_numpy_values(r, _la.qr, (a,), {"mode": "r"})
     if mode not in ("reduced", "complete"):
-        _la.qr(strip(a), mode=mode)  # numpy's own error for an unknown mode
+        _la.qr(read_values(a), mode=mode)  # numpy's own error for an unknown mode
     return QRResult(*_qr(a, mode=mode))
 
 
@@ -370,7 +370,7 @@ def _eig_jvp(ts, outs, a):
     p = fnp.matmul(fnp.matmul(inv(v), t), v)
     vt = fnp.matmul(v, _gap_inverse(w) * p)
     d = fnp.sum(fnp.conjugate(v) * vt, axis=-2)
-    if _onp.iscomplexobj(innermost_meta(v)):
+    if _onp.iscomplexobj(value_for_shape(v)):
         top = _largest(v)
         e = fnp.sum(top * vt, axis=-2) / fnp.sum(top * v, axis=-2)
         c = -fnp.real(d) - 1j * fnp.imag(e)
@@ -382,7 +382,7 @@ def _eig_jvp(ts, outs, a):
 def _eig_vjp(i, gs, outs, a):
     (gw, gv), (w, v) = gs, outs
     gc = fnp.sum(v * gv, axis=-2)
-    if _onp.iscomplexobj(innermost_meta(v)):
+    if _onp.iscomplexobj(value_for_shape(v)):
         top = _largest(v)
         gvt = (gv - fnp.conjugate(v) * fnp.expand_dims(fnp.real(gc), -2)
                - top * fnp.expand_dims(1j * fnp.imag(gc) / fnp.sum(top * v, axis=-2), -2))
@@ -395,7 +395,7 @@ def _eig_vjp(i, gs, outs, a):
 def _like_input(ct, a):
     """A cotangent, real for a real matrix (the real part: the derivative along real
     perturbations), complex for a complex one."""
-    return ct if _onp.iscomplexobj(innermost_meta(a)) else fnp.real(ct)
+    return ct if _onp.iscomplexobj(value_for_shape(a)) else fnp.real(ct)
 
 
 _EIG_CASES = [(((2, 2),), {}), (((3, 3),), {}), (((2, 3, 3),), {})]

@@ -5,7 +5,7 @@ import numpy as _onp
 import fgrad.numpy as fnp
 from .. import batch_rules
 from ...core.table import Spec, define
-from ...core.tracer import contains_tracer, strip
+from ...core.tracer import contains_tracer, read_values
 from ..broadcasting import shape_of
 from ..wrapping import differentiable
 from .common import _eye, _la, _mT, _min_gap, _real_only, _well_conditioned
@@ -84,7 +84,7 @@ def lstsq(a, b, rcond=None):
     ``svdvals(a)``'s."""
     a, b = fnp.asarray(a), fnp.asarray(b)
     _real_only("lstsq", a, b)
-    ref = _la.lstsq(strip(a), strip(b), rcond)  # numpy's errors, and its rank
+    ref = _la.lstsq(read_values(a), read_values(b), rcond)  # numpy's errors, and its rank
     m, n = shape_of(a)[-2:]
     if rcond is None:  # numpy's default, for its double-precision computation
         rcond = _onp.finfo(_onp.float64).eps * max(m, n)

@@ -7,7 +7,7 @@ import numpy as _onp
 import fgrad.numpy as fnp
 from ...core.table import Spec, define
 from .. import batch_rules
-from ...core.tracer import below_transforms, innermost_meta
+from ...core.tracer import without_derivative, value_for_shape
 from ..broadcasting import REDUCE, dtype_of, kept_shape, mask, shape_of
 from ..namespace import zero_derivative
 from ..wrapping import differentiable, numpy_reference
@@ -23,13 +23,13 @@ from .decompositions import _svdvals
 
 def _root0(s, p=2):
     """``s ** (1/p)``, with value and derivative 0 where ``s`` is exactly 0."""
-    zero = mask(below_transforms(s) == 0, s)
+    zero = mask(without_derivative(s) == 0, s)
     r = fnp.sqrt(s + zero) if p == 2 else (s + zero) ** (1.0 / p)
     return r * (1 - zero)
 
 
 def _sum_squares(x, axis, keepdims):
-    if _onp.iscomplexobj(innermost_meta(x)):
+    if _onp.iscomplexobj(value_for_shape(x)):
         return fnp.sum(fnp.real(fnp.conjugate(x) * x), axis=axis, keepdims=keepdims)
     axis = None if axis is None else tuple(a % _ndim(x) for a in axis)
     return _sum_squares_p(x, axis=axis, keepdims=keepdims)
@@ -77,17 +77,17 @@ def _vector_norm(x, ord, axis, keepdims, value):
         return fnp.min(fnp.abs(x), axis=axis, keepdims=keepdims)
     if ord == 0:  # the number of nonzero entries: zero derivative
         if value is None:  # (numpy's is not known under vmap)
-            return fnp.sum(mask(below_transforms(x) != 0, fnp.real(x)), axis=axis,
+            return fnp.sum(mask(without_derivative(x) != 0, fnp.real(x)), axis=axis,
                            keepdims=keepdims)
         return value
     if ord == 1:
         return fnp.sum(fnp.abs(x), axis=axis, keepdims=keepdims)
     p = float(ord)
     ax = fnp.abs(x)
-    zero = mask(below_transforms(ax) == 0, ax)  # |0|^p is left out (it is 0 or, for p < 0, inf)
+    zero = mask(without_derivative(ax) == 0, ax)  # |0|^p is left out (it is 0 or, for p < 0, inf)
     r = _root0(fnp.sum((ax + zero) ** p * (1 - zero), axis=axis, keepdims=keepdims), p)
     if p < 0:  # a zero entry makes the norm 0 around it (it is about |x_i|): derivative 0
-        hit = fnp.any(below_transforms(zero) != 0, axis=axis, keepdims=keepdims)
+        hit = fnp.any(without_derivative(zero) != 0, axis=axis, keepdims=keepdims)
         r = r * (1 - mask(hit, r))
     return r
 

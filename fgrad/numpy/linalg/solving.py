@@ -8,7 +8,7 @@ import fgrad.numpy as fnp
 from .. import batch_rules, taylor_rules
 from ...core.table import Composed, Spec, define
 from ..multi_output import define_multi
-from ...core.tracer import innermost_meta, strip
+from ...core.tracer import value_for_shape, map_tracers, read_values
 from ..broadcasting import dtype_of, shape_of, unbroadcast, unbroadcast_like
 from ..wrapping import differentiable, unsupported_kwargs
 from .common import SlogdetResult, _la, _lift, _mT, _ndim, _noted, _real_only, _shift, _shifted
@@ -192,7 +192,7 @@ def matrix_power(a, n):
         raise TypeError("exponent must be an integer") from e
     _square(a)
     if n == 0:
-        return _la.matrix_power(strip(a), 0)
+        return _la.matrix_power(read_values(a), 0)
     if n < 0:
         a, n = inv(a), -n
     result, z = None, None
@@ -267,7 +267,7 @@ def multi_dot(arrays, *, out=None):
     """numpy.linalg.multi_dot (numpy's values, from its cheapest order of products)."""
     unsupported_kwargs("linalg.multi_dot", {"out": out})
     arrays = [fnp.asarray(a) for a in arrays]
-    _la.multi_dot([strip(a, innermost_meta) for a in arrays])  # numpy's errors (shapes)
+    _la.multi_dot([map_tracers(a, value_for_shape) for a in arrays])  # numpy's errors (shapes)
     result = arrays[0]
     for a in arrays[1:]:
         result = fnp.dot(result, a)
