@@ -21,6 +21,7 @@ from .traces.passes import optimize
 from .core.pytree import tree_flatten, tree_unflatten
 from .traces.staging import trace_graph
 from .core.tracer import value_for_shape
+from .traces.arguments import static_split
 
 __all__ = ["jit"]
 
@@ -108,8 +109,8 @@ class _Jitted:
         fixed = {n % count for n in self.static_argnums if -count <= n < count}
         statics = tuple((i, args[i]) for i in sorted(fixed)) + \
             tuple(sorted((k, v) for k, v in kwargs.items() if k in self.static_argnames))
-        dynamic = (tuple(a for i, a in enumerate(args) if i not in fixed),
-                   {k: v for k, v in kwargs.items() if k not in self.static_argnames})
+        positional, rebuild = static_split(args, fixed)
+        dynamic = (positional, {k: v for k, v in kwargs.items() if k not in self.static_argnames})
 
         # Leaves that are not values (a model object, a function) are static too, by
         # identity: JAX refuses them; fgrad keys the cache on them.
@@ -124,9 +125,7 @@ class _Jitted:
             for i, x in held:
                 full.insert(i, x)
             pos, kw = tree_unflatten(in_tree, full)
-            it = iter(pos)
-            return self.f(*[a if i in fixed else next(it) for i, a in enumerate(args)],
-                          **dict(kwargs, **kw))
+            return self.f(*rebuild(pos), **dict(kwargs, **kw))
 
         for where, v in statics:
             try:

@@ -99,3 +99,35 @@ def test_the_core_under_the_table_imports_nothing_above_it():
 
 def test_the_checker_finds_a_cycle():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == [["a", "b", "c", "a"]]
+
+
+# packages whose modules count as one layer: a rule family or an adapter is one level of the
+# stack, whatever its inner modules import of each other
+_PACKAGES = ("fgrad.numpy", "fgrad.scipy", "fgrad.autograd", "fgrad.testing")
+
+
+def _layers(graph):
+    """The longest import chain, in modules, with each of ``_PACKAGES`` one module."""
+    def node(m):
+        return next((p for p in _PACKAGES if m == p or m.startswith(p + ".")), m)
+
+    collapsed = {}
+    for m, deps in graph.items():
+        collapsed.setdefault(node(m), set()).update(node(d) for d in deps)
+    depth = {}
+
+    def visit(m):
+        if m not in depth:
+            depth[m] = 1 + max((visit(d) for d in collapsed[m] if d != m), default=0)
+        return depth[m]
+
+    return max(visit(m) for m in collapsed)
+
+
+def test_the_core_is_a_few_layers_deep():
+    mods = _modules()
+    graph = {m: _imports(m, p, mods) for m, p in mods.items()}
+    # errors <- other_arrays <- table <- fgrad.numpy <- tape <- transpose <- rules <- dual
+    # <- transforms <- fgrad.testing <- fgrad.autograd <- fgrad (docs/architecture.md)
+    assert _layers(graph) <= 12
+    assert _layers({"a": {"b"}, "b": {"c"}, "c": set()}) == 3

@@ -277,16 +277,27 @@ def _reverse_rule(prim):
             return joint(g, ans, *args, **params)
         return every_argument
     rules = prim.vjps
+    # (the ufuncs, most of a recorded program, have one or two arguments: their rules are
+    # called without a loop, as the tape's walk called them before there was one shape)
+    if prim.nin == 1 and 0 in rules:
+        rule0 = rules[0]
+
+        def unary(g, ans, args, params, wanted):
+            return (rule0(g, ans, *args, **params) if params else rule0(g, ans, *args),)
+        return unary
+    if prim.nin == 2 and 0 in rules and 1 in rules:
+        rule0, rule1 = rules[0], rules[1]
+
+        def binary(g, ans, args, params, wanted):
+            w0, w1 = wanted
+            if params:
+                return (None if w0 is None else rule0(g, ans, *args, **params),
+                        None if w1 is None else rule1(g, ans, *args, **params))
+            return (None if w0 is None else rule0(g, ans, *args),
+                    None if w1 is None else rule1(g, ans, *args))
+        return binary
 
     def by_argument(g, ans, args, params, wanted):
-        n = len(wanted)
-        if n == 1:  # (one argument, wanted: the call was recorded for it)
-            rule = rules.get(0) or prim.vjp_rule(0)
-            return (rule(g, ans, *args, **params) if params else rule(g, ans, *args),)
-        if n == 2 and not params:  # (binary arithmetic: most of the rest)
-            w0, w1 = wanted
-            return (None if w0 is None else (rules.get(0) or prim.vjp_rule(0))(g, ans, *args),
-                    None if w1 is None else (rules.get(1) or prim.vjp_rule(1))(g, ans, *args))
         out = []
         i = 0
         for w in wanted:

@@ -89,7 +89,7 @@ def zero_derivative(fn):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         if prim is not None and (STAGING or contains_tracer(args)):
-            down = _below_transforms(args)
+            down = _without_derivative(args)
             if down is not None and not contains_tracer(kwargs) and (
                     any(isinstance(a, Tracer) for a in down) or ambient() is not None):
                 return prim(*down, **kwargs)  # (to the staging or batching trace)
@@ -122,7 +122,7 @@ def values_only(fn, name, batch=batch_rules.one_at_a_time):
 stopped = values_only(copied, "stop_gradient", batch=batch_rules.elementwise)
 
 
-def _below_transforms(args):
+def _without_derivative(args):
     """``args`` with every tracer of a differentiating transform replaced by the value under
     it, down to a tracer of a trace that sees all operations (staging, batching; a zero
     derivative needs no other); None where a tracer hides inside a list."""

@@ -112,6 +112,19 @@ def argnums_partial(f, fname, args, kwargs, argnums):
     return partial, tuple([args[n] for n in nums])
 
 
+def static_split(args, fixed):
+    """``(dynamic, rebuild)`` for a staged function's static arguments (``make_graph``,
+    ``jit``): the arguments not at the positions ``fixed``, and ``rebuild(dynamic)``, every
+    argument again, the static ones in their places."""
+    dynamic = tuple([a for i, a in enumerate(args) if i not in fixed])
+
+    def rebuild(new):
+        it = iter(new)
+        return [a if i in fixed else next(it) for i, a in enumerate(args)]
+
+    return dynamic, rebuild
+
+
 def check_holomorphic(fname, leaves, what):
     """``holomorphic=True``: every differentiated input and every output is complex (JAX's
     rule); ``what`` is "input" or "output"."""

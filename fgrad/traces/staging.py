@@ -35,6 +35,7 @@ from ..core.values import first_foreign
 from ..core.pytree import tree_flatten, tree_unflatten
 from ..core.table import Primitive
 from ..core.tracer import STAGING, Trace, Tracer, staging, value_for_shape
+from .arguments import static_split
 
 __all__ = ["make_graph", "trace_graph"]
 
@@ -267,14 +268,11 @@ def make_graph(f: Callable[..., Any],
             if not -count <= n < count:
                 raise ValueError(f"make_graph: static_argnums={static_argnums!r} does not fit "
                                  f"a call with {count} positional argument(s)")
-        fixed = {n % count for n in statics}
-        dynamic = tuple(a for i, a in enumerate(args) if i not in fixed)
-
+        dynamic, rebuild = static_split(args, {n % count for n in statics})
         leaves, in_tree = tree_flatten(dynamic)
 
         def call(ins):
-            it = iter(tree_unflatten(in_tree, ins))
-            return f(*[a if i in fixed else next(it) for i, a in enumerate(args)])
+            return f(*rebuild(tree_unflatten(in_tree, ins)))
 
         return trace_graph("make_graph", call, leaves, in_tree)[0]
 
