@@ -29,10 +29,9 @@ import threading
 import numpy as _onp
 
 from . import errors
-from .values import PLAIN_OPERANDS, PYTHON_NUMBERS, first_foreign, foreign_array
+from .values import NUMPY_FLOATS, PLAIN_OPERANDS, PYTHON_NUMBERS, first_foreign, foreign_array
 
 _ndarray = _onp.ndarray
-_STRONG_SCALARS = frozenset([_onp.float64, _onp.float32])
 
 _levels = itertools.count(1)
 
@@ -98,7 +97,7 @@ class Trace:
             a = args[0]
             if a.__class__ is own and a._trace is self:
                 v = a._value
-                if v.__class__ is _ndarray or v.__class__ in _STRONG_SCALARS:
+                if v.__class__ is _ndarray or v.__class__ in NUMPY_FLOATS:
                     return [v], [a], self.staged, False
         vals = list(args)
         mine = [None] * len(vals)

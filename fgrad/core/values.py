@@ -24,6 +24,9 @@ LEAVES = frozenset([float, int, bool, complex, _ndarray, _onp.float64, _onp.floa
 # Python's own numbers (exact classes), which a transform turns into numpy values
 PYTHON_NUMBERS = frozenset([bool, int, float, complex])
 
+# numpy's real floats: with ndarrays, the values a trace's hot path expects under its tracers
+NUMPY_FLOATS = frozenset([_onp.float64, _onp.float32])
+
 
 def strong(vals, traced):
     """``vals`` with the Python numbers at the positions where ``traced`` is not None (a

@@ -135,8 +135,12 @@ class BatchTrace(Trace):
         self.size = size
 
     def process(self, prim, args, params):
-        vals, mine, _, _ = self.arguments(prim, args)
-        dims = [None if t is None else t._bdim for t in mine]
+        vals, dims, _, _ = self.arguments(prim, args)
+        i = 0
+        for t in dims:  # (this trace's tracers give their batch axes)
+            if t is not None:
+                dims[i] = t._bdim
+            i += 1
         for v in params.values():
             if isinstance(v, BatchTracer) and v._trace is self:
                 raise ValueError(f"vmap: fgrad.numpy.{prim.name}'s parameter is batched; only "

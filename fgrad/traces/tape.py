@@ -19,7 +19,7 @@ import threading
 import numpy as _onp
 
 from ..numpy.array_tracer import ArrayTracer
-from ..core.values import IMMUTABLE_REALS, foreign_array, strong
+from ..core.values import IMMUTABLE_REALS, NUMPY_FLOATS, foreign_array, strong
 from ..core.tracer import Trace, Tracer, value_dtype
 from .backward import backward
 from .keeping import Kept, shed
@@ -114,7 +114,7 @@ class Tape(Trace):
             v = a._value  # (one argument, a tracer of this tape: the commonest call)
             vals, parents, rest = [v], [a._node], ()
             arrays = v.__class__ is _ndarray
-            plain = (arrays or v.__class__ in _FLOATS) and not self.staged
+            plain = (arrays or v.__class__ in NUMPY_FLOATS) and not self.staged
         else:
             vals, parents, rest = list(args), [None] * len(args), args
             plain, arrays = not self.staged, False
@@ -126,7 +126,7 @@ class Tape(Trace):
                 parents[i] = a._node
                 if v.__class__ is _ndarray:
                     arrays = True
-                elif v.__class__ not in _FLOATS:
+                elif v.__class__ not in NUMPY_FLOATS:
                     plain = False
                     break
             elif cls is _ndarray:
@@ -140,8 +140,12 @@ class Tape(Trace):
             below = weak = False
         else:
             arrays = True  # (rare: the shedding looks for itself)
-            vals, mine, below, weak = self.arguments(prim, args)
-            parents = [None if t is None else t._node for t in mine]
+            vals, parents, below, weak = self.arguments(prim, args)
+            i = 0
+            for t in parents:  # (a loop: a comprehension is a function call in Python 3.11)
+                if t is not None:
+                    parents[i] = t._node
+                i += 1
             if below and not self.shares_constants:
                 for a in args:
                     if isinstance(a, Tracer) and a._trace is not self:
@@ -180,4 +184,3 @@ def _note_complex(node):
 
 
 _REAL = _onp.dtype(float)
-_FLOATS = frozenset([_onp.float64, _onp.float32])

@@ -63,11 +63,15 @@ class JetTrace(Trace):
         self.log = log
 
     def process(self, prim, args, params):
-        vals, mine, below, weak = self.arguments(prim, args)
-        if self.watched is not None and any(t is self.watched for t in mine):
-            self.read = True
+        vals, series, below, weak = self.arguments(prim, args)
+        i = 0
+        for t in series:  # (this trace's tracers give their terms)
+            if t is not None:
+                if t is self.watched:
+                    self.read = True
+                series[i] = t._series
+            i += 1
         ans = prim(*vals, **params) if below else prim.fast_impl(*vals, **params)
-        series = [None if t is None else t._series for t in mine]
         if weak:  # (a rule sees an input kept a Python number as a numpy scalar)
             vals = strong(vals, series)
         out, how = expand(prim, series, ans, vals, params, self.order)
