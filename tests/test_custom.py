@@ -712,6 +712,26 @@ def test_custom_functions_in_two_threads_give_independent_results(in_threads):
     assert errors == []
 
 
+def test_under_jvp_a_custom_jvp_function_runs_once_at_any_nesting():
+    # (the rule gives the output, so jvp runs the function once, where fgrad learns its
+    # output's structure, and not again beside the rule at any nesting: under vmap a second
+    # primal call would run once per example)
+    calls = []
+
+    @fgrad.custom_jvp
+    def f(x):
+        calls.append(1)
+        return np.sin(x)
+
+    f.defjvp(lambda p, t: (np.sin(p[0]), np.cos(p[0]) * t[0]))
+    for run in (lambda: fgrad.jvp(f, (0.5,), (1.0,)),
+                lambda: fgrad.grad(lambda x: fgrad.jvp(f, (x,), (1.0,))[1])(0.5),
+                lambda: fgrad.vmap(lambda x: fgrad.jvp(f, (x,), (1.0,))[1])(onp.ones(3))):
+        calls.clear()
+        run()
+        assert calls == [1]
+
+
 def test_custom_jvp_rules_output_is_what_jvp_returns_as_in_jax():
     @fgrad.custom_jvp
     def f(x):

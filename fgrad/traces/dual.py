@@ -26,7 +26,10 @@ class DualTrace(Trace):
 
     def process(self, prim, args, params):
         vals, tangents, below, weak = self.arguments(prim, args)
-        ans = prim(*vals, **params) if below else prim.fast_impl(*vals, **params)
+        rule = prim.made_jvp or jvp_all(prim)
+        # (a rule giving the output runs the function itself: custom_jvp's, as in JAX)
+        ans = None if rule.gives_output else \
+            prim(*vals, **params) if below else prim.fast_impl(*vals, **params)
         i = 0
         for t in tangents:  # (this trace's tracers give their tangents)
             if t is not None:
@@ -34,6 +37,6 @@ class DualTrace(Trace):
             i += 1
         if weak:  # (a rule sees an input kept a Python number as a numpy scalar)
             vals = strong(vals, tangents)
-        ans, out = (prim.made_jvp or jvp_all(prim))(vals, tangents, params, ans)
+        ans, out = rule(vals, tangents, params, ans)
         # A zero tangent leaves the value untraced: later operations on it cost nothing here.
         return ans if out is None else DualTracer(self, ans, out)

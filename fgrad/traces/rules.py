@@ -30,7 +30,8 @@ from .transpose import transpose
 
 def jvp_all(prim):
     """``prim``'s forward rule ``(args, tangents, params, ans) -> (ans, tangent)``: ``ans``
-    is the output the caller computed, returned unless the rule gives its own."""
+    is the output the caller computed, returned unless the rule gives its own (custom_jvp's,
+    ``rule.gives_output``: then the caller need not compute it, and passes None)."""
     rule = prim.made_jvp
     if rule is None:
         rule = prim.made_jvp = _forward(prim)
@@ -42,6 +43,7 @@ def _forward(prim):
     if with_output is not None:
         def giving_output(args, tangents, params, ans):
             return with_output(tangents, *args, **params)
+        giving_output.gives_output = True  # (a caller need not compute ``ans`` for it)
         return giving_output
     joint = prim.jvp_joint
     if joint is not None:
@@ -50,6 +52,7 @@ def _forward(prim):
                 return ans, joint(tangents, ans, *args, **params)
             except errors.ConcretizationError as e:
                 raise _in_jvp_rule(e, prim) from e
+        every_argument.gives_output = False
         return every_argument
     rules = prim.jvps
 
@@ -66,6 +69,7 @@ def _forward(prim):
         except errors.ConcretizationError as e:
             raise _in_jvp_rule(e, prim) from e
         return ans, out
+    by_argument.gives_output = False
     return by_argument
 
 
