@@ -13,8 +13,8 @@ from .core.values import PYTHON_NUMBERS, copied, foreign_array
 from .core.pytree import tree_flatten, tree_unflatten
 from .core.tracer import value_for_shape, map_tracers, value_dtype
 from .numpy import concatenate, reshape, stack
-from .traces.arguments import (an_output, argnums_partial, check_holomorphic, check_like, finish,
-                               flat_inputs, fresh, is_integer, lowered, refuse_unknown,
+from .traces.arguments import (argnums_partial, check_holomorphic, check_like, finish,
+                               flat_inputs, fresh, is_integer, lowered, outputs_of,
                                shape_of_value, split_aux, zeros_for)
 from .traces.batching import vmap
 from .traces.dual import DualTrace, DualTracer
@@ -58,16 +58,11 @@ class Recording:
             if has_aux:
                 out, self.aux = split_aux(out, fname)
                 self.aux = lowered(self.aux, tape)
-            out_flat, self.out_tree = tree_flatten(out)
+            out_flat, self.out_tree, own = outputs_of(tape, out, fname)
             self.out_vals, self.out_nodes = [], []
-            for o in out_flat:
-                if o.__class__ is TapeTracer and o._trace is tape:
-                    self.out_vals.append(o._value)
-                    self.out_nodes.append(o._node)
-                else:
-                    refuse_unknown(o, fname, an_output)
-                    self.out_vals.append(o)
-                    self.out_nodes.append(None)
+            for o, t in zip(out_flat, own):
+                self.out_vals.append(o if t is None else t._value)
+                self.out_nodes.append(None if t is None else t._node)
         except BaseException:  # (no caller will walk this tape: give the guarded inputs back)
             tape.release()
             raise
@@ -277,16 +272,15 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
     if has_aux:
         out, aux = split_aux(out, "jvp")
         aux = lowered(aux, trace)
-    out_flat, out_tree = tree_flatten(out)
+    out_flat, out_tree, own = outputs_of(trace, out, "jvp")
     vals, tans = [], []
-    for o in out_flat:
-        if o.__class__ is DualTracer and o._trace is trace:
-            vals.append(fresh(finish(o._value), flat))
-            tans.append(fresh(finish(o._tangent, o._value), t_flat))
-        else:
-            refuse_unknown(o, "jvp", an_output)
+    for o, t in zip(out_flat, own):
+        if t is None:
             vals.append(fresh(finish(o), flat))
             tans.append(zeros_for(o))
+        else:
+            vals.append(fresh(finish(t._value), flat))
+            tans.append(fresh(finish(t._tangent, t._value), t_flat))
     res = (tree_unflatten(out_tree, vals), tree_unflatten(out_tree, tans))
     return res + (aux,) if has_aux else res
 

@@ -706,6 +706,29 @@ def test_other_containers_are_named_in_the_error():
         fgrad.vjp(lambda x: Pair((x, x)), 1.0)
     with pytest.raises(TypeError, match=f"jvp: an output is a .*object, which is {known}"):
         fgrad.jvp(lambda x: object(), (1.0,), (1.0,))
+    # every transform reads its outputs back the same way (traces.arguments.outputs_of)
+    with pytest.raises(TypeError, match=f"vmap: an output is a .*str, which is {known}"):
+        fgrad.vmap(lambda x: (x, "label"))(onp.ones(2))
+    with pytest.raises(TypeError, match=f"jet: an output is a .*str, which is {known}"):
+        fgrad.jet(lambda x: (x, "label"), (1.0,), ((1.0,),))
+    with pytest.raises(TypeError, match=rf"jit\(f\): an output is a .*str, which is {known}"):
+        def f(x):
+            return x, "label"
+        fgrad.jit(f)(1.0)
+
+
+def test_an_escaped_tracer_returned_by_another_transform_is_named():
+    kept = []
+    fgrad.jvp(lambda x: kept.append(x) or x, (1.0,), (1.0,))
+    def f(x):
+        return x, kept[0]
+
+    calls = [lambda: fgrad.vjp(f, 1.0), lambda: fgrad.jvp(f, (1.0,), (1.0,)),
+             lambda: fgrad.vmap(f)(onp.ones(2)), lambda: fgrad.jit(f)(1.0),
+             lambda: fgrad.jet(f, (1.0,), ((1.0,),))]
+    for call in calls:
+        with pytest.raises(fgrad.EscapedTracerError, match="used after that transform finished"):
+            call()
 
 
 def test_deepcopy_of_a_traced_value_works_and_stays_checked():

@@ -1,8 +1,9 @@
 """What every transform does with its arguments and outputs, in one place: argument numbers
 (``argnums_partial``), flattening and checking the inputs (``flat_inputs``, ``check_input``,
 ``check_like``), refusing what is no array (``refuse_unknown``), ``has_aux`` (``split_aux``),
-and reading outputs back as plain numpy values (``finish``, ``fresh``, ``lowered``,
-``zeros_for``). ``grad`` and its kin (``fgrad/transforms.py``), ``jet`` and ``make_tape`` use
+the outputs a trace gave back (``outputs_of``) and reading them as plain numpy values
+(``finish``, ``fresh``, ``lowered``, ``zeros_for``). ``grad`` and its kin
+(``fgrad/transforms.py``), ``jet``, ``vmap``, ``make_graph``, ``jit`` and ``make_tape`` use
 them."""
 import numpy as _onp
 
@@ -46,6 +47,24 @@ def refuse_unknown(v, fname, where):
 
 def an_output():
     return "an output"
+
+
+def outputs_of(trace, out, fname):
+    """Read back what a function run under ``trace`` returned: its flat leaves, their tree,
+    and per leaf the tracer of ``trace`` it is, or None for a constant (an array or number
+    the function did not compute from its inputs; anything else is refused, as is a tracer
+    of a transform that has finished). Every transform reads its outputs through this."""
+    leaves, tree = tree_flatten(out)
+    own = []
+    for o in leaves:
+        if isinstance(o, Tracer) and o._trace is trace:
+            own.append(o)
+            continue
+        if isinstance(o, Tracer) and not o._trace.alive:
+            raise errors.escaped(o._trace)
+        refuse_unknown(o, fname, an_output)
+        own.append(None)
+    return leaves, tree, own
 
 
 def fresh(v, given):

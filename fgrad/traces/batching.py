@@ -24,7 +24,8 @@ from ..core.fpwarnings import at_user_code, fgrad_code
 from ..numpy.array_tracer import ArrayTracer
 from ..numpy.batch_rules import example_shape, one_at_a_time
 from ..core.pytree import tree_flatten, tree_unflatten
-from ..core.tracer import Trace, Tracer, batching, map_tracers, value_for_shape
+from ..core.tracer import Trace, batching, map_tracers, value_for_shape
+from .arguments import outputs_of
 
 __all__ = ["vmap"]
 
@@ -234,18 +235,16 @@ def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
                for x, ax in zip(leaves, axes)]
         with at_user_code(), batching(trace):
             out = trace.run(f, tree_unflatten(in_tree, ins), "vmap")
-        out_leaves, out_tree = tree_flatten(out)
+        out_leaves, out_tree, own = outputs_of(trace, out, "vmap")
         oaxes = _axes_for(out_axes if not isinstance(out_axes, list) else tuple(out_axes),
                           out, "out_axes")
         results = []
-        for i, (o, ax) in enumerate(zip(out_leaves, oaxes)):
-            if o.__class__ is BatchTracer and o._trace is trace:
+        for i, (o, t, ax) in enumerate(zip(out_leaves, own, oaxes)):
+            if t is not None:
                 if ax is None:
                     raise ValueError(f"vmap: output leaf {i} depends on the mapped inputs, "
                                      "but out_axes is None for it")
-                v, d = o._value, o._bdim
-            elif isinstance(o, Tracer) and not o._trace.alive and o._trace is not trace:
-                raise errors.escaped(o._trace)
+                v, d = t._value, t._bdim
             else:  # the same for every example: broadcast along the batch
                 if ax is None:
                     results.append(o)

@@ -35,7 +35,7 @@ from ..core.values import first_foreign
 from ..core.pytree import tree_flatten, tree_unflatten
 from ..core.table import Primitive
 from ..core.tracer import STAGING, Trace, Tracer, staging, value_for_shape
-from .arguments import static_split
+from .arguments import outputs_of, static_split
 
 __all__ = ["make_graph", "trace_graph"]
 
@@ -291,17 +291,15 @@ def trace_graph(name, call, leaves, in_tree):
             out = call(ins)
     finally:
         trace.alive = False
-    out_leaves, out_tree = tree_flatten(out)
+    out_leaves, out_tree, own = outputs_of(trace, out, name)
     outputs, values = [], []
-    for o in out_leaves:
-        if o.__class__ is StageTracer and o._trace is trace:
-            outputs.append(o._var)
-            values.append(o._value)
-        elif isinstance(o, Tracer):
-            raise errors.escaped(o._trace)
-        else:
+    for o, t in zip(out_leaves, own):
+        if t is None:
             outputs.append(trace.const(o) if _is_value(o) else o)
             values.append(o)
+        else:
+            outputs.append(t._var)
+            values.append(t._value)
     graph = Graph(name, [t._var for t in ins], in_tree, trace.nodes, trace.consts,
                   trace.guards, outputs, out_tree)
     return graph, values

@@ -37,7 +37,7 @@ import fgrad.numpy as fnp
 from ..core.tracer import Trace, Tracer, concrete, read_value, value_dtype, value_for_shape
 from .rules import jvp_all
 from .transpose import zeros_like
-from .arguments import check_like, finish, flat_inputs, fresh, refuse_unknown, zeros_for
+from .arguments import check_like, finish, flat_inputs, fresh, outputs_of, zeros_for
 
 __all__ = ["jet", "derivatives", "expansions"]
 
@@ -242,16 +242,15 @@ def _jet(f, primals, series, log):
     ins = [JetTracer(trace, x, ts) for x, ts in zip(flat, terms_per_leaf)]
     with at_user_code():
         out = trace.run(f, tree_unflatten(in_tree, ins), "jet")
-    out_flat, out_tree = tree_flatten(out)
+    out_flat, out_tree, own = outputs_of(trace, out, "jet")
     vals, outs = [], []
-    for o in out_flat:
-        if o.__class__ is JetTracer and o._trace is trace:
-            vals.append(fresh(finish(o._value), flat))
-            outs.append([finish(t, o._value) for t in o._series])
-        else:
-            refuse_unknown(o, "jet", lambda: "an output")
+    for o, j in zip(out_flat, own):
+        if j is None:
             vals.append(fresh(finish(o), flat))
             outs.append([zeros_for(o) for _ in range(order)])
+        else:
+            vals.append(fresh(finish(j._value), flat))
+            outs.append([finish(t, j._value) for t in j._series])
     return tree_unflatten(out_tree, vals), tree_unflatten(out_tree, outs)
 
 
