@@ -55,6 +55,38 @@ def _forward(prim):
         every_argument.gives_output = False
         return every_argument
     rules = prim.jvps
+    # (the ufuncs, most of a program, have one or two arguments: their rules are called
+    # without a loop, as the dual trace called them before there was one shape; 6% of the
+    # instructions of the scalar chain's jvp, counted by cachegrind)
+    if prim.nin == 1 and 0 in rules:
+        rule0 = rules[0]
+
+        def unary(args, tangents, params, ans):
+            t = tangents[0]
+            if t is None:
+                return ans, None
+            try:
+                return ans, rule0(t, ans, *args, **params)
+            except errors.ConcretizationError as e:
+                raise _in_jvp_rule(e, prim) from e
+        unary.gives_output = False
+        return unary
+    if prim.nin == 2 and 0 in rules and 1 in rules:
+        rule0, rule1 = rules[0], rules[1]
+
+        def binary(args, tangents, params, ans):
+            t0, t1 = tangents
+            try:
+                out = None if t0 is None else rule0(t0, ans, *args, **params)
+                if t1 is not None:
+                    c = rule1(t1, ans, *args, **params)
+                    if c is not None:
+                        out = c if out is None else add_any(out, c)
+            except errors.ConcretizationError as e:
+                raise _in_jvp_rule(e, prim) from e
+            return ans, out
+        binary.gives_output = False
+        return binary
 
     def by_argument(args, tangents, params, ans):
         out = None
