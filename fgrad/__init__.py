@@ -26,8 +26,7 @@ from .jitting import jit
 from .traces.batching import vmap
 from .traces.taylor import derivatives, jet
 from . import autograd, nn, tree_util  # (autograd's spellings, jax.nn helpers, jax.tree_util)
-
-__version__ = "0.1.0"
+from .core.version import __version__  # noqa: F401  (the public fgrad.__version__)
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev",
            "jacobian", "hessian", "stop_gradient", "float0", "make_tape", "primitive", "defvjp",

@@ -16,7 +16,13 @@ settings.register_profile("thorough", max_examples=500, **_common)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+import tempfile  # noqa: E402
+
 import pytest  # noqa: E402
+
+# The graphs' code cache (fgrad.traces.codecache) of a test run is its own, never the user's;
+# subprocesses the tests start inherit it.
+os.environ.setdefault("FGRAD_CACHE_DIR", tempfile.mkdtemp(prefix="fgrad-test-cache-"))
 
 from fgrad.core.table import PRIMITIVES  # noqa: E402
 

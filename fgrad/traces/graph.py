@@ -17,6 +17,7 @@ from ..core.pytree import tree_flatten, tree_unflatten
 from ..core.tracer import (BATCHING, STAGING, Tracer, ambient, batches, first_tracer, read_value,
                            value_for_shape, value_dtype)
 from ..core.values import PYTHON_NUMBERS
+from .codecache import code_for
 
 
 class Var:
@@ -321,7 +322,7 @@ def compile_graph(graph):
     outs = [ref(o, f"o{j}") for j, o in enumerate(graph.outputs)]
     params = ", ".join(repr(v) for v in graph.inputs)
     src = f"def run({params}):\n" + "\n".join(body) + f"\n    return [{', '.join(outs)}]\n"
-    exec(compile(src, f"<fgrad graph {graph.name}>", "exec"), env)  # noqa: S102
+    exec(code_for(src, f"<fgrad graph {graph.name}>"), env)  # noqa: S102
     run = env["run"]
     run.source = src
     return run

@@ -171,26 +171,36 @@ class StageTrace(Trace):
                     self.guards[k] = (var, g[1], how, g[3])
 
     def process(self, prim, args, params):
-        vals, mine, below, _ = self.arguments(prim, args)
-        if below:
+        vals, refs, below, _ = self.arguments(prim, args)
+        impl = prim.fast_impl
+        if below:  # (another trace's tracer, or another library's array)
             for a in args:
                 if isinstance(a, Tracer) and a._trace is not self:
                     raise errors.closed_over(f"{self.kind}: {prim.name}", a._trace,
                                              "Pass the value as an argument of the staged "
                                              "function instead.")
-        refs = [t._var if t is not None else self.const(v) if _is_value(v) else v
-                for t, v in zip(mine, vals)]
-        for v in params.values():
-            if isinstance(v, Tracer):
-                raise errors.closed_over(f"{self.kind}: {prim.name}", v._trace,
-                                         "Pass the value as an argument instead.")
+            other = first_foreign(vals)
+            if other is not None:  # (a function its library lacks is refused)
+                impl = functools.partial(call_in_own_library, prim, other)
+        i = 0
+        for t in refs:  # (a loop, not a comprehension: this runs once per staged call)
+            if t is not None:
+                refs[i] = t._var
+            else:
+                v = vals[i]
+                if _is_value(v):
+                    refs[i] = self.const(v)
+                else:
+                    refs[i] = v
+            i += 1
+        if params:
+            for v in params.values():
+                if isinstance(v, Tracer):
+                    raise errors.closed_over(f"{self.kind}: {prim.name}", v._trace,
+                                             "Pass the value as an argument instead.")
         # (an implementation calling fgrad.numpy is not recorded inside: no ambient trace
         # while it runs; a list push, not ``staging(None)``, measured 1 us less per node)
         stack = STAGING.get(get_ident())
-        impl = prim.fast_impl
-        other = first_foreign(vals)
-        if other is not None:  # (another library's array: a function it lacks is refused)
-            impl = functools.partial(call_in_own_library, prim, other)
         if stack is None:
             ans = impl(*vals, **params)
         else:
