@@ -1,3 +1,3 @@
-"""fgrad's version, read by the package's metadata (``pyproject.toml``) and by what keys
-caches on it (``fgrad.traces.codecache``)."""
+"""fgrad's version (the one in ``pyproject.toml``, as a test checks), here for what keys
+caches on it (``fgrad.traces.codecache``) without importing the package's top."""
 __version__ = "0.1.0"
