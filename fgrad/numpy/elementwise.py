@@ -90,7 +90,7 @@ def unary(name, d, domain=(-2.0, 2.0), valid=None, order=2, reads="both", impl=N
                   [lambda g, ans, x: g * d(ans, x)], [lambda t, ans, x: t * d(ans, x)],
                   spec=Spec(UNARY, domain=domain, valid=valid, order=order, **spec),
                   check_call=_ufunc_call, residuals=_READS[reads], taylor=taylor,
-                  fresh_output=fresh_output)
+                  writes_into=True, fresh_output=fresh_output)
 
 
 def binary(name, dx, dy, domain=(-2.0, 2.0), valid=None, cases=BINARY, cast=False, impl=None,

@@ -304,7 +304,7 @@ def compile_graph(graph):
             count += 1
         if k in reuse:  # the same ufunc, written into an operand nothing reads again
             env[f"u{k}"] = n.prim.impl
-            body.append(f"    {out} = u{k}({args[0]}, {args[1]}, out={names[reuse[k]]})")
+            body.append(f"    {out} = u{k}({', '.join(args)}, out={names[reuse[k]]})")
         elif _by_operator(n):  # numpy's operator, without the stand-in's call
             if len(args) == 1:
                 body.append(f"    {out} = {n.prim.operator}{args[0]}")
@@ -332,7 +332,8 @@ def _in_place(graph, last):
     """node index -> the operand its result is written into."""
     # (a value made by a primitive whose result is a new array of its own, and read only by
     # such primitives, can take the result of its last reader in place: in a 32 x 32
-    # accumulation in the RNN's gradient, one allocation fewer per step)
+    # accumulation in the RNN's gradient, one allocation fewer per step; a unary ufunc's
+    # too, ``tanh(a, out=a)``: on large arrays numpy's time is memory traffic)
     fresh_readers = {}
     for n in graph.nodes:
         for a in n.args:
@@ -342,7 +343,8 @@ def _in_place(graph, last):
     guarded = {g[0] for g in graph.guards}
     reuse = {}
     for k, n in enumerate(graph.nodes):
-        if not n.prim.writes_into or len(n.args) != 2 or not _by_operator(n):
+        if not n.prim.writes_into or n.params or not (
+                len(n.args) == 1 or len(n.args) == 2 and _by_operator(n)):
             continue
         for a in n.args:
             if (a.__class__ is Var and last.get(a) == k and a.numpy and a.shape
