@@ -166,7 +166,14 @@ def measure(workloads, found, settings, size):
 
     results = {w.name: run_workload(w, found, settings, size, progress) for w in workloads}
     alive = tape_left_alive()
-    return dict(results=results, alive=alive,
+    imports = None
+    if size != "tiny":  # (import fgrad.numpy against numpy's, in fresh processes)
+        import tempfile
+        from .import_time import fresh_env, measure as import_times
+        progress("import times")
+        with tempfile.TemporaryDirectory() as cache:
+            imports = import_times(11, fresh_env(cache))
+    return dict(results=results, alive=alive, imports=imports,
                 seconds=round(time.perf_counter() - started, 1))
 
 

@@ -38,20 +38,34 @@ def _self_times(env):
     return out
 
 
+def measure(runs, env):
+    """``{"python": ms, "numpy": ms, "fgrad.numpy": ms}``: medians of ``runs`` fresh
+    processes, the imports beyond Python's start (``python`` itself is that start)."""
+    _seconds(STATEMENTS["fgrad.numpy"], env)  # writes the byte code
+    times = {name: [] for name in STATEMENTS}
+    for _ in range(runs):
+        for name, statement in STATEMENTS.items():
+            times[name].append(_seconds(statement, env))
+    med = {name: statistics.median(t) * 1e3 for name, t in times.items()}
+    return {"python": med["python"], "numpy": med["numpy"] - med["python"],
+            "fgrad.numpy": med["fgrad.numpy"] - med["python"]}
+
+
+def fresh_env(cache):
+    """The environment of the measured processes: byte code cached in ``cache``."""
+    env = dict(os.environ, PYTHONPYCACHEPREFIX=cache)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=21)
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as cache:
-        env = dict(os.environ, PYTHONPYCACHEPREFIX=cache)
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-        _seconds(STATEMENTS["fgrad.numpy"], env)  # writes the byte code
-        times = {name: [] for name in STATEMENTS}
-        for _ in range(args.runs):
-            for name, statement in STATEMENTS.items():
-                times[name].append(_seconds(statement, env))
-        med = {name: statistics.median(t) * 1e3 for name, t in times.items()}
-        numpy_ms, fgrad_ms = med["numpy"] - med["python"], med["fgrad.numpy"] - med["python"]
+        env = fresh_env(cache)
+        med = measure(args.runs, env)
+        numpy_ms, fgrad_ms = med["numpy"], med["fgrad.numpy"]
         print(f"medians of {args.runs} fresh processes, beyond Python's start "
               f"({med['python']:.0f} ms):")
         print(f"  import numpy        {numpy_ms:6.1f} ms")

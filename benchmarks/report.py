@@ -1,10 +1,11 @@
 """Printing a run: one table per case (median, min-max, calls x samples, fgrad's ratio to each
-row, time per primitive call where the case counts them), peak memory, per-workload
+row, the first call (the check call: a jit's trace, jax.jit's compilation), time per primitive
+call where the case counts them), peak memory, per-workload
 summaries, the targets with MET / NOT MET, and the notes. Plain text or markdown."""
 import json
 
 from .case import FGRAD
-from .targets import TARGETS, evaluate, tape_target
+from .targets import IMPORT_LIMIT, TARGETS, evaluate, import_target, tape_target
 
 ORDER = (FGRAD, "fgrad.jit", "numpy fwd", "numpy hand", "autograd", "jax", "jax.jit", "torch")
 
@@ -44,7 +45,8 @@ def _labels(case):
 def case_lines(case, markdown):
     head = f"{case.name}" + (f" ({case.ops} primitive calls)" if case.ops else "")
     lines = [f"**{head}**", ""] if markdown else [f"-- {head}"]
-    header = ["backend", "median", "min - max", "samples x calls", "fgrad / this"]
+    header = ["backend", "median", "min - max", "samples x calls", "fgrad / this",
+              "first call"]
     if case.ops:
         header.append("µs per op")
     rows = []
@@ -52,7 +54,8 @@ def case_lines(case, markdown):
         st = case.stats[label]
         row = [label, fmt_time(st.median), f"{fmt_time(st.lo)} - {fmt_time(st.hi)}",
                f"{st.samples} x {st.calls}",
-               "" if label == FGRAD else fmt_ratio(case.ratio(FGRAD, label))]
+               "" if label == FGRAD else fmt_ratio(case.ratio(FGRAD, label)),
+               fmt_time(case.first_call.get(label))]
         if case.ops:
             row.append(f"{st.median / case.ops * 1e6:.2f}")
         rows.append(row)
@@ -85,7 +88,7 @@ def workload_lines(w, markdown):
     return lines
 
 
-def target_rows(results, alive):
+def target_rows(results, alive, imports=None):
     """``[text, measured (a ratio, or objects left for the tape), shown, status]`` rows."""
     rows = []
     for t in TARGETS:
@@ -94,6 +97,9 @@ def target_rows(results, alive):
     n, status = tape_target(alive)
     rows.append(["after grad returns, nothing of the tape is alive (objects left)", n,
                  "-" if n is None else f"{n} (after gc: {alive['after_gc']})", status])
+    ratio, status = import_target(imports)
+    rows.append([f"import fgrad.numpy <= {IMPORT_LIMIT}x import numpy (fresh processes)", ratio,
+                 fmt_ratio(ratio), status])
     return rows
 
 
@@ -115,7 +121,8 @@ def render(run, markdown=False):
         lines.append("not evaluated: a smoke run has tiny sizes and measures nothing")
     else:
         lines += table(["target", "measured", "status"],
-                       [[r[0], r[2], r[3]] for r in target_rows(results, run.get("alive"))],
+                       [[r[0], r[2], r[3]] for r in target_rows(results, run.get("alive"),
+                                                                run.get("imports"))],
                        markdown)
     if run["notes"]:
         lines += ["", "Notes:" if markdown else "notes:"]
@@ -125,7 +132,9 @@ def render(run, markdown=False):
 
 def to_json(run):
     return json.dumps({"meta": run["meta"], "notes": run["notes"], "alive": run.get("alive"),
+                       "imports": run.get("imports"),
                        "workloads": [w.as_dict() for w in run["results"].values()],
                        "targets": [dict(target=r[0], measured=r[1], status=r[3])
-                                   for r in target_rows(run["results"], run.get("alive"))]},
+                                   for r in target_rows(run["results"], run.get("alive"),
+                                                        run.get("imports"))]},
                       indent=1, default=float)
