@@ -134,7 +134,8 @@ class Primitive:
                        draw: never dropped or merged)
     interpret       -- what a graph run node by node calls (None: the primitive)
     replay_impl     -- what generated code calls on plain values (None: ``fast_impl``)
-    operator        -- the Python operator generated code writes ("+"; None: a call)
+    operator        -- the Python operator generated code writes ("+"; "[]": indexing by
+                       the ``idx`` parameter; None: a call)
     commutative     -- merging equal nodes may swap its two arguments
     writes_into     -- generated code may write its result into an operand that nothing
                        reads again (``numpy.add(a, b, out=a)``)

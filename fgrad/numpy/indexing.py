@@ -110,7 +110,7 @@ def _getitem_vjp(g, ans, x, idx):
 getitem_p = define(
     "getitem", lambda x, idx: as_array(x)[idx],
     [_getitem_vjp],
-    linear=True,
+    linear=True, operator="[]",  # (generated code writes numpy's indexing: graph._by_index)
     spec=Spec(GETITEM_CASES), batch=batch_rules.getitem)
 
 

@@ -305,6 +305,9 @@ def compile_graph(graph):
         if k in reuse:  # the same ufunc, written into an operand nothing reads again
             env[f"u{k}"] = n.prim.impl
             body.append(f"    {out} = u{k}({', '.join(args)}, out={names[reuse[k]]})")
+        elif _by_index(n):  # numpy's indexing: x[idx] (0.18 us for 32 floats; the call 0.97)
+            env[f"i{k}"] = n.params["idx"]
+            body.append(f"    {out} = {args[0]}[i{k}]")
         elif _by_operator(n):  # numpy's operator, without the stand-in's call
             if len(args) == 1:
                 body.append(f"    {out} = {n.prim.operator}{args[0]}")
@@ -373,6 +376,16 @@ def _by_operator(node):
         else:
             return False
     return numpy_operand
+
+
+def _by_index(node):
+    """Whether the generated code may write the node as numpy's indexing, ``x[idx]``: its
+    primitive's operator is ``"[]"`` (indexing by its ``idx`` parameter) and its operand was
+    an array when traced (an input's shape is checked at each call: an array again)."""
+    if node.prim.operator != "[]":
+        return False
+    a = node.args[0]
+    return a.__class__ is Var and a.numpy and bool(a.shape)
 
 
 def _same(a, b):
