@@ -127,7 +127,7 @@ def _layers(graph):
 def test_the_core_is_a_few_layers_deep():
     mods = _modules()
     graph = {m: _imports(m, p, mods) for m, p in mods.items()}
-    # errors <- other_arrays <- table <- fgrad.numpy <- tape <- transpose <- rules <- dual
-    # <- transforms <- fgrad.testing <- fgrad.autograd <- fgrad (docs/architecture.md)
+    # values <- tracer <- table <- fgrad.numpy <- tape <- transpose <- rules <- dual
+    # <- transforms <- fgrad.testing <- tools.check <- fgrad.__main__ (docs/architecture.md)
     assert _layers(graph) <= 12
     assert _layers({"a": {"b"}, "b": {"c"}, "c": set()}) == 3
