@@ -90,8 +90,13 @@ class Graph:
         self.name, self.inputs, self.in_tree = name, inputs, in_tree
         self.nodes, self.consts, self.guards = nodes, consts, guards
         self.outputs, self.out_tree = outputs, out_tree
-        # whether a replay draws random numbers (fgrad.numpy.random)
-        self.effects = any(n.prim.effect for n in nodes)
+        # whether a replay draws random numbers (fgrad.numpy.random); a loop, not any() of a
+        # generator: every graph pass makes a graph
+        self.effects = False
+        for n in nodes:
+            if n.prim.effect:
+                self.effects = True
+                break
         self._run = None
 
     # --- running ------------------------------------------------------------------------
@@ -289,14 +294,25 @@ def compile_graph(graph):
 
     for v in graph.inputs:
         check(v)
+    # (loops, not comprehensions, in the loop over the nodes: it runs at a signature's first
+    # replay, once per node of graphs of thousands)
     for k, n in enumerate(graph.nodes):
-        env[f"f{k}"] = replay_impl(n.prim)
-        args = [ref(a, f"a{k}_{j}") for j, a in enumerate(n.args)]
+        args, dying = [], []  # (dying: the arguments read here for the last time)
+        j = 0
+        for a in n.args:
+            if a.__class__ is Var:
+                args.append(names[a])
+                if last.get(a) == k and a not in dying:
+                    dying.append(a)
+            else:
+                args.append(ref(a, f"a{k}_{j}"))
+            j += 1
         if n.params:
             env[f"p{k}"] = n.params
             args.append(f"**p{k}")
-        dying = list(dict.fromkeys(a for a in n.args if a.__class__ is Var and last.get(a) == k))
-        free_names.extend(names[a] for a in dying if a not in big)  # free for this output
+        for a in dying:
+            if a not in big:
+                free_names.append(names[a])  # free for this output
         if free_names:
             out = names[n.out] = free_names.pop()
         else:
@@ -314,6 +330,7 @@ def compile_graph(graph):
             else:
                 body.append(f"    {out} = {args[0]} {n.prim.operator} {args[1]}")
         else:
+            env[f"f{k}"] = replay_impl(n.prim)
             body.append(f"    {out} = f{k}({', '.join(args)})")
         check(n.out)
         gone = [names[a] for a in dying if a in big]
@@ -337,22 +354,27 @@ def _in_place(graph, last):
     # such primitives, can take the result of its last reader in place: in a 32 x 32
     # accumulation in the RNN's gradient, one allocation fewer per step; a unary ufunc's
     # too, ``tanh(a, out=a)``: on large arrays numpy's time is memory traffic)
-    fresh_readers = {}
+    not_fresh_read = set()  # values some primitive not making a new array reads
+    fresh = set()
     for n in graph.nodes:
-        for a in n.args:
-            if a.__class__ is Var:
-                fresh_readers[a] = fresh_readers.get(a, True) and n.prim.fresh_output
-    fresh = {n.out for n in graph.nodes if n.prim.fresh_output}
+        if n.prim.fresh_output:
+            fresh.add(n.out)
+        else:
+            for a in n.args:
+                if a.__class__ is Var:
+                    not_fresh_read.add(a)
     guarded = {g[0] for g in graph.guards}
     reuse = {}
-    for k, n in enumerate(graph.nodes):
+    k = -1
+    for n in graph.nodes:
+        k += 1
         if not n.prim.writes_into or n.params or not (
                 len(n.args) == 1 or len(n.args) == 2 and _by_operator(n)):
             continue
         for a in n.args:
             if (a.__class__ is Var and last.get(a) == k and a.numpy and a.shape
                     and a.shape == n.out.shape and a.dtype == n.out.dtype
-                    and a in fresh and fresh_readers[a] and a not in guarded):
+                    and a in fresh and a not in not_fresh_read and a not in guarded):
                 reuse[k] = a
                 break
     return reuse
@@ -363,7 +385,7 @@ def _by_operator(node):
     primitive has one (``prim.operator``) and numpy's types answer it, i.e. an operand was a
     numpy value when traced and none is a Python complex (Python's complex arithmetic would
     take a numpy float64, a float subclass, and answer a Python complex)."""
-    if getattr(node.prim, "operator", None) is None or node.params:
+    if node.prim.operator is None or node.prim.operator == "[]" or node.params:
         return False
     numpy_operand = False
     for a in node.args:

@@ -62,13 +62,20 @@ def fixed(a):
     return a.__class__ is not Var
 
 
+def _all_fixed(args):
+    for a in args:  # (a loop, not all() of a generator: this runs once per node)
+        if a.__class__ is Var or a.__class__ is Const and not a.fixed:
+            return False
+    return True
+
+
 def fold_constants(graph):
     """Nodes whose arguments are all fixed, computed now; their outputs become constants."""
     nodes, subst, consts, guards = [], {}, list(graph.consts), list(graph.guards)
     guarded = {g[0] for g in guards}
     for n in graph.nodes:
         n = _substituted(n, subst)
-        if n.prim.effect or not all(fixed(a) for a in n.args):
+        if n.prim.effect or not _all_fixed(n.args):
             nodes.append(n)
             continue
         size = math.prod(n.out.shape) * n.out.dtype.itemsize
@@ -142,12 +149,17 @@ def remove_noops(graph):
 
 def _key(n):
     """What makes two nodes the same computation, or None where that cannot be told."""
+    args = []
+    for a in n.args:  # (a loop, not a generator: this runs once per node)
+        args.append(a if a.__class__ is Var or a.__class__ is Const else (type(a), a))
+    args = tuple(args)
+    if not n.params:
+        if n.prim.commutative and len(args) == 2 and args[0] is not args[1]:
+            args = frozenset(args)
+        key = (n.prim, args)
+    else:
+        key = (n.prim, args, tuple(sorted((k, type(v), v) for k, v in n.params.items())))
     try:
-        args = tuple(a if a.__class__ in (Var, Const) else (type(a), a) for a in n.args)
-        if n.prim.commutative and len(args) == 2 and not n.params:
-            args = frozenset(args) if args[0] is not args[1] else args
-        params = tuple(sorted((k, type(v), v) for k, v in n.params.items()))
-        key = (n.prim, args, params)
         hash(key)
     except TypeError:  # (an unhashable static argument: a list, an array)
         return None
@@ -179,7 +191,9 @@ def dce(graph):
     for n in reversed(graph.nodes):
         if n.out in live or n.prim.effect:
             kept.append(n)
-            live.update(a for a in n.args if a.__class__ is Var)
+            for a in n.args:
+                if a.__class__ is Var:
+                    live.add(a)
     used = {a for n in kept for a in n.args if a.__class__ is Const} | \
         {o for o in graph.outputs if o.__class__ is Const}
     consts = [c for c in graph.consts if c in used]
