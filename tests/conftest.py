@@ -16,13 +16,17 @@ settings.register_profile("thorough", max_examples=500, **_common)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+import atexit  # noqa: E402
+import shutil  # noqa: E402
 import tempfile  # noqa: E402
 
 import pytest  # noqa: E402
 
-# The graphs' code cache (fgrad.traces.codecache) of a test run is its own, never the user's;
-# subprocesses the tests start inherit it.
-os.environ.setdefault("FGRAD_CACHE_DIR", tempfile.mkdtemp(prefix="fgrad-test-cache-"))
+# The graphs' code cache (fgrad.traces.codecache) of a test run is its own, never the user's,
+# and goes with the run; subprocesses the tests start inherit it.
+if "FGRAD_CACHE_DIR" not in os.environ:
+    os.environ["FGRAD_CACHE_DIR"] = tempfile.mkdtemp(prefix="fgrad-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["FGRAD_CACHE_DIR"], ignore_errors=True)
 
 from fgrad.core.table import PRIMITIVES  # noqa: E402
 
