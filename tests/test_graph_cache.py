@@ -153,6 +153,25 @@ def test_jit_runs_the_passes_at_a_signatures_first_replay():
     assert jf(x + 1) == f(x + 1)
 
 
+def test_shared_code_names_each_graph_in_tracebacks(tmp_path, monkeypatch):
+    monkeypatch.setenv("FGRAD_CACHE_DIR", str(tmp_path))
+
+    def first(x):
+        return np.log(x) * 2.0
+
+    def second(x):
+        return np.log(x) * 2.0
+
+    before = dict(codecache.stats)
+    for f in (first, second):  # (one structure: the second reuses the first's code)
+        jf = fgrad.jit(f)
+        jf(onp.ones(3))
+        jf(onp.ones(3))  # (the first replay makes the code)
+        (graph,) = jf.cache[next(iter(jf.cache))]
+        assert graph.compile().__code__.co_filename == f"<fgrad graph jit({f.__name__})>"
+    assert codecache.stats["memory"] >= before["memory"] + 1
+
+
 def test_clear_disk_cache_empties_the_folder(tmp_path, monkeypatch):
     monkeypatch.setenv("FGRAD_CACHE_DIR", str(tmp_path))
     src = "def run():\n    return [1]\n"

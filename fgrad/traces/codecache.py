@@ -22,6 +22,7 @@ import marshal
 import os
 import sys
 import threading
+import types
 
 from ..core.version import __version__
 
@@ -81,7 +82,15 @@ def code_for(src, filename):
             if len(_memory) >= _MEMORY_ENTRIES:
                 _memory.pop(next(iter(_memory)))
             _memory[src] = code
-    return code if code.co_filename == filename else code.replace(co_filename=filename)
+    return code if code.co_filename == filename else _renamed(code, filename)
+
+
+def _renamed(code, filename):
+    """``code`` and the code objects in it (the graph's ``run``) named ``filename``, as
+    tracebacks through a replay show it."""
+    consts = tuple([_renamed(c, filename) if isinstance(c, types.CodeType) else c
+                    for c in code.co_consts])
+    return code.replace(co_filename=filename, co_consts=consts)
 
 
 def _key(src):
@@ -122,7 +131,7 @@ def _read(key):
         code = marshal.loads(payload)
     except (ValueError, EOFError, TypeError):
         return None
-    return code if type(code) is type(_read.__code__) else None
+    return code if isinstance(code, types.CodeType) else None
 
 
 def _write(key, code):
