@@ -30,7 +30,7 @@ from ..core.version import __version__
 # 14 ms of ``import fgrad.numpy``'s 230, which no program that stages nothing should pay)
 
 _FORMAT = b"fgrad-graph-code 1\n"
-_MEMORY_ENTRIES = 256  # (code objects kept in memory: a 3400-line graph's is about 200 KB)
+_MEMORY_ENTRIES = 64  # (code and source kept in memory: a 3400-line graph's are about 400 KB)
 _memory = {}
 _lock = threading.Lock()
 
