@@ -110,7 +110,8 @@ class Tape(Trace):
         # ``Trace.arguments``. (Measured: calling it for every op cost a recorded scalar
         # multiply 0.6 of its 2.3 us, and the Hessian of the VJP-only Cox likelihood, forward
         # over reverse, 17% of its instructions.)
-        # (``arrays``: whether an argument may be an array, which a lean tape may shed)
+        # (``arrays``: whether an argument may be an array, which a lean tape may shed; a
+        # value that is another transform's tracer is not one)
         a = args[0]
         below = self.staged
         if len(args) == 1 and a.__class__ is TapeTracer and a._trace is self:
@@ -120,7 +121,7 @@ class Tape(Trace):
             if not plain:
                 plain = v.__class__ in NUMPY_FLOATS
                 if not plain and isinstance(v, Tracer):
-                    plain = below = arrays = True
+                    plain = below = True
         else:
             vals, parents, rest = list(args), [None] * len(args), args
             plain, arrays = True, False
@@ -136,7 +137,7 @@ class Tape(Trace):
                     if not isinstance(v, Tracer):
                         plain = False
                         break
-                    below = arrays = True
+                    below = True
             elif cls is _ndarray:
                 vals[i] = self.kept.own(a)
                 arrays = True
