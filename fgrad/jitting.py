@@ -151,12 +151,10 @@ class _Jitted:
         # arrays only, and no staged function around the call: the generated code directly
         direct = arrays and not interpreting(())
         graphs = self.cache.get(key, ())
-        i = 0
-        for graph in graphs:
+        for i, graph in enumerate(graphs):
             if graph in self.raw:  # (its first replay: the passes first, see below)
                 self.raw.discard(graph)
                 graph = graphs[i] = optimize(graph)
-            i += 1
             state = _onp.random.get_state() if graph.effects else None
             try:
                 out = graph.compile()(*leaves) if direct else graph.run(leaves)

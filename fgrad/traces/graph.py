@@ -365,9 +365,7 @@ def _in_place(graph, last):
                     not_fresh_read.add(a)
     guarded = {g[0] for g in graph.guards}
     reuse = {}
-    k = -1
-    for n in graph.nodes:
-        k += 1
+    for k, n in enumerate(graph.nodes):
         if not n.prim.writes_into or n.params or not (
                 len(n.args) == 1 or len(n.args) == 2 and _by_operator(n)):
             continue

@@ -64,7 +64,7 @@ def fixed(a):
 
 def _all_fixed(args):
     for a in args:  # (a loop, not all() of a generator: this runs once per node)
-        if a.__class__ is Var or a.__class__ is Const and not a.fixed:
+        if not fixed(a):
             return False
     return True
 
