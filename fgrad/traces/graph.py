@@ -18,44 +18,8 @@ from ..core.tracer import (BATCHING, STAGING, Tracer, ambient, batches, first_tr
                            value_for_shape, value_dtype)
 from ..core.values import PYTHON_NUMBERS
 from .codecache import code_for
-
-
-class Var:
-    """A value of the graph: an input or a node's output. ``numpy``: whether the traced value
-    was a numpy array or scalar (not a Python number), so numpy's operators apply to it."""
-
-    __slots__ = ("id", "shape", "dtype", "numpy")
-
-    def __init__(self, id, shape, dtype, numpy=False):
-        self.id, self.shape, self.dtype, self.numpy = id, shape, dtype, numpy
-
-    def __repr__(self):
-        return f"v{self.id}"
-
-
-class Const:
-    """A value the trace met that is not computed from the inputs: a plain array (the
-    caller's own object, so a replay sees its values as they are then), or a number.
-    ``fixed``: its value cannot change (a number, or a constant a graph pass computed)."""
-
-    __slots__ = ("id", "value", "fixed")
-
-    def __init__(self, id, value, fixed=None):
-        self.id, self.value = id, value
-        self.fixed = not isinstance(value, _onp.ndarray) if fixed is None else fixed
-
-    def __repr__(self):
-        return f"c{self.id}"
-
-
-class Node:
-    """``out = prim(*args, **params)``; each argument a ``Var``, a ``Const`` or a static value
-    (a tuple of indices, a string) kept as it is."""
-
-    __slots__ = ("prim", "args", "params", "out")
-
-    def __init__(self, prim, args, params, out):
-        self.prim, self.args, self.params, self.out = prim, args, params, out
+from .nodes import Const, Var
+from .tiling import Tile, schedule, tile_source
 
 
 # How a staged function took a concrete value from a traced one (``StageTracer``): a graph run
@@ -271,16 +235,21 @@ def compile_graph(graph):
                 body.append(f"    if not _same({names[var]}, g{k}):")
             body.append(f"        raise GuardError(m{k})")
 
-    last = {}  # var -> index of the last node using it
-    for k, n in enumerate(graph.nodes):
-        for a in n.args:
-            if a.__class__ is Var:
+    items = schedule(graph)  # the nodes, with elementwise work on large arrays in Tiles
+    last = {}  # var -> index of the last item using it
+    for k, it in enumerate(items):
+        if it.__class__ is Tile:
+            for a in it.reads:
                 last[a] = k
+        else:
+            for a in it.args:
+                if a.__class__ is Var:
+                    last[a] = k
     kept = set(graph.outputs) | set(graph.inputs)  # (the caller holds the inputs anyway)
     for v in kept:
         last.pop(v, None)
     big = {v for v in last if math.prod(v.shape) * v.dtype.itemsize >= _FREE_BYTES}
-    reuse = _in_place(graph, last)
+    reuse = _in_place(graph, items, last)
     free_names, count = [], 0
 
     def ref(a, local):
@@ -292,11 +261,34 @@ def compile_graph(graph):
         env[local] = a
         return local
 
+    def new_name():
+        nonlocal count
+        if free_names:
+            return free_names.pop()
+        count += 1
+        return f"r{count - 1}"
+
+    def release(dying):
+        gone = [names[a] for a in dying if a in big]
+        if gone:  # (a guard reads its value right after the node, before this)
+            body.append(f"    del {', '.join(gone)}")
+            free_names.extend(gone)
+
     for v in graph.inputs:
         check(v)
     # (loops, not comprehensions, in the loop over the nodes: it runs at a signature's first
     # replay, once per node of graphs of thousands)
-    for k, n in enumerate(graph.nodes):
+    for k, n in enumerate(items):
+        if n.__class__ is Tile:  # (its whole arrays named first: it reads what dies here)
+            for v in n.escaping:
+                names[v] = new_name()
+            body.extend(tile_source(n, k, names, env))
+            dying = [a for a in n.reads if last.get(a) == k]
+            for a in dying:
+                if a not in big:
+                    free_names.append(names[a])
+            release(dying)
+            continue
         args, dying = [], []  # (dying: the arguments read here for the last time)
         j = 0
         for a in n.args:
@@ -313,11 +305,7 @@ def compile_graph(graph):
         for a in dying:
             if a not in big:
                 free_names.append(names[a])  # free for this output
-        if free_names:
-            out = names[n.out] = free_names.pop()
-        else:
-            out = names[n.out] = f"r{count}"
-            count += 1
+        out = names[n.out] = new_name()
         if k in reuse:  # the same ufunc, written into an operand nothing reads again
             env[f"u{k}"] = n.prim.impl
             body.append(f"    {out} = u{k}({', '.join(args)}, out={names[reuse[k]]})")
@@ -333,10 +321,7 @@ def compile_graph(graph):
             env[f"f{k}"] = replay_impl(n.prim)
             body.append(f"    {out} = f{k}({', '.join(args)})")
         check(n.out)
-        gone = [names[a] for a in dying if a in big]
-        if gone:  # (a guard reads its value right after the node, before this)
-            body.append(f"    del {', '.join(gone)}")
-            free_names.extend(gone)
+        release(dying)
         if n.out not in last and n.out not in kept:  # (read by nothing: its name is free)
             free_names.append(out)
     outs = [ref(o, f"o{j}") for j, o in enumerate(graph.outputs)]
@@ -348,8 +333,8 @@ def compile_graph(graph):
     return run
 
 
-def _in_place(graph, last):
-    """node index -> the operand its result is written into."""
+def _in_place(graph, items, last):
+    """index of a node among ``items`` -> the operand its result is written into."""
     # (a value made by a primitive whose result is a new array of its own, and read only by
     # such primitives, can take the result of its last reader in place: in a 32 x 32
     # accumulation in the RNN's gradient, one allocation fewer per step; a unary ufunc's
@@ -365,8 +350,8 @@ def _in_place(graph, last):
                     not_fresh_read.add(a)
     guarded = {g[0] for g in graph.guards}
     reuse = {}
-    for k, n in enumerate(graph.nodes):
-        if not n.prim.writes_into or n.params or not (
+    for k, n in enumerate(items):
+        if n.__class__ is Tile or not n.prim.writes_into or n.params or not (
                 len(n.args) == 1 or len(n.args) == 2 and _by_operator(n)):
             continue
         for a in n.args:

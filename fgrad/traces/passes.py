@@ -19,7 +19,8 @@ import math
 
 import numpy as _onp
 
-from .graph import Const, Graph, Node, Var, replay_impl, resolve
+from .graph import Graph, replay_impl, resolve
+from .nodes import Const, Node, Var
 from ..core.tracer import staging
 
 __all__ = ["optimize", "fold_constants", "remove_noops", "cse", "dce"]

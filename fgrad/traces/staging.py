@@ -28,7 +28,8 @@ import numpy as _onp
 
 from ..core import errors
 from ..core.fpwarnings import user_frame
-from .graph import Const, Graph, Node, Var
+from .graph import Graph
+from .nodes import Const, Node, Var
 from ..numpy.array_tracer import ArrayTracer
 from ..core.other_arrays import call_in_own_library
 from ..core.values import NUMPY_FLOATS, first_foreign
