@@ -19,6 +19,8 @@ class Impl:
     backend: Any  # backends.Backend, for converting the result to numpy
     fn: Callable[[], Any]
     kind: str = "deriv"
+    # a new ``fn`` that has not run yet (a fresh ``fgrad.jit``), for timing more first calls
+    remake: Any = None
 
     def __call__(self):
         return self.backend.finish(self.fn())
@@ -64,5 +66,6 @@ def peer_impls(backends, make, kind="deriv", skip=()):
             continue
         fn = make(b)
         if fn is not None:
-            out.append(Impl(name, b, fn, kind))
+            out.append(Impl(name, b, fn, kind,
+                            remake=(lambda b=b: make(b)) if name == JIT else None))
     return out

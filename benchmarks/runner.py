@@ -6,13 +6,18 @@ Protocol for one case:
 1. **check**: each implementation is called once (this also warms caches and compiles
    ``jax.jit``); its result, converted to numpy, must be ``allclose`` to fgrad's (its
    derivative, or its forward value for a forward-only row). One that disagrees or raises is
-   reported and left out of the timing.
+   reported and left out of the timing. That call's time is the row's first call (for
+   ``fgrad.jit``, see 3).
 2. **calibrate**: a second call gives each one a number of calls per sample, so that a sample
    lasts about ``sample_time``.
 3. **rounds**: in each round every implementation takes one sample, in an order rotated by one
    each round (so none always runs first, after the same neighbour, or on a warmer cache). The
    number of rounds is ``rounds``, cut down so that the case takes about ``case_budget``
-   seconds but never below ``min_rounds``.
+   seconds but never below ``min_rounds``. A row that can be made anew (``Impl.remake``: a
+   fresh ``fgrad.jit``) also has a first call timed in each round, beside the other rows'
+   samples; its first call is the median of these and the check's. (One first call, a trace
+   of a few milliseconds, measured alone against medians taken later misjudged the ratio by
+   up to 1.5x between two runs on the shared machine.)
 4. **memory** (for the labels the case names): the peak of ``tracemalloc`` over one call,
    above what was allocated before the call.
 
@@ -144,10 +149,18 @@ def run_case(case, settings):
         fit = math.floor(settings.case_budget / round_cost)
         rounds = max(settings.min_rounds, min(rounds, fit))
     samples = {i.label: [] for i in impls}
+    firsts = {i.label: [res.first_call[i.label]] for i in impls if i.remake is not None}
     for r in range(rounds):
         k = r % len(impls)
         for impl in impls[k:] + impls[:k]:
             samples[impl.label].append(_time(impl, plan[impl.label][1]))
+            if impl.label in firsts:
+                fresh = impl.remake()
+                t0 = time.perf_counter()
+                impl.backend.finish(fresh())
+                firsts[impl.label].append(time.perf_counter() - t0)
+    for label, times in firsts.items():
+        res.first_call[label] = statistics.median(times)
     for impl in impls:
         s = samples[impl.label]
         res.stats[impl.label] = Stats(statistics.median(s), min(s), max(s), len(s),

@@ -51,11 +51,20 @@ def test_fgrad_matches_numpy_by_hand(name, base):
 def test_workload_runs_and_checks_at_tiny_size(name, base):
     result = run_workload(BY_NAME[name], base, TINY, "tiny")
     assert result.cases
+    built = {c.name: c for c in BY_NAME[name].build(base, "tiny")}
     for case in result.cases:
         assert case.failures == {}, (name, case.name, case.failures)
         assert {FGRAD, FWD} <= set(case.stats), (name, case.name)
         for st in case.stats.values():
             assert st.median > 0 and st.lo <= st.median <= st.hi
+        if JIT in case.stats:  # its first call timed anew in each round, on fresh jits
+            assert case.first_call[JIT] > 0
+            twin = built[case.name]
+            impl = twin.impl(JIT)
+            fresh = impl.remake()
+            assert fresh is not impl.fn
+            assert agree(impl.backend.finish(fresh()), twin.refs[impl.kind], twin.rtol,
+                         twin.atol) is None
     if name == "elementwise_1e6":
         assert set(result.cases[0].memory) == {FGRAD, FWD, HAND, JIT}
     if name == "tanh_derivatives":

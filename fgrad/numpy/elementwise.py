@@ -149,6 +149,7 @@ def _by_operator(op, ufunc):
         except ZeroDivisionError:  # (two Python numbers: numpy's inf, not Python's error)
             return ufunc(*args)
         return r if isinstance(r, _NUMPY_VALUES) else ufunc(*args)
+    fast.numpy_only = True  # (see Primitive: numpy's operators call no fgrad code)
     return fast
 
 

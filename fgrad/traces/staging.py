@@ -39,6 +39,7 @@ from ..core.tracer import STAGING, Trace, Tracer, staging, value_for_shape
 from .arguments import outputs_of, static_split
 
 _ndarray = _onp.ndarray
+_FLOAT_DTYPES = {t: _onp.dtype(t) for t in NUMPY_FLOATS}
 
 __all__ = ["make_graph", "trace_graph"]
 
@@ -229,19 +230,25 @@ class StageTrace(Trace):
                 if isinstance(v, Tracer):
                     raise errors.closed_over(f"{self.kind}: {prim.name}", v._trace,
                                              "Pass the value as an argument instead.")
-        # (an implementation calling fgrad.numpy is not recorded inside: no ambient trace
-        # while it runs; a list push, not ``staging(None)``, measured 1 us less per node)
-        stack = STAGING.get(get_ident())
-        if stack is not None:
-            stack.append(None)
-        try:  # (a call without keywords is the cheaper one, and the usual one)
+        if impl is prim.fast_impl and prim.numpy_only:  # (a ufunc: nothing to hide it from)
             ans = impl(*vals, **params) if params else impl(*vals)
-        finally:
+        else:
+            # (an implementation calling fgrad.numpy is not recorded inside: no ambient trace
+            # while it runs; a list push, not ``staging(None)``, measured 1 us less per node)
+            stack = STAGING.get(get_ident())
             if stack is not None:
-                stack.pop()
+                stack.append(None)
+            try:  # (a call without keywords is the cheaper one, and the usual one)
+                ans = impl(*vals, **params) if params else impl(*vals)
+            finally:
+                if stack is not None:
+                    stack.pop()
         cls = ans.__class__
-        if cls is _ndarray or cls in NUMPY_FLOATS:  # (new_var's commonest case, inline)
+        if cls is _ndarray:  # (new_var's commonest cases, inline)
             var = Var(self.count, ans.shape, ans.dtype, True)
+            self.count += 1
+        elif cls in _FLOAT_DTYPES:  # (a numpy scalar's shape and dtype are made anew)
+            var = Var(self.count, (), _FLOAT_DTYPES[cls], True)
             self.count += 1
         else:
             var = self.new_var(ans)

@@ -187,8 +187,9 @@ class Tape(Trace):
 
 def _note_complex(node):
     """For a complex output, note its traced real inputs (see ``Node.real_inputs``)."""
-    if getattr(value_for_shape(node.ans), "dtype", _REAL).kind == "c":  # (not the tracer's
-        # dtype property: a call in a staged gradient, whose output is a staged value)
+    v = value_for_shape(node.ans)  # (not the tracer's dtype property: a call in a staged
+    # gradient, whose output is a staged value; a real number is the commonest there)
+    if v.__class__ not in IMMUTABLE_REALS and getattr(v, "dtype", _REAL).kind == "c":
         node.real_inputs = tuple(i for i, p in enumerate(node.parents)
                                  if p is not None and value_dtype(node.args[i]).kind != "c")
 
