@@ -5,8 +5,8 @@ Every backend offers the same small surface, so a workload writes its function o
 ``b.jacrev``/``b.hessian`` for the transform:
 
 * ``fgrad``    -- ``fgrad`` with ``fgrad.numpy``;
-* ``fgrad.jit`` -- the same transforms under ``fgrad.jit``: its first call (the check) traces,
-  runs the graph passes and generates the code; the timed calls replay;
+* ``fgrad.jit`` -- the same transforms under ``fgrad.jit``: its first call (the check) traces;
+  the next runs the graph passes and generates the code; the timed calls replay;
 * ``numpy``    -- plain numpy, no transforms: the floor (forward only, or backprop by hand);
 * ``autograd`` -- HIPS/autograd (``jacfwd`` is a loop of ``make_jvp`` over the unit vectors);
 * ``jax``      -- JAX without ``jit`` (op-by-op dispatch), float64;
@@ -91,7 +91,9 @@ def _fgrad_jit():
     return Backend("fgrad.jit", fnp, fgrad.__version__, grad=staged(fgrad.grad),
                    value_and_grad=staged(fgrad.value_and_grad), jacfwd=staged(fgrad.jacfwd),
                    jacrev=staged(fgrad.jacrev), hessian=staged(fgrad.hessian),
-                   notes=["fgrad.jit traces during the check call (its first call)"])
+                   notes=["fgrad.jit traces during the check call (its first call); its first "
+                          "call column is the median of that and a fresh jit's first call "
+                          "in each timing round"])
 
 
 def _numpy():

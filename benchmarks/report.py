@@ -1,5 +1,6 @@
 """Printing a run: one table per case (median, min-max, calls x samples, fgrad's ratio to each
-row, the first call (the check call: a jit's trace, jax.jit's compilation), time per primitive
+row, the first call (the check call: jax.jit's compilation; for fgrad.jit, its trace, the
+median of the check's and a fresh jit's in each round), time per primitive
 call where the case counts them), peak memory, per-workload
 summaries, the targets with MET / NOT MET, and the notes. Plain text or markdown."""
 import json
