@@ -136,7 +136,7 @@ class Primitive:
     replay_impl     -- what generated code calls on plain values (None: ``fast_impl``)
     operator        -- the Python operator generated code writes ("+"; "[]": indexing by
                        the ``idx`` parameter; None: a call)
-    commutative     -- merging equal nodes may swap its two arguments
+    commutative     -- merging equal nodes may swap its two arguments (on real values)
     writes_into     -- generated code may write its result into an operand that nothing
                        reads again (``numpy.add(a, b, out=a)``)
     numpy_only      -- (found, not declared) ``fast_impl`` runs numpy alone, never
