@@ -150,6 +150,37 @@ def test_operands_broadcast_or_closed_over_and_several_outputs(small_tiles):
     _same(graph(x, col), f(x, col))
 
 
+_RNG = onp.random.default_rng(3)
+_BASE = _RNG.normal(size=(40, 30))
+LAYOUTS = {  # inputs as numpy lays them out: blocks are views of them, sliced by rows
+    "Fortran order": onp.asfortranarray(_BASE),
+    "transposed": _RNG.normal(size=(30, 40)).T,
+    "strided": _RNG.normal(size=(80, 60))[::2, ::2],
+    "broadcast (stride 0)": onp.broadcast_to(_RNG.normal(size=30), (40, 30)),
+    "complex": _BASE + 1j * _RNG.normal(size=(40, 30)),
+    "float32": _BASE.astype(onp.float32),
+    "int64": _RNG.integers(-3, 3, size=(40, 30)),
+}
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_inputs_of_any_layout_and_dtype_replay_bit_for_bit(layout, small_tiles):
+    x, y = LAYOUTS[layout], _RNG.normal(size=(40, 30))
+
+    def f(x, y):
+        h = np.exp(np.sin(x) * y) + np.tanh(x)
+        return np.log1p(h * h), h
+
+    source, graph = _source(f, x, y)
+    assert _tiled(source)
+    _same(graph(x, y), f(x, y))
+    if layout != "int64":
+        g = fgrad.grad(lambda x, y: np.sum(np.real(f(x, y)[0])), argnums=(0, 1))
+        source, graph = _source(g, x, y)
+        assert _tiled(source)
+        _same(graph(x, y), g(x, y))
+
+
 def test_a_value_guarded_or_a_draw_keeps_its_place(small_tiles):
     def f(x):
         y = np.exp(x) * 2.0
