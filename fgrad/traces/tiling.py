@@ -10,9 +10,10 @@ are written into whole arrays. On the 1e6-float chain's gradient (``benchmarks``
 peak memory falls from the five saved 8 MB block values to the gradient alone.
 
 Bit for bit: each element is computed by the same ufunc on the same operands as in the eager
-call; a ufunc's value at an element does not depend on the elements around it (numpy's SIMD
-loops compute a short tail the same way as the body). ``tests/test_tiling.py`` checks every
-elementwise primitive of the table with blocks of a few elements against eager.
+call, and a ufunc's value at an element depends on that element's operands alone (so also in
+numpy's SIMD loops, whose last, shorter stretch of a block falls elsewhere than in the whole
+array's): ``tests/test_tiling.py`` checks every elementwise primitive of the table with blocks
+of one or two rows against eager, on inputs of every layout.
 
 What joins a tile: a node calling a ufunc of one output (not a gufunc such as ``matmul``),
 without parameters, on graph values and constants, whose result is at least ``MIN_BYTES`` and
@@ -29,9 +30,10 @@ import numpy as _onp
 
 from .nodes import Const, Var
 
-# A block holds about this many bytes of each of its values: 32768 float64s measured best on
-# a 20-op chain of 1e6 and 1e7 floats (16384 and 65536 within 10%; 2048 lost 30% to the
-# per-call overhead), and a few blocks' values fit the level-2 cache.
+# A block holds about this many bytes of each of its values: on a 20-op chain of cheap ufuncs
+# written in place, blocks of 16384-65536 float64s ran within 15% of each other, 1.3x faster
+# than whole arrays on 1e7 floats and at par on 1e6 (which fit the level-3 cache); blocks of
+# 2048 lost 1.4x to the calls' overhead. A few blocks' values fit the level-2 cache.
 TILE_BYTES = 1 << 18
 # Values smaller than this are computed whole (a loop would cost calls for no cache to gain).
 MIN_BYTES = 1 << 20
@@ -51,16 +53,17 @@ class Tile:
 
 def _joins(n):
     """Whether node ``n`` can be computed a block at a time (see the module's text)."""
-    f = n.prim.impl
-    if f.__class__ is not _onp.ufunc or n.params or n.prim.replay_impl is not None:
+    f, out = n.prim.impl, n.out
+    if f.__class__ is not _onp.ufunc or not out.shape or \
+            math.prod(out.shape) * out.dtype.itemsize < MIN_BYTES:  # (the size first: cheap)
         return False
-    if f.nout != 1 or f.signature is not None or len(n.args) != f.nin:
+    if n.params or n.prim.replay_impl is not None or f.nout != 1 or f.signature is not None \
+            or len(n.args) != f.nin:
         return False
     for a in n.args:
         if a.__class__ is not Var and a.__class__ is not Const:
             return False
-    out = n.out
-    return bool(out.shape) and math.prod(out.shape) * out.dtype.itemsize >= MIN_BYTES
+    return True
 
 
 def varies(a, shape):
@@ -88,6 +91,13 @@ def schedule(graph):
             waiting.clear()
 
     for n in graph.nodes:
+        if tile is None:  # (the commonest case by far: nothing waits, a node keeps its place)
+            if _joins(n) and not n.prim.effect and n.out not in guarded:
+                tile = Tile(n.out.shape, [n])
+                in_tile.add(n.out)
+            else:
+                items.append(n)
+            continue
         if n.prim.effect or n.out in guarded:  # (a draw, a guard keep their order)
             close()
             items.append(n)
