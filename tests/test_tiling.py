@@ -13,6 +13,7 @@ import fgrad
 import fgrad.tools.check  # noqa: F401  (the whole table, fgrad.scipy's entries too with scipy)
 import fgrad.numpy as np
 from fgrad.core.table import checked
+from fgrad.testing import random_case
 from fgrad.traces import tiling
 from fgrad.traces.passes import optimize
 
@@ -49,27 +50,6 @@ def _elementwise(entry):
 ELEMENTWISE = sorted(name for name, e in checked().items() if _elementwise(e))
 
 
-def _draw(entry, shapes, dtype, rng):
-    """Arguments of these shapes inside the entry's domain, accepted by its ``valid``."""
-    spec = entry.spec
-    for _ in range(200):
-        args = []
-        for i, s in enumerate(shapes):
-            d = spec.arg_domain(i)
-            if d == "bool":
-                a = rng.random(s) < 0.5
-            elif d == "complex":
-                a = (rng.uniform(-2, 2, s) + 1j * rng.uniform(-2, 2, s)).astype(
-                    onp.result_type(dtype, onp.complex64))
-            else:
-                a = rng.uniform(d[0], d[1], s).astype(dtype)
-            args.append(a)
-        real = [a for i, a in enumerate(args) if spec.arg_domain(i) != "bool"]
-        if spec.valid is None or spec.valid(*real):
-            return args
-    raise AssertionError(f"no valid arguments for {entry.name}")
-
-
 def test_the_table_has_elementwise_entries_to_tile():
     assert len(ELEMENTWISE) >= 40 and "sin" in ELEMENTWISE and "multiply" in ELEMENTWISE
     assert "matmul" not in ELEMENTWISE  # (a gufunc: its core dimensions are not elementwise)
@@ -83,8 +63,8 @@ def test_every_elementwise_entry_tiled_replays_its_value_and_gradient_bit_for_bi
     # the second operand in turn of the tile's shape, broadcast along the rows, of one row
     for dtype, other in [(onp.float64, (13, 3)), (onp.float32, (3,)), (onp.float64, (1, 3))]:
         shapes = [(13, 3)] + [other] * (len(entry.spec.cases[0][0]) - 1)
-        args = _draw(entry, shapes, dtype, rng)
         params = entry.spec.cases[0][1]  # (ldexp's integer exponents, of shape (3,))
+        args, _ = random_case(entry, rng, (shapes, params), dtype)
 
         def f(*xs):
             y = entry.spec.invoke(entry, xs, params) if params else entry(*xs)
@@ -93,7 +73,7 @@ def test_every_elementwise_entry_tiled_replays_its_value_and_gradient_bit_for_bi
         source, graph = _source(f, *args)
         assert _tiled(source), source
         _same(graph(*args), f(*args))
-        again = _draw(entry, shapes, dtype, rng)
+        again, _ = random_case(entry, rng, (shapes, params), dtype)
         _same(graph(*again), f(*again))
         if onp.result_type(f(*args)).kind != "f" or "bool" in str(entry.spec.domain):
             continue
