@@ -268,6 +268,11 @@ def compile_graph(graph):
         count += 1
         return f"r{count - 1}"
 
+    def free_small(dying):
+        for a in dying:
+            if a not in big:
+                free_names.append(names[a])
+
     def release(dying):
         gone = [names[a] for a in dying if a in big]
         if gone:  # (a guard reads its value right after the node, before this)
@@ -284,9 +289,7 @@ def compile_graph(graph):
                 names[v] = new_name()
             body.extend(tile_source(n, k, names, env))
             dying = [a for a in n.reads if last.get(a) == k]
-            for a in dying:
-                if a not in big:
-                    free_names.append(names[a])
+            free_small(dying)
             release(dying)
             continue
         args, dying = [], []  # (dying: the arguments read here for the last time)
@@ -302,9 +305,7 @@ def compile_graph(graph):
         if n.params:
             env[f"p{k}"] = n.params
             args.append(f"**p{k}")
-        for a in dying:
-            if a not in big:
-                free_names.append(names[a])  # free for this output
+        free_small(dying)  # (free for this output)
         out = names[n.out] = new_name()
         if k in reuse:  # the same ufunc, written into an operand nothing reads again
             env[f"u{k}"] = n.prim.impl

@@ -110,7 +110,7 @@ def schedule(graph):
                 elif a in waiting:
                     reads_waiting = True
         if _joins(n):
-            if tile is None or n.out.shape != tile.shape or reads_waiting:
+            if n.out.shape != tile.shape or reads_waiting:
                 close()
                 tile = Tile(n.out.shape, [])
             tile.nodes.append(n)
@@ -200,14 +200,14 @@ def tile_source(tile, k, names, env):
             if a.__class__ is Var:
                 last[a] = i
     escaping = set(tile.escaping)
+    internal = {n.out for n in tile.nodes} - escaping  # (values living a block at a time)
     for i, n in enumerate(tile.nodes):
         args = [operand(a) for a in n.args]
         env[f"e{k}_{i}"] = n.prim.impl
         call = f"e{k}_{i}({', '.join(args)}"
         dying = []
         for a in n.args:
-            if (a.__class__ is Var and a in local and last.get(a) == i and a not in escaping
-                    and a not in tile.reads and a not in dying):
+            if a in internal and last[a] == i and a not in dying:
                 dying.append(a)
         if n.out in escaping:
             name = new_name()
