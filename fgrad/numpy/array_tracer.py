@@ -180,25 +180,6 @@ class ArrayTracer(Viewable):
     def copy(self, order="C"):
         return copied(self)
 
-    def __getattr__(self, name):
-        """The other ndarray methods (``x.argmax()``, ``x.round()``, ``x.cumsum()``, ...) are
-        fgrad.numpy's functions of the same name, so one without a rule raises
-        NoDerivativeRuleError rather than AttributeError; in-place ones (``x.sort()``,
-        ``x.fill(v)``) raise TracerMutationError."""
-        if name in _IN_PLACE:
-            def in_place(*args, **kwargs):
-                raise errors.mutation(f"x.{name}(...)", _IN_PLACE[name])
-            return in_place
-        if not name.startswith("_") and callable(getattr(_onp.ndarray, name, None)):
-            fn = getattr(fnp, name, None)
-            if callable(fn):
-                return lambda *args, **kwargs: fn(self, *args, **kwargs)
-            # the rest give bytes, views or files of the value (x.tobytes(), x.view())
-            def concrete(*args, **kwargs):
-                raise errors.concretization(f"x.{name}()")
-            return concrete
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
     # --- conversions that would lose the derivative -----------------------------------
     def __array__(self, dtype=None, copy=None):
         raise _conversion("numpy.asarray() (or another plain-numpy conversion)")
@@ -237,6 +218,35 @@ class ArrayTracer(Viewable):
 _IN_PLACE = {"sort": "x = np.sort(x)", "partition": "x = np.partition(x, kth)",
              "fill": "x = np.zeros_like(x) + value", "put": "y = np.at(x)[idx].set(value)",
              "resize": "x = np.resize(x, shape)"}
+
+
+def _ndarray_method(name):
+    """The tracer's method for the ndarray method ``name`` that ``ArrayTracer`` does not
+    spell out: fgrad.numpy's function of that name (``x.argmax()``, ``x.cumsum()``), so one
+    without a rule raises NoDerivativeRuleError rather than AttributeError; an in-place one
+    (``x.sort()``) raises TracerMutationError; the rest give bytes, views or files of the
+    value (``x.tobytes()``, ``x.view()``) and raise ConcretizationError."""
+    if name in _IN_PLACE:
+        def method(self, *args, **kwargs):
+            raise errors.mutation(f"x.{name}(...)", _IN_PLACE[name])
+    else:
+        def method(self, *args, **kwargs):
+            fn = getattr(fnp, name, None)  # (looked up at the call: fnp is being built now)
+            if callable(fn):
+                return fn(self, *args, **kwargs)
+            raise errors.concretization(f"x.{name}()")
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+# Methods, not a ``__getattr__``: a class with one has every attribute read of its instances
+# (``a._trace``, ``a._value``, on every operation) take CPython's unspecialised path;
+# without it, a staged-and-taped scalar chain ran 11% fewer instructions (cachegrind).
+for _name in dir(_onp.ndarray):
+    if not _name.startswith("_") and not hasattr(ArrayTracer, _name) and \
+            callable(getattr(_onp.ndarray, _name)):
+        setattr(ArrayTracer, _name, _ndarray_method(_name))
+del _name
 
 
 # numpy ufunc -> the fgrad.numpy function standing in for it (filled as they are met)
