@@ -356,29 +356,32 @@ class Tracer:
     _fgrad_tracer = True  # (other_arrays.foreign_array: not another library's array)
 
     # values are numpy arrays or scalars (or tracers of outer transforms), which have these
-    # attributes, or Python numbers (an input kept weak, as numpy promotes it), which have not
+    # attributes, or Python numbers (an input kept weak, as numpy promotes it), which have not.
+    # (They read ``_value``, not ``_meta``: a property is a Python call in CPython 3.11, and
+    # rules read shapes often; a tracer whose ``_meta`` differs redefines the three.)
     @property
     def shape(self):
         try:
-            return self._meta.shape
+            return self._value.shape
         except AttributeError:
             return ()
 
     @property
     def ndim(self):
         try:
-            return self._meta.ndim
+            return self._value.ndim
         except AttributeError:
             return 0
 
     @property
     def size(self):
         try:
-            return self._meta.size
+            return self._value.size
         except AttributeError:
             return 1
 
-    dtype = property(lambda self: value_dtype(value_for_shape(self._meta)))
+    # (the same for one example as for the batch: ``_value`` will do)
+    dtype = property(lambda self: value_dtype(value_for_shape(self._value)))
     # the value one level down, for its class, shape and dtype (see ``value_for_shape``)
     _meta = property(lambda self: self._value)
 

@@ -107,6 +107,11 @@ class BatchTracer(ArrayTracer):
                                      example_shape(b, self._bdim))
         return b[(slice(None),) * self._bdim + (0,)]
 
+    # (one example's, where ``Tracer`` reads the batch's)
+    shape = property(lambda self: self._meta.shape)
+    ndim = property(lambda self: self._meta.ndim)
+    size = property(lambda self: self._meta.size)
+
     def __bool__(self):
         return bool(self._read())
 

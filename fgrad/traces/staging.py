@@ -179,8 +179,9 @@ class StageTrace(Trace):
         # The commonest calls are classified here at once: each argument this trace's tracer
         # holding a numpy array or float, or a plain real or array constant; anything else
         # goes to the classification every trace shares (``Trace.arguments``): a call and
-        # two lists fewer per staged operation, most of what a first call of jit does.
-        vals, refs, below = list(args), list(args), self.staged
+        # two lists fewer per staged operation, most of what a first call of jit does. The
+        # node is recorded here too (a call less per node).
+        vals, refs, impl = list(args), list(args), prim.fast_impl
         i = 0
         for a in args:
             cls = a.__class__
@@ -188,44 +189,17 @@ class StageTrace(Trace):
                 v = vals[i] = a._value
                 refs[i] = a._var
                 if v.__class__ is not _ndarray and v.__class__ not in NUMPY_FLOATS:
+                    vals, refs, impl = self._classified(prim, args)
                     break
             elif cls is _ndarray or cls is float or cls is int:
                 refs[i] = self.const(a)
             else:
+                vals, refs, impl = self._classified(prim, args)
                 break
             i += 1
         else:
-            if not below:
-                return self._record(prim, vals, refs, params, prim.fast_impl)
-        return self._checked(prim, args, params)
-
-    def _checked(self, prim, args, params):
-        vals, refs, below, _ = self.arguments(prim, args)
-        impl = prim.fast_impl
-        if below:  # (another trace's tracer, or another library's array)
-            for a in args:
-                if isinstance(a, Tracer) and a._trace is not self:
-                    raise errors.closed_over(f"{self.kind}: {prim.name}", a._trace,
-                                             "Pass the value as an argument of the staged "
-                                             "function instead.")
-            other = first_foreign(vals)
-            if other is not None:  # (a function its library lacks is refused)
-                impl = functools.partial(call_in_own_library, prim, other)
-        i = 0
-        for t in refs:  # (a loop, not a comprehension: this runs once per staged call)
-            if t is not None:
-                refs[i] = t._var
-            else:
-                v = vals[i]
-                if _is_value(v):
-                    refs[i] = self.const(v)
-                else:
-                    refs[i] = v
-            i += 1
-        return self._record(prim, vals, refs, params, impl)
-
-    def _record(self, prim, vals, refs, params, impl):
-        """Compute the call on the values and record its node."""
+            if self.staged:
+                vals, refs, impl = self._classified(prim, args)
         if params:
             for v in params.values():
                 if isinstance(v, Tracer):
@@ -275,6 +249,33 @@ class StageTrace(Trace):
             self.guards.append((var, var.dtype, "dtype",
                                 f"the dtype numpy's {prim.public_name} chose"))
         return out
+
+    def _classified(self, prim, args):
+        """``(values, references, implementation)`` of a call that ``process`` does not
+        classify itself."""
+        vals, refs, below, _ = self.arguments(prim, args)
+        impl = prim.fast_impl
+        if below:  # (another trace's tracer, or another library's array)
+            for a in args:
+                if isinstance(a, Tracer) and a._trace is not self:
+                    raise errors.closed_over(f"{self.kind}: {prim.name}", a._trace,
+                                             "Pass the value as an argument of the staged "
+                                             "function instead.")
+            other = first_foreign(vals)
+            if other is not None:  # (a function its library lacks is refused)
+                impl = functools.partial(call_in_own_library, prim, other)
+        i = 0
+        for t in refs:  # (a loop, not a comprehension: this runs once per staged call)
+            if t is not None:
+                refs[i] = t._var
+            else:
+                v = vals[i]
+                if _is_value(v):
+                    refs[i] = self.const(v)
+                else:
+                    refs[i] = v
+            i += 1
+        return vals, refs, impl
 
 
 def _read_at():
