@@ -170,10 +170,13 @@ class Tape(Trace):
         if weak:  # (a rule sees an input kept a Python number as a numpy scalar)
             vals = strong(vals, parents)
         node = Node(prim, vals, params, ans, parents)
-        if ans.__class__ is _ndarray:
-            if ans.dtype is not _REAL:
+        # (a complex output is rare: the check asks the value's class first, and for another
+        # trace's tracer, its value's, which is as real: 2% of a staged gradient's trace)
+        v = ans._value if below and isinstance(ans, Tracer) else ans
+        if v.__class__ is _ndarray:
+            if v.dtype is not _REAL:
                 _note_complex(node)
-        elif ans.__class__ not in IMMUTABLE_REALS:
+        elif v.__class__ not in IMMUTABLE_REALS:
             _note_complex(node)
         if self.lean and (arrays or ans.__class__ is _ndarray) and prim.residuals is not None:
             shed(node, prim.residuals)  # (numbers are never worth shedding)
