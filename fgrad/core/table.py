@@ -168,6 +168,9 @@ class Primitive:
         # staged call, of about 3)
         self.numpy_only = isinstance(self.fast_impl, _onp.ufunc) or \
             getattr(self.fast_impl, "numpy_only", False)
+        # numpy's operator that ``fast_impl`` stands in for, which gives its result where
+        # an operand is a numpy value and none a Python complex (staging calls it directly)
+        self.numpy_operator = getattr(self.fast_impl, "operator", None)
         self.other_arrays = other_arrays
         self.residuals = residuals
         self.differentiable = differentiable

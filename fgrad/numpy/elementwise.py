@@ -150,6 +150,7 @@ def _by_operator(op, ufunc):
             return ufunc(*args)
         return r if isinstance(r, _NUMPY_VALUES) else ufunc(*args)
     fast.numpy_only = True  # (see Primitive: numpy's operators call no fgrad code)
+    fast.operator = op  # (what the stand-in comes to where an operand is a numpy value)
     return fast
 
 
