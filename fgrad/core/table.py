@@ -194,8 +194,13 @@ class Primitive:
             if not STAGING or "out" in params or ambient() is None:
                 return self.impl(*args, **params)
             return self._ambient(args, params)
-        # dispatch: the call goes to the innermost trace among the arguments (the one with
-        # the highest level); a trace calls the primitive again on the values one level down
+        return self.bind(args, params)
+
+    def bind(self, args, params):
+        """The call on ``args`` (a tuple or list), some of them traced: it goes to the innermost
+        trace among them (the one with the highest level), which calls the primitive again on
+        the values one level down. (A trace calling it on its values' tracers calls this
+        directly: the call's packing of arguments measured 1.3% of a staged gradient.)"""
         top = None
         for a in args:
             if isinstance(a, Tracer):

@@ -162,7 +162,7 @@ class Tape(Trace):
         if params:
             params = self.kept.owned_params(params)
         if below:
-            ans = prim(*vals, **params)
+            ans = prim.bind(vals, params)
         elif params:
             ans = prim.fast_impl(*vals, **params)
         else:  # (a call without keywords is the cheaper one, and the usual one)
