@@ -200,7 +200,7 @@ class Primitive:
         """The call on ``args`` (a tuple or list), some of them traced: it goes to the innermost
         trace among them (the one with the highest level), which calls the primitive again on
         the values one level down. (A trace calling it on its values' tracers calls this
-        directly: the call's packing of arguments measured 1.3% of a staged gradient.)"""
+        directly: packing them into a call was 1.9% of a staged gradient's first call.)"""
         top = None
         for a in args:
             if isinstance(a, Tracer):

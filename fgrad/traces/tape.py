@@ -171,7 +171,7 @@ class Tape(Trace):
             vals = strong(vals, parents)
         node = Node(prim, vals, params, ans, parents)
         # (a complex output is rare: the check asks the value's class first, and for another
-        # trace's tracer, its value's, which is as real: 2% of a staged gradient's trace)
+        # trace's tracer, its value's, which is as real: 3% of a staged gradient's first call)
         v = ans._value if below and isinstance(ans, Tracer) else ans
         if v.__class__ is _ndarray:
             if v.dtype is not _REAL:
