@@ -42,7 +42,7 @@ from .arguments import outputs_of, static_split
 _ndarray = _onp.ndarray
 _new = object.__new__
 # the parameters of every node that has none: one mapping, which nothing can write into (a dict
-# made per node was a fifth of the objects a staged operation leaves to the collector)
+# made per node was one of five objects a staged operation added to the collector's count)
 _NO_PARAMS = MappingProxyType({})
 _FLOAT_DTYPES = {t: _onp.dtype(t) for t in NUMPY_FLOATS}
 
