@@ -18,7 +18,7 @@ While a trace runs, it is its thread's ambient staging trace (``tracer.STAGING``
 over as they are then, and ``fgrad.numpy.random`` draws anew. ``jitting.py`` keeps the graphs
 per input signature; ``passes.py`` shortens them.
 """
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 import functools
 import operator
 import sys
@@ -43,7 +43,7 @@ _ndarray = _onp.ndarray
 _new = object.__new__
 # the parameters of every node that has none: one mapping, which nothing can write into (a dict
 # made per node was one of five objects a staged operation added to the collector's count)
-_NO_PARAMS = MappingProxyType({})
+_NO_PARAMS: Mapping[str, Any] = MappingProxyType({})
 _FLOAT_DTYPES = {t: _onp.dtype(t) for t in NUMPY_FLOATS}
 
 __all__ = ["make_graph", "trace_graph"]
