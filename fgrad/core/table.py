@@ -141,6 +141,9 @@ class Primitive:
                        reads again (``numpy.add(a, b, out=a)``)
     numpy_only      -- (found, not declared) ``fast_impl`` runs numpy alone, never
                        ``fgrad.numpy``: a ufunc, or a function marked ``numpy_only``
+    numpy_operator  -- (found, not declared) the Python operator ``fast_impl`` stands in
+                       for (``operator.mul``), which the staging trace calls itself where an
+                       operand is a numpy value; None for the rest
     fresh_output    -- its result is always a new array of its own, never a view of an
                        argument (so a later ``writes_into`` may overwrite it)
     """
