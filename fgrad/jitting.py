@@ -10,7 +10,7 @@ beside the first, so each branch is staged once and every call gives the eager r
 from typing import Any, Callable, Sequence
 import functools
 import inspect
-import threading
+import _thread
 import warnings
 
 import numpy as _onp
@@ -83,7 +83,7 @@ class _Jitted:
             else len(positional)
         self.cache = {}  # signature -> list of graphs; a lock guards the writes
         self.raw = set()  # the graphs not yet through the passes
-        self.lock = threading.Lock()
+        self.lock = _thread.allocate_lock()
         self.warned = set()
 
     def __repr__(self):

@@ -14,7 +14,6 @@ wants one flat vector (scipy.optimize): a tree of arrays to a vector, and back.
 (2, 2)
 """
 from typing import Any, Callable, Sequence
-import dataclasses
 
 import numpy as _onp
 
@@ -45,6 +44,7 @@ def register_dataclass(cls: type | None = None, data_fields: Sequence[str] | Non
     """
     if cls is None:
         return lambda c: register_dataclass(c, data_fields, meta_fields)
+    import dataclasses  # here: loaded already where dataclasses are made; 1 ms of import
     if not dataclasses.is_dataclass(cls):
         raise TypeError(f"register_dataclass: {cls.__name__} is not a dataclass")
     meta = tuple(meta_fields)

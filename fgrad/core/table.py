@@ -16,7 +16,6 @@ they can be differentiated again: that is all higher-order derivatives need.
 """
 import inspect
 from math import comb
-from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as _onp
@@ -34,7 +33,6 @@ _BUILTIN: set[str] = set()  # names defined by fgrad itself, which users may not
 FUNCTIONS: dict[str, Any] = {}
 
 
-@dataclass
 class Spec:
     """How the generated tests exercise a primitive.
 
@@ -55,16 +53,29 @@ class Spec:
                does not: its forward values are compared to 1e-12 instead).
     """
 
-    cases: list
-    domain: Any = (-2.0, 2.0)
-    valid: Optional[Callable] = None
-    order: int = 2
-    rtol: float = 1e-5
-    atol: float = 1e-6
-    eps: float = 1e-6
-    dtypes: tuple = ("float64", "float32")
-    call: Optional[Callable] = None
-    exact: bool = True
+    # a plain class, not a dataclass: importing dataclasses is 1 ms of fgrad's import
+    _FIELDS = ("cases", "domain", "valid", "order", "rtol", "atol", "eps", "dtypes", "call",
+               "exact")
+
+    def __init__(self, cases: list, domain: Any = (-2.0, 2.0),
+                 valid: Optional[Callable] = None, order: int = 2, rtol: float = 1e-5,
+                 atol: float = 1e-6, eps: float = 1e-6, dtypes: tuple = ("float64", "float32"),
+                 call: Optional[Callable] = None, exact: bool = True):
+        self.cases, self.domain, self.valid, self.order = cases, domain, valid, order
+        self.rtol, self.atol, self.eps, self.dtypes = rtol, atol, eps, dtypes
+        self.call, self.exact = call, exact
+
+    def __repr__(self):
+        fields = ", ".join(f"{f}={getattr(self, f)!r}" for f in self._FIELDS)
+        return f"Spec({fields})"
+
+    def __eq__(self, other):
+        if type(other) is not Spec:
+            return NotImplemented
+        return all(getattr(self, f) == getattr(other, f) for f in self._FIELDS)
+
+    # unhashable, as a (mutable) dataclass is
+    __hash__ = None  # type: ignore[assignment]
 
     def invoke(self, fn, args, params):
         """``fn`` called on one drawn case, the way ``call`` says."""

@@ -17,7 +17,6 @@ their rule beside their VJP and JVP (``define(..., batch=...)``):
 ``one_at_a_time`` is the fallback for primitives without a rule (a user's): the primitive once
 per example, the results stacked.
 """
-import string
 
 import numpy as _onp
 
@@ -274,7 +273,7 @@ def indexed_update(prim, size, vals, dims, idx):
 
 # --- products: one einsum ---------------------------------------------------------------
 
-_LABELS = string.ascii_letters
+_LABELS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"  # (string.ascii_letters)
 
 
 def batched_einsum(vals, dims, subs, out):

@@ -6,7 +6,7 @@ the recorded values. Those are tracers of outer transforms when derivatives are 
 rules' own operations are then recorded by those transforms, which is how higher-order
 derivatives come about.
 """
-import threading
+import _thread
 
 from ..core import errors
 from ..core.tracer import add_any
@@ -23,7 +23,7 @@ def backward(tape, seeds, consume=False, keep=None):
     (``vjp_fn`` called from two threads) take turns."""
     if consume:  # the tape's only walk: nothing can run beside it
         return _walk(tape, seeds, consume, keep)
-    me = threading.get_ident()
+    me = _thread.get_ident()
     if tape.walker == me:
         raise RuntimeError("fgrad: a backward pass over a tape called the vjp function of "
                            "that same tape from one of its rules; call it after the pass")

@@ -21,7 +21,7 @@ written is no error: the code is compiled, as without it.
 import marshal
 import os
 import sys
-import threading
+import _thread
 import types
 
 from ..core.version import __version__
@@ -32,7 +32,7 @@ from ..core.version import __version__
 _FORMAT = b"fgrad-graph-code 1\n"
 _MEMORY_ENTRIES = 64  # (code and source kept in memory: a 3400-line graph's are about 400 KB)
 _memory = {}
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()
 
 #: How the code of each compiled graph was found (for tests and benchmarks).
 stats = {"memory": 0, "disk": 0, "compiled": 0}

@@ -22,7 +22,7 @@ from typing import Any, Callable, Mapping, Sequence
 import functools
 import operator
 import sys
-from threading import get_ident
+from _thread import get_ident
 from types import MappingProxyType
 
 import numpy as _onp

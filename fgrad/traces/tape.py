@@ -14,7 +14,7 @@ execution order, so the tape is already topologically sorted:
 What the tape keeps of the values (its own copies of the caller's arrays, and no more than
 the rules read on a tape walked only backward) is ``fgrad.traces.keeping``'s business.
 """
-import threading
+import _thread
 
 import numpy as _onp
 
@@ -77,7 +77,7 @@ class Tape(Trace):
         self.shares_constants = self.staged
         self.kept = Kept(inputs, self.staged)
         # ``walker`` is the thread walking it, to refuse re-entry (``backward``)
-        self.walk_lock = threading.Lock()
+        self.walk_lock = _thread.allocate_lock()
         self.walker = None
 
     def new_input(self, value):
