@@ -12,6 +12,7 @@ from typing import Any, Callable
 from collections import OrderedDict, defaultdict
 
 from . import errors
+from .tracer import Tracer
 from .values import LEAVES
 
 
@@ -97,8 +98,9 @@ def tree_flatten(tree: Any, is_leaf: Callable[..., Any] | None = None) -> tuple[
 
 def _flatten(tree, leaves, is_leaf=None):
     cls = type(tree)
-    if cls in LEAVES or (is_leaf is not None and is_leaf(tree)):
-        leaves.append(tree)  # (the common leaves, without the container checks below)
+    # (the common leaves, a transform's tracers among them, without the container checks)
+    if cls in LEAVES or isinstance(tree, Tracer) or (is_leaf is not None and is_leaf(tree)):
+        leaves.append(tree)
         return LEAF
     if tree is None:
         return NONE
@@ -110,7 +112,7 @@ def _flatten(tree, leaves, is_leaf=None):
     start = len(leaves)
     children = []
     for c in items:
-        if c.__class__ in LEAVES:  # (a leaf child without a call of its own)
+        if c.__class__ in LEAVES or isinstance(c, Tracer):  # (a leaf without a call)
             leaves.append(c)
             children.append(LEAF)
         else:
