@@ -172,7 +172,8 @@ class _Jitted:
                               "fgrad.numpy.where instead of a branch.", RuntimeWarning,
                               stacklevel=2)
             return call(leaves)
-        interpret = interpreting(leaves)
+        # (arrays only: no tracer among the leaves, and ``direct`` asked the rest already)
+        interpret = not direct if arrays else interpreting(leaves)
         state = _onp.random.get_state() if interpret else None
         graph, values = trace_graph(f"jit({self.__name__})", call, leaves, in_tree)
         if interpret:  # transforms around the call see each primitive

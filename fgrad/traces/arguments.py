@@ -99,7 +99,9 @@ def flat_inputs(args, fname, allow_int=False):
     i = 0
     for x in flat:
         if not (x.__class__ is _onp.ndarray and x.dtype.kind in "fc"):  # (the common case)
-            if not (allow_int and is_integer(x)):
+            v = value_for_shape(x)  # (a tracer of a float array: the next commonest)
+            if not (v.__class__ is _onp.ndarray and v.dtype.kind in "fc") and \
+                    not (allow_int and is_integer(x)):
                 flat[i] = check_input(x, fname, lambda i=i: where(i))
         i += 1
     return flat, tree
