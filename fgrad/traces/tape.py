@@ -105,11 +105,11 @@ class Tape(Trace):
     def process(self, prim, args, params):
         # The commonest calls are classified here at once: every argument this tape's tracer
         # holding a numpy array or float or another transform's tracer (transforms nested:
-        # the values go below), or a plain real or array constant (so no value is a Python
-        # number). Anything else goes to the classification every trace shares,
-        # ``Trace.arguments``. (Measured: calling it for every op cost a recorded scalar
-        # multiply 0.6 of its 2.3 us, and the Hessian of the VJP-only Cox likelihood, forward
-        # over reverse, 17% of its instructions.)
+        # the values go below), a plain real or array constant (so no value is a Python
+        # number) or another transform's tracer as a constant. Anything else goes to the
+        # classification every trace shares, ``Trace.arguments``. (Measured: calling it for
+        # every op cost a recorded scalar multiply 0.6 of its 2.3 us, and the Hessian of the
+        # VJP-only Cox likelihood, forward over reverse, 17% of its instructions.)
         # (``arrays``: whether an argument may be an array, which a lean tape may shed; a
         # value that is another transform's tracer is not one)
         a = args[0]
@@ -142,8 +142,14 @@ class Tape(Trace):
                 vals[i] = self.kept.own(a)
                 arrays = True
             elif cls not in IMMUTABLE_REALS:
-                plain = False
-                break
+                if not isinstance(a, Tracer):
+                    plain = False
+                    break
+                # another transform's tracer, a constant here (a staged function's input
+                # that is not differentiated): its transform, below, sees the call
+                below = arrays = True
+                if not self.shares_constants:
+                    self._meets(a)
             i += 1
         if plain:
             weak = False
