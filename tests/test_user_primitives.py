@@ -189,3 +189,19 @@ def test_a_tuple_primitives_jvp_rule_must_give_one_tangent_per_output():
     with pytest.raises(TypeError, match=r"primitive my_bad_pair: its JVP rule must return a "
                                         r"tuple with one tangent per output \(2\)"):
         fgrad.jvp(lambda x: bad(x)[0], (X,), (Y,))
+
+
+def test_a_spec_reads_compares_and_prints_as_its_fields():
+    # (a plain class since it stopped being a dataclass: the same constructor, == and repr)
+    s = fgrad.Spec([(((3,),), {})], (-1.0, 1.0), order=1)
+    assert (s.cases, s.domain, s.valid, s.order, s.rtol, s.atol, s.eps, s.dtypes, s.call,
+            s.exact) == ([(((3,),), {})], (-1.0, 1.0), None, 1, 1e-5, 1e-6, 1e-6,
+                         ("float64", "float32"), None, True)
+    assert s == fgrad.Spec([(((3,),), {})], domain=(-1.0, 1.0), order=1)
+    assert s != fgrad.Spec([(((3,),), {})], domain=(-1.0, 1.0), order=2)
+    assert s != "Spec"
+    assert repr(s) == ("Spec(cases=[(((3,),), {})], domain=(-1.0, 1.0), valid=None, order=1, "
+                       "rtol=1e-05, atol=1e-06, eps=1e-06, dtypes=('float64', 'float32'), "
+                       "call=None, exact=True)")
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(s)

@@ -70,9 +70,12 @@ class Spec:
         return f"Spec({fields})"
 
     def __eq__(self, other):
-        if type(other) is not Spec:
+        if other.__class__ is not self.__class__:
             return NotImplemented
-        return all(getattr(self, f) == getattr(other, f) for f in self._FIELDS)
+        return self._values() == other._values()
+
+    def _values(self):
+        return tuple(getattr(self, f) for f in self._FIELDS)
 
     # unhashable, as a (mutable) dataclass is
     __hash__ = None  # type: ignore[assignment]
