@@ -146,7 +146,8 @@ class Tape(Trace):
                     plain = False
                     break
                 # another transform's tracer, a constant here (a staged function's input
-                # that is not differentiated): its transform, below, sees the call
+                # that is not differentiated): its transform, below, sees the call (and
+                # ``arrays`` is set as the shared classification's path sets it)
                 below = arrays = True
                 if not self.shares_constants:
                     self._meets(a)
