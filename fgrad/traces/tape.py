@@ -25,6 +25,7 @@ from .backward import backward
 from .keeping import Kept, shed
 
 _ndarray = _onp.ndarray
+_new = object.__new__
 
 
 class Node:
@@ -176,7 +177,16 @@ class Tape(Trace):
             ans = prim.fast_impl(*vals)
         if weak:  # (a rule sees an input kept a Python number as a numpy scalar)
             vals = strong(vals, parents)
-        node = Node(prim, vals, params, ans, parents)
+        # (the node and the tracer made without calling their classes' ``__init__``, as
+        # staging makes its own: a class's call runs ``__init__`` in a new interpreter frame)
+        node = _new(Node)
+        node.prim = prim
+        node.args = vals
+        node.params = params
+        node.ans = ans
+        node.parents = parents
+        node.ct = None
+        node.real_inputs = ()
         # (a complex output is rare: the check asks the value's class first, and for another
         # trace's tracer, its value's, which is as real: 3% of a staged gradient's first call)
         v = ans._value if below and isinstance(ans, Tracer) else ans
@@ -188,7 +198,12 @@ class Tape(Trace):
         if self.lean and (arrays or ans.__class__ is _ndarray) and prim.residuals is not None:
             shed(node, prim.residuals)  # (numbers are never worth shedding)
         self.nodes.append(node)
-        return TapeTracer(self, ans, node)
+        out = _new(TapeTracer)
+        out._trace = self
+        out._value = ans
+        out._node = node
+        out._base = None
+        return out
 
     def backward(self, seeds, consume=False, keep=None):
         """``fgrad.traces.backward.backward`` of this tape."""
