@@ -178,7 +178,8 @@ class Tape(Trace):
         if weak:  # (a rule sees an input kept a Python number as a numpy scalar)
             vals = strong(vals, parents)
         # (the node and the tracer made without calling their classes' ``__init__``, as
-        # staging makes its own: a class's call runs ``__init__`` in a new interpreter frame)
+        # staging makes its own: a class's call runs ``__init__`` in a new interpreter frame;
+        # 7% of the scalar chain's eager grad, 3% of the RNN's, in instructions)
         node = _new(Node)
         node.prim = prim
         node.args = vals
