@@ -34,19 +34,25 @@ class Node:
 
     __slots__ = ("prim", "args", "params", "ans", "parents", "real_inputs", "ct")
 
-    def __init__(self, prim, args, params, ans, parents):
-        # (one statement each: a five-name assignment builds and unpacks a tuple, at every op)
-        self.prim = prim
-        self.args = args
-        self.params = params
-        self.ans = ans
-        self.parents = parents
-        # the cotangent gathered for ``ans`` while a backward pass runs (None outside one): an
-        # attribute read and written where a dict from node to cotangent would hash the node
-        self.ct = None
-        # traced real inputs of a complex output: their cotangents are the real part of what
-        # the rules give (JAX's convention; the imaginary part is no direction of a real input)
-        self.real_inputs = ()
+
+def new_node(prim, args, params, ans, parents):
+    """A tape entry. Made by a function, not by the class's call, which would run an
+    ``__init__`` in an interpreter frame of its own: 5% of the scalar chain's eager grad, 3%
+    of the RNN's, in instructions (staging makes its nodes without that call too)."""
+    node = _new(Node)
+    # (one statement each: a five-name assignment builds and unpacks a tuple, at every op)
+    node.prim = prim
+    node.args = args
+    node.params = params
+    node.ans = ans
+    node.parents = parents
+    # the cotangent gathered for ``ans`` while a backward pass runs (None outside one): an
+    # attribute read and written where a dict from node to cotangent would hash the node
+    node.ct = None
+    # traced real inputs of a complex output: their cotangents are the real part of what the
+    # rules give (JAX's convention; the imaginary part is no direction of a real input)
+    node.real_inputs = ()
+    return node
 
 
 class TapeTracer(ArrayTracer):
@@ -88,7 +94,7 @@ class Tape(Trace):
             value = self.kept.input(value)
         elif foreign_array(value) and self.kept.inputs != "keep":
             value = value.copy()  # (a Dask array's copy copies no data: it is immutable)
-        return TapeTracer(self, value, Node(None, (), None, value, ()))
+        return TapeTracer(self, value, new_node(None, (), None, value, ()))
 
     def _meets(self, tracer):
         """An outer transform's tracer has reached this tape: if that transform shares its
@@ -177,17 +183,7 @@ class Tape(Trace):
             ans = prim.fast_impl(*vals)
         if weak:  # (a rule sees an input kept a Python number as a numpy scalar)
             vals = strong(vals, parents)
-        # (the node and the tracer made without calling their classes' ``__init__``, as
-        # staging makes its own: a class's call runs ``__init__`` in a new interpreter frame;
-        # 7% of the scalar chain's eager grad, 3% of the RNN's, in instructions)
-        node = _new(Node)
-        node.prim = prim
-        node.args = vals
-        node.params = params
-        node.ans = ans
-        node.parents = parents
-        node.ct = None
-        node.real_inputs = ()
+        node = new_node(prim, vals, params, ans, parents)
         # (a complex output is rare: the check asks the value's class first, and for another
         # trace's tracer, its value's, which is as real: 3% of a staged gradient's first call)
         v = ans._value if below and isinstance(ans, Tracer) else ans
@@ -199,7 +195,7 @@ class Tape(Trace):
         if self.lean and (arrays or ans.__class__ is _ndarray) and prim.residuals is not None:
             shed(node, prim.residuals)  # (numbers are never worth shedding)
         self.nodes.append(node)
-        out = _new(TapeTracer)
+        out = _new(TapeTracer)  # (without ``__init__``'s frame, as ``new_node``)
         out._trace = self
         out._value = ans
         out._node = node
