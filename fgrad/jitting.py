@@ -82,8 +82,10 @@ class _Jitted:
         self.positions = None if not params or any(p.kind == p.VAR_POSITIONAL for p in params) \
             else len(positional)
         self.cache = {}  # signature -> list of graphs; a lock guards the writes
-        self.raw = set()  # the graphs not yet through the passes
-        self.lock = _thread.allocate_lock()
+        # (reentrant: the passes, run holding it, may compute a folded constant with code
+        # that calls this function again)
+        self.lock = _thread.RLock()
+        self.passing = set()  # the graphs whose passes run now
         self.warned = set()
 
     def __repr__(self):
@@ -152,9 +154,10 @@ class _Jitted:
         direct = arrays and not interpreting(())
         graphs = self.cache.get(key, ())
         for i, graph in enumerate(graphs):
-            if graph in self.raw:  # (its first replay: the passes first, see below)
-                self.raw.discard(graph)
-                graph = graphs[i] = optimize(graph)
+            if not graph.optimized:  # (its first replay: the passes first, see below)
+                graph = self._optimized(key, graphs, i)
+                if graph is None:  # (called from within its passes: eagerly, this once)
+                    return call(leaves)
             state = _onp.random.get_state() if graph.effects else None
             try:
                 out = graph.compile()(*leaves) if direct else graph.run(leaves)
@@ -177,7 +180,7 @@ class _Jitted:
         state = _onp.random.get_state() if interpret else None
         graph, values = trace_graph(f"jit({self.__name__})", call, leaves, in_tree)
         if interpret:  # transforms around the call see each primitive
-            graph = optimize(graph)
+            graph = optimize(graph, in_place=True)
             if graph.effects:  # (the run draws what the trace drew, as one call would)
                 _onp.random.set_state(state)
             try:
@@ -194,8 +197,29 @@ class _Jitted:
         # only: measured on the 200-step RNN's gradient, passes and code cost 1.3x the trace)
         with self.lock:
             self.cache.setdefault(key, []).append(graph)
-            self.raw.add(graph)
         return tree_unflatten(graph.out_tree, values)
+
+    def _optimized(self, key, graphs, i):
+        """``graphs[i]`` (of signature ``key``), a graph as traced, through the passes. They
+        rewrite its nodes (it is this object's own: copying them cost as much as the passes
+        saved a first call), so one call runs them while others wait; None for a call from
+        within them, which runs ``f`` eagerly."""
+        with self.lock:
+            graph = graphs[i]
+            if graph.optimized:  # (by another call, while this one waited)
+                return graph
+            if graph in self.passing:
+                return None
+            self.passing.add(graph)
+            try:
+                graphs[i] = optimize(graph, in_place=True)
+            except BaseException:
+                # (its nodes half rewritten: out of the cache, so the next call traces anew,
+                # and left in ``passing`` for a call that waited with the old list)
+                self.cache[key] = [g for g in graphs if g is not graph]
+                raise
+            self.passing.discard(graph)
+            return graphs[i]
 
 
 _ARRAYS = frozenset([_onp.ndarray, _onp.float64])

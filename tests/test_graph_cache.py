@@ -144,13 +144,74 @@ def test_jit_runs_the_passes_at_a_signatures_first_replay():
     x = onp.linspace(0, 1, 5)
     first = jf(x)
     (graph,) = jf.cache[next(iter(jf.cache))]
-    assert graph in jf.raw  # (the first call returned the trace's values: no passes yet)
+    assert not graph.optimized  # (the first call returned the trace's values: no passes yet)
     traced = len(graph.nodes)
     second = jf(x)
     (graph,) = jf.cache[next(iter(jf.cache))]
-    assert graph not in jf.raw and len(graph.nodes) < traced  # (the `* 1.0` is gone)
+    assert graph.optimized and len(graph.nodes) < traced  # (the `* 1.0` is gone)
     assert first == second == f(x)
     assert jf(x + 1) == f(x + 1)
+
+
+def test_a_call_from_within_the_passes_runs_eagerly(monkeypatch):
+    # The passes rewrite the traced graph's nodes, holding jit's lock; code they run (a
+    # folded constant's) may call the same function again: it runs eagerly, no deadlock.
+    from fgrad import jitting
+    jf = fgrad.jit(lambda x: np.sum(np.sin(x) * 1.0))
+    x = onp.linspace(0, 1, 5)
+    inner = []
+
+    def optimize(graph, in_place=False):
+        inner.append(jf(x))
+        return real(graph, in_place)
+
+    real = jitting.optimize
+    first = jf(x)
+    monkeypatch.setattr(jitting, "optimize", optimize)
+    second = jf(x)
+    assert first == second == inner[0] == onp.sum(onp.sin(x))
+    (graph,) = jf.cache[next(iter(jf.cache))]
+    assert graph.optimized and not jf.passing
+
+
+def test_a_graph_whose_passes_fail_is_traced_anew(monkeypatch):
+    from fgrad import jitting
+    jf = fgrad.jit(lambda x: np.sum(np.cos(x) * 1.0))
+    x = onp.linspace(0, 1, 5)
+    jf(x)
+    (traced,) = jf.cache[next(iter(jf.cache))]
+
+    def optimize(graph, in_place=False):
+        graph.nodes[-1].args = ["half rewritten"]
+        raise KeyboardInterrupt
+
+    real = jitting.optimize
+    monkeypatch.setattr(jitting, "optimize", optimize)
+    with pytest.raises(KeyboardInterrupt):
+        jf(x)
+    monkeypatch.setattr(jitting, "optimize", real)
+    assert jf.cache[next(iter(jf.cache))] == []  # (the half-rewritten graph is gone)
+    assert jf(x) == jf(x) == onp.sum(onp.cos(x))  # (traced anew, then replayed)
+    assert traced not in jf.cache[next(iter(jf.cache))]
+
+
+def test_threads_at_a_signatures_first_replay_share_one_run_of_the_passes(in_threads):
+    f = fgrad.grad(lambda x: np.sum(np.tanh(x) * 1.0 + 0.0 * 2.0))
+    for _ in range(5):
+        jf = fgrad.jit(f)
+        x = onp.linspace(-1, 1, 7)
+        jf(x)  # (traced)
+        outs = []
+
+        def work(k):
+            for _ in range(20):
+                outs.append(jf(x + 0.0))
+
+        assert in_threads(work, [(k,) for k in range(4)]) == []
+        (graph,) = jf.cache[next(iter(jf.cache))]
+        assert graph.optimized and len(outs) == 80
+        for o in outs:
+            assert onp.array_equal(o, f(x))
 
 
 def test_shared_code_names_each_graph_in_tracebacks(tmp_path, monkeypatch):

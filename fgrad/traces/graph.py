@@ -1,12 +1,13 @@
 """A staged computation as plain data, printed as a listing or DOT, and run as generated Python.
 
 A ``Graph`` holds its inputs (``Var``s with shape and dtype), its nodes in execution order
-(primitive, argument references, static parameters, output ``Var``), its constants, its guards
-(values that the trace read, with what they were) and its outputs. Running it calls a
-straight-line Python function generated from the nodes: each primitive's numpy function and
-each constant bound as a local of the generated code, each value in a local variable, so a
-replayed operation costs about what the numpy call itself costs. On tracers (a transform
-around the call) the nodes are interpreted one call at a time instead (``Graph.interpret``).
+(the ``Var``s its operations compute: primitive, argument references, static parameters),
+its constants, its guards (values that the trace read, with what they were) and its
+outputs. Running it calls a straight-line Python function generated from the nodes: each
+primitive's numpy function and each constant bound as a local of the generated code, each
+value in a local variable, so a replayed operation costs about what the numpy call itself
+costs. On tracers (a transform around the call) the nodes are interpreted one call at a time
+instead (``Graph.interpret``).
 """
 import math
 import operator
@@ -54,6 +55,7 @@ class Graph:
         self.name, self.inputs, self.in_tree = name, inputs, in_tree
         self.nodes, self.consts, self.guards = nodes, consts, guards
         self.outputs, self.out_tree = outputs, out_tree
+        self.optimized = False  # (whether the passes made it: ``passes.optimize``)
         self._effects = None
         self._run = None
 
@@ -132,8 +134,8 @@ class Graph:
             check(v)
         for n in self.nodes:
             args = [resolve(a, env) for a in n.args]
-            env[n.out] = (n.prim.interpret or n.prim)(*args, **n.params)
-            check(n.out)
+            env[n] = (n.prim.interpret or n.prim)(*args, **n.params)
+            check(n)
         return [resolve(o, env) for o in self.outputs]
 
     # --- showing ------------------------------------------------------------------------
@@ -155,8 +157,8 @@ class Graph:
         for n in self.nodes:
             args = " ".join(_ref(a) for a in n.args)
             params = "".join(f" {k}={_short(v)}" for k, v in n.params.items())
-            lines.append(f"  {_typed(n.out)} = {n.prim.name} {args}{params}")
-            show_guards(n.out)
+            lines.append(f"  {_typed(n)} = {n.prim.name} {args}{params}")
+            show_guards(n)
         outs = ", ".join(_ref(o) for o in self.outputs)
         lines.append(f"  return {outs}")
         lines.append("}")
@@ -172,10 +174,10 @@ class Graph:
         for c in self.consts:
             out.append(f'  c{c.id} [shape=box, style=dashed, label="{_short(c.value)}"];')
         for n in self.nodes:
-            out.append(f'  v{n.out.id} [label="{n.prim.name}\\n{_type(n.out)}"];')
+            out.append(f'  v{n.id} [label="{n.prim.name}\\n{_type(n)}"];')
             for a in n.args:
                 if isinstance(a, (Var, Const)):
-                    out.append(f"  {a!r} -> v{n.out.id};")
+                    out.append(f"  {a!r} -> v{n.id};")
         for i, o in enumerate(self.outputs):
             out.append(f'  out{i} [shape=plaintext, label="output {i}"];')
             if isinstance(o, (Var, Const)):
@@ -310,7 +312,7 @@ def compile_graph(graph):
             env[f"p{k}"] = n.params
             args.append(f"**p{k}")
         free_small(dying)  # (free for this output)
-        out = names[n.out] = new_name()
+        out = names[n] = new_name()
         if k in reuse:  # the same ufunc, written into an operand nothing reads again
             env[f"u{k}"] = n.prim.impl
             body.append(f"    {out} = u{k}({', '.join(args)}, out={names[reuse[k]]})")
@@ -325,9 +327,9 @@ def compile_graph(graph):
         else:
             env[f"f{k}"] = replay_impl(n.prim)
             body.append(f"    {out} = f{k}({', '.join(args)})")
-        check(n.out)
+        check(n)
         release(dying)
-        if n.out not in last and n.out not in kept:  # (read by nothing: its name is free)
+        if n not in last and n not in kept:  # (read by nothing: its name is free)
             free_names.append(out)
     outs = [ref(o, f"o{j}") for j, o in enumerate(graph.outputs)]
     params = ", ".join(repr(v) for v in graph.inputs)
@@ -348,7 +350,7 @@ def _in_place(graph, items, last):
     fresh = set()
     for n in graph.nodes:
         if n.prim.fresh_output:
-            fresh.add(n.out)
+            fresh.add(n)
         else:
             for a in n.args:
                 if a.__class__ is Var:
@@ -361,7 +363,7 @@ def _in_place(graph, items, last):
             continue
         for a in n.args:
             if (a.__class__ is Var and last.get(a) == k and a.numpy and a.shape
-                    and a.shape == n.out.shape and a.dtype == n.out.dtype
+                    and a.shape == n.shape and a.dtype == n.dtype
                     and a in fresh and a not in not_fresh_read and a not in guarded):
                 reuse[k] = a
                 break

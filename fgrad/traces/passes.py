@@ -5,9 +5,10 @@ results of earlier folding: never an array the caller owns, which may change bef
 ``remove_noops`` drops what rules produce on known shapes and changes nothing (a reshape to
 the same shape, a cast to the same dtype, multiplying by a fixed one). ``cse`` computes a
 repeated call once. ``dce`` drops nodes no output, guard or draw depends on. ``optimize``
-runs them in that order. A node with an ``effect`` (a random draw) is never dropped, merged
-or folded: a replay draws in the eager call's order. Freeing values after their last use is
-the code generator's business (``graph.compile_graph``).
+runs them in that order, on a copy of the graph whose nodes they rewrite (each pass alone
+copies too, unless told ``in_place=True``). A node with an ``effect`` (a random draw) is
+never dropped, merged or folded: a replay draws in the eager call's order. Freeing values
+after their last use is the code generator's business (``graph.compile_graph``).
 
 >>> import numpy, fgrad, fgrad.numpy as np
 >>> from fgrad.traces.passes import optimize
@@ -19,8 +20,10 @@ import math
 
 import numpy as _onp
 
+_new = object.__new__
+
 from .graph import Graph, replay_impl, resolve
-from .nodes import Const, Node, Var
+from .nodes import Const, Var
 from ..core.tracer import staging
 
 __all__ = ["optimize", "fold_constants", "remove_noops", "cse", "dce"]
@@ -29,11 +32,29 @@ __all__ = ["optimize", "fold_constants", "remove_noops", "cse", "dce"]
 _FOLD_BYTES = 1 << 16
 
 
-def optimize(graph):
-    """The graph after every pass."""
-    for p in (fold_constants, remove_noops, cse, dce):
-        graph = p(graph)
+def optimize(graph, in_place=False):
+    """The graph after every pass. ``in_place``: the caller hands ``graph`` over (``jit``'s
+    own trace), so the passes rewrite its nodes instead of a copy's, and it is not to be run
+    again (the copy costs a staged gradient's first replay about 8%)."""
+    graph = dce(cse(remove_noops(fold_constants(graph, in_place), True), True))
+    graph.optimized = True
     return graph
+
+
+def _copied(graph):
+    """``graph`` with nodes of its own, whose arguments a pass may rewrite. (A node is the
+    value it computes, which later nodes and the guards refer to: rewriting a copy per
+    substituted node would have to copy every node after it too.)"""
+    subst, nodes = {}, []
+    for n in graph.nodes:
+        c = _new(Var)
+        c.id, c.shape, c.dtype, c.numpy = n.id, n.shape, n.dtype, n.numpy
+        c.prim, c.params = n.prim, n.params
+        c.args = [subst.get(a, a) if a.__class__ is Var else a for a in n.args]
+        subst[n] = c
+        nodes.append(c)
+    guards = [(subst.get(g[0], g[0]),) + g[1:] for g in graph.guards]
+    return _rebuilt(graph, nodes, subst, guards=guards)
 
 
 def _rebuilt(graph, nodes, subst, consts=None, guards=None):
@@ -46,14 +67,14 @@ def _rebuilt(graph, nodes, subst, consts=None, guards=None):
                  graph.out_tree)
 
 
-def _substituted(n, subst):
-    """Node ``n`` with its arguments replaced through ``subst`` (itself if none is)."""
+def _substitute(n, subst):
+    """Node ``n``'s arguments replaced through ``subst``, in place (a node of the passes' own
+    copy, ``_copied``)."""
     if subst:
         for a in n.args:
             if a.__class__ is Var and a in subst:
-                return Node(n.prim, [subst.get(x, x) if x.__class__ is Var else x
-                                     for x in n.args], n.params, n.out)
-    return n
+                n.args = [subst.get(x, x) if x.__class__ is Var else x for x in n.args]
+                return
 
 
 def fixed(a):
@@ -70,27 +91,28 @@ def _all_fixed(args):
     return True
 
 
-def fold_constants(graph):
+def fold_constants(graph, in_place=False):
     """Nodes whose arguments are all fixed, computed now; their outputs become constants."""
+    graph = graph if in_place else _copied(graph)
     nodes, subst, consts, guards = [], {}, list(graph.consts), list(graph.guards)
     guarded = {g[0] for g in guards}
     for n in graph.nodes:
-        n = _substituted(n, subst)
+        _substitute(n, subst)
         if n.prim.effect or not _all_fixed(n.args):
             nodes.append(n)
             continue
-        size = math.prod(n.out.shape) * n.out.dtype.itemsize
+        size = math.prod(n.shape) * n.dtype.itemsize
         if size > _FOLD_BYTES:
             nodes.append(n)
             continue
         vals = [resolve(a, None) for a in n.args]  # (no Var among them)
         with staging(None):  # (inside a staged function: computed here, not recorded)
             value = replay_impl(n.prim)(*vals, **n.params)
-        if n.out in guarded:  # a fixed value passes its guard at every replay
-            guards = [g for g in guards if g[0] is not n.out]
+        if n in guarded:  # a fixed value passes its guard at every replay
+            guards = [g for g in guards if g[0] is not n]
         c = Const(len(consts), value, fixed=True)
         consts.append(c)
-        subst[n.out] = c
+        subst[n] = c
     return _rebuilt(graph, nodes, subst, consts, guards)
 
 
@@ -115,7 +137,7 @@ def _is_one(a):
 
 def _noop_input(n):
     """The reference a node changes nothing of, or None."""
-    name, out, args, p = n.prim.name, n.out, n.args, n.params
+    name, out, args, p = n.prim.name, n, n.args, n.params
     if name in ("reshape", "broadcast_to", "astype", "squeeze", "real", "conjugate") or (
             name == "transpose" and (p.get("axes") is None and len(out.shape) <= 1 or
                                      p.get("axes") == tuple(range(len(out.shape))))):
@@ -129,19 +151,20 @@ def _noop_input(n):
     return None
 
 
-def remove_noops(graph):
+def remove_noops(graph, in_place=False):
     """Nodes that hand back their input unchanged, replaced by that input. (Not a node whose
     output is an output of the graph or guarded: a caller may own and change what it gets,
     and the guard stays where it was recorded.)"""
+    graph = graph if in_place else _copied(graph)
     keep = {o for o in graph.outputs if o.__class__ is Var} | {g[0] for g in graph.guards}
     nodes, subst = [], {}
     for n in graph.nodes:
-        n = _substituted(n, subst)
-        same = None if n.out in keep else _noop_input(n)
+        _substitute(n, subst)
+        same = None if n in keep else _noop_input(n)
         if same is None:
             nodes.append(n)
         else:
-            subst[n.out] = same
+            subst[n] = same
     return _rebuilt(graph, nodes, subst)
 
 
@@ -159,7 +182,7 @@ def _key(n):
     args = tuple(args)
     if not n.params:
         if n.prim.commutative and len(args) == 2 and args[0] is not args[1] and \
-                n.out.dtype.kind != "c":
+                n.dtype.kind != "c":
             args = frozenset(args)
         key = (n.prim, args)
     else:
@@ -171,20 +194,21 @@ def _key(n):
     return key
 
 
-def cse(graph):
+def cse(graph, in_place=False):
     """A node computing what an earlier node computed, replaced by that node's output."""
+    graph = graph if in_place else _copied(graph)
     seen, nodes, subst = {}, [], {}
     guards = list(graph.guards)
     for n in graph.nodes:
-        n = _substituted(n, subst)
+        _substitute(n, subst)
         key = None if n.prim.effect else _key(n)
         first = seen.get(key) if key is not None else None
         if first is None:
             if key is not None:
-                seen[key] = n.out
+                seen[key] = n
             nodes.append(n)
         else:
-            subst[n.out] = first
+            subst[n] = first
     guards = [(subst.get(g[0], g[0]),) + g[1:] for g in guards]
     return _rebuilt(graph, nodes, subst, guards=guards)
 
@@ -194,7 +218,7 @@ def dce(graph):
     live = {o for o in graph.outputs if o.__class__ is Var} | {g[0] for g in graph.guards}
     kept = []
     for n in reversed(graph.nodes):
-        if n.out in live or n.prim.effect:
+        if n in live or n.prim.effect:
             kept.append(n)
             for a in n.args:
                 if a.__class__ is Var:

@@ -18,19 +18,18 @@ While a trace runs, it is its thread's ambient staging trace (``tracer.STAGING``
 over as they are then, and ``fgrad.numpy.random`` draws anew. ``jitting.py`` keeps the graphs
 per input signature; ``passes.py`` shortens them.
 """
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Sequence
 import functools
 import operator
 import sys
 from _thread import get_ident
-from types import MappingProxyType
 
 import numpy as _onp
 
 from ..core import errors
 from ..core.fpwarnings import user_frame
 from .graph import Graph
-from .nodes import Const, Node, Var
+from .nodes import NO_PARAMS, Const, Var
 from ..numpy.array_tracer import ArrayTracer
 from ..core.other_arrays import call_in_own_library
 from ..core.values import NUMPY_FLOATS, first_foreign
@@ -41,9 +40,6 @@ from .arguments import outputs_of, static_split
 
 _ndarray = _onp.ndarray
 _new = object.__new__
-# the parameters of every node that has none: one mapping, which nothing can write into (a dict
-# made per node was one of five objects a staged operation added to the collector's count)
-_NO_PARAMS: Mapping[str, Any] = MappingProxyType({})
 _FLOAT_DTYPES = {t: _onp.dtype(t) for t in NUMPY_FLOATS}
 
 __all__ = ["make_graph", "trace_graph"]
@@ -234,31 +230,29 @@ class StageTrace(Trace):
         # (new_var's commonest cases, the node and the tracer made here without calling
         # their classes' __init__: 8.5% fewer instructions in a staged gradient's first call)
         if cls is _ndarray or cls in _FLOAT_DTYPES:
-            var = _new(Var)
-            var.id = self.count
+            node = _new(Var)
+            node.id = self.count
             if cls is _ndarray:
-                var.shape = ans.shape
-                var.dtype = ans.dtype
+                node.shape = ans.shape
+                node.dtype = ans.dtype
             else:  # (a numpy scalar's shape and dtype are made anew)
-                var.shape = ()
-                var.dtype = _FLOAT_DTYPES[cls]
-            var.numpy = True
+                node.shape = ()
+                node.dtype = _FLOAT_DTYPES[cls]
+            node.numpy = True
             self.count += 1
         else:
-            var = self.new_var(ans)
-        node = _new(Node)
+            node = self.new_var(ans)
         node.prim = prim
         node.args = refs
-        node.params = dict(params) if params else _NO_PARAMS
-        node.out = var
+        node.params = dict(params) if params else NO_PARAMS
         self.nodes.append(node)
         out = _new(StageTracer)
         out._trace = self
         out._value = ans
-        out._var = var
+        out._var = node
         out._base = None
         if prim.dtype_from_values:  # (a replay whose values give another dtype traces anew)
-            self.guards.append((var, var.dtype, "dtype",
+            self.guards.append((node, node.dtype, "dtype",
                                 f"the dtype numpy's {prim.public_name} chose"))
         return out
 

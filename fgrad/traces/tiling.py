@@ -53,9 +53,9 @@ class Tile:
 
 def _joins(n):
     """Whether node ``n`` can be computed a block at a time (see the module's text)."""
-    f, out = n.prim.impl, n.out
-    if f.__class__ is not _onp.ufunc or not out.shape or \
-            math.prod(out.shape) * out.dtype.itemsize < MIN_BYTES:  # (the size first: cheap)
+    f = n.prim.impl
+    if f.__class__ is not _onp.ufunc or not n.shape or \
+            math.prod(n.shape) * n.dtype.itemsize < MIN_BYTES:  # (the size first: cheap)
         return False
     if n.params or n.prim.replay_impl is not None or f.nout != 1 or f.signature is not None \
             or len(n.args) != f.nin:
@@ -92,13 +92,13 @@ def schedule(graph):
 
     for n in graph.nodes:
         if tile is None:  # (the commonest case by far: nothing waits, a node keeps its place)
-            if _joins(n) and not n.prim.effect and n.out not in guarded:
-                tile = Tile(n.out.shape, [n])
-                in_tile.add(n.out)
+            if _joins(n) and not n.prim.effect and n not in guarded:
+                tile = Tile(n.shape, [n])
+                in_tile.add(n)
             else:
                 items.append(n)
             continue
-        if n.prim.effect or n.out in guarded:  # (a draw, a guard keep their order)
+        if n.prim.effect or n in guarded:  # (a draw, a guard keep their order)
             close()
             items.append(n)
             continue
@@ -110,14 +110,14 @@ def schedule(graph):
                 elif a in waiting:
                     reads_waiting = True
         if _joins(n):
-            if n.out.shape != tile.shape or reads_waiting:
+            if n.shape != tile.shape or reads_waiting:
                 close()
-                tile = Tile(n.out.shape, [])
+                tile = Tile(n.shape, [])
             tile.nodes.append(n)
-            in_tile.add(n.out)
+            in_tile.add(n)
         elif reads_tile or reads_waiting:
             after.append(n)
-            waiting.add(n.out)
+            waiting.add(n)
         else:
             items.append(n)
     close()
@@ -133,7 +133,7 @@ def _worth_a_loop(graph, items):
         return items
     for t in tiles:
         for n in t.nodes:
-            owner[n.out] = t
+            owner[n] = t
     escaping = set()
     for it in items:
         for n in (it.nodes if it.__class__ is Tile else (it,)):
@@ -148,15 +148,15 @@ def _worth_a_loop(graph, items):
         if it.__class__ is not Tile:
             out.append(it)
             continue
-        made = {n.out for n in it.nodes}
-        it.escaping = [n.out for n in it.nodes if n.out in escaping]
+        made = set(it.nodes)
+        it.escaping = [n for n in it.nodes if n in escaping]
         seen = set()
         for n in it.nodes:
             for a in n.args:
                 if a.__class__ is Var and a not in made and a not in seen:
                     seen.add(a)
                     it.reads.append(a)
-        row = math.prod(it.shape[1:]) * max(n.out.dtype.itemsize for n in it.nodes)
+        row = math.prod(it.shape[1:]) * max(n.dtype.itemsize for n in it.nodes)
         it.rows = max(1, TILE_BYTES // max(row, 1))
         if len(it.escaping) < len(it.nodes) and it.shape[0] >= 2 * it.rows:
             out.append(it)
@@ -200,7 +200,7 @@ def tile_source(tile, k, names, env):
             if a.__class__ is Var:
                 last[a] = i
     escaping = set(tile.escaping)
-    internal = {n.out for n in tile.nodes} - escaping  # (values living a block at a time)
+    internal = set(tile.nodes) - escaping  # (values living a block at a time)
     for i, n in enumerate(tile.nodes):
         args = [operand(a) for a in n.args]
         env[f"e{k}_{i}"] = n.prim.impl
@@ -209,11 +209,11 @@ def tile_source(tile, k, names, env):
         for a in n.args:
             if a in internal and last[a] == i and a not in dying:
                 dying.append(a)
-        if n.out in escaping:
+        if n in escaping:
             name = new_name()
-            lines.append(f"        {name} = {call}, out={names[n.out]}[_s:_e])")
+            lines.append(f"        {name} = {call}, out={names[n]}[_s:_e])")
         else:
-            into = next((a for a in dying if a.dtype == n.out.dtype), None)
+            into = next((a for a in dying if a.dtype == n.dtype), None)
             if into is not None:  # (a block value nothing reads again: written over)
                 name = local[into]
                 dying.remove(into)
@@ -221,7 +221,7 @@ def tile_source(tile, k, names, env):
             else:
                 name = free.pop() if free else new_name()
                 lines.append(f"        {name} = {call})")
-        local[n.out] = name
+        local[n] = name
         for a in dying:
             free.append(local[a])
     lines.append(f"    del {', '.join(f't{j}' for j in range(count))}")
