@@ -201,9 +201,9 @@ class _Jitted:
 
     def _optimized(self, key, graphs, i):
         """``graphs[i]`` (of signature ``key``), a graph as traced, through the passes. They
-        rewrite its nodes (it is this object's own: copying them cost as much as the passes
-        saved a first call), so one call runs them while others wait; None for a call from
-        within them, which runs ``f`` eagerly."""
+        rewrite its nodes (it is this object's own: copying them would cost the first replay
+        more than one object per node saves the first call), so one call runs them while
+        others wait; None for a call from within them, which runs ``f`` eagerly."""
         with self.lock:
             graph = graphs[i]
             if graph.optimized:  # (by another call, while this one waited)

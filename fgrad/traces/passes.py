@@ -5,10 +5,11 @@ results of earlier folding: never an array the caller owns, which may change bef
 ``remove_noops`` drops what rules produce on known shapes and changes nothing (a reshape to
 the same shape, a cast to the same dtype, multiplying by a fixed one). ``cse`` computes a
 repeated call once. ``dce`` drops nodes no output, guard or draw depends on. ``optimize``
-runs them in that order, on a copy of the graph whose nodes they rewrite (each pass alone
-copies too, unless told ``in_place=True``). A node with an ``effect`` (a random draw) is
-never dropped, merged or folded: a replay draws in the eager call's order. Freeing values
-after their last use is the code generator's business (``graph.compile_graph``).
+runs them in that order. They rewrite the nodes of a copy of the graph they are given, which
+stays as it was, unless told ``in_place=True`` (``jit``, handing over its own trace). A node
+with an ``effect`` (a random draw) is never dropped, merged or folded: a replay draws in the
+eager call's order. Freeing values after their last use is the code generator's business
+(``graph.compile_graph``).
 
 >>> import numpy, fgrad, fgrad.numpy as np
 >>> from fgrad.traces.passes import optimize
@@ -20,11 +21,11 @@ import math
 
 import numpy as _onp
 
-_new = object.__new__
-
 from .graph import Graph, replay_impl, resolve
 from .nodes import Const, Var
 from ..core.tracer import staging
+
+_new = object.__new__
 
 __all__ = ["optimize", "fold_constants", "remove_noops", "cse", "dce"]
 
@@ -35,7 +36,7 @@ _FOLD_BYTES = 1 << 16
 def optimize(graph, in_place=False):
     """The graph after every pass. ``in_place``: the caller hands ``graph`` over (``jit``'s
     own trace), so the passes rewrite its nodes instead of a copy's, and it is not to be run
-    again (the copy costs a staged gradient's first replay about 8%)."""
+    again (the copy costs a staged gradient's first replay 10-12% more instructions)."""
     graph = dce(cse(remove_noops(fold_constants(graph, in_place), True), True))
     graph.optimized = True
     return graph
