@@ -161,9 +161,9 @@ def test_a_call_from_within_the_passes_runs_eagerly(monkeypatch):
     x = onp.linspace(0, 1, 5)
     inner = []
 
-    def optimize(graph, in_place=False):
+    def optimize(graph, **how):
         inner.append(jf(x))
-        return real(graph, in_place)
+        return real(graph, **how)
 
     real = jitting.optimize
     first = jf(x)
@@ -181,7 +181,7 @@ def test_a_graph_whose_passes_fail_is_traced_anew(monkeypatch):
     jf(x)
     (traced,) = jf.cache[next(iter(jf.cache))]
 
-    def optimize(graph, in_place=False):
+    def optimize(graph, **how):
         graph.nodes[-1].args = ["half rewritten"]
         raise KeyboardInterrupt
 

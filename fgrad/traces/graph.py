@@ -56,6 +56,7 @@ class Graph:
         self.nodes, self.consts, self.guards = nodes, consts, guards
         self.outputs, self.out_tree = outputs, out_tree
         self.optimized = False  # (whether the passes made it: ``passes.optimize``)
+        self.code_graph = None  # (the graph whose code runs it on plain values, if not itself)
         self._effects = None
         self._run = None
 
@@ -108,7 +109,7 @@ class Graph:
     def compile(self):
         """Generate the graph's code now (else the first plain call does)."""
         if self._run is None:
-            self._run = compile_graph(self)
+            self._run = compile_graph(self.code_graph or self)
         return self._run
 
     def interpret(self, leaves):

@@ -33,11 +33,21 @@ __all__ = ["optimize", "fold_constants", "remove_noops", "cse", "dce"]
 _FOLD_BYTES = 1 << 16
 
 
-def optimize(graph, in_place=False):
+def optimize(graph, in_place=False, merge=True):
     """The graph after every pass. ``in_place``: the caller hands ``graph`` over (``jit``'s
     own trace), so the passes rewrite its nodes instead of a copy's, and it is not to be run
-    again (the copy costs a staged gradient's first replay 10-12% more instructions)."""
-    graph = dce(cse(remove_noops(fold_constants(graph, in_place), True), True))
+    again (the copy costs a staged gradient's first replay 10-12% more instructions).
+
+    ``merge=False``: without ``cse`` for the graph itself, which may then run under reverse
+    mode (``grad(jit(f))``): two equal calls merged into one sum their cotangents in another
+    order than eager ``grad(f)`` does, a last bit off. Its generated code, for plain values,
+    comes from a merged copy (``Graph.code_graph``)."""
+    graph = dce(remove_noops(fold_constants(graph, in_place), True))
+    if merge:
+        graph = dce(cse(graph, True))
+    else:
+        merged = cse(graph)
+        graph.code_graph = None if merged is graph else dce(merged)
     graph.optimized = True
     return graph
 
@@ -196,7 +206,10 @@ def _key(n):
 
 
 def cse(graph, in_place=False):
-    """A node computing what an earlier node computed, replaced by that node's output."""
+    """A node computing what an earlier node computed, replaced by that node's output
+    (``graph`` itself where none does)."""
+    if not _repeats(graph):
+        return graph
     graph = graph if in_place else _copied(graph)
     seen, nodes, subst = {}, [], {}
     guards = list(graph.guards)
@@ -212,6 +225,20 @@ def cse(graph, in_place=False):
             subst[n] = first
     guards = [(subst.get(g[0], g[0]),) + g[1:] for g in guards]
     return _rebuilt(graph, nodes, subst, guards=guards)
+
+
+def _repeats(graph):
+    """Whether a node computes what an earlier node computed. (The first such node repeats
+    the other's arguments as they are, none being merged before it; most graphs have none,
+    and so skip the copy that merging takes: the scalar chain's and the RNN's gradients.)"""
+    seen = set()
+    for n in graph.nodes:
+        key = None if n.prim.effect else _key(n)
+        if key is not None:
+            if key in seen:
+                return True
+            seen.add(key)
+    return False
 
 
 def dce(graph):
