@@ -148,16 +148,16 @@ def _is_one(a):
 
 def _noop_input(n):
     """The reference a node changes nothing of, or None."""
-    name, out, args, p = n.prim.name, n, n.args, n.params
+    name, args, p = n.prim.name, n.args, n.params
     if name in ("reshape", "broadcast_to", "astype", "squeeze", "real", "conjugate") or (
-            name == "transpose" and (p.get("axes") is None and len(out.shape) <= 1 or
-                                     p.get("axes") == tuple(range(len(out.shape))))):
-        if name in ("real", "conjugate") and _onp.dtype(out.dtype).kind == "c":
+            name == "transpose" and (p.get("axes") is None and len(n.shape) <= 1 or
+                                     p.get("axes") == tuple(range(len(n.shape))))):
+        if name in ("real", "conjugate") and _onp.dtype(n.dtype).kind == "c":
             return None
-        return args[0] if args and _same_meta(out, args[0]) else None
+        return args[0] if args and _same_meta(n, args[0]) else None
     if name == "multiply" and len(args) == 2 and not p:
         for x, y in (args, args[::-1]):
-            if _is_one(y) and _same_meta(out, x):
+            if _is_one(y) and _same_meta(n, x):
                 return x
     return None
 
