@@ -69,7 +69,7 @@ def parse(argv):
     p.add_argument("--json", metavar="PATH", help="save the results as JSON")
     p.add_argument("--markdown", metavar="PATH", help="save the tables as markdown")
     p.add_argument("--smoke", action="store_true",
-                   help="tiny sizes, one round: checks that every workload runs (the tests "
+                   help="tiny sizes, two rounds: checks that every workload runs (the tests "
                         "use it); measures nothing")
     p.add_argument("--list", action="store_true", help="list the workloads and exit")
     return p.parse_args(argv)

@@ -61,6 +61,9 @@ def case_lines(case, markdown):
             row.append(f"{st.median / case.ops * 1e6:.2f}")
         rows.append(row)
     lines += table(header, rows, markdown)
+    for label, t in case.lone_call.items():  # (what a first call's target compares with)
+        lines += ["", f"{label}, one call timed alone where the first calls are: "
+                      f"{fmt_time(t)}"]
     if case.memory:
         base = case.memory.get(FGRAD)
         lines += [""] + table(["peak memory (tracemalloc)", "MiB", "fgrad / this"],

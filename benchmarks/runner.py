@@ -17,7 +17,13 @@ Protocol for one case:
    fresh ``fgrad.jit``) also has a first call timed in each round, beside the other rows'
    samples; its first call is the median of these and the check's. (One first call, a trace
    of a few milliseconds, measured alone against medians taken later misjudged the ratio by
-   up to 1.5x between two runs on the shared machine.)
+   up to 1.5x between two runs on the shared machine.) The first calls are timed in every
+   other round; in the rounds between, one call of the eager row (``fgrad``) is timed alone
+   in the same place, right after the jit row's sample: a call after other code ran costs
+   more than a call within a loop of itself (an eager 26 us gradient of tanh took 35 us
+   alone, 68 us after 50 ms of busy Python, 135 us after 50 ms of its jit's replays), and
+   a first call is such a call. Its target compares the two (``CaseResult.lone_call``;
+   RESULTS.md, issue 34's sixth part).
 4. **memory** (for the labels the case names): the peak of ``tracemalloc`` over one call,
    above what was allocated before the call.
 
@@ -39,6 +45,7 @@ from dataclasses import dataclass, field
 import numpy
 
 from .backends import tree_leaves
+from .case import FGRAD
 
 
 @dataclass
@@ -53,7 +60,7 @@ class Settings:
 
 FULL = Settings(rounds=21, min_rounds=7, sample_time=0.05, case_budget=15.0, freeze=True)
 QUICK = Settings(rounds=3, min_rounds=2, sample_time=0.005, case_budget=0.6, freeze=True)
-TINY = Settings(rounds=1, min_rounds=1, sample_time=0.0, case_budget=0.0)
+TINY = Settings(rounds=2, min_rounds=2, sample_time=0.0, case_budget=0.0)
 
 
 @dataclass
@@ -76,6 +83,7 @@ class CaseResult:
     failures: dict = field(default_factory=dict)  # label -> why it was left out
     memory: dict = field(default_factory=dict)  # label -> peak bytes
     first_call: dict = field(default_factory=dict)  # label -> seconds of the check call
+    lone_call: dict = field(default_factory=dict)  # label -> median seconds of a call alone
     ops: int = 0
     notes: list = field(default_factory=list)
 
@@ -86,7 +94,7 @@ class CaseResult:
 
     def as_dict(self):
         return dict(name=self.name, ops=self.ops, notes=self.notes, failures=self.failures,
-                    first_call_seconds=self.first_call,
+                    first_call_seconds=self.first_call, lone_call_seconds=self.lone_call,
                     stats={k: v.as_dict() for k, v in self.stats.items()},
                     peak_memory_bytes=self.memory)
 
@@ -150,17 +158,23 @@ def run_case(case, settings):
         rounds = max(settings.min_rounds, min(rounds, fit))
     samples = {i.label: [] for i in impls}
     firsts = {i.label: [res.first_call[i.label]] for i in impls if i.remake is not None}
+    eager = case.impl(FGRAD) if firsts and FGRAD in samples else None
+    lone = []
     for r in range(rounds):
         k = r % len(impls)
         for impl in impls[k:] + impls[:k]:
             samples[impl.label].append(_time(impl, plan[impl.label][1]))
-            if impl.label in firsts:
+            if impl.label in firsts and eager is not None and r % 2:
+                lone.append(_time(eager, 1))
+            elif impl.label in firsts:
                 fresh = impl.remake()
                 t0 = time.perf_counter()
                 impl.backend.finish(fresh())
                 firsts[impl.label].append(time.perf_counter() - t0)
     for label, times in firsts.items():
         res.first_call[label] = statistics.median(times)
+    if lone:
+        res.lone_call[FGRAD] = statistics.median(lone)
     for impl in impls:
         s = samples[impl.label]
         res.stats[impl.label] = Stats(statistics.median(s), min(s), max(s), len(s),

@@ -59,6 +59,8 @@ def test_workload_runs_and_checks_at_tiny_size(name, base):
             assert st.median > 0 and st.lo <= st.median <= st.hi
         if JIT in case.stats:  # its first call timed anew in each round, on fresh jits
             assert case.first_call[JIT] > 0
+            # (and the eager row's call timed alone, which its target compares with)
+            assert set(case.lone_call) == {FGRAD} and case.lone_call[FGRAD] > 0
             twin = built[case.name]
             impl = twin.impl(JIT)
             fresh = impl.remake()
