@@ -255,7 +255,10 @@ def compile_graph(graph):
     kept = set(graph.outputs) | set(graph.inputs)  # (the caller holds the inputs anyway)
     for v in kept:
         last.pop(v, None)
-    big = {v for v in last if math.prod(v.shape) * v.dtype.itemsize >= _FREE_BYTES}
+    big = set()
+    for v in last:
+        if math.prod(v.shape) * v.dtype.itemsize >= _FREE_BYTES:
+            big.add(v)
     reuse = _in_place(graph, items, last)
     free_names, count = [], 0
 
@@ -268,55 +271,66 @@ def compile_graph(graph):
         env[local] = a
         return local
 
-    def new_name():
-        nonlocal count
-        if free_names:
-            return free_names.pop()
-        count += 1
-        return f"r{count - 1}"
-
-    def free_small(dying):
-        for a in dying:
-            if a not in big:
-                free_names.append(names[a])
-
     def release(dying):
-        gone = [names[a] for a in dying if a in big]
-        if gone:  # (a guard reads its value right after the node, before this)
+        """The names of values read for the last time now: free for the next value; a
+        big one's deleted (after a guard, which reads its value right after the node)."""
+        gone = []
+        for a in dying:
+            if a in big:
+                gone.append(names[a])
+            else:
+                free_names.append(names[a])
+        if gone:
             body.append(f"    del {', '.join(gone)}")
             free_names.extend(gone)
 
     for v in graph.inputs:
         check(v)
-    # (loops, not comprehensions, in the loop over the nodes: it runs at a signature's first
-    # replay, once per node of graphs of thousands)
+    # (the loop over the nodes runs at a signature's first replay, once per node of graphs
+    # of thousands: loops, not comprehensions, and the commonest paths inline; calls of
+    # small helpers here cost the scalar chain's 2747-node gradient 13% of its code time)
     for k, n in enumerate(items):
         if n.__class__ is Tile:  # (its whole arrays named first: it reads what dies here)
             for v in n.escaping:
-                names[v] = new_name()
+                if free_names:
+                    names[v] = free_names.pop()
+                else:
+                    names[v] = f"r{count}"
+                    count += 1
             body.extend(tile_source(n, k, names, env))
-            dying = [a for a in n.reads if last.get(a) == k]
-            free_small(dying)
-            release(dying)
+            release([a for a in n.reads if last.get(a) == k])
             continue
-        args, dying = [], []  # (dying: the arguments read here for the last time)
+        args, dying = [], None  # (dying: the arguments read here for the last time)
         j = 0
         for a in n.args:
             if a.__class__ is Var:
                 args.append(names[a])
-                if last.get(a) == k and a not in dying:
-                    dying.append(a)
+                if last.get(a) == k:
+                    if dying is None:
+                        dying = [a]
+                    elif a not in dying:
+                        dying.append(a)
             else:
                 args.append(ref(a, f"a{k}_{j}"))
             j += 1
         if n.params:
             env[f"p{k}"] = n.params
             args.append(f"**p{k}")
-        free_small(dying)  # (free for this output)
-        out = names[n] = new_name()
+        if dying is not None:  # (a small value's name is free for this output)
+            for a in dying:
+                if a not in big:
+                    free_names.append(names[a])
+        if free_names:
+            out = names[n] = free_names.pop()
+        else:
+            out = names[n] = f"r{count}"
+            count += 1
         if k in reuse:  # the same ufunc, written into an operand nothing reads again
             env[f"u{k}"] = n.prim.impl
             body.append(f"    {out} = u{k}({', '.join(args)}, out={names[reuse[k]]})")
+        elif n.prim.operator is None:
+            env[f"f{k}"] = replay_impl(n.prim)
+            body.append(f"    {out} = f{k}({', '.join(args)})")
         elif _by_index(n):  # numpy's indexing: x[idx] (0.18 us for 32 floats; the call 0.97)
             env[f"i{k}"] = n.params["idx"]
             body.append(f"    {out} = {args[0]}[i{k}]")
@@ -328,8 +342,19 @@ def compile_graph(graph):
         else:
             env[f"f{k}"] = replay_impl(n.prim)
             body.append(f"    {out} = f{k}({', '.join(args)})")
-        check(n)
-        release(dying)
+        if guards:
+            check(n)
+        if dying is not None:
+            gone = None
+            for a in dying:
+                if a in big:
+                    if gone is None:
+                        gone = [names[a]]
+                    else:
+                        gone.append(names[a])
+            if gone is not None:
+                body.append(f"    del {', '.join(gone)}")
+                free_names.extend(gone)
         if n not in last and n not in kept:  # (read by nothing: its name is free)
             free_names.append(out)
     outs = [ref(o, f"o{j}") for j, o in enumerate(graph.outputs)]
@@ -347,28 +372,35 @@ def _in_place(graph, items, last):
     # such primitives, can take the result of its last reader in place: in a 32 x 32
     # accumulation in the RNN's gradient, one allocation fewer per step; a unary ufunc's
     # too, ``tanh(a, out=a)``: on large arrays numpy's time is memory traffic)
-    not_fresh_read = set()  # values some primitive not making a new array reads
-    fresh = set()
-    for n in graph.nodes:
-        if n.prim.fresh_output:
-            fresh.add(n)
-        else:
-            for a in n.args:
-                if a.__class__ is Var:
-                    not_fresh_read.add(a)
-    guarded = {g[0] for g in graph.guards}
-    reuse = {}
+    reuse, shared, guarded = {}, None, ()
     for k, n in enumerate(items):
-        if n.__class__ is Tile or not n.prim.writes_into or n.params or not (
-                len(n.args) == 1 or len(n.args) == 2 and _by_operator(n)):
+        if n.__class__ is Tile or not n.prim.writes_into or n.params or len(n.args) > 2:
             continue
         for a in n.args:
-            if (a.__class__ is Var and last.get(a) == k and a.numpy and a.shape
-                    and a.shape == n.shape and a.dtype == n.dtype
-                    and a in fresh and a not in not_fresh_read and a not in guarded):
-                reuse[k] = a
+            if (a.__class__ is Var and a.shape and last.get(a) == k and a.numpy
+                    and a.prim is not None and a.prim.fresh_output
+                    and a.shape == n.shape and a.dtype == n.dtype):
+                if shared is None:  # (at the first candidate: a graph of scalars has none)
+                    shared = _read_elsewhere(graph)
+                    guarded = {g[0] for g in graph.guards}
+                if a in shared or a in guarded:
+                    continue
+                if len(n.args) == 1 or _by_operator(n):
+                    reuse[k] = a
                 break
     return reuse
+
+
+def _read_elsewhere(graph):
+    """The values some primitive reads that does not make a new array of its own (a view,
+    a reshape): their buffers may be shared."""
+    out = set()
+    for n in graph.nodes:
+        if not n.prim.fresh_output:
+            for a in n.args:
+                if a.__class__ is Var:
+                    out.add(a)
+    return out
 
 
 def _by_operator(node):
