@@ -196,6 +196,9 @@ class StageTrace(Trace):
             elif cls is _ndarray or cls is float or cls is int:
                 refs[i] = self.const(a)
                 numpy_operand = numpy_operand or cls is _ndarray
+            elif cls in NUMPY_FLOATS:  # (grad's seed, np.float64(1.0), times a rule's value)
+                refs[i] = self.const(a)
+                numpy_operand = True
             else:
                 vals, refs, impl = self._classified(prim, args)
                 break
