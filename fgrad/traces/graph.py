@@ -287,8 +287,9 @@ def compile_graph(graph):
     for v in graph.inputs:
         check(v)
     # (the loop over the nodes runs at a signature's first replay, once per node of graphs
-    # of thousands: loops, not comprehensions, and the commonest paths inline; calls of
-    # small helpers here cost the scalar chain's 2747-node gradient 13% of its code time)
+    # of thousands: loops, not comprehensions, and the commonest paths inline, the helpers
+    # for names and releases among them: with ``_in_place``'s sets made only for a candidate,
+    # the scalar chain's 2747-node gradient's code took 5.9 ms to generate instead of 7.9)
     for k, n in enumerate(items):
         if n.__class__ is Tile:  # (its whole arrays named first: it reads what dies here)
             for v in n.escaping:
