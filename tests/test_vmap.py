@@ -103,6 +103,24 @@ def test_per_example_gradients_equal_the_loop():
     _close(per, {k: onp.stack([g[k] for g in loop]) for k in w})
 
 
+def test_a_matrix_times_a_batch_of_vectors_is_one_matrix_product():
+    # (numpy's stacked form would loop over matrix-vector products: batch_rules.matmul)
+    rng = onp.random.default_rng(3)
+    W, X, Z = rng.normal(size=(5, 4)), rng.normal(size=(6, 4)), rng.normal(size=(6, 5))
+    for f, xs in ((lambda x: W @ x, X), (lambda x: x @ W.T, X), (lambda z: z @ W, Z),
+                  (lambda z: W.T @ z, Z)):
+        _close(vmap(f)(xs), onp.stack([f(x) for x in xs]))
+        graph = fgrad.make_graph(vmap(f))(xs)
+        products = [n for n in graph.nodes if n.prim.name == "matmul"]
+        assert len(products) == 1 and len(products[0].shape) == 2, graph
+    # the Jacobians' identity bases give the same bits as the hand-written Jacobian
+    b, x = rng.normal(size=5), rng.normal(size=4)
+    y = onp.tanh(W @ x + b)
+    for jac in (fgrad.jacfwd, fgrad.jacrev):
+        onp.testing.assert_array_equal(jac(lambda x: np.tanh(W @ x + b))(x),
+                                       (1 - y * y)[:, None] * W)
+
+
 @pytest.mark.parametrize("form", ["grad(vmap)", "jacfwd(vmap)", "jacrev(vmap)",
                                   "vmap(vmap)", "jit(vmap)", "vmap(jit)", "vmap(hessian)",
                                   "vmap(jvp)"])
