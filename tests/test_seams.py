@@ -216,10 +216,10 @@ def test_jit_replays_equal_eager_bit_for_bit_through_the_issues_cases():
             for got, want in zip(staged(M, b), g(M, b)):
                 onp.testing.assert_array_equal(got, want)
         x, y = onp.float64(RNG.uniform(0.5, 2.0)), onp.float64(RNG.uniform(-2.0, 2.0))
-        # (a staged ``**`` is numpy.power, as autograd's is: on numpy scalars numpy's own
-        # ``**`` calls the C library's pow, a last bit apart from numpy.power on CPUs with
-        # AVX-512; docs/staging.md, known limits)
-        assert power(x, y) == onp.power(x, y) + x
+        # (numpy's ``**`` on scalars, the C library's pow, not numpy.power: a last bit apart
+        # on CPUs with AVX-512; a traced ``**`` is numpy's operator, ``power_operator``)
+        assert power(x, y) == x ** y + x
+        assert fgrad.jit(lambda x, y: np.power(x, y) + x)(x, y) == onp.power(x, y) + x
         z = RNG.normal(size=3) + 1j * RNG.normal(size=3)
         onp.testing.assert_array_equal(fgrad.jit(product)(z), product(z))
         got, want = fgrad.jit(expand)(z), expand(z)

@@ -19,7 +19,7 @@ from ..core import errors
 from ..core.tracer import Tracer
 from ..core.values import PLAIN_OPERANDS
 from .elementwise import (abs, add, clip, conjugate, divide, imag, mod, multiply, negative,
-                          power, real, subtract)
+                          power_operator, real, subtract)
 from .indexing import at, getitem
 from .layout import asarray, astype, ravel, reshape, squeeze, swapaxes, transpose
 from .products import dot, matmul
@@ -86,7 +86,7 @@ class ArrayTracer(Viewable):
     def __rfloordiv__(self, o): return fnp.floor_divide(o, self)
     def __mod__(self, o): return mod(self, o)
     def __rmod__(self, o): return mod(o, self)
-    __pow__, __rpow__ = _arithmetic(power)
+    __pow__, __rpow__ = _arithmetic(power_operator)  # (numpy's ``**``: elementwise.py)
     __matmul__, __rmatmul__ = _arithmetic(matmul)
     def __divmod__(self, o): return fnp.floor_divide(self, o), mod(self, o)
     def __rdivmod__(self, o): return fnp.floor_divide(o, self), mod(o, self)

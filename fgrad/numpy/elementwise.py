@@ -298,6 +298,21 @@ power = binary("power", lambda ans, x, y: _dpow_base(ans, x, y, fnp.power), _dpo
                domain=((0.2, 2.0), (-2.0, 2.0)), taylor=taylor_rules.power)
 
 
+def _pow(x, y):
+    """numpy's ``x ** y``: the ufunc on arrays, numpy's scalar arithmetic on scalars."""
+    return x ** y
+
+
+# ``x ** y`` on a tracer computes what numpy's ``**`` computes on the values, which is not
+# ``numpy.power`` on every CPU: on numpy scalars numpy's ``**`` calls the C library's ``pow``,
+# and with AVX-512 the ufunc's SIMD code differs in the last bit for some inputs (a staged
+# ``x ** y + x`` on float64 scalars was one bit off the plain call). Its derivatives are
+# power's; ``fgrad.numpy.power`` stays the ufunc.
+power_operator = define("power_operator", _pow, like=power, operator="**",
+                        fast_impl=_by_operator(operator.pow, _onp.power),
+                        spec=Spec(BINARY, domain=((0.2, 2.0), (-2.0, 2.0))))
+
+
 float_power = binary("float_power", lambda ans, x, y: _dpow_base(ans, x, y, fnp.float_power),
                      _dpow_exponent, domain=((0.2, 2.0), (-2.0, 2.0)), cast=True,
                      taylor=taylor_rules.power)
