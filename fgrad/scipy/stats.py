@@ -347,12 +347,9 @@ nbinom = Discrete(
     {"p": lambda k, n, p: fnp.exp((n - 1) * fnp.log(p) + k * fnp.log1p(-p)
                                   - sp.betaln(n, k + 1))},
     domains=[(0.5, 4.0), _P], ks=(0, 2, 5), statics={"n": 2.5})
-# (``fnp.power``, not ``**``: on numpy scalars numpy's ``**`` is the C library's ``pow`` and
-# ``numpy.power`` SIMD code of its own, a last bit apart on CPUs with AVX-512; a rule's eager
-# values, on plain scalars, and its staged ones, where ``**`` is ``power``, must agree)
 geom = Discrete(
     "geom", ("p",), {"p": lambda k, p: 1 / p - (k - 1) / (1 - p)},
-    {"p": lambda k, p: k * fnp.power(1 - p, k - 1)}, domains=[_P], ks=(1, 2, 5))
+    {"p": lambda k, p: k * (1 - p) ** (k - 1)}, domains=[_P], ks=(1, 2, 5))
 bernoulli = Discrete(
     "bernoulli", ("p",), {"p": lambda k, p: k / p - (1 - k) / (1 - p)},
     {"p": lambda k, p: -1.0 * ((k >= 0) & (k < 1)) * fnp.ones_like(p)}, domains=[_P],
