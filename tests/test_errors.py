@@ -461,6 +461,14 @@ def test_a_warning_in_the_forward_pass_points_at_the_users_line_inside_f():
         # numpy's own words, the function named (issue 31 item 13)
         assert (here, line, "divide by zero encountered in log") in got
 
+    def g(x):
+        return np.sum(x ** -1.0)  # (at x = 0; numpy names ``**`` on arrays "power")
+
+    line = g.__code__.co_firstlineno + 1
+    got = _caught(lambda: fgrad.grad(g)(onp.array([0.0, 2.0])))
+    assert (here, line, "divide by zero encountered in power") in got
+    assert any(m.endswith("encountered in the derivative of power") for _, _, m in got)
+
 
 def test_the_users_errstate_around_a_transform_is_honoured():
     with onp.errstate(all="ignore"):

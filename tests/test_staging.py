@@ -102,6 +102,10 @@ def test_the_listing_names_each_node_by_its_function_with_shapes_and_dtypes():
     assert text.splitlines()[-2].strip().startswith("return v")
     dot = graph.to_dot()
     assert dot.startswith("digraph") and "v0 -> v1;" in dot
+    # ``x ** y`` is numpy's operator, a primitive of its own (``power_operator``), listed
+    # by numpy's name for it
+    text = str(fgrad.make_graph(lambda x, y: x ** y)(onp.ones(2), onp.ones(2)))
+    assert "v2:f64[2] = power v0 v1" in text and "power_operator" not in text
 
 
 def test_grad_graph_holds_the_backward_pass_as_nodes_and_replays_on_many_feeds():

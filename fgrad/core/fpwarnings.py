@@ -50,10 +50,11 @@ def _warn(err, flag):
     while frame is not None and _ours(frame.f_code.co_filename):
         # (frames' locals are read only here, when a warning is raised)
         if rule is None and frame.f_code.co_name in ("_walk", "sweep_forward"):  # the sweeps
-            rule = getattr(getattr(frame.f_locals.get("node"), "prim", None), "name", None)
+            rule = getattr(getattr(frame.f_locals.get("node"), "prim", None), "listed_name",
+                           None)
         if called is None:  # the innermost primitive call: a trace's, or the primitive's own
             prim = frame.f_locals.get("prim", frame.f_locals.get("self"))
-            called = getattr(prim, "name", None) if hasattr(prim, "impl") else None
+            called = getattr(prim, "listed_name", None) if hasattr(prim, "impl") else None
         frame = frame.f_back
     message = f"{err} encountered" + (f" in the derivative of {rule}" if rule else
                                       f" in {called}" if called else "")

@@ -160,6 +160,9 @@ class Primitive:
                        operand is a numpy value; None for the rest
     fresh_output    -- its result is always a new array of its own, never a view of an
                        argument (so a later ``writes_into`` may overwrite it)
+    listed_name     -- the name a user meets it by, in a graph's listing and in warnings:
+                       its ``fgrad.numpy`` function's (None: ``name``; ``power_operator``,
+                       numpy's ``**``, is ``power``, as numpy names it)
     """
 
     def __init__(self, name, impl, spec=None, doc=None, *, vjps=None, jvps=None,
@@ -167,8 +170,9 @@ class Primitive:
                  taylor=None, batch=None, check_call=None, fast_impl=None, other_arrays=True,
                  residuals=None, differentiable=True, dtype_from_values=False, effect=False,
                  interpret=None, replay_impl=None, operator=None, commutative=False,
-                 writes_into=False, fresh_output=False):
+                 writes_into=False, fresh_output=False, listed_name=None):
         self.name, self.impl, self.spec = name, impl, spec
+        self.listed_name = listed_name or name
         self.vjps, self.jvps = dict(vjps or {}), dict(jvps or {})
         self.vjp_by_argnum, self.vjp_joint = vjp_by_argnum, vjp_joint
         self.jvp_joint, self.jvp_with_output = jvp_joint, jvp_with_output
@@ -291,7 +295,9 @@ class Primitive:
         name a user gave their own primitive."""
         if self.name not in _BUILTIN:
             return self.name
-        return ("fgrad." if self.name.startswith("scipy.") else "fgrad.numpy.") + self.name
+        where = "fgrad." if self.name.startswith("scipy.") else "fgrad.numpy."
+        return where + self.listed_name
+
 
 def _bind_argnum(rule, i):
     return lambda g, ans, *args, **params: rule(i, g, ans, *args, **params)

@@ -307,8 +307,8 @@ def _pow(x, y):
 # ``numpy.power`` on every CPU: on numpy scalars numpy's ``**`` calls the C library's ``pow``,
 # and with AVX-512 the ufunc's SIMD code differs in the last bit for some inputs (a staged
 # ``x ** y + x`` on float64 scalars was one bit off the plain call). Its derivatives are
-# power's; ``fgrad.numpy.power`` stays the ufunc.
-power_operator = define("power_operator", _pow, like=power, operator="**",
+# power's; ``fgrad.numpy.power`` stays the ufunc. A graph lists it as numpy names it, ``power``.
+power_operator = define("power_operator", _pow, like=power, operator="**", listed_name="power",
                         fast_impl=_by_operator(operator.pow, _onp.power),
                         spec=Spec(BINARY, domain=((0.2, 2.0), (-2.0, 2.0))))
 

@@ -149,7 +149,7 @@ class BatchTrace(Trace):
             i += 1
         for v in params.values():
             if isinstance(v, BatchTracer) and v._trace is self:
-                raise ValueError(f"vmap: fgrad.numpy.{prim.name}'s parameter is batched; only "
+                raise ValueError(f"vmap: {prim.public_name}'s parameter is batched; only "
                                  "array arguments may be mapped")
         out, bdim = (prim.batch or one_at_a_time)(prim, self.size, vals, dims, **params)
         return BatchTracer(self, out, bdim) if bdim is not None else out

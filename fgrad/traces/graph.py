@@ -158,7 +158,7 @@ class Graph:
         for n in self.nodes:
             args = " ".join(_ref(a) for a in n.args)
             params = "".join(f" {k}={_short(v)}" for k, v in n.params.items())
-            lines.append(f"  {_typed(n)} = {n.prim.name} {args}{params}")
+            lines.append(f"  {_typed(n)} = {n.prim.listed_name} {args}{params}")
             show_guards(n)
         outs = ", ".join(_ref(o) for o in self.outputs)
         lines.append(f"  return {outs}")
@@ -175,7 +175,7 @@ class Graph:
         for c in self.consts:
             out.append(f'  c{c.id} [shape=box, style=dashed, label="{_short(c.value)}"];')
         for n in self.nodes:
-            out.append(f'  v{n.id} [label="{n.prim.name}\\n{_type(n)}"];')
+            out.append(f'  v{n.id} [label="{n.prim.listed_name}\\n{_type(n)}"];')
             for a in n.args:
                 if isinstance(a, (Var, Const)):
                     out.append(f"  {a!r} -> v{n.id};")
