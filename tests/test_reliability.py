@@ -770,6 +770,24 @@ def test_item_assignment_of_a_traced_value_gives_fgrads_error():
         fgrad.jvp(f, (onp.array([1.0, 2.0]),), (onp.ones(2),))
 
 
+def test_a_traced_array_written_into_a_slice_of_a_plain_one_is_said_so():
+    def f(x):  # (numpy converts the value itself here, not through its own ValueError)
+        out = onp.zeros(4)
+        out[::2] = x
+        return np.sum(out)
+
+    x = onp.array([1.0, 2.0])
+    for name, run in [("grad", lambda: fgrad.grad(f)(x)),
+                      ("jacfwd", lambda: fgrad.jacfwd(f)(x)),
+                      ("vmap", lambda: fgrad.vmap(f)(onp.stack([x, x]))),
+                      ("jet", lambda: fgrad.jet(f, (x,), ([onp.ones(2)],)))]:
+        with pytest.raises(fgrad.ConcretizationError, match=f"{name}: {INTO_PLAIN}.*np.at"):
+            run()
+    # an integer traced value there may be the index: said as an index
+    with pytest.raises(fgrad.ConcretizationError, match="used as an index"):
+        fgrad.vmap(lambda i: onp.arange(3.0)[i])(onp.array([0, 1]))
+
+
 def _named_fgrad_functions(message):
     """Every ``fgrad.numpy.<name>`` or ``fgrad.scipy.<module>.<name>`` a message names."""
     return re.findall(r"fgrad\.(numpy|scipy\.\w+)\.(\w+)", message)

@@ -152,18 +152,28 @@ def plain_numpy(name, instead=None):
 
 
 def written_into_plain_array(e):
-    """Whether a ValueError from the user's function is numpy's 'setting an array element with
-    a sequence', raised from fgrad's ConcretizationError when a traced value is written into
-    a plain array (the transforms raise :func:`into_plain_array` instead, said for that case)."""
-    return isinstance(e.__cause__, ConcretizationError)
+    """Whether an error from the user's function says that a traced value was written into
+    a plain array: numpy's 'setting an array element with a sequence' raised from fgrad's
+    ConcretizationError (``out[0] = x``), or fgrad's own for a slice (``out[:3] = x``). The
+    transforms raise :func:`into_plain_array` instead, naming themselves."""
+    return getattr(e, "written", False) or (isinstance(e, ValueError) and
+                                            isinstance(e.__cause__, ConcretizationError))
+
+
+def slice_written(kind):
+    """A traced array written into a slice of a plain one, said by the trace ``kind``
+    that found it (a transform's ``run`` names itself instead)."""
+    e = into_plain_array(kind)
+    e.written = True
+    return e
 
 
 def into_plain_array(fname):
     return ConcretizationError(
         f"{fname}: a traced value was written into a plain numpy array (out[i] = x, "
-        "numpy.fromiter, numpy.array(..., dtype=float) of traced values), which would silently "
-        "drop its derivative (numpy reported it as 'setting an array element with a "
-        "sequence'). Build the array with fgrad.numpy instead: np.stack([...]) or "
+        "out[:3] = x, numpy.fromiter, numpy.array(..., dtype=float) of traced values), which "
+        "would silently drop its derivative. Build the array with fgrad.numpy instead: "
+        "np.stack([...]) or "
         "np.array([...]) of the traced values, or out = np.at(out)[i].set(x) (fgrad.numpy.at "
         "works on plain and traced arrays alike).")
 

@@ -143,7 +143,7 @@ class Trace:
         around all their work: here it would cost a tiny ``grad`` 10%.)"""
         try:
             return f(*args)
-        except ValueError as e:
+        except (ValueError, errors.ConcretizationError) as e:
             if errors.written_into_plain_array(e):
                 raise errors.into_plain_array(fname) from e
             raise

@@ -182,7 +182,7 @@ class ArrayTracer(Viewable):
 
     # --- conversions that would lose the derivative -----------------------------------
     def __array__(self, dtype=None, copy=None):
-        raise _conversion("numpy.asarray() (or another plain-numpy conversion)")
+        raise _conversion("numpy.asarray() (or another plain-numpy conversion)", self)
 
     def __float__(self):
         raise _conversion("float()")
@@ -267,12 +267,18 @@ def _library_of_ufunc(ufunc):
     return None
 
 
-def _conversion(how):
-    """The error for a conversion of a traced value (``how``), naming what asked for it
-    where the stack tells: an index, ``numpy.vectorize``, a scipy function, or else the
-    conversion itself. (The stack is read only here, when the error is raised.)"""
+def _conversion(how, tracer=None):
+    """The error for a conversion of ``tracer`` (``how``), naming what asked for it where
+    the stack tells: an index, a write into a plain array, ``numpy.vectorize``, a scipy
+    function, or else the conversion itself. (The stack is read only here, when the error
+    is raised.)"""
     user = sys._getframe(2)  # (numpy's C code calls the conversion without a frame of its own)
-    if _OPCODES[user.f_code.co_code[user.f_lasti]] in ("BINARY_SUBSCR", "STORE_SUBSCR"):
+    op = _OPCODES[user.f_code.co_code[user.f_lasti]]
+    if op == "STORE_SUBSCR" and tracer is not None and tracer.dtype.kind in "fc":
+        # ``out[idx] = x``: numpy converts both; a float array is never an index, so it is
+        # the value written (``out[0] = x`` on a scalar comes as numpy's own ValueError)
+        return errors.slice_written(tracer._trace.kind)
+    if op in ("BINARY_SUBSCR", "STORE_SUBSCR"):
         return errors.used_as_index()
     frame = user
     while frame is not None:
