@@ -110,12 +110,19 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     (((4,),), {"indices": _onp.array([3, 3, 0]), "axis": None})]))
 def take_along_axis(arr, indices, axis=-1):
     arr = fnp.asarray(arr)
-    indices = _onp.asarray(read_values(indices))
-    if not _onp.issubdtype(indices.dtype, _onp.integer):
+    traced = isinstance(indices, Tracer)
+    if not traced:
+        indices = _onp.asarray(indices)
+    if not _onp.issubdtype(dtype_of(indices), _onp.integer):
         raise IndexError("`indices` must be an integer array")
     if axis is None:
         arr, axis = fnp.ravel(arr), 0
     axis = normalize_axis_index(int(axis), _ndim(arr))
+    if traced:  # (a batch of orders under vmap, or computed in a staged graph: ``gather``
+        # takes them as an argument, which no trace reads; JAX batches it so too)
+        if len(shape_of(indices)) != _ndim(arr):
+            raise ValueError("`indices` and `arr` must have the same number of dimensions")
+        return gather_p(arr, indices, axis=axis)
     return fnp.getitem(arr, along_axis_index(shape_of(arr), indices, axis))
 
 
@@ -194,15 +201,7 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None):
     a = fnp.asarray(a)
     if axis is None:
         a, axis = fnp.ravel(a), -1
-    return _take_along(a, fnp.argsort(without_derivative(a), axis=axis, kind="stable"), axis)
-
-
-def _take_along(a, indices, axis):
-    """``take_along_axis``, also for indices that are traced (a batch of them under vmap,
-    or computed in a staged graph): then by ``gather``, which takes them as an argument."""
-    if isinstance(indices, Tracer):
-        return gather_p(a, indices, axis=axis % len(shape_of(a)))
-    return take_along_axis(a, indices, axis)
+    return take_along_axis(a, fnp.argsort(without_derivative(a), axis=axis, kind="stable"), axis)
 
 
 sort.__doc__ = (sort.__doc__ or "") + SORT_DOC
@@ -230,7 +229,7 @@ def partition(a, kth, axis=-1, kind="introselect", order=None):
     kth = read_values(kth)
     perm = _partition_order(a, kth=tuple(kth) if isinstance(kth, list) else kth, axis=axis,
                             kind=kind)
-    return _take_along(a, perm, axis)
+    return take_along_axis(a, perm, axis)
 
 
 def _partition_order_impl(values, kth, axis, kind):
