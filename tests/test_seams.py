@@ -403,6 +403,67 @@ def test_vmap_over_index_arrays_and_the_gradient_of_a_repeated_gather():
     assert want[1][1] == 4 * x[1]  # (the repeated index accumulates: a scatter-add)
 
 
+def _graphs(staged):
+    """How many graphs a ``jit`` function traced, over all its signatures."""
+    return sum(len(graphs) for graphs in staged.cache.values())
+
+
+def test_a_tuple_index_holding_a_batched_or_staged_integer_array_is_a_gather():
+    # the per-example cross-entropy's x[np.arange(n), labels]: vmap refused it, and jit
+    # guarded the labels, tracing again for each new batch of them
+    def xent(x, labels):
+        return -np.sum(x[np.arange(4), labels] - np.log(np.sum(np.exp(x), axis=1)))
+
+    X, L = RNG.normal(size=(5, 4, 3)), RNG.integers(0, 3, size=(5, 4))
+    want = onp.stack([fgrad.grad(xent)(x, l) for x, l in zip(X, L)])
+    onp.testing.assert_array_equal(fgrad.vmap(fgrad.grad(xent))(X, L), want)
+    staged = fgrad.jit(fgrad.grad(xent))
+    for x, l, w in zip(X, L, want):
+        onp.testing.assert_array_equal(staged(x, l), w)
+    assert _graphs(staged) == 1
+    # numpy's placement of the indexed dimensions (adjacent: where they were; apart: first),
+    # with slices, an Ellipsis, an int and negative indices beside them
+    Y = RNG.normal(size=(2, 3, 4, 5, 6))
+    I, J = RNG.integers(-3, 3, size=(2, 2)), RNG.integers(-4, 4, size=(2, 2))
+    for index in [lambda i, j: (i, j), lambda i, j: (slice(None), i, j),
+                  lambda i, j: (i, slice(None), j), lambda i, j: (Ellipsis, i, j),
+                  lambda i, j: (slice(1, 3), i, slice(None, None, -1), j),
+                  lambda i, j: (0, slice(None), i), lambda i, j: (i, Ellipsis, j),
+                  lambda i, j: (i[:, None], slice(None), j[None, :])]:
+        def f(y, i, j):
+            return np.sin(y[index(i, j)])
+
+        want = onp.stack([onp.sin(y[index(i, j)]) for y, i, j in zip(Y, I, J)])
+        onp.testing.assert_array_equal(fgrad.vmap(f)(Y, I, J), want)
+        onp.testing.assert_array_equal(fgrad.jit(f)(Y[0], I[0], J[0]), want[0])
+        loss = lambda y, i, j: np.sum(f(y, i, j) ** 2)  # noqa: E731
+        onp.testing.assert_array_equal(fgrad.vmap(fgrad.grad(loss))(Y, I, J),
+                                       onp.stack([fgrad.grad(loss)(y, i, j)
+                                                  for y, i, j in zip(Y, I, J)]))
+    # an index out of bounds is numpy's IndexError, on a batch and on a replay
+    with pytest.raises(IndexError, match="index 9 is out of bounds for axis with size 4"):
+        fgrad.vmap(lambda y, i: y[0, i])(Y, onp.array([[1], [9]]))
+    staged = fgrad.jit(lambda y, i: y[0, i])
+    staged(Y[0], onp.array([1, -4]))
+    with pytest.raises(IndexError, match="index -5 is out of bounds for axis with size 4"):
+        staged(Y[0], onp.array([1, -5]))
+
+
+def test_take_along_axis_by_a_batched_or_staged_order():
+    xs = RNG.normal(size=(3, 4, 5))
+
+    def top(x):  # (each row's largest entry, through the order argsort gives)
+        return np.take_along_axis(x, np.argsort(x, axis=1), axis=1)[:, -1]
+
+    onp.testing.assert_array_equal(fgrad.vmap(top)(xs), onp.max(xs, axis=2))
+    g = fgrad.vmap(fgrad.grad(lambda x: np.sum(top(x))))(xs)
+    onp.testing.assert_array_equal(g, (xs == onp.max(xs, axis=2, keepdims=True)) * 1.0)
+    staged = fgrad.jit(top)
+    for x in xs:
+        onp.testing.assert_array_equal(staged(x), onp.max(x, axis=1))
+    assert _graphs(staged) == 1
+
+
 def test_vmap_of_hessian_with_prod():
     f = lambda x: np.sum(np.sin(x) * x ** 2) + np.prod(x)  # noqa: E731
     xs = RNG.normal(size=(3, 4))

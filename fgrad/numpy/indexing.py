@@ -5,8 +5,11 @@ differentiation to any order. ``index_add`` accumulates repeated integer indices
 (``numpy.add.at``), which is what makes the VJP of ``x[[0, 0]]`` give 2.
 The index is a static parameter: it may be an int, slice, Ellipsis, None, an integer or boolean
 array (0-d arrays and lists included), or a tuple of these, with numpy's rules throughout
-(advanced indices separated by a slice put their dimensions first). Tracers in it count as their
-values, with no derivative.
+(advanced indices separated by a slice put their dimensions first). Tracers in it have no
+derivative; a traced integer array (a batch of indices under ``vmap``, indices computed in a
+staged function), alone or in a tuple of integers, integer arrays and slices, is an argument of
+``gather`` (``x[np.arange(n), labels]``), so no trace reads its values; elsewhere a tracer in
+an index counts as its values.
 
 ``fgrad.numpy.at(x)[idx].add(v)`` works on plain arrays and traced values alike (a traced value
 also has JAX's spelling ``x.at[idx].add(v)``; an ndarray has no ``.at``), so a loss written with
@@ -119,6 +122,13 @@ def getitem(x, idx):
     i = traced_index(idx)
     if i is not None:
         return gather_rows(x, i)
+    if idx.__class__ is tuple:
+        for e in idx:
+            if isinstance(e, Tracer):
+                out = _gather_tuple(x, idx)
+                if out is not None:
+                    return out
+                break
     return getitem_p(x, idx=read_values(idx))
 
 
@@ -131,6 +141,71 @@ def traced_index(idx):
         if isinstance(v, Tracer) and value_dtype(v).kind in "iu":
             return v
     return None
+
+
+def _in_bounds(i, n):
+    """Integer index values ``i`` on an axis of length ``n``, negative ones counted from the
+    end, or numpy's IndexError for one out of bounds."""
+    i = _onp.asarray(i)
+    bad = (i >= n) | (i < -n)
+    if bad.any():
+        raise IndexError(f"index {i[bad].flat[0]} is out of bounds for axis with size {n}")
+    return _onp.where(i < 0, i + n, i)
+
+
+# (a primitive without derivative: staged, it checks each replay's indices; batched, the
+# whole batch at once)
+in_bounds = values_only(_in_bounds, "index_in_bounds", batch=batch_rules.elementwise)
+
+
+def _gather_tuple(x, idx):
+    """``x[idx]`` for a tuple index holding a traced integer array (a batch of labels under
+    vmap, ``x[np.arange(n), labels]``; indices computed in a staged function), by one
+    ``gather`` of rows, with numpy's placement of the indexed dimensions; None for a tuple
+    without one, or with ``None``, a boolean array or a tracer of a float beside it (then read
+    as values)."""
+    shape = shape_of(x)
+    if any(e is Ellipsis for e in idx):
+        k = next(n for n, e in enumerate(idx) if e is Ellipsis)  # (== would compare arrays)
+        idx = idx[:k] + (slice(None),) * (len(shape) - len(idx) + 1) + idx[k + 1:]
+    if len(idx) > len(shape):
+        return None
+    entries = list(idx) + [slice(None)] * (len(shape) - len(idx))
+    picks = {}  # axis -> its integer index, plain or traced
+    for d, e in enumerate(entries):
+        if isinstance(e, Tracer):
+            e = picks[d] = traced_index(e)
+            if e is None:
+                return None
+        elif e is None or e is Ellipsis:
+            return None
+        elif not isinstance(e, slice):
+            if _onp.asarray(e).dtype.kind not in "iu":
+                return None
+            picks[d] = e
+    x = fnp.asarray(x)
+    for d, e in picks.items():  # (checked, and made non-negative)
+        picks[d] = in_bounds(e, n=shape[d])
+    if any(isinstance(e, slice) and e != slice(None) for e in entries):
+        # (plain slices first: they keep every axis, so the positions stay)
+        x = getitem_p(x, idx=tuple(e if isinstance(e, slice) else slice(None)
+                                   for e in entries))
+        shape = shape_of(x)
+    axes = list(picks)
+    kept = [d for d in range(len(shape)) if d not in picks]
+    flat = None  # the picked entries' row-major position among the picked axes
+    for d in axes:
+        flat = picks[d] if flat is None else flat * shape[d] + picks[d]
+    order = axes + kept
+    rows = fnp.reshape(x if order == sorted(order) else fnp.transpose(x, order),
+                       (math.prod(shape[d] for d in axes),) + tuple(shape[d] for d in kept))
+    out = gather_rows(rows, flat)
+    if axes == list(range(axes[0], axes[-1] + 1)) and axes[0] > 0:
+        # adjacent indexed axes: numpy puts their dimensions where they were
+        nb, before = len(shape_of(out)) - len(kept), axes[0]
+        out = fnp.transpose(out, tuple(range(nb, nb + before)) + tuple(range(nb)) +
+                            tuple(range(nb + before, len(shape_of(out)))))
+    return out
 
 
 def gather_rows(x, i):
