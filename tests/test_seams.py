@@ -449,6 +449,39 @@ def test_a_tuple_index_holding_a_batched_or_staged_integer_array_is_a_gather():
         staged(Y[0], onp.array([1, -5]))
 
 
+def test_at_updates_by_a_batched_or_staged_index_are_scatters():
+    # one-hot targets and per-example updates: vmap refused them, jit guarded the indices
+    X = RNG.normal(size=(4, 3, 5))
+    K = RNG.integers(-5, 5, size=4)
+    L = onp.stack([RNG.permutation(3)[:2] for _ in range(4)])  # (distinct rows: set takes them)
+    fs = [lambda x, k, l: np.sum(np.at(np.zeros(5))[k].set(1.0) * x),
+          lambda x, k, l: np.sum(np.at(x)[l].add(x[:2] ** 2) ** 2),
+          lambda x, k, l: np.sum(np.sin(np.at(x)[0, k].set(x[1, 0] * 3.0))),
+          lambda x, k, l: np.sum(np.at(x)[:, k].add(np.arange(3.0)) * x),
+          lambda x, k, l: np.sum(np.at(x)[l, k].set(x[2, :2] ** 3) ** 2),
+          lambda x, k, l: np.sum(np.at(x[None] * x[:, :1, None])[l, :, k].add(x[:2, :3]) ** 2)]
+    for f in fs:
+        want = [f(x, k, l) for x, k, l in zip(X, K, L)]
+        onp.testing.assert_allclose(fgrad.vmap(f)(X, K, L), want, rtol=1e-13)
+        grads = onp.stack([fgrad.grad(f)(x, k, l) for x, k, l in zip(X, K, L)])
+        onp.testing.assert_allclose(fgrad.vmap(fgrad.grad(f))(X, K, L), grads, rtol=1e-13)
+        staged = fgrad.jit(fgrad.grad(f))
+        for x, k, l, g in zip(X, K, L, grads):
+            onp.testing.assert_allclose(staged(x, k, l), g, rtol=1e-13)
+        assert _graphs(staged) == 1
+    # dtypes as eagerly (a Python number takes the array's kind)
+    f32 = fgrad.vmap(lambda x, i: np.at(x)[i].add(2.0))(onp.zeros((2, 4), onp.float32),
+                                                      onp.array([1, 2]))
+    assert f32.dtype == onp.float32 and f32.tolist() == [[0, 2, 0, 0], [0, 0, 2, 0]]
+    # set with a repeated index is ambiguous: the eager error, on a batch and on a replay
+    with pytest.raises(ValueError, match="names some element more than once"):
+        fgrad.vmap(lambda x, i: np.at(x)[i].set(1.0))(X[:2, 0], onp.array([[0, 1], [2, 2]]))
+    staged = fgrad.jit(lambda x, i: np.at(x)[i].set(1.0))
+    staged(X[0, 0], onp.array([0, 1]))
+    with pytest.raises(ValueError, match="names some element more than once"):
+        staged(X[0, 0], onp.array([3, 3]))
+
+
 def test_take_along_axis_by_a_batched_or_staged_order():
     xs = RNG.normal(size=(3, 4, 5))
 

@@ -8,7 +8,8 @@ array (0-d arrays and lists included), or a tuple of these, with numpy's rules t
 (advanced indices separated by a slice put their dimensions first). Tracers in it have no
 derivative; a traced integer array (a batch of indices under ``vmap``, indices computed in a
 staged function), alone or in a tuple of integers, integer arrays and slices, is an argument of
-``gather`` (``x[np.arange(n), labels]``), so no trace reads its values; elsewhere a tracer in
+``gather`` (``x[np.arange(n), labels]``), and of an update's ``scatter_add`` (``.add``,
+``.set``; without slices but whole ones), so no trace reads its values; elsewhere a tracer in
 an index counts as its values.
 
 ``fgrad.numpy.at(x)[idx].add(v)`` works on plain arrays and traced values alike (a traced value
@@ -125,9 +126,9 @@ def getitem(x, idx):
     if idx.__class__ is tuple:
         for e in idx:
             if isinstance(e, Tracer):
-                out = _gather_tuple(x, idx)
-                if out is not None:
-                    return out
+                parts = _traced_picks(x, idx)
+                if parts is not None:
+                    return _gather(x, *parts)
                 break
     return getitem_p(x, idx=read_values(idx))
 
@@ -158,20 +159,28 @@ def _in_bounds(i, n):
 in_bounds = values_only(_in_bounds, "index_in_bounds", batch=batch_rules.elementwise)
 
 
-def _gather_tuple(x, idx):
-    """``x[idx]`` for a tuple index holding a traced integer array (a batch of labels under
-    vmap, ``x[np.arange(n), labels]``; indices computed in a staged function), by one
-    ``gather`` of rows, with numpy's placement of the indexed dimensions; None for a tuple
-    without one, or with ``None``, a boolean array or a tracer of a float beside it (then read
-    as values)."""
-    shape = shape_of(x)
+def _traced_picks(x, idx):
+    """For an index holding a traced integer array (a batch of labels under vmap,
+    ``x[np.arange(n), labels]``; indices computed in a staged function): ``(picks, sliced)``,
+    ``picks`` the integer index (plain or traced) of each indexed axis of ``x`` in order,
+    ``sliced`` the index's slices, one per axis (full ones on the indexed axes), or None where
+    none is sliced. None for an index without a traced integer array, or with ``None``, a
+    boolean array or a tracer of a float in it (then it is read as values)."""
+    if idx.__class__ is not tuple:
+        idx = (idx,)
+    for e in idx:
+        if isinstance(e, Tracer):
+            break
+    else:
+        return None
+    ndim = len(shape_of(x))
     if any(e is Ellipsis for e in idx):
         k = next(n for n, e in enumerate(idx) if e is Ellipsis)  # (== would compare arrays)
-        idx = idx[:k] + (slice(None),) * (len(shape) - len(idx) + 1) + idx[k + 1:]
-    if len(idx) > len(shape):
+        idx = idx[:k] + (slice(None),) * (ndim - len(idx) + 1) + idx[k + 1:]
+    if len(idx) > ndim:
         return None
-    entries = list(idx) + [slice(None)] * (len(shape) - len(idx))
-    picks = {}  # axis -> its integer index, plain or traced
+    entries = list(idx) + [slice(None)] * (ndim - len(idx))
+    picks = {}
     for d, e in enumerate(entries):
         if isinstance(e, Tracer):
             e = picks[d] = traced_index(e)
@@ -183,40 +192,93 @@ def _gather_tuple(x, idx):
             if _onp.asarray(e).dtype.kind not in "iu":
                 return None
             picks[d] = e
+    full = slice(None)
+    sliced = tuple(full if d in picks else e for d, e in enumerate(entries))
+    return picks, (sliced if any(e != full for e in sliced) else None)
+
+
+def _rows_of(shape, picks):
+    """How ``picks`` index an array of ``shape`` as rows: ``(flat, order, nrows, kept)``, the
+    picked entries' row-major positions among the indexed axes (checked against numpy's
+    bounds, made non-negative), the axes indexed first, how many rows they make, and the
+    shape of the axes kept."""
+    flat = None
+    for d, e in picks.items():
+        e = in_bounds(e, n=shape[d])
+        flat = e if flat is None else flat * shape[d] + e
+    order = list(picks) + [d for d in range(len(shape)) if d not in picks]
+    kept = tuple(shape[d] for d in order[len(picks):])
+    return flat, order, math.prod(shape[d] for d in picks), kept
+
+
+def _moved(axes, nb, ndim, back=False):
+    """The permutation that moves the ``nb`` indexed dimensions, first, to where numpy puts
+    them in ``x[idx]`` (where the indexed axes were, if adjacent; ``back``: the reverse), or
+    None where they stay first."""
+    if axes != list(range(axes[0], axes[-1] + 1)) or axes[0] == 0:
+        return None  # (numpy puts the dimensions of indexed axes set apart first)
+    before = axes[0]
+    perm = tuple(range(nb, nb + before)) + tuple(range(nb)) + tuple(range(nb + before, ndim))
+    return _inverse(perm) if back else perm
+
+
+def _inverse(perm):
+    return tuple(int(a) for a in _onp.argsort(perm))
+
+
+def _row_index(i, tail):
+    """Integer array ``i`` flattened, as the row index of every entry of ``(i.size,) + tail``
+    (``gather``'s and ``scatter_add``'s indices, which have their operand's shape)."""
+    m = math.prod(shape_of(i))
+    rows = fnp.reshape(fnp.ravel(i), (m,) + (1,) * len(tail))
+    return fnp.broadcast_to(rows, (m,) + tail)
+
+
+def _gather(x, picks, sliced):
+    """``x[idx]`` for ``_traced_picks``' parts of ``idx``: one ``gather`` of rows."""
     x = fnp.asarray(x)
-    for d, e in picks.items():  # (checked, and made non-negative)
-        picks[d] = in_bounds(e, n=shape[d])
-    if any(isinstance(e, slice) and e != slice(None) for e in entries):
-        # (plain slices first: they keep every axis, so the positions stay)
-        x = getitem_p(x, idx=tuple(e if isinstance(e, slice) else slice(None)
-                                   for e in entries))
-        shape = shape_of(x)
-    axes = list(picks)
-    kept = [d for d in range(len(shape)) if d not in picks]
-    flat = None  # the picked entries' row-major position among the picked axes
-    for d in axes:
-        flat = picks[d] if flat is None else flat * shape[d] + picks[d]
-    order = axes + kept
-    rows = fnp.reshape(x if order == sorted(order) else fnp.transpose(x, order),
-                       (math.prod(shape[d] for d in axes),) + tuple(shape[d] for d in kept))
-    out = gather_rows(rows, flat)
-    if axes == list(range(axes[0], axes[-1] + 1)) and axes[0] > 0:
-        # adjacent indexed axes: numpy puts their dimensions where they were
-        nb, before = len(shape_of(out)) - len(kept), axes[0]
-        out = fnp.transpose(out, tuple(range(nb, nb + before)) + tuple(range(nb)) +
-                            tuple(range(nb + before, len(shape_of(out)))))
-    return out
+    if sliced is not None:  # (plain slices first: they keep every axis, so the positions stay)
+        x = getitem_p(x, idx=sliced)
+    shape = shape_of(x)
+    flat, order, nrows, kept = _rows_of(shape, picks)
+    if order != sorted(order):
+        x = fnp.transpose(x, order)
+    out = gather_rows(fnp.reshape(x, (nrows,) + kept), flat)
+    perm = _moved(list(picks), len(shape_of(out)) - len(kept), len(shape_of(out)))
+    return out if perm is None else fnp.transpose(out, perm)
+
+
+def _scattered(x, v, picks):
+    """An array of ``x``'s shape, zero but at ``x[idx]`` (``_traced_picks``' parts of ``idx``,
+    without slices), where it holds ``v`` broadcast to that shape, repeats added: one
+    ``scatter_add`` of rows, the transpose of ``_gather``."""
+    shape = shape_of(x)
+    # (numpy's dtype: that of x and v, a Python number taking x's kind)
+    dtype = _onp.result_type(dtype_of(x), v if isinstance(v, (int, float, complex)) else
+                             dtype_of(v))
+    v = fnp.astype(v, dtype) if dtype_of(v) != dtype else v
+    flat, order, nrows, kept = _rows_of(shape, picks)
+    ib = shape_of(flat)
+    # v laid out as x[idx] is, then as rows
+    perm = _moved(list(picks), len(ib), len(ib) + len(kept))
+    if perm is None:
+        v = fnp.broadcast_to(v, ib + kept)
+    else:
+        v = fnp.transpose(fnp.broadcast_to(v, tuple((ib + kept)[p] for p in perm)),
+                          _inverse(perm))
+    v = fnp.reshape(v, (math.prod(ib),) + kept)
+    out = fnp.reshape(scatter_add_p(v, _row_index(flat, kept), axis=0, n=nrows),
+                      tuple(shape[d] for d in picks) + kept)
+    return out if order == sorted(order) else fnp.transpose(out, _inverse(order))
 
 
 def gather_rows(x, i):
     """``x[i]`` for an integer array ``i`` (traced: see ``traced_index``), by ``gather``
     along the first axis; repeated rows accumulate in the VJP (a scatter-add)."""
     x = fnp.asarray(x)
-    shape, ishape = shape_of(x), shape_of(i)
-    m = math.prod(ishape)
-    rows = fnp.reshape(fnp.ravel(i), (m,) + (1,) * (len(shape) - 1))
-    out = gather_p(x, fnp.broadcast_to(rows, (m,) + tuple(shape[1:])), axis=0)
-    return fnp.reshape(out, tuple(ishape) + tuple(shape[1:]))
+    tail = tuple(shape_of(x)[1:])
+    out = gather_p(x, _row_index(i, tail), axis=0)
+    return fnp.reshape(out, tuple(shape_of(i)) + tail)
 
 
 index_add_p = define(
@@ -234,7 +296,14 @@ index_add_p = define(
 
 def index_add(x, v, idx):
     """``x.at[idx].add(v)``: a new array with ``v`` added at ``idx`` (repeats accumulate)."""
+    parts = _traced_picks(x, idx)
+    if parts is not None and parts[1] is None:  # (a batch of indices, or staged ones)
+        return fnp.add(x, _scattered(x, v, parts[0]))
     return index_add_p(x, v, idx=read_values(idx))
+
+
+_REPEATED = ("at(x)[idx].set(v): idx names some element more than once, so which value is "
+             "kept (and so the derivative) is ambiguous; use unique indices, or .add")
 
 
 def _check_unique(x, idx):
@@ -242,9 +311,19 @@ def _check_unique(x, idx):
         hits = _onp.zeros(shape_of(x), int)
         _onp.add.at(hits, idx, 1)
         if hits.max(initial=0) > 1:
-            raise ValueError("at(x)[idx].set(v): idx names some element more than once, so "
-                             "which value is kept (and so the derivative) is ambiguous; use "
-                             "unique indices, or .add")
+            raise ValueError(_REPEATED)
+
+
+def _hit_once(counts):
+    """Where ``counts`` (of writes per entry) is 1, or ``_REPEATED`` where one is more."""
+    counts = _onp.asarray(counts)
+    if (counts > 1).any():
+        raise ValueError(_REPEATED)
+    return counts > 0
+
+
+# (no derivative: staged, it checks each replay's indices; batched, the whole batch at once)
+hit_once = values_only(_hit_once, "index_hit_once", batch=batch_rules.elementwise)
 
 
 index_set_p = define(
@@ -263,6 +342,10 @@ index_set_p = define(
 
 def index_set(x, v, idx):
     """``x.at[idx].set(v)``: a new array with ``v`` written at ``idx`` (repeats are an error)."""
+    parts = _traced_picks(x, idx)
+    if parts is not None and parts[1] is None:  # (a batch of indices, or staged ones)
+        hit = hit_once(_scattered(x, _onp.ones((), dtype_of(x)), parts[0]))
+        return fnp.where(hit, _scattered(x, v, parts[0]), x)
     idx = read_values(idx)
     _check_unique(x, idx)
     return index_set_p(x, v, idx=idx)
