@@ -131,6 +131,34 @@ def test_an_unknown_autograd_module_is_not_found(tmp_path):
     assert run.stdout.strip() == "autograd.no_such_module", run.stderr
 
 
+def test_code_moved_by_renaming_autograd_to_fgrad_autograd_finds_every_module(tmp_path):
+    # autograd's modules that are fgrad's of another place (numpy.random, scipy.stats.norm),
+    # imported as fgrad.autograd's, without install(); a name autograd lacks is not found
+    run = _run(tmp_path, """
+        import sys
+        import fgrad.autograd.numpy as np
+        import fgrad.autograd.numpy.random as npr
+        import fgrad.autograd.numpy.linalg as la
+        import fgrad.autograd.scipy.stats.norm as norm
+        from fgrad.autograd.scipy.special import logsumexp
+        from fgrad.autograd import grad
+        import fgrad.numpy, fgrad.scipy.special
+        x = npr.RandomState(0).randn(3)
+        print(float(grad(lambda m: np.sum(norm.logpdf(x, m, 1.0)))(0.25)) - sum(x - 0.25))
+        print(la.det is fgrad.numpy.linalg.det, logsumexp is fgrad.scipy.special.logsumexp)
+        print(any("Autograd" in type(f).__name__ for f in sys.meta_path), "autograd" in sys.modules)
+        try:
+            import fgrad.autograd.scipy.stats.no_such_module
+        except ModuleNotFoundError as e:
+            print(e.name)
+    """, files={})
+    assert run.returncode == 0, run.stderr
+    diff, same, switched, missing = run.stdout.strip().split("\n")
+    assert abs(float(diff)) < 1e-12
+    assert same == "True True" and switched == "False False"
+    assert missing == "fgrad.autograd.scipy.stats.no_such_module"
+
+
 def test_make_jvp_reversemode_and_make_ggnvp():
     f = lambda x: np.array([x[0] ** 2 * x[1], np.sin(x[1])])
     x, v = onp.array([1.5, 0.3]), onp.array([0.2, -1.0])

@@ -481,4 +481,6 @@ def def_linear(fun: Any) -> None:
 # --- the rest of autograd's top level: make_ggnvp, and the one line ------------------------
 
 from .differential_operators import make_ggnvp, make_jvp_reversemode  # noqa: E402
-from ._switch import install, uninstall  # noqa: E402
+from ._switch import install, own_names, uninstall  # noqa: E402
+
+own_names()  # (import fgrad.autograd.numpy.random, fgrad.autograd.scipy.stats.norm, ...)

@@ -62,6 +62,8 @@ class _Mirror(types.ModuleType):
         self.__dict__["__all__"] = list(names)
 
     def __getattr__(self, attr):
+        if attr == "__path__":  # (the target's would have the import system load its files
+            raise AttributeError(attr)  # again under the mirror's name: a package's is its own)
         return getattr(self.__dict__["_fgrad_target"], attr)
 
     def __dir__(self):
@@ -81,19 +83,41 @@ class _Loader:
         pass
 
 
+def _spec(name, autograd_name):
+    """The spec of a module ``name`` mirroring what stands for autograd's ``autograd_name``."""
+    found = _target(autograd_name)
+    if found is None:
+        return None  # (import raises ModuleNotFoundError, naming it)
+    # (a mirror may have submodules: autograd.scipy.stats.norm of fgrad.scipy.stats)
+    own = isinstance(found, types.ModuleType) and found.__name__.startswith("fgrad.autograd")
+    is_package = hasattr(found, "__path__") if own else True
+    return importlib.machinery.ModuleSpec(name, _Loader(found), is_package=is_package)
+
+
 class AutogradFinder:
     """Answers ``autograd`` and ``autograd.<...>`` with fgrad (see the module's text)."""
 
     def find_spec(self, name, path=None, target=None):
         if name != "autograd" and not name.startswith("autograd."):
             return None
-        found = _target(name)
-        if found is None:
-            return None  # (import raises ModuleNotFoundError, naming it)
-        # (a mirror may have submodules: autograd.scipy.stats.norm of fgrad.scipy.stats)
-        own = isinstance(found, types.ModuleType) and found.__name__.startswith("fgrad.autograd")
-        is_package = hasattr(found, "__path__") if own else True
-        return importlib.machinery.ModuleSpec(name, _Loader(found), is_package=is_package)
+        return _spec(name, name)
+
+
+class OwnNamesFinder:
+    """Answers ``fgrad.autograd.<...>`` for autograd's modules that are fgrad's of another
+    place (``fgrad.autograd.numpy.random``, ``fgrad.autograd.scipy.stats.norm``), so that code
+    moved by renaming ``autograd`` to ``fgrad.autograd`` in its imports finds every module.
+    Last on ``sys.meta_path`` (from ``import fgrad.autograd`` on): fgrad's files come first,
+    and it answers no other name."""
+
+    def find_spec(self, name, path=None, target=None):
+        if not name.startswith("fgrad.autograd."):
+            return None
+        alias = name[len("fgrad."):]
+        for prefix, place in _PLACES:
+            if place != "fgrad.autograd" and (alias == prefix or alias.startswith(prefix + ".")):
+                return _spec(name, alias)
+        return None
 
 
 def install() -> None:
@@ -126,6 +150,12 @@ def install() -> None:
             "Call install() before anything imports autograd: first thing in conftest.py or "
             "at the top of the program.")
     sys.meta_path.insert(0, AutogradFinder())
+
+
+def own_names() -> None:
+    """Put ``OwnNamesFinder`` last on ``sys.meta_path`` (once)."""
+    if not any(isinstance(f, OwnNamesFinder) for f in sys.meta_path):
+        sys.meta_path.append(OwnNamesFinder())
 
 
 def uninstall() -> None:
