@@ -295,6 +295,29 @@ def test_odeint_refuses_a_closure_over_a_traced_value():
         fgrad.grad(lambda k: f(k)[-1, 0])(0.5)
 
 
+def test_odeint_under_jit_and_vmap_through_its_public_function():
+    # its check for a closure ran func on the arguments' values: under jit that guarded them
+    # (and func's own fgrad.numpy calls were staged, so it refused every func), under vmap it
+    # read a batch
+    def final(k):
+        ys = integrate.odeint(lambda y, t, k: -k * y + np.sin(t), np.array([1.0, 2.0]),
+                              np.linspace(0.0, 1.0, 4), args=(k,), rtol=1e-12, atol=1e-12)
+        return np.sum(ys[-1])
+
+    ks = onp.array([0.7, 1.1])
+    want = [fgrad.grad(final)(k) for k in ks]
+    staged = fgrad.jit(fgrad.grad(final))
+    assert [staged(k) for k in ks] == want
+    assert sum(len(graphs) for graphs in staged.cache.values()) == 1
+    assert [fgrad.grad(fgrad.jit(final))(k) for k in ks] == want
+    onp.testing.assert_array_equal(fgrad.vmap(fgrad.grad(final))(ks), want)
+    onp.testing.assert_array_equal(fgrad.vmap(final)(ks), [final(k) for k in ks])
+    for t in (fgrad.jit, fgrad.vmap):
+        with pytest.raises(ClosedOverTracerError, match="args="):
+            t(lambda k: integrate.odeint(lambda y, t: -k * y, onp.array([1.0]),
+                                         onp.array([0.0, 1.0])))(ks)
+
+
 def test_odeint_tfirst_and_plain_values():
     t = onp.array([0.0, 1.0])
     ours = integrate.odeint(lambda t, y, k: -k * y, onp.array([1.0]), t, args=(0.5,),

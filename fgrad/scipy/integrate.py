@@ -31,7 +31,7 @@ from ..numpy.wrapping import traced_version_of
 from ..core.pytree import tree_flatten, tree_unflatten
 from ..core.table import FUNCTIONS, Spec
 from .defining import define
-from ..core.tracer import contains_tracer, value_for_shape, read_values
+from ..core.tracer import contains_tracer, map_tracers, staging, value_for_shape
 from ..traces.taylor import jet as _jet
 from ..transforms import jvp as _jvp, vjp as _vjp
 
@@ -195,8 +195,13 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
     if tfirst:
         def func(y, t, *a):
             return user(t, y, *a)
-    y_first = fnp.ravel(read_values(y0))
-    if contains_tracer(func(y_first, _onp.ravel(read_values(t))[0], *read_values(args))):
+    # (the probe runs on the plain values under the arguments, one example of a batch, as
+    # what they are for, not a use: no guard in a staged function, no read under vmap; and
+    # with no staging around it, so only a traced value that func closes over is traced)
+    plain = [value_for_shape(a) for a in (y0, t)] + [map_tracers(args, value_for_shape)]
+    with staging(None):
+        probe = func(_onp.ravel(plain[0]), _onp.ravel(plain[1])[0], *plain[2])
+    if contains_tracer(probe):
         raise errors.closed_over(
             "fgrad.scipy.integrate.odeint's func", "a transform",
             "Pass the values it depends on through args=(...) instead.")
