@@ -17,12 +17,13 @@ import numpy as _onp
 
 import fgrad.numpy as fnp
 from ..core.table import Spec
-from ..core.tracer import concrete, contains_tracer, read_value, value_for_shape, read_values
+from ..core.tracer import (concrete, contains_tracer, map_tracers, read_value, read_values,
+                           value_for_shape)
 from .broadcasting import dtype_of, shape_of
 from .layout import (array, asarray, astype, atleast_1d, atleast_2d, atleast_3d,
                      axis_index, axis_tuple, broadcast_to, concatenate, list_call, ravel,
                      reshape)
-from .wrapping import differentiable, with_numpy_values
+from .wrapping import differentiable, numpy_reference, with_numpy_values
 
 _F64 = _onp.dtype("float64")
 
@@ -482,8 +483,13 @@ def pad(array, pad_width, mode="constant", **kwargs):
             "concatenate")
     x = asarray(array)
     if not _onp.issubdtype(dtype_of(x), _onp.inexact):  # integers: no derivative to keep
-        return _onp.pad(read_value(x), read_values(pad_width), mode, **read_values(kwargs))
-    width, plain_kwargs = read_values(pad_width), read_values(kwargs)
+        return numpy_reference(_onp.pad, x, read_values(pad_width), mode, **kwargs)
+    # (the values padded with may be traced: taken as they are, no value read; numpy's checks
+    # of the keywords see stand-ins for them)
+    filled = {k: v for k, v in kwargs.items() if k in ("constant_values", "end_values")}
+    width = read_values(pad_width)
+    plain_kwargs = {k: map_tracers(v, value_for_shape) if k in filled else read_values(v)
+                    for k, v in kwargs.items()}
     pos = _positions(x)
     ndim, dtype, n = _ndim(x), dtype_of(x), pos.size
     if mode in ("edge", "wrap") or (mode in ("reflect", "symmetric") and
@@ -499,7 +505,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
         return _gather([x, _onp.zeros(1, dtype)],
                        _onp.pad(pos, width, "constant", constant_values=n))
     # the rest compute values; numpy's own (computed first, checking the arguments) are kept
-    value = _onp.pad(read_value(x), width, mode, **plain_kwargs)
+    value = numpy_reference(_onp.pad, x, width, mode, **{**plain_kwargs, **filled})
     pairs = _pad_pairs(width, ndim)
     if mode in ("reflect", "symmetric"):
         out = _odd_reflection(x, pairs, mode)

@@ -102,14 +102,14 @@ def zero_derivative(fn):
     return wrapper
 
 
-def values_only(fn, name, batch=batch_rules.one_at_a_time):
+def values_only(fn, name, batch=batch_rules.one_at_a_time, listed_name=None):
     """``fn`` (numpy code computing one array from arrays' values, with no derivative: weights,
     orders) callable on traced values: their values below the differentiating transforms go
     in. It is a primitive without derivative (``differentiable = False``), so a staged
     function records it (computed anew at each replay, no guard; a graph run under ``grad``
     gives it no derivative either) and ``vmap`` calls it once per example (numpy work only:
     there is no batched form of arbitrary numpy code), or by ``batch``."""
-    prim = Primitive(name, fn, batch=batch, differentiable=False)
+    prim = Primitive(name, fn, batch=batch, differentiable=False, listed_name=listed_name)
 
     def call(*args, **params):
         return prim(*[without_derivative(a) for a in args], **params)

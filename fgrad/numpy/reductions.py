@@ -18,9 +18,9 @@ from numpy.lib.array_utils import normalize_axis_tuple
 import fgrad.numpy as fnp
 from . import batch_rules, taylor_rules
 from ..core.table import Composed, Spec, define
-from ..core.tracer import Tracer, contains_tracer, read_value, read_values
+from ..core.tracer import Tracer, contains_tracer, without_derivative
 from .broadcasting import REDUCE, dtype_of, kept_shape, mask, shape_of, spread, sum_p
-from .wrapping import differentiable, unsupported_kwargs, with_numpy_values
+from .wrapping import differentiable, numpy_reference, unsupported_kwargs, with_numpy_values
 
 
 
@@ -151,8 +151,9 @@ def given(v):
 
 
 def numpy_kwargs(**kwargs):
-    """The keyword arguments a caller gave, as plain values, to hand to numpy itself."""
-    return {k: read_values(v) for k, v in kwargs.items() if given(v)}
+    """The keyword arguments a caller gave, to hand to numpy itself through
+    ``numpy_reference`` (which reads no traced value among them)."""
+    return {k: v for k, v in kwargs.items() if given(v)}
 
 
 def numpy_result(result, value):
@@ -176,12 +177,14 @@ def _with_initial(r, x, axes, keep, initial, better):
     """``max``/``min`` of ``r`` (the reduction of ``x``) and ``initial``, which counts as one more
     entry: at a tie between it and m entries each of the m + 1 gets 1/(m + 1) of the cotangent
     (``better`` is ``numpy.greater`` for max, ``numpy.less`` for min)."""
-    rv, iv, xv = read_value(r), read_value(initial), read_value(x)
-    kept = kept_shape(_onp.shape(xv), axes)
-    ties = _onp.sum(xv == _onp.reshape(rv, kept), axis=axes, keepdims=keep)
+    # (the shares from the values below the differentiating transforms, as nodes where a
+    # staged function or vmap holds them: no value is read)
+    rv, iv, xv = without_derivative(r), without_derivative(initial), without_derivative(x)
+    kept = kept_shape(shape_of(xv), axes)
+    ties = fnp.sum(xv == fnp.reshape(rv, kept), axis=axes, keepdims=keep)
     wins, tie = better(rv, iv), rv == iv
-    share = _onp.where(wins, 1.0, _onp.where(tie, ties / (ties + 1.0), 0.0))
-    rest = _onp.where(wins, 0.0, _onp.where(tie, 1.0 / (ties + 1.0), 1.0))
+    share = fnp.where(wins, 1.0, fnp.where(tie, ties / (ties + 1.0), 0.0))
+    rest = fnp.where(wins, 0.0, fnp.where(tie, 1.0 / (ties + 1.0), 1.0))
     # where initial wins outright, r (perhaps -inf, all entries masked out) is left out
     r = fnp.where(share > 0, r, 0)
     return r * mask(share, r) + initial * mask(rest, r)
@@ -201,14 +204,14 @@ def reduction(prim, np_fn, a, axis, dtype, keepdims, initial=NoValue, where=NoVa
         return prim(a, axis=axes, keepdims=keep)
     kwargs = numpy_kwargs(axis=axis, dtype=dtype, keepdims=keepdims, initial=initial,
                            where=where)
-    value = np_fn(read_values(a), **kwargs)  # numpy's value, and numpy's errors, first
+    value = numpy_reference(np_fn, a, **kwargs)  # numpy's value, and numpy's errors, first
     if given(where):
-        w = _onp.broadcast_to(read_values(where), shape_of(a))
+        w = fnp.broadcast_to(without_derivative(where), shape_of(a))
         if prim is mean_p:
-            count = _onp.sum(w, axis=axes, keepdims=True)
+            count = fnp.sum(w, axis=axes, keepdims=True)
             total = sum_p(fnp.where(w, a, 0), axis=axes, keepdims=True)
-            return numpy_result(fnp.reshape(total / mask(_onp.maximum(count, 1), a),
-                                            _onp.shape(value)), value)
+            return numpy_result(fnp.reshape(total / mask(fnp.maximum(count, 1), a),
+                                            shape_of(value)), value)
         a = fnp.where(w, a, _FILL[prim.name])
     r = prim(a, axis=axes, keepdims=keep)
     if given(initial):
@@ -218,7 +221,7 @@ def reduction(prim, np_fn, a, axis, dtype, keepdims, initial=NoValue, where=NoVa
             r = r * initial
         else:
             r = _with_initial(r, a, axes, keep, initial,
-                              _onp.greater if prim is max_p else _onp.less)
+                              fnp.greater if prim is max_p else fnp.less)
     return numpy_result(r, value)
 
 

@@ -111,8 +111,9 @@ def _reference(np_fn, index):
             args, kwargs = _filled(call, values)
             out = np_fn(*args, **kwargs)
             return out if index is None else out[index]
-        prim = _REFERENCES[key] = values_only(
-            fn, f"numpy_value_of_{getattr(np_fn, '__name__', 'a_numpy_function')}")
+        name = getattr(np_fn, "__name__", "a_numpy_function")
+        # (listed, and named in numpy's warnings, as numpy's function)
+        prim = _REFERENCES[key] = values_only(fn, f"numpy_value_of_{name}", listed_name=name)
     return prim
 
 
