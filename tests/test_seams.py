@@ -490,12 +490,17 @@ def test_at_updates_by_a_batched_or_staged_index_are_scatters():
     lambda x: np.pad(x, 1, constant_values=x[0, 0]),
     lambda x: np.pad(x, (1, 2), mode="linear_ramp", end_values=x[1, 1]),
     lambda x: np.pad(x, 2, mode="reflect", reflect_type="odd"),
-    lambda x: np.pad(x, 1, mode="mean", stat_length=2)],
+    lambda x: np.pad(x, 1, mode="mean", stat_length=2),
+    lambda x: np.var(x, axis=1, where=x > 0.3), lambda x: np.nanstd(x, where=x < 0.8),
+    lambda x: np.interp(np.linspace(0.0, 1.0, 5), x[0], x[1] ** 2, period=1.0),
+    lambda x: np.prod(sp.logsumexp(x, b=x - 0.5, return_sign=True))],
     ids=["max initial", "min initial", "sum where", "mean where", "prod both", "max both",
-         "pad constant", "pad ramp", "pad odd", "pad mean"])
-def test_reductions_with_initial_or_where_and_pad_read_no_value(f):
-    # numpy's value, the masks of initial's ties and the padding values were read: under jit
-    # a guard on the whole input (a trace per call), under vmap a refusal
+         "pad constant", "pad ramp", "pad odd", "pad mean", "var where", "nanstd where",
+         "interp period", "logsumexp sign"])
+def test_functions_that_read_no_value_of_their_input(f):
+    # numpy's value, the masks of initial's ties, the padding values, a where mask, interp's
+    # order of a periodic xp and logsumexp's sign were read: under jit a guard on the whole
+    # input (a trace per call), under vmap a refusal
     X = RNG.uniform(0.0, 1.0, size=(3, 2, 3))
     X[0, 0, 1] = 0.9  # (a tie with initial)
     loss = lambda x: np.sum(f(x) ** 2)  # noqa: E731

@@ -817,7 +817,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         period = _builtins.abs(period)
         left = right = None
         x, xp = fnp.mod(x, period), fnp.mod(xp, period)
-        order = _onp.argsort(read_value(xp))
+        order = fnp.argsort(without_derivative(xp))  # (a node: a staged xp is not guarded)
         xp, fp = xp[order], fp[order]
         xp = fnp.concatenate([xp[-1:] - period, xp, xp[0:1] + period])
         fp = fnp.concatenate([fp[-1:], fp, fp[0:1]])

@@ -326,7 +326,7 @@ def _var_or_std(np_fn, a, axis, dtype, ddof, keepdims, where, mean, correction, 
     if w is not None:
         w = fnp.logical_not(w)
     if given(where):
-        wh = _onp.broadcast_to(read_values(where), shape_of(a))
+        wh = fnp.broadcast_to(without_derivative(where), shape_of(a))  # (a node: no value read)
         w = wh if w is None else fnp.logical_and(w, wh)
     r = _variance(a, axes, dtype, ddof, keep, mean if given(mean) else None, w)
     if root:
@@ -382,7 +382,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=NoValue, *, where=NoVal
                                                              keepdims=keepdims, where=where))
     w = fnp.logical_not(nan)
     if given(where):
-        w = fnp.logical_and(w, _onp.broadcast_to(read_values(where), shape_of(a)))
+        w = fnp.logical_and(w, fnp.broadcast_to(without_derivative(where), shape_of(a)))
     r = _masked_mean(a, normal_axes(axis, _ndim(a)), dtype, w)
     if not given(keepdims) or not keepdims:
         r = fnp.squeeze(r, axis=normal_axes(axis, _ndim(a)))

@@ -23,11 +23,11 @@ from . import defining
 from ..numpy import batch_rules, taylor_rules
 from ..numpy.broadcasting import broadcast_like, cast_like, dtype_of, unbroadcast_like
 from ..numpy.elementwise import binary, unary
-from ..numpy.wrapping import traced_version_of
+from ..numpy.wrapping import numpy_reference, traced_version_of
 from ..core.table import Spec
 from ..numpy.namespace import values_only
 from ..core.other_arrays import surely_none
-from ..core.tracer import without_derivative, contains_tracer, read_value, value_for_shape
+from ..core.tracer import without_derivative, contains_tracer, value_for_shape
 
 # the family's functions batch by broadcasting (those of whole vectors say otherwise)
 define = functools.partial(defining.define, batch=batch_rules.elementwise)
@@ -496,9 +496,9 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     lse = _logsumexp(*args, axis=axis, keepdims=keepdims, signed=bool(return_sign))
     if not return_sign:
         return lse
-    plain = [read_value(x) if contains_tracer(x) else x for x in args]
-    sign = _sc.logsumexp(plain[0], axis=axis, b=plain[1] if b is not None else None,
-                         keepdims=keepdims, return_sign=True)[1]
+    # (scipy's sign from the values below the transforms: a node where they are staged)
+    sign = numpy_reference(_sc.logsumexp, a, axis=axis, b=b, keepdims=keepdims,
+                           return_sign=True)[1]
     return lse, sign
 
 
