@@ -20,7 +20,8 @@ from .custom import _Custom, _inexact
 from .traces.dual import DualTrace, DualTracer
 from .core.values import foreign_array
 from .traces.tape import Tape, TapeTracer
-from .core.tracer import read_value
+from .core.table import Primitive
+from .core.tracer import concrete, without_derivative
 
 __all__ = ["checkpoint", "remat"]
 
@@ -85,29 +86,41 @@ class _Checkpointed(_Custom):
         """The recomputation must reproduce the forward pass, or the derivative would be that
         of another computation: a function that draws random numbers or reads changing
         state is refused. (The traced run may round differently from the plain one, since
-        some functions are composed of primitives only when traced, hence a tolerance.
-        Under ``vmap`` the values are a whole batch, which Python cannot read: no check; nor
-        for another library's arrays, which the check would compute: Dask's stay lazy.)"""
-        try:
-            saved, nows = read_value(ans), [read_value(o) for o in outs]
-        except errors.ConcretizationError:
+        some functions are composed of primitives only when traced, hence a tolerance.)
+        The check is a primitive with an effect, so a staged backward pass checks at each
+        replay without reading (guarding) the values. Under ``vmap`` the values are a whole
+        batch: no check; nor for another library's arrays, which the check would compute:
+        Dask's stay lazy."""
+        saved, nows = without_derivative(ans), [without_derivative(o) for o in outs]
+        if not (concrete(saved) and all(concrete(n) for n in nows)):
             return
-        for (k, shape, dtype, start, stop), now in zip(call.var, nows):
-            if foreign_array(now):
-                continue
-            was = saved if len(call.var) == 1 else _onp.reshape(saved[start:stop], shape)
-            now = _onp.asarray(now)
-            tol = _onp.sqrt(_onp.finfo(dtype).eps)
-            scale = _onp.max(_onp.abs(was), initial=0.0)
-            with _onp.errstate(invalid="ignore"):
-                bad = ~((_onp.abs(now - was) <= tol * (1 + scale)) | (now == was)
-                        | (_onp.isnan(now) & _onp.isnan(was)))
-            if _onp.any(bad):
-                raise ValueError(
-                    f"{self._describe()}: running the function again on the backward pass "
-                    f"gave a different output (leaf {k}) from the forward pass, so its "
-                    "derivative cannot be recomputed. A checkpointed function must be pure: "
-                    "draw random numbers outside it and pass them in.")
+        _same(saved, *nows, layout=tuple(call.var), name=self._describe())
+
+
+def _same_impl(saved, *nows, layout, name):
+    """Nothing, or ``ValueError`` where the recomputed outputs ``nows`` differ from the
+    forward pass's output ``saved`` (its leaves laid out by ``layout``)."""
+    for (k, shape, dtype, start, stop), now in zip(layout, nows):
+        if foreign_array(now):
+            continue
+        was = saved if len(layout) == 1 else _onp.reshape(saved[start:stop], shape)
+        now = _onp.asarray(now)
+        tol = _onp.sqrt(_onp.finfo(dtype).eps)
+        scale = _onp.max(_onp.abs(was), initial=0.0)
+        with _onp.errstate(invalid="ignore"):
+            bad = ~((_onp.abs(now - was) <= tol * (1 + scale)) | (now == was)
+                    | (_onp.isnan(now) & _onp.isnan(was)))
+        if _onp.any(bad):
+            raise ValueError(
+                f"{name}: running the function again on the backward pass gave a different "
+                f"output (leaf {k}) from the forward pass, so its derivative cannot be "
+                "recomputed. A checkpointed function must be pure: draw random numbers "
+                "outside it and pass them in.")
+    return _onp.zeros(0)
+
+
+# (an effect: a staged graph keeps it, unused, and runs it at each replay)
+_same = Primitive("checkpoint_same_output", _same_impl, differentiable=False, effect=True)
 
 
 def checkpoint(f: Callable[..., Any]) -> Callable[..., Any]:

@@ -189,6 +189,20 @@ def test_a_function_that_draws_random_numbers_is_refused_on_the_backward_pass():
         fgrad.grad(lambda x: np.sum(noisy(x)))(X)
 
 
+def test_a_staged_gradient_through_a_checkpoint_traces_once_and_still_checks():
+    # the check read the outputs' values: under jit a guard on them, a trace per call
+    def f(x):
+        return np.sum(block(x, 0.1) ** 2)
+
+    staged = fgrad.jit(fgrad.grad(f))
+    for x in (X, 2 * X, X - 1):
+        onp.testing.assert_array_equal(staged(x), fgrad.grad(f)(x))
+    assert sum(len(graphs) for graphs in staged.cache.values()) == 1
+    noisy = fgrad.checkpoint(lambda x: x * np.random.uniform(size=5))
+    with pytest.raises(ValueError, match="gave a different output"):
+        fgrad.jit(fgrad.grad(lambda x: np.sum(noisy(x))))(X)
+
+
 def test_closing_over_a_traced_value_is_refused_with_the_way_out():
     def loss(w):
         return np.sum(fgrad.checkpoint(lambda h: np.tanh(w * h))(X))
