@@ -513,6 +513,29 @@ def test_functions_that_read_no_value_of_their_input(f):
     onp.testing.assert_array_equal(fgrad.vmap(f)(X), onp.stack([f(x) for x in X]))
 
 
+def test_a_staged_jet_branches_on_where_a_composition_holds_not_on_the_values():
+    # jet's choice between a composition and the JVP rule read the output's values: under
+    # jit a guard on them, a trace per call; now a guard on the choice alone
+    X = RNG.uniform(0.2, 0.9, size=(3, 4))
+    series = ([onp.ones(4), onp.zeros(4), onp.zeros(4)],)
+    for fn in (lambda y: np.logaddexp(y, 2 * y), sp.gamma, sp.erfinv,
+               lambda y: sp.logsumexp(y)):
+        def terms(x, fn=fn):
+            return fgrad.jet(lambda y: np.sum(fn(y)), (x,), series)[1]
+
+        staged = fgrad.jit(terms)
+        for x in X:
+            for got, want in zip(staged(x), terms(x)):
+                onp.testing.assert_array_equal(got, want)
+        assert _graphs(staged) == 1
+    # where the composition fails (an infinite output) the other side is traced, once
+    staged = fgrad.jit(lambda x: fgrad.jet(lambda y: np.sum(np.logaddexp(y, 0.0)), (x,),
+                                           series)[1])
+    for x in (X[0], onp.array([0.1, onp.inf, 0.3, 0.4]), X[1], X[2] + [onp.inf, 0, 0, 0]):
+        staged(x)
+    assert _graphs(staged) == 2
+
+
 def test_take_along_axis_by_a_batched_or_staged_order():
     xs = RNG.normal(size=(3, 4, 5))
 

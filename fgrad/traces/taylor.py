@@ -29,12 +29,13 @@ import numpy as _onp
 from ..core.fpwarnings import at_user_code
 from ..numpy.array_tracer import ArrayTracer
 from ..numpy import stack
+from ..numpy.namespace import values_only
 from ..numpy.taylor_rules import constant, shaped
 from ..core.pytree import tree_flatten, tree_unflatten
 from ..core.table import Composed, Inverse
 from ..core.values import strong
 import fgrad.numpy as fnp
-from ..core.tracer import Trace, Tracer, concrete, read_value, value_dtype, value_for_shape
+from ..core.tracer import Trace, Tracer, concrete, value_dtype, value_for_shape
 from .rules import jvp_all
 from .transpose import zeros_like
 from .arguments import check_like, finish, flat_inputs, fresh, outputs_of, zeros_for
@@ -83,6 +84,12 @@ class JetTrace(Trace):
         return JetTracer(self, ans, [zeros_like(ans) if t is None else t for t in out])
 
 
+# Whether a composition's ``where`` holds at the point: a primitive without derivative, so a
+# staged jet branches on (guards) its one boolean, not on the values it is computed from
+_holds = values_only(lambda *values, test, **params: _onp.bool_(test(*values, **params)),
+                     "taylor_rule_holds")
+
+
 def expand(prim, series, ans, args, params, order):
     """The output's ``order`` terms of ``ans = prim(*args, **params)`` from the arguments'
     (``None`` for a constant argument; terms None for a constant output), and how they were
@@ -94,8 +101,7 @@ def expand(prim, series, ans, args, params, order):
         # (a composition takes constants from the values and holds where they allow: under
         # vmap, where they are a whole batch, the JVP rule's route serves every example)
         if concrete(ans) and all(concrete(a) for a in args) and (
-                rule.where is None or rule.where(read_value(ans), *[read_value(a) for a in args],
-                                                 **params)):
+                rule.where is None or bool(_holds(ans, *args, test=rule.where, **params))):
             if rule.__class__ is Inverse:
                 return _inverse_terms(rule, series, ans, args, params, order), "rule"
             terms = _jet_of(lambda *xs: rule.fn(*xs, **params), args, series, order)[1]
