@@ -536,6 +536,37 @@ def test_a_staged_jet_branches_on_where_a_composition_holds_not_on_the_values():
     assert _graphs(staged) == 2
 
 
+_BRANCHES = [  # (Python branches on a verdict: under jit one graph per side; vmap refuses)
+    lambda x, k: np.sum(x ** 2) if np.allclose(x, 0.5) else np.sum(x),
+    lambda x, k: np.sum(x) if np.array_equal(x > 0.5, x > 0.6) else np.prod(x)]
+_NODES = [
+    lambda x, k: np.sum(x) * np.count_nonzero(x > 0.5),
+    lambda x, k: np.sum(np.where(np.isin(np.round(x, 1), [0.5, 0.6]), x, 0.0)),
+    lambda x, k: np.sum(x[np.argpartition(x, 2)[:2]]),
+    lambda x, k: np.sum(np.roll(x, k) * np.arange(6.0)),
+    lambda x, k: np.sum(np.roll(x.reshape(2, 3), (k, 1), (1, 0)) * x.reshape(2, 3))]
+
+
+@pytest.mark.parametrize("f", _BRANCHES + _NODES,
+                         ids=["allclose", "array_equal", "count_nonzero", "isin", "argpartition",
+                              "roll", "roll two axes"])
+def test_verdicts_counts_and_a_traced_shift_are_nodes(f):
+    # these read the values (numpy's verdict, count or order; roll's shift): under jit a
+    # guard on them, a trace per call; under vmap a refusal. A branch now guards its boolean
+    X = RNG.uniform(0.2, 0.9, size=(4, 6))
+    X[1] = 0.5
+    K = onp.array([1, 2, 4, 5])
+    staged = fgrad.jit(fgrad.value_and_grad(f))
+    for x, k in zip(X, K):
+        got, want = staged(x, k), fgrad.value_and_grad(f)(x, k)
+        assert got[0] == want[0]
+        onp.testing.assert_array_equal(got[1], want[1])
+    assert _graphs(staged) == (2 if f in _BRANCHES else 1)
+    if f in _NODES:
+        onp.testing.assert_array_equal(fgrad.vmap(fgrad.grad(f))(X[2:], K[2:]),
+                                       [fgrad.grad(f)(x, k) for x, k in zip(X[2:], K[2:])])
+
+
 def test_take_along_axis_by_a_batched_or_staged_order():
     xs = RNG.normal(size=(3, 4, 5))
 

@@ -64,6 +64,7 @@ nanargmin argsort searchsorted digitize isnan isinf isfinite isneginf isposinf i
 isclose any all greater greater_equal less less_equal equal not_equal logical_and logical_or
 logical_not logical_xor bitwise_and bitwise_or bitwise_xor bitwise_not bitwise_invert invert
 left_shift right_shift bitwise_left_shift bitwise_right_shift
+allclose array_equal array_equiv count_nonzero isin argpartition matrix_rank gcd lcm
 """.split())
 
 
@@ -73,7 +74,10 @@ _BATCH = {**dict.fromkeys(("argmax", "argmin", "nanargmax", "nanargmin"),
                           batch_rules.along(none="flatten")),
           "argsort": batch_rules.along(none="flatten", default=-1),
           "any": batch_rules.along(), "all": batch_rules.along(),
-          "searchsorted": batch_rules.one_at_a_time, "digitize": batch_rules.one_at_a_time}
+          "searchsorted": batch_rules.one_at_a_time, "digitize": batch_rules.one_at_a_time,
+          # (a verdict or a count over each example's arrays, positional parameters)
+          **dict.fromkeys(("allclose", "array_equal", "array_equiv", "count_nonzero", "isin",
+                           "argpartition", "matrix_rank"), batch_rules.one_at_a_time)}
 
 
 def zero_derivative(fn):

@@ -408,12 +408,34 @@ def _roll_axis(a, shift, axis):
     return fnp.concatenate([head, tail], axis=axis)
 
 
+def _roll_by_traced(a, shift, axis):
+    """``roll`` by a traced shift (a batch of them under vmap, one computed in a staged
+    function): each rolled axis gathered at ``(i - shift) % n``, so no value is read."""
+    if axis is None:
+        return fnp.reshape(_roll_by_traced(fnp.ravel(a), shift, 0), shape_of(a))
+    axes = normalize_axis_tuple(axis, _ndim(a), allow_duplicate=True)
+    shifts = shape_of(shift)
+    if len(shifts) > 1 or (shifts and len(axes) > 1 and shifts[0] != len(axes)):
+        raise ValueError("'shift' and 'axis' should be scalars or 1D sequences")
+    total = {}
+    for i in range(max(len(axes), shifts[0] if shifts else 1)):
+        ax = axes[i if len(axes) > 1 else 0]
+        sh = shift[i] if shifts else shift
+        total[ax] = sh if ax not in total else total[ax] + sh
+    for ax, sh in total.items():
+        n = shape_of(a)[ax]
+        a = fnp.take(a, (_onp.arange(n) - sh) % n, axis=ax)
+    return a
+
+
 @differentiable(_onp.roll, Spec([
     (((4,),), {"shift": 1}), (((2, 3),), {"shift": -1, "axis": 1}),
     (((2, 3),), {"shift": (1, 2), "axis": (0, 1)}), (((2, 3),), {"shift": 5}),
     (((2, 3),), {"shift": (1, 1), "axis": (-1, 1)})]))
 def roll(a, shift, axis=None):
     a = fnp.asarray(a)
+    if contains_tracer(shift):
+        return _roll_by_traced(a, fnp.asarray(shift), axis)
     shift = read_values(shift)
     if axis is None:
         return fnp.reshape(roll(fnp.ravel(a), shift, 0), shape_of(a))
