@@ -544,12 +544,13 @@ _NODES = [
     lambda x, k: np.sum(np.where(np.isin(np.round(x, 1), [0.5, 0.6]), x, 0.0)),
     lambda x, k: np.sum(x[np.argpartition(x, 2)[:2]]),
     lambda x, k: np.sum(np.roll(x, k) * np.arange(6.0)),
-    lambda x, k: np.sum(np.roll(x.reshape(2, 3), (k, 1), (1, 0)) * x.reshape(2, 3))]
+    lambda x, k: np.sum(np.roll(x.reshape(2, 3), (k, 1), (1, 0)) * x.reshape(2, 3)),
+    lambda x, k: np.sum(np.linalg.matrix_power(x[:4].reshape(2, 2), 0) * x[:4].reshape(2, 2))]
 
 
 @pytest.mark.parametrize("f", _BRANCHES + _NODES,
                          ids=["allclose", "array_equal", "count_nonzero", "isin", "argpartition",
-                              "roll", "roll two axes"])
+                              "roll", "roll two axes", "matrix_power 0"])
 def test_verdicts_counts_and_a_traced_shift_are_nodes(f):
     # these read the values (numpy's verdict, count or order; roll's shift): under jit a
     # guard on them, a trace per call; under vmap a refusal. A branch now guards its boolean

@@ -8,7 +8,7 @@ import fgrad.numpy as fnp
 from .. import batch_rules, taylor_rules
 from ...core.table import Composed, Spec, define
 from ..multi_output import define_multi
-from ...core.tracer import value_for_shape, map_tracers, read_values
+from ...core.tracer import value_for_shape, map_tracers
 from ..broadcasting import dtype_of, shape_of, unbroadcast, unbroadcast_like
 from ..wrapping import differentiable, unsupported_kwargs
 from .common import SlogdetResult, _la, _lift, _mT, _ndim, _noted, _real_only, _shift, _shifted
@@ -191,8 +191,8 @@ def matrix_power(a, n):
     except TypeError as e:
         raise TypeError("exponent must be an integer") from e
     _square(a)
-    if n == 0:
-        return _la.matrix_power(read_values(a), 0)
+    if n == 0:  # (identities: from the shape and dtype, no value read)
+        return _la.matrix_power(value_for_shape(a), 0)
     if n < 0:
         a, n = inv(a), -n
     result, z = None, None
