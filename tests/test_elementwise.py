@@ -641,11 +641,14 @@ def test_keywords_left_at_their_defaults_are_accepted_on_traced_calls():
     onp.testing.assert_allclose(g, onp.cos(ONE))
 
 
-def test_nan_to_num_refuses_in_place_and_traced_replacements():
+def test_nan_to_num_refuses_in_place_and_differentiates_traced_replacements():
     with pytest.raises(fgrad.TracerMutationError, match="copy=False"):
         fgrad.grad(lambda x: np.sum(np.nan_to_num(x, copy=False)))(ONE)
-    with pytest.raises(NotImplementedError, match="replacement values"):
-        fgrad.grad(lambda v: np.sum(np.nan_to_num(ONE + onp.array([onp.nan, 0]), nan=v)))(1.0)
+    # each replaced entry has its replacement's derivative: 1 (nan) + 2 (posinf) + 2c (neginf)
+    v = onp.array([onp.nan, 1.0, onp.inf, -onp.inf])
+    f = lambda c: np.sum(np.nan_to_num(v, nan=c, posinf=2 * c, neginf=c ** 2))  # noqa: E731
+    assert f(0.5) == onp.sum(onp.nan_to_num(v, nan=0.5, posinf=1.0, neginf=0.25))
+    assert fgrad.grad(f)(0.5) == 4.0
 
 
 def test_ufunc_methods_on_plain_values_are_numpys_and_at_on_traced_values_is_refused():

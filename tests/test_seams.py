@@ -493,10 +493,13 @@ def test_at_updates_by_a_batched_or_staged_index_are_scatters():
     lambda x: np.pad(x, 1, mode="mean", stat_length=2),
     lambda x: np.var(x, axis=1, where=x > 0.3), lambda x: np.nanstd(x, where=x < 0.8),
     lambda x: np.interp(np.linspace(0.0, 1.0, 5), x[0], x[1] ** 2, period=1.0),
-    lambda x: np.prod(sp.logsumexp(x, b=x - 0.5, return_sign=True))],
+    lambda x: np.prod(sp.logsumexp(x, b=x - 0.5, return_sign=True)),
+    lambda x: np.cov(x, aweights=x[0]), lambda x: np.ediff1d(x, to_end=x[0, 0]),
+    lambda x: np.nan_to_num(np.where(x > 0.8, np.nan, x), nan=x[0, 0] * 2)],
     ids=["max initial", "min initial", "sum where", "mean where", "prod both", "max both",
          "pad constant", "pad ramp", "pad odd", "pad mean", "var where", "nanstd where",
-         "interp period", "logsumexp sign"])
+         "interp period", "logsumexp sign", "cov aweights", "ediff1d to_end",
+         "nan_to_num nan"])
 def test_functions_that_read_no_value_of_their_input(f):
     # numpy's value, the masks of initial's ties, the padding values, a where mask, interp's
     # order of a periodic xp and logsumexp's sign were read: under jit a guard on the whole

@@ -644,14 +644,11 @@ def _with_nonfinite(x):
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     """numpy.nan_to_num: derivative 1 on finite entries and 0 on the replaced ones (NaN and
     infinities, whose replacements are constants); for complex input the real and imaginary
-    parts are treated separately. The replacement values may not be traced, and
-    ``copy=False`` (which writes into x) is refused on traced values."""
+    parts are treated separately. The replacement values may be traced (the replaced
+    entries then have their derivative); ``copy=False`` (which writes into x) is refused on
+    traced values."""
     if not copy:
         raise errors.mutation("nan_to_num(x, copy=False)", "y = np.nan_to_num(x)")
-    if contains_tracer((nan, posinf, neginf)):
-        raise NotImplementedError(
-            "fgrad.numpy.nan_to_num: traced replacement values (nan=, posinf=, neginf=) are "
-            "not supported; pass constants.")
     x = fnp.asarray(x)
     if _is_complex(x):
         parts = [nan_to_num(p, nan=nan, posinf=posinf, neginf=neginf)
@@ -664,9 +661,13 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     # transforms: a batch of them under vmap)
     xv = without_derivative(x)
     big = _onp.finfo(dt).max
-    inf = fnp.where(xv > 0, dt.type(big if posinf is None else posinf),
-                    dt.type(-big if neginf is None else neginf))
-    return where_p(fnp.isfinite(xv), x, fnp.where(fnp.isnan(xv), dt.type(nan), inf))
+
+    def value(v, default):  # (in x's dtype, as numpy writes it)
+        v = default if v is None else v
+        return fnp.astype(v, dt) if isinstance(v, Tracer) else dt.type(v)
+
+    inf = fnp.where(xv > 0, value(posinf, big), value(neginf, -big))
+    return where_p(fnp.isfinite(xv), x, fnp.where(fnp.isnan(xv), value(nan, 0.0), inf))
 
 
 def _no_out(name, outs, kwargs):

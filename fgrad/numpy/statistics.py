@@ -24,7 +24,7 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 import fgrad.numpy as fnp
 from . import batch_rules
 from ..core.table import Spec, define
-from ..core.tracer import (Tracer, without_derivative, concrete, contains_tracer, read_value,
+from ..core.tracer import (Tracer, without_derivative, concrete, contains_tracer, map_tracers,
                            value_for_shape, read_values)
 from .broadcasting import dtype_of, mask, shape_of
 from .reductions import (NoValue, distinct, given, kept_shape, max_p, mean_p, min_p,
@@ -770,7 +770,9 @@ def ediff1d(ary, to_end=None, to_begin=None):
     for name, extra in (("to_begin", to_begin), ("to_end", to_end)):
         if extra is None:
             continue
-        if not _onp.can_cast(_onp.asarray(read_values(extra)), dtype, casting="same_kind"):
+        # (a check of the dtype alone: no value read)
+        if not _onp.can_cast(_onp.asarray(map_tracers(extra, value_for_shape)), dtype,
+                             casting="same_kind"):
             raise TypeError(f"dtype of `{name}` must be compatible with input `ary` under the "
                             "`same_kind` rule.")
         ends[name] = fnp.astype(fnp.ravel(fnp.asarray(extra)), dtype)
@@ -974,7 +976,9 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
         fact = w_sum - ddof
     else:
         fact = w_sum - ddof * fnp.sum(w * aweights) / w_sum
-    if read_value(fact) <= 0:
+    if isinstance(fact, Tracer):  # (a node: traced weights are not read)
+        fact = fnp.where(fact <= 0, 0.0, fact)
+    elif fact <= 0:
         fact = 0.0
     X = X - fnp.getitem(avg, (slice(None), None))
     X_T = fnp.transpose(X if w is None else X * w)
