@@ -43,7 +43,8 @@ KINKS = {
     "angle": "`angle(0)` has derivative 0",
     "copysign": "0 at `x1 == 0`; nothing flows to `x2` (the sign is piecewise constant)",
     "heaviside": "0 in `x1`; 1 in `x2` where `x1 == 0` (the output is `x2` there)",
-    "nan_to_num": "1 on finite entries, 0 on replaced ones",
+    "nan_to_num": "1 on finite entries; a replaced entry has its replacement's (0 for a "
+                  "constant one)",
     "interp": "at an inner knot the mean of the two slopes; at `xp[0]`/`xp[-1]` half the "
               "inner slope; 0 outside",
     "sinc": "exact at 0 (`f' = 0`, `f'' = -pi^2/3`) from a Taylor series near 0",
