@@ -173,9 +173,8 @@ def into_plain_array(fname):
         f"{fname}: a traced value was written into a plain numpy array (out[i] = x, "
         "out[:3] = x, numpy.fromiter, numpy.array(..., dtype=float) of traced values), which "
         "would silently drop its derivative. Build the array with fgrad.numpy instead: "
-        "np.stack([...]) or "
-        "np.array([...]) of the traced values, or out = np.at(out)[i].set(x) (fgrad.numpy.at "
-        "works on plain and traced arrays alike).")
+        "np.stack([...]) or np.array([...]) of the traced values, or out = np.at(out)[i].set(x) "
+        "(fgrad.numpy.at works on plain and traced arrays alike).")
 
 
 def input_written(fname):

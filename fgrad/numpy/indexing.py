@@ -34,7 +34,7 @@ from . import batch_rules
 from ..core.table import Spec, define
 from ..core.other_arrays import as_array
 from ..core.values import foreign_array
-from ..core.tracer import Tracer, without_derivative, value_dtype, read_values
+from ..core.tracer import Tracer, contains_tracer, without_derivative, value_dtype, read_values
 from .namespace import values_only
 from .broadcasting import dtype_of, shape_of, unbroadcast_like
 from .wrapping import differentiable
@@ -124,12 +124,9 @@ def getitem(x, idx):
     if i is not None:
         return gather_rows(x, i)
     if idx.__class__ is tuple:
-        for e in idx:
-            if isinstance(e, Tracer):
-                parts = _traced_picks(x, idx)
-                if parts is not None:
-                    return _gather(x, *parts)
-                break
+        parts = _traced_picks(x, idx)
+        if parts is not None:
+            return _gather(x, *parts)
     return getitem_p(x, idx=read_values(idx))
 
 
@@ -189,7 +186,7 @@ def _traced_picks(x, idx):
         elif e is None or e is Ellipsis:
             return None
         elif not isinstance(e, slice):
-            if _onp.asarray(e).dtype.kind not in "iu":
+            if contains_tracer(e) or _onp.asarray(e).dtype.kind not in "iu":
                 return None
             picks[d] = e
     full = slice(None)
@@ -344,7 +341,7 @@ def index_set(x, v, idx):
     """``x.at[idx].set(v)``: a new array with ``v`` written at ``idx`` (repeats are an error)."""
     parts = _traced_picks(x, idx)
     if parts is not None and parts[1] is None:  # (a batch of indices, or staged ones)
-        hit = hit_once(_scattered(x, _onp.ones((), dtype_of(x)), parts[0]))
+        hit = hit_once(_scattered(x, 1.0, parts[0]))  # (counts, exact in floats)
         return fnp.where(hit, _scattered(x, v, parts[0]), x)
     idx = read_values(idx)
     _check_unique(x, idx)

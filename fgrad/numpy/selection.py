@@ -110,9 +110,10 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     (((4,),), {"indices": _onp.array([3, 3, 0]), "axis": None})]))
 def take_along_axis(arr, indices, axis=-1):
     arr = fnp.asarray(arr)
+    indices = without_derivative(indices)  # (indices have none)
     traced = isinstance(indices, Tracer)
     if not traced:
-        indices = _onp.asarray(indices)
+        indices = _onp.asarray(read_values(indices))
     if not _onp.issubdtype(dtype_of(indices), _onp.integer):
         raise IndexError("`indices` must be an integer array")
     if axis is None:
