@@ -66,10 +66,11 @@ def gelu(x: Any, approximate: bool = True) -> Any:
 
 def one_hot(x: Any, num_classes: int, dtype: Any = _onp.float64, axis: int = -1) -> Any:
     """``x``'s integer entries as one-hot vectors of ``num_classes`` entries along ``axis``
-    (out-of-range entries give all zeros, as in JAX). No derivative (its input is integers)."""
-    x = _onp.asarray(x)
-    hot = x[..., None] == _onp.arange(num_classes)
-    return _onp.moveaxis(hot.astype(dtype), -1, axis)
+    (out-of-range entries give all zeros, as in JAX). No derivative (its input is integers);
+    traced labels (a batch under ``vmap``, labels staged by ``jit``) are compared as nodes,
+    so no value is read."""
+    hot = np.expand_dims(stop_gradient(np.asarray(x)), -1) == _onp.arange(num_classes)
+    return np.moveaxis(np.astype(hot, dtype), -1, axis)
 
 
 def _shifted(x, axis):

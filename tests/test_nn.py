@@ -41,6 +41,27 @@ def test_jax_conventions_and_stability():
     assert nn.one_hot(onp.array([1]), 2, axis=0).shape == (2, 1)
 
 
+def test_a_per_example_cross_entropy_with_one_hot_labels_under_vmap_and_jit():
+    # one_hot converted its labels with plain numpy: a batch of them under vmap refused, and
+    # staged labels were read (a trace per call)
+    import fgrad.numpy as np
+    rng = onp.random.default_rng(3)
+    W, X, L = rng.normal(size=(5, 4)), rng.normal(size=(6, 5)), rng.integers(0, 4, size=6)
+
+    def loss(w, x, label):
+        return -np.sum(nn.one_hot(label, 4) * nn.log_softmax(nn.gelu(x @ w)))
+
+    want = onp.stack([fgrad.grad(loss)(W, x, label) for x, label in zip(X, L)])
+    per_example = fgrad.vmap(fgrad.grad(loss), in_axes=(None, 0, 0))
+    onp.testing.assert_allclose(per_example(W, X, L), want, rtol=1e-12)
+    staged = fgrad.jit(per_example)
+    onp.testing.assert_allclose(staged(W, X, L), want, rtol=1e-12)
+    staged(W, X, L[::-1])
+    assert sum(len(graphs) for graphs in staged.cache.values()) == 1
+    assert nn.one_hot(onp.array([[0, 2], [5, -1]]), 3, axis=0).tolist() == [
+        [[1, 0], [0, 0]], [[0, 0], [0, 0]], [[0, 1], [0, 0]]]
+
+
 def test_exact_gelu_uses_erf():
     pytest.importorskip("scipy", reason="gelu(approximate=False) needs scipy's erf")
     from scipy.special import erf
