@@ -411,6 +411,25 @@ def test_errors_are_numpys(call, exc, match):
         _raises(exc, match, call)  # ... and the same on traced values
 
 
+def test_asarray_chkfinite_checks_at_each_replay_and_on_a_batch():
+    # the check read the values: under jit a guard (a trace per call), under vmap a refusal
+    def f(x):
+        return np.sum(np.asarray_chkfinite(x / x[0]) ** 2)
+
+    staged = fgrad.jit(fgrad.grad(f))
+    for x in (V + 1.0, V + 2.0):
+        onp.testing.assert_array_equal(staged(x), fgrad.grad(f)(x))
+    assert sum(len(graphs) for graphs in staged.cache.values()) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with pytest.raises(ValueError, match="infs or NaNs"):
+            staged(V * 0.0)
+        with pytest.raises(ValueError, match="infs or NaNs"):  # (one example is enough)
+            fgrad.vmap(f)(onp.stack([V + 1.0, V * 0.0]))
+    onp.testing.assert_array_equal(fgrad.vmap(fgrad.grad(f))(onp.stack([V + 1.0, V + 2.0])),
+                                   [fgrad.grad(f)(V + 1.0), fgrad.grad(f)(V + 2.0)])
+
+
 def test_row_stack_warns_as_numpy_does():
     with pytest.warns(DeprecationWarning, match="row_stack"):
         out, _ = fgrad.vjp(lambda x: np.row_stack([x, x]), V)

@@ -33,9 +33,9 @@ def _equal(a, b):
 
 
 # The entries whose staged graphs keep a guard, and why: what remains is numpy's own meaning
-# (a result whose shape, dtype or a check depends on the values), never a derivative rule
+# (a result whose shape or dtype depends on the values), never a derivative rule
 # that reads one. Strict: an entry off the list fails on a guard, one on it fails without.
-_SHAPE = "the result's shape (or numpy's check of the values) depends on the values"
+_SHAPE = "the result's shape depends on the values"
 _DTYPE = "numpy gives a real or a complex result by the values (a dtype guard)"
 GUARDED = {**dict.fromkeys(READS_VALUES, _SHAPE),
            **dict.fromkeys(["linalg.eig", "linalg.eigvals", "np.linalg.eig",

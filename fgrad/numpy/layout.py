@@ -13,10 +13,11 @@ import numpy as _onp
 
 import fgrad.numpy as fnp
 from . import batch_rules
-from ..core.table import Spec, define, register_function
+from ..core.table import Primitive, Spec, define, register_function
 from ..core.other_arrays import as_array
 from ..core.values import foreign_array
-from ..core.tracer import Tracer, contains_tracer, read_value, value_for_shape, read_values
+from ..core.tracer import (Tracer, contains_tracer, value_for_shape, read_values,
+                           without_derivative)
 from .namespace import values_only
 from .views import copied, view_of
 from .broadcasting import broadcast_to_p, dtype_of, shape_of
@@ -494,8 +495,24 @@ def require(a, dtype=None, requirements=None, *, like=None):
 
 @differentiable(_onp.asarray_chkfinite, Spec([(((2, 3),), {}), (((3,),), {"dtype": _F64})]))
 def asarray_chkfinite(a, dtype=None, order=None):
+    """The check is a primitive with an effect where the values are staged or batched: a
+    replay (every example of a batch) raises numpy's ``ValueError``, and no value is read."""
     a = asarray(a, dtype)
-    v = read_value(a)
+    v = without_derivative(a)
+    if isinstance(v, Tracer):
+        _finite_check(v)
+    else:
+        _check_finite(v)
+    return a
+
+
+def _check_finite(v):
     if _onp.issubdtype(_onp.result_type(v), _onp.inexact) and not _onp.isfinite(v).all():
         raise ValueError("array must not contain infs or NaNs")
-    return a
+    return _onp.zeros(0)
+
+
+# (kept by a staged graph though nothing reads it, and run at each replay; a batch is
+# checked whole: an example with an inf raises, as the loop would)
+_finite_check = Primitive("asarray_chkfinite_check", _check_finite, differentiable=False,
+                          effect=True, batch=lambda prim, size, vals, dims: (prim(vals[0]), None))
