@@ -548,12 +548,16 @@ _NODES = [
     lambda x, k: np.sum(x[np.argpartition(x, 2)[:2]]),
     lambda x, k: np.sum(np.roll(x, k) * np.arange(6.0)),
     lambda x, k: np.sum(np.roll(x.reshape(2, 3), (k, 1), (1, 0)) * x.reshape(2, 3)),
-    lambda x, k: np.sum(np.linalg.matrix_power(x[:4].reshape(2, 2), 0) * x[:4].reshape(2, 2))]
+    lambda x, k: np.sum(np.linalg.matrix_power(x[:4].reshape(2, 2), 0) * x[:4].reshape(2, 2)),
+    lambda x, k: np.sum(np.choose(np.array([0, 1, 0]) * (k % 2), [x[:3], x[3:]]) ** 2),
+    lambda x, k: np.sum(np.choose(np.array([0, 1, 2]) + k, [x[:3], x[3:], x[1:4]],
+                                  mode="wrap") ** 2)]
 
 
 @pytest.mark.parametrize("f", _BRANCHES + _NODES,
                          ids=["allclose", "array_equal", "count_nonzero", "isin", "argpartition",
-                              "roll", "roll two axes", "matrix_power 0"])
+                              "roll", "roll two axes", "matrix_power 0", "choose",
+                              "choose wrap"])
 def test_verdicts_counts_and_a_traced_shift_are_nodes(f):
     # these read the values (numpy's verdict, count or order; roll's shift): under jit a
     # guard on them, a trace per call; under vmap a refusal. A branch now guards its boolean
@@ -569,6 +573,16 @@ def test_verdicts_counts_and_a_traced_shift_are_nodes(f):
     if f in _NODES:
         onp.testing.assert_array_equal(fgrad.vmap(fgrad.grad(f))(X[2:], K[2:]),
                                        [fgrad.grad(f)(x, k) for x, k in zip(X[2:], K[2:])])
+
+
+def test_choose_by_staged_or_batched_choices_raises_numpys_error_at_the_replay():
+    staged = fgrad.jit(lambda a, x: np.choose(a, [x, 2 * x]))
+    onp.testing.assert_array_equal(staged(onp.array([0, 1]), onp.ones(2)), [1.0, 2.0])
+    for run in (lambda: staged(onp.array([0, 2]), onp.ones(2)),
+                lambda: fgrad.vmap(lambda a: np.choose(a, [onp.ones(2), onp.zeros(2)]))(
+                    onp.array([[0, 1], [1, -1]]))):
+        with pytest.raises(ValueError, match="invalid entry in choice array"):
+            run()
 
 
 def test_take_along_axis_by_a_batched_or_staged_order():

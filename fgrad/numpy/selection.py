@@ -165,18 +165,37 @@ def _choose_call(f, *choices, a, **params):
     (((3,), (3,)), {"a": _onp.array([3, -1, 0]), "mode": "wrap"}),
     (((2,), ()), {"a": _onp.array([5, -2]), "mode": "clip"})], call=_choose_call))
 def choose(a, choices, out=None, mode="raise"):
+    """A traced ``a`` (a batch of choices under vmap, choices staged by jit) is gathered by,
+    and checked at each replay: no value is read."""
     unsupported_kwargs("choose", {"out": out})
-    a = _onp.asarray(read_values(a))
     choices = [fnp.asarray(c) for c in choices]
     n = len(choices)
-    if mode == "raise":
-        if a.size and (a.min() < 0 or a.max() >= n):
-            raise ValueError("invalid entry in choice array")
+    a = without_derivative(a)
+    if isinstance(a, Tracer):
+        if mode not in ("raise", "wrap", "clip"):
+            _take_indices(_onp.zeros(0, int), n, mode)  # (numpy's error for the mode)
+        a = _valid_choices(a, n=n) if mode == "raise" else \
+            a % n if mode == "wrap" else fnp.clip(a, 0, max(n - 1, 0))
     else:
-        a = _take_indices(a, n, mode)
-    shape = _onp.broadcast_shapes(a.shape, *[shape_of(c) for c in choices])
+        a = _onp.asarray(read_values(a))
+        if mode == "raise":
+            _valid_choices(a, n=n)
+        else:
+            a = _take_indices(a, n, mode)
+    shape = _onp.broadcast_shapes(shape_of(a), *[shape_of(c) for c in choices])
     stacked = fnp.stack([fnp.broadcast_to(c, shape) for c in choices])
-    return fnp.getitem(fnp.take_along_axis(stacked, _onp.broadcast_to(a, shape)[None], 0), 0)
+    return fnp.getitem(fnp.take_along_axis(stacked, fnp.broadcast_to(a, shape)[None], 0), 0)
+
+
+def _check_choices(a, n):
+    a = _onp.asarray(a)
+    if a.size and (a.min() < 0 or a.max() >= n):
+        raise ValueError("invalid entry in choice array")
+    return a
+
+
+# (without derivative: staged, it checks each replay's choices; batched, the whole batch)
+_valid_choices = values_only(_check_choices, "choose_in_range", batch=batch_rules.elementwise)
 
 
 # --- sorting ----------------------------------------------------------------------------------
