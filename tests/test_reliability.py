@@ -783,9 +783,14 @@ def test_a_traced_array_written_into_a_slice_of_a_plain_one_is_said_so():
                       ("jet", lambda: fgrad.jet(f, (x,), ([onp.ones(2)],)))]:
         with pytest.raises(fgrad.ConcretizationError, match=f"{name}: {INTO_PLAIN}.*np.at"):
             run()
-    # an integer traced value there may be the index: said as an index
-    with pytest.raises(fgrad.ConcretizationError, match="used as an index"):
+    # an integer traced value there may be the index: under vmap a batch, which numpy's
+    # indexing of a plain array cannot take, said with the way out
+    with pytest.raises(fgrad.ConcretizationError,
+                       match=r"vmap: a plain numpy array was indexed by a batched index .* "
+                             r"np.take\(x, i, axis=0\)"):
         fgrad.vmap(lambda i: onp.arange(3.0)[i])(onp.array([0, 1]))
+    onp.testing.assert_array_equal(
+        fgrad.vmap(lambda i: np.take(onp.arange(3.0), i, axis=0))(onp.array([2, 0])), [2, 0])
 
 
 def _named_fgrad_functions(message):

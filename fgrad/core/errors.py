@@ -122,6 +122,15 @@ def used_as_index():
         "traced array (x[i], np.take(x, i)) or take fgrad.stop_gradient(i).astype(int).")
 
 
+def batch_indexes_plain():
+    return ConcretizationError(
+        "vmap: a plain numpy array was indexed by a batched index (x[i] with x an argument "
+        "mapped with in_axes=None, or a closed-over array): numpy's own indexing runs there, "
+        "and it cannot take a batch. Index through fgrad.numpy, which gathers a batch: "
+        "np.take(x, i, axis=0) for x[i] (fgrad.numpy.asarray(x) stays a plain array), or map "
+        "x too (in_axes=0 on a stacked copy).")
+
+
 def vectorized():
     return ConcretizationError(
         "numpy.vectorize calls its function on plain numbers, one element at a time, so it "

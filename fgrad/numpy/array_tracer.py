@@ -16,7 +16,8 @@ import numpy as _onp
 
 import fgrad.numpy as fnp
 from ..core import errors
-from ..core.tracer import Tracer
+from ..core.fpwarnings import fgrad_code
+from ..core.tracer import Tracer, concrete
 from ..core.values import PLAIN_OPERANDS
 from .elementwise import (abs, add, clip, conjugate, divide, imag, mod, multiply, negative,
                           power_operator, real, subtract)
@@ -278,6 +279,9 @@ def _conversion(how, tracer=None):
         # ``out[idx] = x``: numpy converts both; a float array is never an index, so it is
         # the value written (``out[0] = x`` on a scalar comes as numpy's own ValueError)
         return errors.slice_written(tracer._trace.kind)
+    if op == "BINARY_SUBSCR" and tracer is not None and not concrete(tracer) and \
+            not fgrad_code(user):  # (vmap: the user's index is a batch)
+        return errors.batch_indexes_plain()
     if op in ("BINARY_SUBSCR", "STORE_SUBSCR"):
         return errors.used_as_index()
     frame = user
