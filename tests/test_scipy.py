@@ -312,6 +312,11 @@ def test_odeint_under_jit_and_vmap_through_its_public_function():
     assert [fgrad.grad(fgrad.jit(final))(k) for k in ks] == want
     onp.testing.assert_array_equal(fgrad.vmap(fgrad.grad(final))(ks), want)
     onp.testing.assert_array_equal(fgrad.vmap(final)(ks), [final(k) for k in ks])
+    # a y0 given as a list holding a traced value (the probe went through lists before)
+    y0_list = lambda x: np.sum(integrate.odeint(  # noqa: E731
+        lambda y, t: -y, [x, 1.0], onp.array([0.0, 1.0]), rtol=1e-12, atol=1e-12)[-1])
+    assert fgrad.grad(y0_list)(2.0) == pytest.approx(math.exp(-1.0), rel=1e-8)
+    assert fgrad.jit(fgrad.grad(y0_list))(2.0) == fgrad.grad(y0_list)(2.0)
     for t in (fgrad.jit, fgrad.vmap):
         with pytest.raises(ClosedOverTracerError, match="args="):
             t(lambda k: integrate.odeint(lambda y, t: -k * y, onp.array([1.0]),

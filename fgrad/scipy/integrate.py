@@ -198,9 +198,10 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
     # (the probe runs on the plain values under the arguments, one example of a batch, as
     # what they are for, not a use: no guard in a staged function, no read under vmap; and
     # with no staging around it, so only a traced value that func closes over is traced)
-    plain = [value_for_shape(a) for a in (y0, t)] + [map_tracers(args, value_for_shape)]
+    # (through lists, as ``y0 = [x, 1.0]`` may hold tracers)
+    y_plain, t_plain, args_plain = map_tracers((y0, t, args), value_for_shape)
     with staging(None):
-        probe = func(_onp.ravel(plain[0]), _onp.ravel(plain[1])[0], *plain[2])
+        probe = func(_onp.ravel(y_plain), _onp.ravel(t_plain)[0], *args_plain)
     if contains_tracer(probe):
         raise errors.closed_over(
             "fgrad.scipy.integrate.odeint's func", "a transform",
