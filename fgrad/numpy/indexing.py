@@ -208,15 +208,15 @@ def _rows_of(shape, picks):
     return flat, order, math.prod(shape[d] for d in picks), kept
 
 
-def _moved(axes, nb, ndim, back=False):
+def _moved(axes, nb, ndim):
     """The permutation that moves the ``nb`` indexed dimensions, first, to where numpy puts
-    them in ``x[idx]`` (where the indexed axes were, if adjacent; ``back``: the reverse), or
-    None where they stay first."""
+    them in ``x[idx]`` (where the indexed axes were, if adjacent), or None where they stay
+    first."""
     if axes != list(range(axes[0], axes[-1] + 1)) or axes[0] == 0:
         return None  # (numpy puts the dimensions of indexed axes set apart first)
     before = axes[0]
     perm = tuple(range(nb, nb + before)) + tuple(range(nb)) + tuple(range(nb + before, ndim))
-    return _inverse(perm) if back else perm
+    return perm
 
 
 def _inverse(perm):
