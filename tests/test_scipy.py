@@ -126,6 +126,14 @@ def test_logsumexp_with_a_negative_sum_gives_the_sign_and_its_derivative():
     assert val == want[0] and sign == want[1] == -1
     total = onp.sum(b * onp.exp(a))  # d log|S| / da = b e^a / S
     onp.testing.assert_allclose(pull((1.0, 0.0))[0], b * onp.exp(a) / total, rtol=1e-13)
+    # staged and batched, the same derivative: the weights where the result could be
+    # infinite (a staged or batched result) had left out the sum's sign
+    f = lambda a: special.logsumexp(a, b=b, return_sign=True)[0]  # noqa: E731
+    want = fgrad.grad(f)(a)
+    for got in (fgrad.jit(fgrad.grad(f))(a), fgrad.grad(fgrad.jit(f))(a),
+                fgrad.vmap(fgrad.grad(f))(onp.stack([a, a]))[1],
+                fgrad.jacfwd(fgrad.jit(f))(a)):
+        onp.testing.assert_array_equal(got, want)
 
 
 def test_normal_logpdf_derivatives_in_point_loc_and_scale():

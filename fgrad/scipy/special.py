@@ -409,11 +409,13 @@ def _lse_weights(ans, a, b, axis, keepdims, signed):
     ndim = max(_onp.ndim(value_for_shape(x)) for x in (a, *b))
     lse = _kept(ans, axis, ndim, keepdims)
     if not surely_none(~fnp.isfinite(without_derivative(ans))):
-        return _lse_limit_weights(lse, a, b, axis)
-    w = fnp.exp(a - lse)
-    if signed:
-        w = w * _lse_sign(a, *b, axis=axis)
-    return w
+        return _lse_limit_weights(lse, a, b, axis, signed)
+    return _signed(fnp.exp(a - lse), a, b, axis, signed)
+
+
+def _signed(w, a, b, axis, signed):
+    """The weights ``w`` divided by the sum's sign, where the result is signed."""
+    return w * _lse_sign(a, *b, axis=axis) if signed else w
 
 
 _lse_sign = values_only(
@@ -434,13 +436,15 @@ def _lse_limit_impl(a_, lse_, *b, axis):
 _lse_limit = values_only(_lse_limit_impl, "scipy.special.logsumexp_limit")
 
 
-def _lse_limit_weights(lse, a, b, axis):
+def _lse_limit_weights(lse, a, b, axis, signed):
     """The weights where the result is infinite, where ``exp(a - lse)`` is inf - inf: the
-    entries equal to the result share it (in proportion to ``b``), the others get 0."""
+    entries equal to the result share it (in proportion to ``b``, whose sum carries the
+    sign), the others get 0; elsewhere the finite weights, signed as ``_lse_weights``'s
+    (a staged or batched result, which may be either, selects between the two)."""
     limit = _lse_limit(a, lse, *b, axis=axis)
     finite = fnp.isfinite(without_derivative(lse))
     safe = fnp.where(finite, lse, 0.0)
-    w = fnp.exp(fnp.where(finite, a, 0.0) - safe)
+    w = _signed(fnp.exp(fnp.where(finite, a, 0.0) - safe), a, b, axis, signed)
     return fnp.where(finite, w, fnp.astype(limit, dtype_of(w)))
 
 
