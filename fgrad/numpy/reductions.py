@@ -176,15 +176,18 @@ def numpy_result(result, value):
 def _with_initial(r, x, axes, keep, initial, better):
     """``max``/``min`` of ``r`` (the reduction of ``x``) and ``initial``, which counts as one more
     entry: at a tie between it and m entries each of the m + 1 gets 1/(m + 1) of the cotangent
-    (``better`` is ``numpy.greater`` for max, ``numpy.less`` for min)."""
+    (``better`` is ``"greater"`` for max, ``"less"`` for min)."""
     # (the shares from the values below the differentiating transforms, as nodes where a
-    # staged function or vmap holds them: no value is read)
+    # staged function or vmap holds them: no value is read; on plain values numpy's own
+    # functions, without fgrad.numpy's dispatch, which cost an eager gradient through max
+    # with initial= and sum with where= 8%)
     rv, iv, xv = without_derivative(r), without_derivative(initial), without_derivative(x)
+    xp = fnp if contains_tracer((rv, iv, xv)) else _onp
     kept = kept_shape(shape_of(xv), axes)
-    ties = fnp.sum(xv == fnp.reshape(rv, kept), axis=axes, keepdims=keep)
-    wins, tie = better(rv, iv), rv == iv
-    share = fnp.where(wins, 1.0, fnp.where(tie, ties / (ties + 1.0), 0.0))
-    rest = fnp.where(wins, 0.0, fnp.where(tie, 1.0 / (ties + 1.0), 1.0))
+    ties = xp.sum(xv == xp.reshape(rv, kept), axis=axes, keepdims=keep)
+    wins, tie = getattr(xp, better)(rv, iv), rv == iv
+    share = xp.where(wins, 1.0, xp.where(tie, ties / (ties + 1.0), 0.0))
+    rest = xp.where(wins, 0.0, xp.where(tie, 1.0 / (ties + 1.0), 1.0))
     # where initial wins outright, r (perhaps -inf, all entries masked out) is left out
     r = fnp.where(share > 0, r, 0)
     return r * mask(share, r) + initial * mask(rest, r)
@@ -206,11 +209,13 @@ def reduction(prim, np_fn, a, axis, dtype, keepdims, initial=NoValue, where=NoVa
                            where=where)
     value = numpy_reference(np_fn, a, **kwargs)  # numpy's value, and numpy's errors, first
     if given(where):
-        w = fnp.broadcast_to(without_derivative(where), shape_of(a))
+        w = without_derivative(where)
+        xp = fnp if contains_tracer(w) else _onp  # (as in ``_with_initial``)
+        w = xp.broadcast_to(w, shape_of(a))
         if prim is mean_p:
-            count = fnp.sum(w, axis=axes, keepdims=True)
+            count = xp.sum(w, axis=axes, keepdims=True)
             total = sum_p(fnp.where(w, a, 0), axis=axes, keepdims=True)
-            return numpy_result(fnp.reshape(total / mask(fnp.maximum(count, 1), a),
+            return numpy_result(fnp.reshape(total / mask(xp.maximum(count, 1), a),
                                             shape_of(value)), value)
         a = fnp.where(w, a, _FILL[prim.name])
     r = prim(a, axis=axes, keepdims=keep)
@@ -221,7 +226,7 @@ def reduction(prim, np_fn, a, axis, dtype, keepdims, initial=NoValue, where=NoVa
             r = r * initial
         else:
             r = _with_initial(r, a, axes, keep, initial,
-                              fnp.greater if prim is max_p else fnp.less)
+                              "greater" if prim is max_p else "less")
     return numpy_result(r, value)
 
 
