@@ -170,6 +170,26 @@ def test_in_axes_prefixes_out_axes_and_unbatched_results():
     _close(vmap(lambda: np.ones(2) * 3.0, in_axes=(), axis_size=4)(), onp.full((4, 2), 3.0))
 
 
+def test_keyword_arguments_are_mapped_over_their_leading_axis():
+    # JAX's rule: in_axes covers the positional arguments; keyword arguments are mapped over
+    # axis 0, and one that cannot be is named in the error with the way to share it
+    xs, ys = onp.arange(6.0).reshape(3, 2), onp.array([1.0, 2.0, 3.0])
+
+    def f(x, y=2.0, z=0.0):
+        return np.sum(x * y) + z
+
+    _close(vmap(f)(xs, z=ys, y=ys), (xs * ys[:, None]).sum(axis=1) + ys)
+    _close(vmap(f, in_axes=(None,))(xs[0], y=ys), xs[0].sum() * ys)
+    _close(vmap(fgrad.grad(f))(xs, y=ys), onp.broadcast_to(ys[:, None], (3, 2)))
+    with pytest.raises(ValueError, match=r"in_axes=0 for keyword argument 'y' of rank 0: the "
+                                         r"axis is out of range \(keyword arguments are mapped "
+                                         r"over axis 0; pass it positionally with None"):
+        vmap(f)(xs, y=3.0)
+    with pytest.raises(ValueError, match=r"input leaf 0 has size 3 along axis 0; keyword "
+                                         r"argument 'z' has size 2 along axis 0"):
+        vmap(f)(xs, z=onp.ones(2))
+
+
 def test_errors_name_the_arguments_and_sizes():
     xs, ys = onp.ones((3, 2)), onp.ones((4, 2))
     with pytest.raises(ValueError, match=r"inconsistent sizes .*input leaf 0 has size 3 along "

@@ -192,7 +192,8 @@ def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
 
     ``in_axes``: the mapped axis of every argument (an int, negative counting from the end),
     ``None`` for an argument passed whole to every example, or a tuple/dict prefix of the
-    arguments giving one per argument or leaf. ``out_axes`` places the batch axis in the
+    arguments giving one per argument or leaf; keyword arguments are mapped over their
+    leading axis (JAX's rule). ``out_axes`` places the batch axis in the
     results likewise; a result that does not depend on the mapped arguments is broadcast along
     the batch. ``axis_size`` gives the batch size when no argument is mapped. Composes with the
     other transforms in both orders (``vmap(grad(f))`` gives per-example gradients).
@@ -208,23 +209,32 @@ def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
     if not callable(f):
         raise TypeError(f"vmap: expected a function, got {type(f).__name__}")
 
-    def batched(*args):
-        leaves, in_tree = tree_flatten(args)
+    def batched(*args, **kwargs):
         spec = in_axes if not isinstance(in_axes, list) else tuple(in_axes)
         if isinstance(spec, tuple) and len(spec) != len(args):
             raise ValueError(f"vmap: in_axes={in_axes!r} has {len(spec)} entries but the "
                              f"function was called with {len(args)} argument(s)")
         axes = _axes_for(spec, args, "in_axes")
+        # (JAX's rule: keyword arguments are mapped over their leading axis, whatever in_axes
+        # says; pass an unmapped one positionally with None in in_axes)
+        names = [f"input leaf {i}" for i in range(len(axes))]
+        for k in sorted(kwargs):  # (in tree_flatten's order)
+            names += [f"keyword argument {k!r}"] * len(tree_flatten(kwargs[k])[0])
+        nargs, axes = len(axes), axes + [0] * (len(names) - len(axes))
+        leaves, in_tree = tree_flatten((args, kwargs))
         size, seen = axis_size, []
         for i, (x, ax) in enumerate(zip(leaves, axes)):
             if ax is None:
                 continue
             shape = _onp.shape(value_for_shape(x))
             if not -len(shape) <= ax < len(shape):
-                raise ValueError(f"vmap: in_axes={ax} for input leaf {i} of rank "
-                                 f"{len(shape)}: the axis is out of range")
+                raise ValueError(f"vmap: in_axes={ax} for {names[i]} of rank "
+                                 f"{len(shape)}: the axis is out of range" + (
+                                     "" if i < nargs else " (keyword arguments are mapped "
+                                     "over axis 0; pass it positionally with None in in_axes "
+                                     "to share it)"))
             n = shape[ax % len(shape)]
-            seen.append(f"input leaf {i} has size {n} along axis {ax}")
+            seen.append(f"{names[i]} has size {n} along axis {ax}")
             if size is None:
                 size = n
             elif n != size:
@@ -239,7 +249,8 @@ def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
                BatchTracer(trace, x, ax % len(_onp.shape(value_for_shape(x))))
                for x, ax in zip(leaves, axes)]
         with at_user_code(), batching(trace):
-            out = trace.run(f, tree_unflatten(in_tree, ins), "vmap")
+            bargs, bkwargs = tree_unflatten(in_tree, ins)
+            out = trace.run(lambda *a: f(*a, **bkwargs), bargs, "vmap")
         out_leaves, out_tree, own = outputs_of(trace, out, "vmap")
         oaxes = _axes_for(out_axes if not isinstance(out_axes, list) else tuple(out_axes),
                           out, "out_axes")
