@@ -422,14 +422,18 @@ def test_a_tuple_index_holding_a_batched_or_staged_integer_array_is_a_gather():
         onp.testing.assert_array_equal(staged(x, l), w)
     assert _graphs(staged) == 1
     # numpy's placement of the indexed dimensions (adjacent: where they were; apart: first),
-    # with slices, an Ellipsis, an int and negative indices beside them
+    # with slices, an Ellipsis, an int, None (a new axis, which separates as a slice does) and
+    # negative indices beside them
     Y = RNG.normal(size=(2, 3, 4, 5, 6))
     I, J = RNG.integers(-3, 3, size=(2, 2)), RNG.integers(-4, 4, size=(2, 2))
     for index in [lambda i, j: (i, j), lambda i, j: (slice(None), i, j),
                   lambda i, j: (i, slice(None), j), lambda i, j: (Ellipsis, i, j),
                   lambda i, j: (slice(1, 3), i, slice(None, None, -1), j),
                   lambda i, j: (0, slice(None), i), lambda i, j: (i, Ellipsis, j),
-                  lambda i, j: (i[:, None], slice(None), j[None, :])]:
+                  lambda i, j: (i[:, None], slice(None), j[None, :]),
+                  lambda i, j: (i, None, j), lambda i, j: (None, i, j),
+                  lambda i, j: (slice(None), i, None, j), lambda i, j: (i, Ellipsis, None),
+                  lambda i, j: (None, Ellipsis, i, j), lambda i, j: (i[0], None)]:
         def f(y, i, j):
             return np.sin(y[index(i, j)])
 

@@ -7,10 +7,10 @@ The index is a static parameter: it may be an int, slice, Ellipsis, None, an int
 array (0-d arrays and lists included), or a tuple of these, with numpy's rules throughout
 (advanced indices separated by a slice put their dimensions first). Tracers in it have no
 derivative; a traced integer array (a batch of indices under ``vmap``, indices computed in a
-staged function), alone or in a tuple of integers, integer arrays and slices, is an argument of
-``gather`` (``x[np.arange(n), labels]``), and of an update's ``scatter_add`` (``.add``,
-``.set``; without slices but whole ones), so no trace reads its values; elsewhere a tracer in
-an index counts as its values.
+staged function), alone or in a tuple of integers, integer arrays, slices and ``None``, is an
+argument of ``gather`` (``x[np.arange(n), labels]``), and of an update's ``scatter_add``
+(``.add``, ``.set``; without slices but whole ones, without ``None``), so no trace reads its
+values; elsewhere a tracer in an index counts as its values.
 
 ``fgrad.numpy.at(x)[idx].add(v)`` works on plain arrays and traced values alike (a traced value
 also has JAX's spelling ``x.at[idx].add(v)``; an ndarray has no ``.at``), so a loss written with
@@ -123,11 +123,46 @@ def getitem(x, idx):
     i = traced_index(idx)
     if i is not None:
         return gather_rows(x, i)
-    if idx.__class__ is tuple:
-        parts = _traced_picks(x, idx)
+    if idx.__class__ is tuple and _holds_tracer(idx):
+        x1, idx1 = _none_as_axis(x, idx) if any(e is None for e in idx) else (x, idx)
+        parts = _traced_picks(x1, idx1)
         if parts is not None:
-            return _gather(x, *parts)
+            return _gather(x1, *parts)
     return getitem_p(x, idx=read_values(idx))
+
+
+def _holds_tracer(idx):
+    for e in idx:
+        if isinstance(e, Tracer):
+            return True
+    return False
+
+
+def _none_as_axis(x, idx):
+    """``x`` with a length-1 axis where the tuple index ``idx`` has a ``None``, and ``idx``
+    with a full slice there: the same ``x[idx]``, numpy placing the indexed dimensions alike
+    (a ``None`` separates advanced indices as a slice does), but the index one that
+    ``_traced_picks`` takes. ``(x, idx)`` unchanged where ``idx`` has a boolean array or
+    indexes too many axes (numpy's indexing then decides)."""
+    shape = shape_of(x)
+    ndim = len(shape)
+    used = sum(1 for e in idx if e is not None and e is not Ellipsis)
+    new, a = [], 0
+    for e in idx:
+        if e is None:
+            new.append(1)
+        elif e is Ellipsis:
+            new += shape[a:a + ndim - used]
+            a += ndim - used
+        elif a >= ndim or isinstance(e, (list, _onp.ndarray)) and \
+                _onp.asarray(e).dtype.kind == "b":
+            return x, idx
+        else:
+            new.append(shape[a])
+            a += 1
+    full = slice(None)
+    return (fnp.reshape(x, tuple(new) + tuple(shape[a:])),
+            tuple(full if e is None else e for e in idx))
 
 
 def traced_index(idx):
@@ -161,14 +196,12 @@ def _traced_picks(x, idx):
     ``x[np.arange(n), labels]``; indices computed in a staged function): ``(picks, sliced)``,
     ``picks`` the integer index (plain or traced) of each indexed axis of ``x`` in order,
     ``sliced`` the index's slices, one per axis (full ones on the indexed axes), or None where
-    none is sliced. None for an index without a traced integer array, or with ``None``, a
-    boolean array or a tracer of a float in it (then it is read as values)."""
+    none is sliced. None for an index without a traced integer array, or with ``None`` (which
+    ``getitem`` makes a slice of a new axis first), a boolean array or a tracer of a float in
+    it (then it is read as values)."""
     if idx.__class__ is not tuple:
         idx = (idx,)
-    for e in idx:
-        if isinstance(e, Tracer):
-            break
-    else:
+    if not _holds_tracer(idx):
         return None
     ndim = len(shape_of(x))
     if any(e is Ellipsis for e in idx):
