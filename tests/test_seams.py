@@ -458,20 +458,26 @@ def test_at_updates_by_a_batched_or_staged_index_are_scatters():
     X = RNG.normal(size=(4, 3, 5))
     K = RNG.integers(-5, 5, size=4)
     L = onp.stack([RNG.permutation(3)[:2] for _ in range(4)])  # (distinct rows: set takes them)
+    R = RNG.integers(0, 2, size=(4, 5))  # (repeats: add sums them in numpy's order)
     fs = [lambda x, k, l: np.sum(np.at(np.zeros(5))[k].set(1.0) * x),
           lambda x, k, l: np.sum(np.at(x)[l].add(x[:2] ** 2) ** 2),
           lambda x, k, l: np.sum(np.sin(np.at(x)[0, k].set(x[1, 0] * 3.0))),
           lambda x, k, l: np.sum(np.at(x)[:, k].add(np.arange(3.0)) * x),
           lambda x, k, l: np.sum(np.at(x)[l, k].set(x[2, :2] ** 3) ** 2),
-          lambda x, k, l: np.sum(np.at(x[None] * x[:, :1, None])[l, :, k].add(x[:2, :3]) ** 2)]
+          lambda x, k, l: np.sum(np.at(x[None] * x[:, :1, None])[l, :, k].add(x[:2, :3]) ** 2),
+          lambda x, k, r: np.sum(np.at(x[0] * 0.1)[r].add(x[1] / 3.0) ** 3)]
     for f in fs:
-        want = [f(x, k, l) for x, k, l in zip(X, K, L)]
-        onp.testing.assert_allclose(fgrad.vmap(f)(X, K, L), want, rtol=1e-13)
-        grads = onp.stack([fgrad.grad(f)(x, k, l) for x, k, l in zip(X, K, L)])
-        onp.testing.assert_allclose(fgrad.vmap(fgrad.grad(f))(X, K, L), grads, rtol=1e-13)
-        staged = fgrad.jit(fgrad.grad(f))
-        for x, k, l, g in zip(X, K, L, grads):
-            onp.testing.assert_allclose(staged(x, k, l), g, rtol=1e-13)
+        I = R if f is fs[-1] else L
+        want = [f(x, k, l) for x, k, l in zip(X, K, I)]
+        onp.testing.assert_allclose(fgrad.vmap(f)(X, K, I), want, rtol=1e-13)
+        grads = [fgrad.value_and_grad(f)(x, k, l) for x, k, l in zip(X, K, I)]
+        onp.testing.assert_allclose(fgrad.vmap(fgrad.grad(f))(X, K, I),
+                                    onp.stack([g for _, g in grads]), rtol=1e-13)
+        staged = fgrad.jit(fgrad.value_and_grad(f))  # (SPEC: the eager values, bit for bit)
+        for x, k, l, (v, g) in zip(X, K, I, grads):
+            got = staged(x, k, l)
+            assert got[0] == v
+            onp.testing.assert_array_equal(got[1], g)
         assert _graphs(staged) == 1
     # dtypes as eagerly (a Python number takes the array's kind)
     f32 = fgrad.vmap(lambda x, i: np.at(x)[i].add(2.0))(onp.zeros((2, 4), onp.float32),

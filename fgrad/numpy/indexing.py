@@ -278,12 +278,12 @@ def _gather(x, picks, sliced):
     return out if perm is None else fnp.transpose(out, perm)
 
 
-def _scattered(x, v, picks):
-    """An array of ``x``'s shape, zero but at ``x[idx]`` (``_traced_picks``' parts of ``idx``,
-    without slices), where it holds ``v`` broadcast to that shape, repeats added: one
-    ``scatter_add`` of rows, the transpose of ``_gather``."""
+def _as_rows(x, v, picks):
+    """``v`` broadcast to ``x[idx]`` (``_traced_picks``' parts of ``idx``, without slices) and
+    laid out as rows of ``x``'s indexed axes, in numpy's dtype for writing it into ``x`` (a
+    Python number takes ``x``'s kind): ``(rows, indices, order, kept)``, ``indices`` the row
+    of every entry of ``rows``, ``order`` and ``kept`` as ``_rows_of`` gives them."""
     shape = shape_of(x)
-    # (numpy's dtype: that of x and v, a Python number taking x's kind)
     dtype = _onp.result_type(dtype_of(x), v if isinstance(v, (int, float, complex)) else
                              dtype_of(v))
     v = fnp.astype(v, dtype) if dtype_of(v) != dtype else v
@@ -296,10 +296,39 @@ def _scattered(x, v, picks):
     else:
         v = fnp.transpose(fnp.broadcast_to(v, tuple((ib + kept)[p] for p in perm)),
                           _inverse(perm))
-    v = fnp.reshape(v, (math.prod(ib),) + kept)
-    out = fnp.reshape(scatter_add_p(v, _row_index(flat, kept), axis=0, n=nrows),
-                      tuple(shape[d] for d in picks) + kept)
-    return out if order == sorted(order) else fnp.transpose(out, _inverse(order))
+    return fnp.reshape(v, (math.prod(ib),) + kept), _row_index(flat, kept), order, kept
+
+
+def _from_rows(y, shape, picks, order, kept):
+    """The rows ``y`` of the indexed axes ``picks`` back in ``x``'s layout (of ``shape``)."""
+    y = fnp.reshape(y, tuple(shape[d] for d in picks) + kept)
+    return y if order == sorted(order) else fnp.transpose(y, _inverse(order))
+
+
+def _scattered(x, v, picks):
+    """An array of ``x``'s shape, zero but at ``x[idx]`` (``_traced_picks``' parts of ``idx``,
+    without slices), where it holds ``v`` broadcast to that shape, repeats added: one
+    ``scatter_add`` of rows, the transpose of ``_gather``."""
+    shape = shape_of(x)
+    rows, indices, order, kept = _as_rows(x, v, picks)
+    n = math.prod(shape[d] for d in picks)
+    return _from_rows(scatter_add_p(rows, indices, axis=0, n=n), shape, picks, order, kept)
+
+
+def _added_at(x, v, picks):
+    """``at(x)[idx].add(v)`` for ``_traced_picks``' parts of ``idx``, without slices: one
+    ``add_at`` of rows, which adds the values in numpy's order (``numpy.add.at``, as the
+    eager update does, so a staged replay equals it bit for bit where indices repeat)."""
+    x = fnp.asarray(x)
+    shape = shape_of(x)
+    rows, indices, order, kept = _as_rows(x, v, picks)
+    xr = x if order == sorted(order) else fnp.transpose(x, order)
+    xr = fnp.reshape(xr, (math.prod(shape[d] for d in picks),) + kept)
+    y = _from_rows(add_at_p(xr, rows, indices, axis=0), shape, picks, order, kept)
+    # (in the eager update's layout, C order as x's copy: a sum over the transposed view adds
+    # in another order, and its last bits would differ. ravel copies; a traced
+    # ascontiguousarray is no node, as traces keep no layout)
+    return y if order == sorted(order) else fnp.reshape(fnp.ravel(y), shape)
 
 
 def gather_rows(x, i):
@@ -328,7 +357,7 @@ def index_add(x, v, idx):
     """``x.at[idx].add(v)``: a new array with ``v`` added at ``idx`` (repeats accumulate)."""
     parts = _traced_picks(x, idx)
     if parts is not None and parts[1] is None:  # (a batch of indices, or staged ones)
-        return fnp.add(x, _scattered(x, v, parts[0]))
+        return _added_at(x, v, parts[0])
     return index_add_p(x, v, idx=read_values(idx))
 
 
@@ -646,4 +675,25 @@ scatter_add_p = define(
     spec=Spec([(((4,),), {"indices": _onp.array([3, 0, 0, 2]), "axis": 0, "n": 5}),
                (((2, 2),), {"indices": _onp.array([[2, 1], [0, 0]]), "axis": 1, "n": 3})],
               call=lambda fn, x, indices, axis, n: fn(x, indices, axis=axis, n=n)),
+    batch=batch_rules.along_axis_of_first)
+
+
+def _add_at_impl(x, v, indices, axis):
+    y = _updated(x, v)
+    _onp.add.at(y, along_axis_index(_onp.shape(v), _onp.asarray(indices), axis), v)
+    return y
+
+
+# x with scatter_add's values added in (numpy.add.at of a copy): the update of a staged or
+# batched index, which adds in numpy's order as the eager update does
+add_at_p = define(
+    "add_at", _add_at_impl,
+    [lambda g, ans, x, v, indices, axis: g,
+     lambda g, ans, x, v, indices, axis: gather_p(g, indices, axis=axis), None],
+    [lambda t, ans, x, v, indices, axis: t,
+     lambda t, ans, x, v, indices, axis: scatter_add_p(t, indices, axis=axis,
+                                                       n=shape_of(x)[axis]), None],
+    spec=Spec([(((4,), (4,)), {"indices": _onp.array([3, 0, 0, 2]), "axis": 0}),
+               (((2, 3), (2, 2)), {"indices": _onp.array([[2, 1], [0, 0]]), "axis": 1})],
+              call=lambda fn, x, v, indices, axis: fn(x, v, indices, axis=axis)),
     batch=batch_rules.along_axis_of_first)
