@@ -116,3 +116,78 @@ def test_random_programs_under_every_composition_of_transforms(ops, reduce, seed
         except CompositionMismatch as e:
             failures.append(str(e))
     assert not failures, "\n".join(failures)
+
+
+# --- random programs indexing by traced integers: gathers and scatters of a batch or a replay --
+
+# x (5, 3) floats; i (4,) integers in [-5, 5) (repeats, negative ones), j (4,) in [0, 3)
+_INDEXED = [lambda x, i, j: x[i], lambda x, i, j: x[i, j], lambda x, i, j: x[:, j],
+            lambda x, i, j: x[i[:, None], j[None, :]], lambda x, i, j: x[i, None],
+            lambda x, i, j: x[np.arange(4), j], lambda x, i, j: np.take(x, i, axis=0),
+            lambda x, i, j: np.take_along_axis(x, np.argsort(x, axis=0), axis=0),
+            lambda x, i, j: np.at(x)[i].add(x[:4] * 0.5),
+            lambda x, i, j: np.at(x)[i, j].add(1.5), lambda x, i, j: np.at(x)[:, j].add(x[0]),
+            lambda x, i, j: np.at(x)[j].set(x[1:5] ** 2),  # (repeats raise, in every form)
+            lambda x, i, j: np.roll(x, i[0], axis=0)]
+_ELEMENTWISE = [np.sin, np.tanh, lambda x: x * x, lambda x: np.exp(0.3 * x), np.abs]
+
+
+def _indexed_program(ops):
+    def f(x, i, j):
+        total = 0.0
+        for e, o in ops:
+            total = total + np.sum(np.sin(_INDEXED[o](_ELEMENTWISE[e](x), i, j)) * 1.3)
+        return total
+    return f
+
+
+@settings(max_examples=settings.default.max_examples)
+@given(ops=st.lists(st.tuples(st.integers(0, len(_ELEMENTWISE) - 1),
+                              st.integers(0, len(_INDEXED) - 1)), min_size=1, max_size=3),
+       seed=st.integers(0, 2**32 - 1))
+def test_random_programs_indexing_by_traced_integers(ops, seed):
+    """Indices passed in (a batch of them under ``vmap``, new ones at each ``jit`` replay)
+    are gathered and scattered, never read: the compositions give the eager values (staged
+    ones bit for bit, one graph for every index), or raise as the eager call does."""
+    from fgrad import grad, hessian, jit, value_and_grad, vmap
+    from fgrad.traces.taylor import jet
+    rng = onp.random.default_rng(seed)
+    f = _indexed_program(ops)
+    examples = [(rng.uniform(-1.5, 1.5, (5, 3)), rng.integers(-5, 5, 4), rng.integers(0, 3, 4))
+                for _ in range(3)]
+    X, I, J = (onp.stack(a) for a in zip(*examples))
+    vg, g, h = value_and_grad(f), grad(f), hessian(f)
+    staged = jit(vg)
+    series = ([onp.ones((5, 3)), onp.zeros((5, 3))],)
+
+    def expand(x, i, j):
+        return jet(lambda y: f(y, i, j), (x,), series)
+
+    def loop(fn):
+        return [onp.stack(o) for o in zip(*[fn(*ex) for ex in examples])] \
+            if isinstance(fn(*examples[0]), tuple) else onp.stack([fn(*ex) for ex in examples])
+
+    forms = {
+        "jit(value_and_grad)": (lambda: [staged(*ex) for ex in examples],
+                                lambda: [vg(*ex) for ex in examples], True),
+        "jit(jet)": (lambda: [jit(expand)(*ex) for ex in examples],
+                     lambda: [expand(*ex) for ex in examples], True),
+        "grad(jit)": (lambda: grad(jit(f))(*examples[0]), lambda: g(*examples[0]), False),
+        "hessian(jit)": (lambda: hessian(jit(f))(*examples[1]), lambda: h(*examples[1]),
+                         False),
+        "vmap(grad)": (lambda: vmap(g)(X, I, J), lambda: loop(g), False),
+        "vmap(jit(grad))": (lambda: vmap(jit(g))(X, I, J), lambda: loop(g), False),
+        "jit(vmap(grad))": (lambda: jit(vmap(g))(X, I, J), lambda: loop(g), False),
+        "vmap(hessian)": (lambda: vmap(h)(X, I, J), lambda: loop(h), False),
+    }
+    failures = []
+    for form, (got, want, exact) in forms.items():
+        try:
+            compare(form, got, want, exact)
+        except CompositionMismatch as e:
+            failures.append(str(e))
+    if not failures and staged.cache:  # (a raising program keeps no graph)
+        graphs = sum(len(v) for v in staged.cache.values())
+        if graphs != 1:
+            failures.append(f"jit(value_and_grad): {graphs} graphs for new indices (guarded)")
+    assert not failures, "\n".join(failures)
