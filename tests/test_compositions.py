@@ -128,6 +128,8 @@ _INDEXED = [lambda x, i, j: x[i], lambda x, i, j: x[i, j], lambda x, i, j: x[:, 
             lambda x, i, j: np.at(x)[i].add(x[:4] * 0.5),
             lambda x, i, j: np.at(x)[i, j].add(1.5), lambda x, i, j: np.at(x)[:, j].add(x[0]),
             lambda x, i, j: np.at(x)[j].set(x[1:5] ** 2),  # (repeats raise, in every form)
+            lambda x, i, j: np.at(x)[i].max(x[:4] * 0.9),
+            lambda x, i, j: np.at(x)[i, j].min(0.1),  # (repeats tie: they share evenly)
             lambda x, i, j: np.roll(x, i[0], axis=0)]
 _ELEMENTWISE = [np.sin, np.tanh, lambda x: x * x, lambda x: np.exp(0.3 * x), np.abs]
 

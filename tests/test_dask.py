@@ -145,7 +145,8 @@ DASK_LACKS = {
     "take": "Dask's take takes 1-d indices only (a 2-d index array fails inside Dask)",
     "getitem": "Dask has no n-d fancy indexing",
     "index_set": "Dask's setitem takes no integer array of indices with repeats",
-    **dict.fromkeys(["scatter_add", "add_at", "index_add", "index_min", "index_max"],
+    **dict.fromkeys(["scatter_add", "add_at", "minimum_at", "maximum_at", "index_add",
+                     "index_min", "index_max"],
                     "Dask has no ufunc.at (NotInLibraryError)"),
     "diagonal": "its VJP scatters by ufunc.at, which Dask lacks",
 }

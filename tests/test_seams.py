@@ -453,7 +453,7 @@ def test_a_tuple_index_holding_a_batched_or_staged_integer_array_is_a_gather():
         staged(Y[0], onp.array([1, -5]))
 
 
-def test_at_updates_by_a_batched_or_staged_index_are_scatters():
+def test_at_updates_by_a_batched_or_staged_index_are_scatters():  # (.add, .set, .min, .max)
     # one-hot targets and per-example updates: vmap refused them, jit guarded the indices
     X = RNG.normal(size=(4, 3, 5))
     K = RNG.integers(-5, 5, size=4)
@@ -465,9 +465,12 @@ def test_at_updates_by_a_batched_or_staged_index_are_scatters():
           lambda x, k, l: np.sum(np.at(x)[:, k].add(np.arange(3.0)) * x),
           lambda x, k, l: np.sum(np.at(x)[l, k].set(x[2, :2] ** 3) ** 2),
           lambda x, k, l: np.sum(np.at(x[None] * x[:, :1, None])[l, :, k].add(x[:2, :3]) ** 2),
-          lambda x, k, r: np.sum(np.at(x[0] * 0.1)[r].add(x[1] / 3.0) ** 3)]
+          lambda x, k, l: np.sum(np.at(x)[l, k].max(x[2, :2] * 0.5) ** 2),
+          lambda x, k, l: np.sum(np.at(x)[:, k].min(np.arange(3.0)) * x),
+          lambda x, k, r: np.sum(np.at(x[0] * 0.1)[r].add(x[1] / 3.0) ** 3),
+          lambda x, k, r: np.sum(np.at(x[0])[r].max(x[1]) ** 3)]
     for f in fs:
-        I = R if f is fs[-1] else L
+        I = R if f in fs[-2:] else L
         want = [f(x, k, l) for x, k, l in zip(X, K, I)]
         onp.testing.assert_allclose(fgrad.vmap(f)(X, K, I), want, rtol=1e-13)
         grads = [fgrad.value_and_grad(f)(x, k, l) for x, k, l in zip(X, K, I)]

@@ -8,9 +8,11 @@ array (0-d arrays and lists included), or a tuple of these, with numpy's rules t
 (advanced indices separated by a slice put their dimensions first). Tracers in it have no
 derivative; a traced integer array (a batch of indices under ``vmap``, indices computed in a
 staged function), alone or in a tuple of integers, integer arrays, slices and ``None``, is an
-argument of ``gather`` (``x[np.arange(n), labels]``), and of an update's ``scatter_add``
-(``.add``, ``.set``; without slices but whole ones, without ``None``), so no trace reads its
-values; elsewhere a tracer in an index counts as its values.
+argument of ``gather`` (``x[np.arange(n), labels]``), and of an update's ``add_at``,
+``scatter_add``, ``minimum_at`` or ``maximum_at`` (``.add``, ``.set``, ``.min``, ``.max``;
+without slices but whole ones, without ``None``), so no trace reads its values; elsewhere (and
+in ``.multiply``, which multiplies in rounds counted from the index's values) a tracer in an
+index counts as its values.
 
 ``fgrad.numpy.at(x)[idx].add(v)`` works on plain arrays and traced values alike (a traced value
 also has JAX's spelling ``x.at[idx].add(v)``; an ndarray has no ``.at``), so a loss written with
@@ -315,16 +317,17 @@ def _scattered(x, v, picks):
     return _from_rows(scatter_add_p(rows, indices, axis=0, n=n), shape, picks, order, kept)
 
 
-def _added_at(x, v, picks):
-    """``at(x)[idx].add(v)`` for ``_traced_picks``' parts of ``idx``, without slices: one
-    ``add_at`` of rows, which adds the values in numpy's order (``numpy.add.at``, as the
-    eager update does, so a staged replay equals it bit for bit where indices repeat)."""
+def _updated_at(x, v, picks, prim):
+    """``at(x)[idx].add(v)`` (``.min``, ``.max``) for ``_traced_picks``' parts of ``idx``,
+    without slices: one ``prim`` (``add_at``, ``minimum_at``, ``maximum_at``) of rows, which
+    writes the values in numpy's order (``numpy.add.at``, as the eager update does, so a
+    staged replay equals it bit for bit where indices repeat)."""
     x = fnp.asarray(x)
     shape = shape_of(x)
     rows, indices, order, kept = _as_rows(x, v, picks)
     xr = x if order == sorted(order) else fnp.transpose(x, order)
     xr = fnp.reshape(xr, (math.prod(shape[d] for d in picks),) + kept)
-    y = _from_rows(add_at_p(xr, rows, indices, axis=0), shape, picks, order, kept)
+    y = _from_rows(prim(xr, rows, indices, axis=0), shape, picks, order, kept)
     # (in the eager update's layout, C order as x's copy: a sum over the transposed view adds
     # in another order, and its last bits would differ. ravel copies; a traced
     # ascontiguousarray is no node, as traces keep no layout)
@@ -357,7 +360,7 @@ def index_add(x, v, idx):
     """``x.at[idx].add(v)``: a new array with ``v`` added at ``idx`` (repeats accumulate)."""
     parts = _traced_picks(x, idx)
     if parts is not None and parts[1] is None:  # (a batch of indices, or staged ones)
-        return _added_at(x, v, parts[0])
+        return _updated_at(x, v, parts[0], add_at_p)
     return index_add_p(x, v, idx=read_values(idx))
 
 
@@ -536,6 +539,9 @@ def index_min(x, v, idx):
     """``x.at[idx].min(v)``: a new array, each entry at ``idx`` the minimum of itself and the
     values written to it (repeats included). At a tie the candidates that attain the minimum
     share the derivative evenly (as in ``minimum`` and ``min``)."""
+    parts = _traced_picks(x, idx)
+    if parts is not None and parts[1] is None:  # (a batch of indices, or staged ones)
+        return _updated_at(x, v, parts[0], minimum_at_p)
     return index_min_p(x, v, idx=read_values(idx))
 
 
@@ -543,6 +549,9 @@ def index_max(x, v, idx):
     """``x.at[idx].max(v)``: a new array, each entry at ``idx`` the maximum of itself and the
     values written to it (repeats included). At a tie the candidates that attain the maximum
     share the derivative evenly (as in ``maximum`` and ``max``)."""
+    parts = _traced_picks(x, idx)
+    if parts is not None and parts[1] is None:  # (a batch of indices, or staged ones)
+        return _updated_at(x, v, parts[0], maximum_at_p)
     return index_max_p(x, v, idx=read_values(idx))
 
 
@@ -697,3 +706,47 @@ add_at_p = define(
                (((2, 3), (2, 2)), {"indices": _onp.array([[2, 1], [0, 0]]), "axis": 1})],
               call=lambda fn, x, v, indices, axis: fn(x, v, indices, axis=axis)),
     batch=batch_rules.along_axis_of_first)
+
+
+# minimum.at and maximum.at of a copy along an axis, the updates of a staged or batched index:
+# weights on the winners as index_min/index_max have them, the index an argument
+def _extreme_rows_weights(ans, x, v, indices, axis, of):
+    idx = along_axis_index(_onp.shape(v), _onp.asarray(indices), axis)
+    return _winner_weights_impl(ans, x, v, idx, of)
+
+
+_extreme_rows_weights_p = values_only(_extreme_rows_weights, "extreme_at_weights",
+                                      batch=batch_rules.along_axis_of_first)
+
+
+def _extreme_rows(name, ufunc):
+    def impl(x, v, indices, axis):
+        y = _updated(x, v)
+        ufunc.at(y, along_axis_index(_onp.shape(v), _onp.asarray(indices), axis), v)
+        return y
+
+    def weight(ans, x, v, indices, axis, of):
+        return _extreme_rows_weights_p(ans, x, v, indices, axis=axis, of=of)
+
+    def vjp_v(g, ans, x, v, indices, axis):
+        return gather_p(g, indices, axis=axis) * weight(ans, x, v, indices, axis, "v")
+
+    def jvp_v(t, ans, x, v, indices, axis):
+        return scatter_add_p(t * weight(ans, x, v, indices, axis, "v"), indices, axis=axis,
+                             n=shape_of(x)[axis])
+
+    return define(
+        name, impl,
+        [lambda g, ans, x, v, indices, axis: g * weight(ans, x, v, indices, axis, "x"),
+         vjp_v, None],
+        [lambda t, ans, x, v, indices, axis: t * weight(ans, x, v, indices, axis, "x"),
+         jvp_v, None],
+        spec=Spec([(((3,), (3,)), {"indices": _onp.array([0, 0, 2]), "axis": 0}),
+                   (((2, 3), (2, 2)), {"indices": _onp.array([[2, 1], [0, 0]]), "axis": 1})],
+                  call=lambda fn, x, v, indices, axis: fn(x, v, indices, axis=axis),
+                  valid=_no_near_ties),
+        batch=batch_rules.along_axis_of_first)
+
+
+minimum_at_p = _extreme_rows("minimum_at", _onp.minimum)
+maximum_at_p = _extreme_rows("maximum_at", _onp.maximum)
