@@ -147,9 +147,9 @@ LAYOUTS = {  # inputs as numpy lays them out: blocks are views of them, sliced b
 def test_inputs_of_any_layout_and_dtype_replay_bit_for_bit(layout, small_tiles):
     x, y = LAYOUTS[layout], _RNG.normal(size=(40, 30))
 
-    def f(x, y):
+    def f(x, y):  # (a sum adds in the order of its operand's layout: the eager one's)
         h = np.exp(np.sin(x) * y) + np.tanh(x)
-        return np.log1p(h * h), h
+        return np.log1p(h * h), h, np.sum(h * y, axis=0), np.sum(np.cos(x) * 2.0, axis=0)
 
     source, graph = _source(f, x, y)
     assert _tiled(source)

@@ -51,14 +51,16 @@ def _may_repeat(idx):
 
 
 def _updated(x, v):
-    """A fresh copy of ``x`` in the dtype that can hold the update ``v`` too."""
+    """A fresh copy of ``x`` in the dtype that can hold the update ``v`` too, in C order
+    (a copy in ``x``'s layout would take numpy's pick where ``x`` is broadcast, and a staged
+    replay keeps the eager layouts it can tell: ``fgrad.traces.layouts``)."""
     dtype = _onp.result_type(x, v)
     if foreign_array(x):
         y = x.astype(dtype)
         # (Dask's astype to the same dtype is the array itself, and its setitem replaces
         # that object's graph: the update would change x, a value others read, in place)
         return x.copy() if y is x else y
-    return _onp.array(x, dtype=dtype)
+    return _onp.array(x, dtype=dtype, order="C")
 
 
 def _index_add(x, v, idx):

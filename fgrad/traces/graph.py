@@ -20,6 +20,7 @@ from ..core.tracer import (BATCHING, STAGING, Tracer, ambient, batches, first_tr
 from ..core.values import PYTHON_NUMBERS
 from .codecache import code_for
 from .nodes import Const, Var
+from .layouts import Layouts
 from .tiling import Tile, schedule, tile_source
 
 
@@ -213,9 +214,13 @@ def interpreting(leaves):
 _FREE_BYTES = 1 << 12
 
 
-def compile_graph(graph):
+def compile_graph(graph, inputs_c=True):
     """A Python function ``run(*input_leaves) -> list of output leaves``, generated from the
     nodes as straight-line code.
+
+    ``inputs_c``: the code may count on inputs of two or more dimensions being C-ordered
+    arrays (to keep the eager layouts where it writes into buffers: ``layouts.Layouts``); it
+    checks them first, and calls code generated without that where one is not.
 
     Values live in local variables, and a variable is reused once the value in it is read for
     the last time (as registers are allocated), so the function has about as many locals as
@@ -242,7 +247,8 @@ def compile_graph(graph):
                 body.append(f"    if not _same({names[var]}, g{k}):")
             body.append(f"        raise GuardError(m{k})")
 
-    items = schedule(graph)  # the nodes, with elementwise work on large arrays in Tiles
+    layouts = Layouts(graph, inputs_c)
+    items = schedule(graph, layouts)  # the nodes, elementwise work on large arrays in Tiles
     last = {}  # var -> index of the last item using it
     for k, it in enumerate(items):
         if it.__class__ is Tile:
@@ -259,7 +265,7 @@ def compile_graph(graph):
     for v in last:
         if math.prod(v.shape) * v.dtype.itemsize >= _FREE_BYTES:
             big.add(v)
-    reuse = _in_place(graph, items, last)
+    reuse = _in_place(graph, items, last, layouts)
     free_names, count = [], 0
 
     def ref(a, local):
@@ -360,6 +366,11 @@ def compile_graph(graph):
             free_names.append(out)
     outs = [ref(o, f"o{j}") for j, o in enumerate(graph.outputs)]
     params = ", ".join(repr(v) for v in graph.inputs)
+    if layouts.relied:  # (an input in another layout: the code that assumes none)
+        env["_nd"], env["_plain"] = _onp.ndarray, _Plain(graph)
+        c = " and ".join(f"{v!r}.__class__ is _nd and {v!r}.flags.c_contiguous"
+                         for v in graph.inputs if len(v.shape) >= 2)
+        body[:0] = [f"    if not ({c}):", f"        return _plain({params})"]
     src = f"def run({params}):\n" + "\n".join(body) + f"\n    return [{', '.join(outs)}]\n"
     exec(code_for(src, f"<fgrad graph {graph.name}>"), env)  # noqa: S102
     run = env["run"]
@@ -367,12 +378,29 @@ def compile_graph(graph):
     return run
 
 
-def _in_place(graph, items, last):
+class _Plain:
+    """A graph's code assuming no input's layout, generated at its first call."""
+
+    __slots__ = ("graph", "run")
+
+    def __init__(self, graph):
+        self.graph, self.run = graph, None
+
+    def __call__(self, *leaves):
+        if self.run is None:
+            self.run = compile_graph(self.graph, inputs_c=False)
+        return self.run(*leaves)
+
+
+def _in_place(graph, items, last, layouts):
     """index of a node among ``items`` -> the operand its result is written into."""
     # (a value made by a primitive whose result is a new array of its own, and read only by
     # such primitives, can take the result of its last reader in place: in a 32 x 32
     # accumulation in the RNN's gradient, one allocation fewer per step; a unary ufunc's
     # too, ``tanh(a, out=a)``: on large arrays numpy's time is memory traffic)
+    # The result then has the operand's layout, where numpy would lay it out as its operands
+    # (``layouts.Layouts``): the same for one operand, or another that is a number; for
+    # another array operand only if the operand is C order, as numpy's result then is.
     reuse, shared, guarded = {}, None, ()
     for k, n in enumerate(items):
         if n.__class__ is Tile or not n.prim.writes_into or n.params or len(n.args) > 2:
@@ -386,6 +414,12 @@ def _in_place(graph, items, last):
                     guarded = {g[0] for g in graph.guards}
                 if a in shared or a in guarded:
                     continue
+                if len(n.shape) >= 2 and len(n.args) == 2:
+                    other = n.args[1] if n.args[0] is a else n.args[0]
+                    if other is not a and (len(other.shape) if other.__class__ is Var
+                                           else _onp.ndim(other.value)) > 0:
+                        if not layouts.c_order(a):
+                            break
                 if len(n.args) == 1 or _by_operator(n):
                     reuse[k] = a
                 break

@@ -22,6 +22,7 @@ import math
 import numpy as _onp
 
 from .graph import Graph, replay_impl, resolve
+from .layouts import c_contiguous, row_major
 from .nodes import Const, Var
 from ..core.tracer import staging
 
@@ -116,6 +117,7 @@ def _simplified(graph, in_place, fold, noops):
     nodes, subst, consts, guards = [], {}, list(graph.consts), list(graph.guards)
     guarded = {g[0] for g in guards}
     keep = {o for o in graph.outputs if o.__class__ is Var} | guarded if noops else ()
+    known = set()  # (the kept values the eager call makes row-major: layouts.py)
     for n in graph.nodes:
         _substitute(n, subst)
         if fold and not n.prim.effect and _all_fixed(n.args) and \
@@ -129,9 +131,11 @@ def _simplified(graph, in_place, fold, noops):
             consts.append(c)
             subst[n] = c
             continue
-        same = _noop_input(n) if noops and n not in keep else None
+        same = _noop_input(n, known) if noops and n not in keep else None
         if same is None:
             nodes.append(n)
+            if noops and len(n.shape) >= 2 and row_major(n, known):
+                known.add(n)
         else:
             subst[n] = same
     return _rebuilt(graph, nodes, subst, consts, guards)
@@ -156,20 +160,35 @@ def _is_one(a):
     return isinstance(v, (int, float, _onp.generic)) and not isinstance(v, bool) and v == 1
 
 
-def _noop_input(n):
-    """The reference a node changes nothing of, or None."""
+def _noop_input(n, known):
+    """The reference a node changes nothing of, or None. Of two or more dimensions, the
+    node's result must also have its input's layout (a later sum over it adds by the layout):
+    a copy (``astype``, ``conjugate``) is dense in its input's axis order, so a dense input
+    (a new array) has it; a product with ones is laid out by both operands, so only a C-ordered
+    input surely has it (``layouts.py``; ``known``: the values made row-major so far)."""
     name, args, p = n.prim.name, n.args, n.params
     if name in ("reshape", "broadcast_to", "astype", "squeeze", "real", "conjugate") or (
             name == "transpose" and (p.get("axes") is None and len(n.shape) <= 1 or
                                      p.get("axes") == tuple(range(len(n.shape))))):
         if name in ("real", "conjugate") and _onp.dtype(n.dtype).kind == "c":
             return None
-        return args[0] if args and _same_meta(n, args[0]) else None
+        if not args or not _same_meta(n, args[0]):
+            return None
+        if name in ("astype", "conjugate") and len(n.shape) >= 2 and not _dense(args[0]):
+            return None
+        return args[0]
     if name == "multiply" and len(args) == 2 and not p:
         for x, y in (args, args[::-1]):
-            if _is_one(y) and _same_meta(n, x):
+            if _is_one(y) and _same_meta(n, x) and (
+                    len(n.shape) < 2 or c_contiguous(x, known) or
+                    _onp.ndim(y.value) == 0 and _dense(x)):
                 return x
     return None
+
+
+def _dense(a):
+    """Whether reference ``a`` is a new array (a fresh output's), dense in some axis order."""
+    return a.__class__ is Var and a.prim is not None and a.prim.fresh_output
 
 
 def remove_noops(graph, in_place=False):

@@ -10,7 +10,9 @@ are written into whole arrays. On the 1e6-float chain's gradient (``benchmarks``
 peak memory falls from the five saved 8 MB block values to the gradient alone.
 
 Bit for bit: each element is computed by the same ufunc on the same operands as in the eager
-call, and a ufunc's value at an element depends on that element's operands alone (so also in
+call (a tile of two or more dimensions only where its whole arrays are C-ordered in the eager
+call too, ``layouts.Layouts``: a later sum over them adds in the same order), and a ufunc's
+value at an element depends on that element's operands alone (so also in
 numpy's SIMD loops, whose last, shorter stretch of a block falls elsewhere than in the whole
 array's): ``tests/test_tiling.py`` checks every elementwise primitive of the table with blocks
 of one or two rows against eager, on inputs of every layout.
@@ -73,7 +75,7 @@ def varies(a, shape):
     return len(s) == len(shape) and s[0] == shape[0]
 
 
-def schedule(graph):
+def schedule(graph, layouts):
     """The graph's nodes in the order its code runs them, stretches of elementwise nodes on
     large arrays gathered into ``Tile``s. A graph without such values keeps its order."""
     guarded = {g[0] for g in graph.guards}
@@ -121,10 +123,10 @@ def schedule(graph):
         else:
             items.append(n)
     close()
-    return _worth_a_loop(graph, items)
+    return _worth_a_loop(graph, items, layouts)
 
 
-def _worth_a_loop(graph, items):
+def _worth_a_loop(graph, items, layouts):
     """``items`` with each tile's escaping values, reads and rows found, and tiles that would
     not save anything replaced by their nodes."""
     owner = {}
@@ -150,6 +152,10 @@ def _worth_a_loop(graph, items):
             continue
         made = set(it.nodes)
         it.escaping = [n for n in it.nodes if n in escaping]
+        # (its whole arrays are made in C order: the eager ones must be)
+        if len(it.shape) >= 2 and not all(layouts.c_order(v) for v in it.escaping):
+            out.extend(it.nodes)
+            continue
         seen = set()
         for n in it.nodes:
             for a in n.args:
