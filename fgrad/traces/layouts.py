@@ -35,25 +35,34 @@ class Layouts:
     nothing else holds, the eager layout is ``a``'s, which no graph sees: the eager call
     itself differs as the code is written.)"""
 
-    __slots__ = ("graph", "inputs_c", "relied", "_sure", "_assumed")
+    __slots__ = ("inputs", "relied", "_status", "_known", "_assumed")
 
     def __init__(self, graph, inputs_c):
-        self.graph, self.inputs_c, self.relied = graph, inputs_c, False
-        self._sure = self._assumed = None
+        self.inputs = {v for v in graph.inputs if len(v.shape) >= 2} if inputs_c else set()
+        self.relied = False
+        # value -> row_major's answer, found for the values asked about and their operands
+        # only (a graph's code asks about a few: its whole walk cost the RNN's first replay 7%)
+        self._status = dict.fromkeys(self.inputs, 2)
 
     def c_order(self, v):
         """Whether ``v``, a value the eager call makes as a new array, is in C order."""
-        if self._sure is None:  # (at the first question: most graphs ask none)
-            self._sure = _row_major(self.graph, ())
-            self._assumed = _row_major(self.graph, [v for v in self.graph.inputs
-                                                    if len(v.shape) >= 2]) \
-                if self.inputs_c else self._sure
-        if v in self._sure:
-            return True
-        if v in self._assumed:
+        status = self._status
+        if v not in status:
+            stack = [v]
+            while stack:  # (operands first; a loop, not a recursion: chains run thousands)
+                n = stack[-1]
+                waits = False
+                for a in n.args:
+                    if a.__class__ is Var and a not in status and _has_a_say(a.shape):
+                        stack.append(a)
+                        waits = True
+                if not waits:
+                    stack.pop()
+                    status[n] = row_major(n, status, self.inputs)
+        r = status[v]
+        if r == 2:
             self.relied = True
-            return True
-        return False
+        return r > 0
 
 
 # (views that keep an operand's row-major order, by the parameters they take)
@@ -65,59 +74,74 @@ _KEEPS_ORDER = {
     "broadcast_to": lambda shape: True,
 }
 # (updates, a new array in C order: ``fgrad.numpy.indexing._updated``)
-_UPDATES = ("index_add", "index_set", "index_min", "index_max", "add_at", "minimum_at",
-            "maximum_at")
+_UPDATES = frozenset(("index_add", "index_set", "index_min", "index_max", "add_at",
+                      "minimum_at", "maximum_at"))
 
 
-def _row_major(graph, inputs):
-    """The values of two or more dimensions the eager call makes row-major (``Layouts``),
-    ``inputs`` counted as such."""
-    inputs = set(inputs)
-    out = set(inputs)
-    for n in graph.nodes:
-        if len(n.shape) >= 2 and row_major(n, out, inputs):
-            out.add(n)
-    return out
-
-
-def row_major(n, known, inputs=()):
+def row_major(n, status, inputs=()):
     """Whether node ``n`` of two or more dimensions makes a row-major value (``Layouts``),
-    given the values ``known`` to be row-major and the ``inputs`` counted as C order."""
+    given ``status``, the answers for its operands of two or more dimensions (none: 0), and
+    the ``inputs`` counted as C order: 0 no (or not known), 1 yes, 2 yes if the inputs are
+    C-ordered (it follows from an input or from a value whose answer is 2)."""
+    if not _has_a_say(n.shape):
+        return 1  # (at most one axis longer than 1: any layout is row-major)
     if n.prim is None:
-        return False
-    f = n.prim.impl
-    keeps = _KEEPS_ORDER.get(n.prim.name)
+        return 0
+    name = n.prim.name
+    keeps = _KEEPS_ORDER.get(name)
     if keeps is not None:
         a = n.args[0]
-        return (a in known if a.__class__ is Var else _row_major_array(a.value)) and \
-            keeps(**n.params)
-    if n.prim.name in _UPDATES:
-        return True
+        if not keeps(**n.params):
+            return 0
+        if a.__class__ is not Var:
+            return int(_row_major_array(a.value))
+        return status.get(a, 0) if _has_a_say(a.shape) else 1
+    if name in _UPDATES:
+        return 1
+    f = n.prim.impl
     if f is _onp.matmul:
-        return all(len(a.shape if a.__class__ is Var else _onp.shape(a.value)) <= 2
-                   for a in n.args)
+        return 1 if all(len(a.shape if a.__class__ is Var else _onp.shape(a.value)) <= 2
+                        for a in n.args) else 0
     if f.__class__ is not _onp.ufunc or n.params:
-        return False
-    agree = True
+        return 0
+    agree, answer = True, 1
     for a in n.args:
         if a.__class__ is Var:
-            c, shape = a in known, a.shape
+            shape = a.shape
+            r = status.get(a, 0) if _has_a_say(shape) else 1
         else:
-            c, shape = _row_major_array(a.value), _onp.shape(a.value)
-        if c and shape == n.shape and c_contiguous(a, known, inputs):
-            return True  # (a C-ordered operand of its shape)
-        if not c and sum(1 for d in shape if d > 1) > 1:
-            agree = False
-    return agree
+            r, shape = int(_row_major_array(a.value)), _onp.shape(a.value)
+        if r and shape == n.shape and c_contiguous(a, status, inputs):
+            if r == 1:
+                return 1  # (a C-ordered operand of its shape)
+            agree, answer = None, 2  # (one if the inputs are)
+        elif agree is not None and _has_a_say(shape):
+            if not r:
+                agree = False
+            elif r == 2:
+                answer = 2
+    return answer if agree is not False else 0
 
 
-def c_contiguous(a, row_major_values, inputs=()):
-    """Whether operand ``a`` is a C-ordered array: a row-major value that is a new array
-    (a fresh output's, dense) or an input counted as C order, or such a constant."""
+_SAY = {}  # shape -> _has_a_say's answer (a graph has a few shapes, asked of thousands)
+
+
+def _has_a_say(shape):
+    """Whether a value of ``shape`` has a say in a layout: two axes longer than 1."""
+    say = _SAY.get(shape)
+    if say is None:
+        say = _SAY[shape] = sum(1 for d in shape if d > 1) > 1
+    return say
+
+
+def c_contiguous(a, status, inputs=()):
+    """Whether operand ``a`` is a C-ordered array: a row-major value (``status``, as
+    ``row_major`` takes it) that is a new array (a fresh output's, dense) or an input counted
+    as C order, or such a constant."""
     if a.__class__ is Const:
         return isinstance(a.value, _onp.ndarray) and a.value.flags.c_contiguous
-    return a in row_major_values and (a in inputs or a.prim is not None and
-                                      a.prim.fresh_output)
+    return a in status and status[a] > 0 and (a in inputs or a.prim is not None and
+                                              a.prim.fresh_output)
 
 
 def _row_major_array(x):

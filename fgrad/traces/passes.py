@@ -117,7 +117,7 @@ def _simplified(graph, in_place, fold, noops):
     nodes, subst, consts, guards = [], {}, list(graph.consts), list(graph.guards)
     guarded = {g[0] for g in guards}
     keep = {o for o in graph.outputs if o.__class__ is Var} | guarded if noops else ()
-    known = set()  # (the kept values the eager call makes row-major: layouts.py)
+    known = None  # (the kept values the eager call makes row-major: at the first question)
     for n in graph.nodes:
         _substitute(n, subst)
         if fold and not n.prim.effect and _all_fixed(n.args) and \
@@ -131,11 +131,18 @@ def _simplified(graph, in_place, fold, noops):
             consts.append(c)
             subst[n] = c
             continue
-        same = _noop_input(n, known) if noops and n not in keep else None
+        same = _noop_input(n) if noops and n not in keep else None
+        if same.__class__ is _IfCOrdered:
+            if known is None:
+                known = {}
+                for m in nodes:
+                    if len(m.shape) >= 2:
+                        known[m] = row_major(m, known)
+            same = same.x if c_contiguous(same.x, known) else None
         if same is None:
             nodes.append(n)
-            if noops and len(n.shape) >= 2 and row_major(n, known):
-                known.add(n)
+            if known is not None and len(n.shape) >= 2:
+                known[n] = row_major(n, known)
         else:
             subst[n] = same
     return _rebuilt(graph, nodes, subst, consts, guards)
@@ -160,12 +167,21 @@ def _is_one(a):
     return isinstance(v, (int, float, _onp.generic)) and not isinstance(v, bool) and v == 1
 
 
-def _noop_input(n, known):
+class _IfCOrdered:
+    """``_noop_input``'s answer for a product with ones: ``x`` if it is C-ordered."""
+
+    __slots__ = ("x",)
+
+    def __init__(self, x):
+        self.x = x
+
+
+def _noop_input(n):
     """The reference a node changes nothing of, or None. Of two or more dimensions, the
     node's result must also have its input's layout (a later sum over it adds by the layout):
     a copy (``astype``, ``conjugate``) is dense in its input's axis order, so a dense input
-    (a new array) has it; a product with ones is laid out by both operands, so only a C-ordered
-    input surely has it (``layouts.py``; ``known``: the values made row-major so far)."""
+    (a new array) has it; a product with an array of ones is laid out by both operands, so
+    only a C-ordered input surely has it (``_IfCOrdered``: ``layouts.py`` tells)."""
     name, args, p = n.prim.name, n.args, n.params
     if name in ("reshape", "broadcast_to", "astype", "squeeze", "real", "conjugate") or (
             name == "transpose" and (p.get("axes") is None and len(n.shape) <= 1 or
@@ -179,10 +195,10 @@ def _noop_input(n, known):
         return args[0]
     if name == "multiply" and len(args) == 2 and not p:
         for x, y in (args, args[::-1]):
-            if _is_one(y) and _same_meta(n, x) and (
-                    len(n.shape) < 2 or c_contiguous(x, known) or
-                    _onp.ndim(y.value) == 0 and _dense(x)):
-                return x
+            if _is_one(y) and _same_meta(n, x):
+                if len(n.shape) < 2 or _onp.ndim(y.value) == 0 and _dense(x):
+                    return x
+                return _IfCOrdered(x)
     return None
 
 
