@@ -215,32 +215,42 @@ def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
             raise ValueError(f"vmap: in_axes={in_axes!r} has {len(spec)} entries but the "
                              f"function was called with {len(args)} argument(s)")
         axes = _axes_for(spec, args, "in_axes")
-        # (JAX's rule: keyword arguments are mapped over their leading axis, whatever in_axes
-        # says; pass an unmapped one positionally with None in in_axes)
-        names = [f"input leaf {i}" for i in range(len(axes))]
-        for k in sorted(kwargs):  # (in tree_flatten's order)
-            names += [f"keyword argument {k!r}"] * len(tree_flatten(kwargs[k])[0])
-        nargs, axes = len(axes), axes + [0] * (len(names) - len(axes))
-        leaves, in_tree = tree_flatten((args, kwargs))
+        leaves, in_tree = tree_flatten(args)
+        nargs = len(leaves)
+        if kwargs:  # (JAX's rule: keyword arguments are mapped over their leading axis,
+            # whatever in_axes says; pass an unmapped one positionally with None in in_axes)
+            kw_leaves, kw_tree = tree_flatten(kwargs)
+            leaves, axes = leaves + kw_leaves, axes + [0] * len(kw_leaves)
+
+        def name(i):
+            if i < nargs:
+                return f"input leaf {i}"
+            for k in sorted(kwargs):  # (in tree_flatten's order)
+                i -= len(tree_flatten(kwargs[k])[0])
+                if i < nargs:
+                    return f"keyword argument {k!r}"
+
         size, seen = axis_size, []
         for i, (x, ax) in enumerate(zip(leaves, axes)):
             if ax is None:
                 continue
             shape = _onp.shape(value_for_shape(x))
             if not -len(shape) <= ax < len(shape):
-                raise ValueError(f"vmap: in_axes={ax} for {names[i]} of rank "
+                raise ValueError(f"vmap: in_axes={ax} for {name(i)} of rank "
                                  f"{len(shape)}: the axis is out of range" + (
                                      "" if i < nargs else " (keyword arguments are mapped "
                                      "over axis 0; pass it positionally with None in in_axes "
                                      "to share it)"))
             n = shape[ax % len(shape)]
-            seen.append(f"{names[i]} has size {n} along axis {ax}")
+            seen.append((i, n, ax))
             if size is None:
                 size = n
             elif n != size:
                 raise ValueError("vmap got inconsistent sizes for the mapped axes: "
-                                 + "; ".join(seen) + (f" (axis_size={axis_size})"
-                                                      if axis_size is not None else ""))
+                                 + "; ".join(f"{name(j)} has size {m} along axis {a}"
+                                             for j, m, a in seen)
+                                 + (f" (axis_size={axis_size})"
+                                    if axis_size is not None else ""))
         if size is None:
             raise ValueError("vmap: no argument is mapped (every in_axes is None): give "
                              "axis_size=")
@@ -249,8 +259,12 @@ def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
                BatchTracer(trace, x, ax % len(_onp.shape(value_for_shape(x))))
                for x, ax in zip(leaves, axes)]
         with at_user_code(), batching(trace):
-            bargs, bkwargs = tree_unflatten(in_tree, ins)
-            out = trace.run(lambda *a: f(*a, **bkwargs), bargs, "vmap")
+            bargs = tree_unflatten(in_tree, ins[:nargs])
+            if kwargs:
+                bkwargs = tree_unflatten(kw_tree, ins[nargs:])
+                out = trace.run(lambda *a: f(*a, **bkwargs), bargs, "vmap")
+            else:
+                out = trace.run(f, bargs, "vmap")
         out_leaves, out_tree, own = outputs_of(trace, out, "vmap")
         oaxes = _axes_for(out_axes if not isinstance(out_axes, list) else tuple(out_axes),
                           out, "out_axes")
