@@ -164,6 +164,51 @@ def test_poisson_cdf_derivative_in_mu_is_minus_the_pmf():
         -st.poisson.pmf(3, 2.2), rel=1e-12)
 
 
+def test_counts_passed_to_a_jitted_or_batched_likelihood_are_operands():
+    # a Poisson regression's counts, passed to a jitted gradient or mapped per example, are a
+    # staged or batched k: refused as "being differentiated", which they were not
+    X, b = rng.standard_normal((20, 3)), onp.array([0.1, -0.2, 0.3])
+    y = rng.poisson(2.0, size=20)
+
+    def nll(b, X, y):
+        return -np.sum(stats.poisson.logpmf(y, np.exp(X @ b)))
+
+    def binomial(p, k):
+        return np.sum(stats.binom.logpmf(k, 6, p) + stats.nbinom.logcdf(k, 3.0, p, loc=1))
+
+    staged = fgrad.jit(fgrad.value_and_grad(nll))
+    for y_ in (y, y[::-1]):
+        want = fgrad.value_and_grad(nll)(b, X, y_)
+        got = staged(b, X, y_)
+        assert got[0] == want[0] and onp.array_equal(got[1], want[1])
+    assert sum(len(graphs) for graphs in staged.cache.values()) == 1  # (no guard on y)
+    per_example = fgrad.vmap(fgrad.grad(nll), in_axes=(None, 0, 0))(b, X[:, None], y[:, None])
+    onp.testing.assert_allclose(per_example, [fgrad.grad(nll)(b, X[i:i + 1], y[i:i + 1])
+                                              for i in range(20)], rtol=1e-12)
+    P, K = rng.uniform(0.2, 0.8, (4, 3)), rng.integers(1, 6, (4, 3))  # (k - loc >= 0)
+    onp.testing.assert_allclose(fgrad.vmap(fgrad.grad(binomial))(P, K),
+                                [fgrad.grad(binomial)(p, k) for p, k in zip(P, K)], rtol=1e-12)
+    # differentiated, k is still refused by name
+    with pytest.raises(NoDerivativeRuleError, match="argument 'k' .* is being differentiated"):
+        fgrad.grad(lambda k: np.sum(stats.poisson.logpmf(k, 2.0)))(onp.array([1.0, 2.0]))
+
+
+def test_an_order_staged_or_batched_is_told_apart_from_one_differentiated():
+    # polygamma's n, jit's argument: it said "'n' is being differentiated", which it was not
+    x = onp.array([1.5, 2.5])
+    with pytest.raises(ConcretizationError, match=r"fgrad.scipy.special.polygamma takes its "
+                       r"argument 'n' as a fixed value \(it is an order or count\), and it is "
+                       r"a staged or batched value here .*static_argnums"):
+        fgrad.jit(lambda x, n: special.polygamma(n, x))(x, 1)
+    with pytest.raises(ConcretizationError, match="betainc takes its argument 'a'"):
+        fgrad.vmap(lambda a, x: special.betainc(a, 2.0, x))(x, x / 4)
+    staged = fgrad.jit(fgrad.grad(lambda x, n: np.sum(special.polygamma(n, x))),
+                       static_argnums=1)
+    onp.testing.assert_array_equal(staged(x, 1), sc.polygamma(2, x))
+    with pytest.raises(NoDerivativeRuleError, match="'n' is being differentiated"):
+        fgrad.grad(lambda n: np.sum(special.polygamma(n, x)))(1.0)
+
+
 def test_multivariate_normal_takes_scipys_covariance_forms():
     x, mean = rng.standard_normal((5, 3)), rng.standard_normal(3)
     for cov in (2.0, onp.array([1.0, 2.0, 3.0]), SPD):

@@ -68,6 +68,15 @@ def no_derivative_in(name, arg, why):
         "differentiate in the other arguments.")
 
 
+def fixed_argument_traced(name, arg, why):
+    """``name`` takes ``arg`` as a fixed value, and a staging or batching trace holds it."""
+    return ConcretizationError(
+        f"fgrad.{name} takes its argument {arg!r} as a fixed value ({why}), and it is a staged "
+        "or batched value here (an argument of a jit function, or mapped by vmap). Under jit "
+        f"make {arg!r} static (static_argnums or static_argnames) or close over it; under "
+        "vmap give it in_axes=None.")
+
+
 def missing_rule(name, argnum, what):
     """A primitive with no rule for a differentiated argument: ``what`` is the mode's ("VJP";
     "JVP" only when there is no VJP rule either, which forward mode would transpose)."""

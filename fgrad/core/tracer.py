@@ -237,6 +237,14 @@ def without_derivative(x):
     return x
 
 
+def differentiated(x):
+    """Whether ``x`` (a value, or a list or tuple of them) holds a tracer of a
+    differentiating transform, not only a staged or a batched value, which has no derivative."""
+    if isinstance(x, (list, tuple)):
+        return any(differentiated(v) for v in x)
+    return isinstance(x, Tracer) and without_derivative(x) is not x
+
+
 def value_for_shape(x):
     """The plain value under any number of tracers, for its class, shape and dtype only: a
     staging trace does not count this as a use of the value. (Also for a computation that a

@@ -30,7 +30,7 @@ from ..numpy.broadcasting import cast_like, shape_of
 from ..numpy.wrapping import traced_version_of
 from ..core.pytree import tree_flatten, tree_unflatten
 from ..core.table import FUNCTIONS, Spec
-from .defining import define
+from .defining import define, refuse_traced
 from ..core.tracer import contains_tracer, map_tracers, staging, value_for_shape
 from ..traces.taylor import jet as _jet
 from ..transforms import jvp as _jvp, vjp as _vjp
@@ -252,9 +252,7 @@ _simpson = define("scipy.integrate.simpson",
 def simpson(y, x=None, *, dx=1.0, axis=-1):
     """scipy.integrate.simpson, differentiable in the samples ``y`` (the rule is linear in
     them); the sample points ``x`` are taken as constants."""
-    if contains_tracer(x):
-        raise errors.no_derivative_in("scipy.integrate.simpson", "x",
-                                      "the sample points are taken as constants")
+    refuse_traced("scipy.integrate.simpson", "x", x, "the sample points are taken as constants")
     x = None if x is None else _onp.asarray(x)
     return _simpson(y, x=x, dx=dx, axis=axis)
 

@@ -27,7 +27,7 @@ from ..numpy.wrapping import numpy_reference, traced_version_of
 from ..core.table import Spec
 from ..numpy.namespace import values_only
 from ..core.other_arrays import surely_none
-from ..core.tracer import without_derivative, contains_tracer, value_for_shape
+from ..core.tracer import without_derivative, value_for_shape
 
 # the family's functions batch by broadcasting (those of whole vectors say otherwise)
 define = functools.partial(defining.define, batch=batch_rules.elementwise)
@@ -77,8 +77,7 @@ def _with_static(fn, static, d, cases, domain=POSITIVE, first=True, name=None,
                 f"fgrad.scipy.special.{name}: on traced values only {name}"
                 f"({f'{static}, x' if first else f'x, {static}'}) is supported, positionally")
         n, x = args if first else args[::-1]
-        if contains_tracer(n):
-            raise errors.no_derivative_in("scipy.special." + name, static, why)
+        defining.refuse_traced("scipy.special." + name, static, n, why)
         return p(x, **{static: n})
 
     public._fgrad_entry, public._fgrad_not_in = p, (static,)
@@ -163,8 +162,7 @@ def betainc(a, b, x, out=None):
     if out is not None:
         raise errors.out_argument("scipy.special.betainc")
     for name, v in (("a", a), ("b", b)):
-        if contains_tracer(v):
-            raise errors.no_derivative_in("scipy.special.betainc", name, _NO_AB)
+        defining.refuse_traced("scipy.special.betainc", name, v, _NO_AB)
     return _betainc(x, a=a, b=b)
 
 
@@ -376,8 +374,8 @@ def lambertw(z, k=0, tol=1e-8):
     """scipy.special.lambertw: complex like scipy's, differentiable in ``z`` (holomorphic:
     ``W'(z) = W / (z (1 + W))``, 1 at 0 on branch 0); a real ``z`` gets a real gradient (of
     the real part). Take ``np.real(lambertw(x))`` for the real branch as a real function."""
-    if contains_tracer(k) or contains_tracer(tol):
-        raise errors.no_derivative_in("scipy.special.lambertw", "k", "it is a branch index")
+    defining.refuse_traced("scipy.special.lambertw", "k", k, "it is a branch index")
+    defining.refuse_traced("scipy.special.lambertw", "tol", tol, "it is a tolerance")
     return _lambertw(z, k=k, tol=tol)
 
 

@@ -30,7 +30,7 @@ from ..numpy.broadcasting import broadcast_like, cast_like, unbroadcast_like
 from ..numpy.linalg.common import _dominant, _read_triangle, _read_triangle_adjoint
 from ..numpy.wrapping import traced_version_of
 from ..core.table import Spec
-from ..core.tracer import without_derivative, contains_tracer, value_for_shape
+from ..core.tracer import differentiated, without_derivative, value_for_shape
 from . import special as sp
 
 # the family's functions batch by broadcasting (those of whole vectors say otherwise)
@@ -250,10 +250,13 @@ class Discrete:
     """A discrete distribution of scipy.stats. ``shapes`` are scipy's shape parameters in
     order; ``logpmf_d[name](k, **shapes)`` is the log-pmf's derivative in a shape,
     ``cdf_d[name](k, **shapes)`` the cdf's at an integer ``k``, where a closed form exists.
-    A shape without a rule (``binom``'s integer ``n``; ``nbinom``'s ``n`` in the cdf) is
-    static, like the point ``k`` and ``loc``, and refused by name when traced. The tests draw
-    the shapes from ``domains`` and use ``statics`` for the static ones, at the points ``ks``
-    (``cdf_ks`` for the cdf family, where it must stay off the support's end)."""
+    A shape without a rule (``binom``'s integer ``n``; ``nbinom``'s ``n`` in the cdf) has no
+    derivative, like the point ``k`` and ``loc``: the primitive takes them after the shapes
+    it differentiates, ``(*shapes, k, loc, *fixed shapes)``, so that they may be staged or
+    batched (counts passed to a jitted likelihood), and refuses them by name where they are
+    differentiated. The tests draw the shapes from ``domains`` and use ``statics`` for the
+    fixed ones, at the points ``ks`` (``cdf_ks`` for the cdf family, where it must stay off
+    the support's end)."""
 
     methods = ("logpmf", "pmf", "cdf", "logcdf", "sf", "logsf")
 
@@ -262,10 +265,11 @@ class Discrete:
         self.name, self.shapes = name, tuple(shapes)
         self.logpmf_d, self.cdf_d = logpmf_d, cdf_d
         self.scipy = getattr(_st, name)
-        self._free, self._prims = {}, {}
+        self._free, self._fixed, self._prims = {}, {}, {}
         for method in self.methods:
             rules = logpmf_d if method.endswith("pmf") else cdf_d
             free = self._free[method] = tuple(s for s in shapes if s in rules)
+            self._fixed[method] = tuple(s for s in shapes if s not in free)
             fixed = {s: statics[s] for s in shapes if s not in free}  # the tests' values
             if cdf_ks and not method.endswith("pmf"):
                 ks = cdf_ks
@@ -275,30 +279,39 @@ class Discrete:
                       dict(k=tuple(k + 1 for k in ks), loc=1, **fixed))]
             fn = getattr(self.scipy, method)
             self._prims[method] = elementwise(
-                f"scipy.stats.{name}.{method}", self._impl(fn, free),
-                lambda i, ans, *vals, _m=method, **params: self._partial(_m, i, ans, vals,
-                                                                          **params),
-                Spec(cases, domain=[d for s, d in zip(shapes, domains) if s in free]),
+                f"scipy.stats.{name}.{method}", self._impl(fn, method),
+                lambda i, ans, *vals, _m=method: self._partial(_m, i, ans, vals),
+                Spec(cases, domain=[d for s, d in zip(shapes, domains) if s in free],
+                     call=functools.partial(_k_loc_and_fixed_last, self._fixed[method])),
                 taylor=_exp_or_log(f"scipy.stats.{name}", method))
             setattr(self, method, self._public(method))
 
     def __repr__(self):
         return f"<fgrad.scipy.stats.{self.name}>"
 
-    def _impl(self, fn, free):
-        def impl(*vals, k, loc=0, **static):
-            static.update(zip(free, vals))
-            return fn(k, *(static[s] for s in self.shapes), loc)
+    def _split(self, method, vals):
+        """A primitive's arguments ``(*shapes, k, loc, *fixed shapes)``: ``(shapes by name,
+        k, loc)``."""
+        free = self._free[method]
+        n = len(free)
+        shapes = dict(zip(free, vals[:n]))
+        shapes.update(zip(self._fixed[method], vals[n + 2:]))
+        return shapes, vals[n], vals[n + 1]
+
+    def _impl(self, fn, method):
+        def impl(*vals):
+            shapes, k, loc = self._split(method, vals)
+            return fn(k, *(shapes[s] for s in self.shapes), loc)
         return impl
 
-    def _partial(self, method, i, ans, vals, k, loc=0, **static):
+    def _partial(self, method, i, ans, vals):
         free = self._free[method]
-        static.update(zip(free, vals))
-        kk = _onp.asarray(k) - loc
+        static, k, loc = self._split(method, vals)
+        kk = fnp.asarray(k) - loc
         if method.endswith("pmf"):
             d = self.logpmf_d[free[i]](kk, **static)
             return ans * d if method == "pmf" else d
-        d = self.cdf_d[free[i]](_onp.floor(kk), **static)
+        d = self.cdf_d[free[i]](fnp.floor(kk), **static)
         if method.startswith("log"):
             d = d / fnp.exp(ans)
         return -d if "sf" in method else d
@@ -316,18 +329,26 @@ class Discrete:
                                 f"{self.shapes} and loc")
             for static in ("k",) + tuple(n for n in names if n not in free):
                 value = k if static == "k" else values[static]
-                if contains_tracer(value):
+                if differentiated(value):
                     why = ("an integer" if static in ("k", "loc") or static not in
                            self.logpmf_d else "no closed form; logpmf and pmf are "
                            "differentiable in it")
                     raise errors.no_derivative_in(f"scipy.stats.{self.name}.{method}", static,
                                                   why)
-            return prim(*(values[s] for s in free), k=k,
-                        **{n: values[n] for n in names if n not in free})
+            # (k, loc and the fixed shapes are arguments without derivative: a staged or
+            # batched one, the counts a jitted likelihood is called with, is an operand)
+            return prim(*(values[s] for s in free), k, values["loc"],
+                        *(values[s] for s in self._fixed[method]))
 
         public._fgrad_entry = prim
         public._fgrad_not_in = ("k", "loc") + tuple(n for n in self.shapes if n not in free)
         return public
+
+
+def _k_loc_and_fixed_last(fixed, fn, *vals, k, loc=0, **static):
+    """How the tests call a discrete distribution's primitive: the point, loc and the fixed
+    shapes (in a case's parameters, not drawn) after the drawn shapes."""
+    return fn(*vals, k, loc, *(static[s] for s in fixed))
 
 
 _P = (0.1, 0.9)
