@@ -257,9 +257,11 @@ def scipy_section():
            f"{len(rows)} functions mirror scipy's names (`import fgrad.scipy.special`, ...): on "
            "plain values they are scipy's own; traced, their VJP and JVP rules are table "
            "entries checked like numpy's. Arguments listed as not differentiable are refused by "
-           "name when traced (`NoDerivativeRuleError`); every other float argument is "
-           "differentiable. Any other scipy function handed a traced value raises an error "
-           "naming it and saying how to add a rule.",
+           "name when differentiated (`NoDerivativeRuleError`); staged by `jit` or batched by "
+           "`vmap`, the discrete distributions' `k`, `loc` and fixed shapes are operands, the "
+           "others refused by name (`ConcretizationError`, saying how to keep them fixed). "
+           "Every other float argument is differentiable. Any other scipy function handed a "
+           "traced value raises an error naming it and saying how to add a rule.",
            "", "| function | VJP | JVP | order checked | not differentiable in | checked as |",
            "|---|---|---|---|---|---|"]
     for name, entry, not_in in rows:
