@@ -209,3 +209,32 @@ def test_full_like_and_full():
     onp.testing.assert_array_equal(v, onp.full(3, 2.0, dtype=onp.float32))
     assert v.dtype == onp.float32
     onp.testing.assert_array_equal(np.full_like(x, 7), onp.full_like(x, 7))
+
+
+def test_a_convolution_by_sliding_window_view_equals_the_loop_of_slices():
+    # the im2col of a small CNN: numpy.lib.stride_tricks.sliding_window_view on a traced
+    # image, by fgrad.numpy's name or numpy's own (it gathers), under grad, vmap and jit
+    rng = onp.random.default_rng(5)
+    images, kernel = rng.normal(size=(3, 6, 7)), rng.normal(size=(2, 3))
+
+    def conv(x, windows):
+        return np.sum(np.einsum("ijkl,kl->ij", windows(x, (2, 3)), kernel) ** 2)
+
+    def by_slices(x):
+        out = sum(x[i:i + 5, j:j + 5] * kernel[i, j] for i in range(2) for j in range(3))
+        return np.sum(out ** 2)
+
+    for windows in (np.lib.stride_tricks.sliding_window_view,
+                    onp.lib.stride_tricks.sliding_window_view):
+        def f(x):
+            return conv(x, windows)
+
+        want = onp.stack([fgrad.grad(by_slices)(x) for x in images])
+        onp.testing.assert_allclose([fgrad.grad(f)(x) for x in images], want, rtol=1e-12)
+        onp.testing.assert_allclose(fgrad.vmap(fgrad.grad(f))(images), want, rtol=1e-12)
+        staged = fgrad.jit(fgrad.grad(f))
+        onp.testing.assert_array_equal(staged(images[0]), fgrad.grad(f)(images[0]))
+    assert np.lib.stride_tricks.sliding_window_view(images[0], 3, axis=0).shape == (4, 7, 3)
+    with pytest.raises(fgrad.NoDerivativeRuleError, match="as_strided has no derivative rule "
+                                                          r"\(addresses the array's memory"):
+        fgrad.grad(lambda x: np.sum(np.lib.stride_tricks.as_strided(x, (2,), (8,))))(images[0])

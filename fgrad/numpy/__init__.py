@@ -8,8 +8,8 @@ functions with rules take and return tracers; zero-derivative functions (``floor
 
 The rules live in one module per family: ``elementwise``, ``reductions``, ``statistics``,
 ``layout``, ``joining``, ``products``, ``polynomials``, ``einsum``, ``indexing``, ``selection``,
-``ranges``, ``functional`` (apply_along_axis and friends), ``counting``, and the ``linalg``
-and ``fft`` submodules. Beyond numpy's names this module has ``getitem`` and the
+``ranges``, ``functional`` (apply_along_axis and friends), ``counting``, and the ``linalg``,
+``fft`` and ``lib`` (``lib.stride_tricks.sliding_window_view``) submodules. Beyond numpy's names this module has ``getitem`` and the
 ``index_add/set/multiply/min/max`` functions, the primitives behind ``x[idx]`` and
 ``at(x)[idx].add(v)`` and its siblings (for plain and traced arrays alike; a traced value
 has JAX's ``x.at[idx]`` too); ``array_tracer`` gives a traced value its ndarray
@@ -44,7 +44,7 @@ for _family in (_elementwise, _reductions, _statistics, _layout, _joining, _prod
             globals()[_name] = _obj
 
 from .joining import c_, r_  # noqa: E402  (index objects, not functions)
-from . import fft, linalg  # noqa: E402  (ours, before numpy's modules are copied)
+from . import fft, lib, linalg  # noqa: E402  (ours, before numpy's modules are copied)
 from .namespace import LazySubmodule as _LazySubmodule  # noqa: E402
 
 # numpy.random's extension modules are a sixth of numpy's own import time; numpy loads them on

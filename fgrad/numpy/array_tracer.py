@@ -211,7 +211,8 @@ class ArrayTracer(Viewable):
     def __array_function__(self, func, types, args, kwargs):
         module = getattr(func, "__module__", None) or "numpy"
         sub = module.split(".")[1] if module.count(".") else ""
-        ns = getattr(fnp, sub) if sub in ("linalg", "fft") else fnp
+        ns = getattr(fnp, sub) if sub in ("linalg", "fft") else \
+            fnp.lib.stride_tricks if module == "numpy.lib.stride_tricks" else fnp
         return _redirect(func.__name__, ns, args, kwargs, func)
 
 

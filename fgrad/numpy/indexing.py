@@ -33,6 +33,7 @@ import numpy as _onp
 
 import fgrad.numpy as fnp
 from . import batch_rules
+from ..core import errors
 from ..core.table import Spec, define
 from ..core.other_arrays import as_array
 from ..core.values import foreign_array
@@ -752,3 +753,26 @@ def _extreme_rows(name, ufunc):
 
 minimum_at_p = _extreme_rows("minimum_at", _onp.minimum)
 maximum_at_p = _extreme_rows("maximum_at", _onp.maximum)
+
+
+# --- numpy.lib.stride_tricks.sliding_window_view: a gather by fixed positions ----------------
+
+@differentiable(_onp.lib.stride_tricks.sliding_window_view,
+                Spec([(((5,),), {"window_shape": 3}),
+                      (((4, 5),), {"window_shape": (2, 3)}),
+                      (((3, 4),), {"window_shape": 2, "axis": 0})],
+                     call=lambda fn, x, window_shape, axis=None: fn(x, window_shape, axis)),
+                name="lib.stride_tricks.sliding_window_view")
+def sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=False):
+    """numpy's windows of ``x`` (the im2col of a convolution): on a traced ``x`` a gather of
+    its entries by their positions, whose derivative adds each window's cotangent back (a
+    copy, where numpy gives a read-only view; a traced value is never written anyway)."""
+    if writeable:
+        raise errors.mutation("sliding_window_view(x, ..., writeable=True)",
+                              "the windows read only, and np.at(x)[idx] for an update")
+    x = fnp.asarray(x)
+    shape = shape_of(x)
+    # (numpy's own windows of the positions: its checks, its axis and window order)
+    where = _onp.lib.stride_tricks.sliding_window_view(
+        _onp.arange(math.prod(shape)).reshape(shape), window_shape, axis)
+    return getitem_p(fnp.reshape(x, (-1,)), idx=_onp.ascontiguousarray(where))

@@ -26,6 +26,9 @@ _GROUPS = {
     "calls an arbitrary Python function through numpy's C loop, which cannot see tracers; "
     "write the loop in Python, or use fgrad.numpy functions directly":
         "frompyfunc nested_iters",
+    "addresses the array's memory by strides, which a traced value does not have; "
+    "sliding_window_view gives the windows of a convolution, and indexing any other pattern":
+        "lib.stride_tricks.as_strided",
 }
 
 _REASONS = {name: why for why, names in _GROUPS.items() for name in names.split()}
