@@ -35,7 +35,7 @@ class Layouts:
     nothing else holds, the eager layout is ``a``'s, which no graph sees: the eager call
     itself differs as the code is written.)"""
 
-    __slots__ = ("inputs", "relied", "_status", "_known", "_assumed")
+    __slots__ = ("inputs", "relied", "_status")
 
     def __init__(self, graph, inputs_c):
         self.inputs = {v for v in graph.inputs if len(v.shape) >= 2} if inputs_c else set()
@@ -123,15 +123,15 @@ def row_major(n, status, inputs=()):
     return answer if agree is not False else 0
 
 
-_SAY = {}  # shape -> _has_a_say's answer (a graph has a few shapes, asked of thousands)
-
-
 def _has_a_say(shape):
     """Whether a value of ``shape`` has a say in a layout: two axes longer than 1."""
-    say = _SAY.get(shape)
-    if say is None:
-        say = _SAY[shape] = sum(1 for d in shape if d > 1) > 1
-    return say
+    longer = False
+    for d in shape:
+        if d > 1:
+            if longer:
+                return True
+            longer = True
+    return False
 
 
 def c_contiguous(a, status, inputs=()):
