@@ -30,7 +30,7 @@ from ..numpy.broadcasting import broadcast_like, cast_like, unbroadcast_like
 from ..numpy.linalg.common import _dominant, _read_triangle, _read_triangle_adjoint
 from ..numpy.wrapping import traced_version_of
 from ..core.table import Spec
-from ..core.tracer import differentiated, without_derivative, value_for_shape
+from ..core.tracer import Tracer, differentiated, without_derivative, value_for_shape
 from . import special as sp
 
 # the family's functions batch by broadcasting (those of whole vectors say otherwise)
@@ -307,11 +307,13 @@ class Discrete:
     def _partial(self, method, i, ans, vals):
         free = self._free[method]
         static, k, loc = self._split(method, vals)
-        kk = fnp.asarray(k) - loc
+        # (plain numpy on a plain point: numpy's scalars, as the eager rule has always had)
+        xp = fnp if isinstance(k, Tracer) or isinstance(loc, Tracer) else _onp
+        kk = xp.asarray(k) - loc
         if method.endswith("pmf"):
             d = self.logpmf_d[free[i]](kk, **static)
             return ans * d if method == "pmf" else d
-        d = self.cdf_d[free[i]](fnp.floor(kk), **static)
+        d = self.cdf_d[free[i]](xp.floor(kk), **static)
         if method.startswith("log"):
             d = d / fnp.exp(ans)
         return -d if "sf" in method else d
