@@ -30,7 +30,7 @@ from ..numpy.broadcasting import broadcast_like, cast_like, unbroadcast_like
 from ..numpy.linalg.common import _dominant, _read_triangle, _read_triangle_adjoint
 from ..numpy.wrapping import traced_version_of
 from ..core.table import Spec
-from ..core.tracer import Tracer, differentiated, without_derivative, value_for_shape
+from ..core.tracer import contains_tracer, differentiated, without_derivative, value_for_shape
 from . import special as sp
 
 # the family's functions batch by broadcasting (those of whole vectors say otherwise)
@@ -308,7 +308,7 @@ class Discrete:
         free = self._free[method]
         static, k, loc = self._split(method, vals)
         # (plain numpy on a plain point: numpy's scalars, as the eager rule has always had)
-        xp = fnp if isinstance(k, Tracer) or isinstance(loc, Tracer) else _onp
+        xp = fnp if contains_tracer(k) or contains_tracer(loc) else _onp
         kk = xp.asarray(k) - loc
         if method.endswith("pmf"):
             d = self.logpmf_d[free[i]](kk, **static)
