@@ -473,6 +473,22 @@ def test_a_value_written_in_place_keeps_the_eager_layout():
     assert "flags.c_contiguous" in source  # (tanh(x) * y counts on x and y in C order)
 
 
+def _random_program(rng, unary, binary, reduce, scale, swap):
+    """``f(x, y)``: a random chain of ``unary`` and ``binary`` steps (a binary one combines
+    the running value with the previous one), ending in one of ``reduce`` of the value plus
+    ``swap`` of the previous one."""
+    ops = [(rng.integers(3), rng.integers(len(unary)), rng.integers(len(binary)))
+           for _ in range(rng.integers(2, 6))]
+    r = rng.integers(len(reduce))
+
+    def f(x, y):
+        a, b = x, y
+        for kind, u, k in ops:
+            a, b = (binary[k](a, b) * scale, a) if kind == 0 else (unary[u](a), b)
+        return reduce[r](a + swap(b) * 0.5 + b)
+    return f
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_replays_of_two_dimensional_programs_with_transposes_are_bit_for_bit(seed):
     # random programs of transposes, reversals, elementwise work, products and sums: before
@@ -484,16 +500,7 @@ def test_replays_of_two_dimensional_programs_with_transposes_are_bit_for_bit(see
               lambda a, b: np.maximum(a, b)]
     reduce = [np.sum, lambda a: np.sum(a, axis=0) @ onp.arange(1.0, 31.0),
               lambda a: np.sum(a, axis=1) @ onp.arange(1.0, 31.0), np.var]
-    ops = [(rng.integers(3), rng.integers(len(unary)), rng.integers(len(binary)))
-           for _ in range(rng.integers(2, 6))]
-    r = rng.integers(len(reduce))
-
-    def f(x, y):
-        a, b = x, y
-        for kind, u, k in ops:
-            a, b = (binary[k](a, b) * 0.1, a) if kind == 0 else (unary[u](a), b)
-        return reduce[r](a + b.T * 0.5 + b)
-
+    f = _random_program(rng, unary, binary, reduce, 0.1, lambda b: b.T)
     vg = fgrad.value_and_grad(f, argnums=(0, 1))
     staged, staged_vg = jit(f), jit(vg)
     for _ in range(2):
@@ -530,16 +537,7 @@ def test_replays_of_three_dimensional_programs_and_their_batches_are_bit_for_bit
               lambda a, b: a @ np.swapaxes(b, 1, 2), lambda a, b: np.maximum(a, b)]
     reduce = [np.sum, lambda a: np.sum(a, axis=0).ravel() @ onp.arange(36.0), np.var,
               lambda a: np.sum(np.sum(a, axis=2) ** 2)]
-    ops = [(rng.integers(3), rng.integers(len(unary)), rng.integers(len(binary)))
-           for _ in range(rng.integers(2, 6))]
-    r = rng.integers(len(reduce))
-
-    def f(x, y):
-        a, b = x, y
-        for kind, u, k in ops:
-            a, b = (binary[k](a, b) * 0.2, a) if kind == 0 else (unary[u](a), b)
-        return reduce[r](a + np.swapaxes(b, 0, 1) * 0.5 + b)
-
+    f = _random_program(rng, unary, binary, reduce, 0.2, lambda b: np.swapaxes(b, 0, 1))
     x, y = rng.normal(size=(6, 6, 6)), rng.normal(size=(6, 6, 6))
     X, Y = rng.normal(size=(3, 6, 6, 6)), rng.normal(size=(3, 6, 6, 6))
     vg, per_example = fgrad.value_and_grad(f, argnums=(0, 1)), fgrad.vmap(fgrad.grad(f))
