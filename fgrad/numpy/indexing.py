@@ -159,8 +159,8 @@ def _none_as_axis(x, idx):
         elif e is Ellipsis:
             new += shape[a:a + ndim - used]
             a += ndim - used
-        elif a >= ndim or isinstance(e, (list, _onp.ndarray)) and \
-                _onp.asarray(e).dtype.kind == "b":
+        elif a >= ndim or isinstance(e, (list, _onp.ndarray)) and not contains_tracer(e) \
+                and _onp.asarray(e).dtype.kind == "b":
             return x, idx
         else:
             new.append(shape[a])
