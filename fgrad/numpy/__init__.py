@@ -9,11 +9,11 @@ functions with rules take and return tracers; zero-derivative functions (``floor
 The rules live in one module per family: ``elementwise``, ``reductions``, ``statistics``,
 ``layout``, ``joining``, ``products``, ``polynomials``, ``einsum``, ``indexing``, ``selection``,
 ``ranges``, ``functional`` (apply_along_axis and friends), ``counting``, and the ``linalg``,
-``fft`` and ``lib`` (``lib.stride_tricks.sliding_window_view``) submodules. Beyond numpy's names this module has ``getitem`` and the
-``index_add/set/multiply/min/max`` functions, the primitives behind ``x[idx]`` and
-``at(x)[idx].add(v)`` and its siblings (for plain and traced arrays alike; a traced value
-has JAX's ``x.at[idx]`` too); ``array_tracer`` gives a traced value its ndarray
-operators and methods.
+``fft`` and ``lib`` (``lib.stride_tricks.sliding_window_view``) submodules. Beyond numpy's
+names this module has ``getitem`` and the ``index_add/set/multiply/min/max`` functions,
+the primitives behind ``x[idx]`` and ``at(x)[idx].add(v)`` and its siblings (for plain and
+traced arrays alike; a traced value has JAX's ``x.at[idx]`` too); ``array_tracer`` gives a
+traced value its ndarray operators and methods.
 """
 from typing import TYPE_CHECKING, Any
 
