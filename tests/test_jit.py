@@ -494,10 +494,15 @@ def test_replays_of_two_dimensional_programs_with_transposes_are_bit_for_bit(see
     # random programs of transposes, reversals, elementwise work, products and sums: before
     # the code generator kept the eager layouts, 149 of 300 such programs replayed other bits
     rng = onp.random.default_rng(seed)
+    rows = onp.array([3, 1, 1, 7, 0, 29])
     unary = [np.sin, np.tanh, lambda a: a.T, lambda a: a[::-1], lambda a: a[:, ::-1],
-             lambda a: a * 1.5, lambda a: np.cumsum(a, axis=0), np.exp]
+             lambda a: a * 1.5, lambda a: np.cumsum(a, axis=0), np.exp,
+             lambda a: np.concatenate([a[:10], a[10:]]), lambda a: np.pad(a, 1)[1:-1, 1:-1],
+             lambda a: np.at(a)[rows].add(1.0), lambda a: np.sort(a, axis=0),
+             lambda a: np.asfortranarray(a) * 1.0, lambda a: np.broadcast_to(a[0], a.shape) + a,
+             lambda a: a - np.max(a, axis=1, keepdims=True)]
     binary = [np.add, np.multiply, lambda a, b: a - b.T, lambda a, b: a @ b.T,
-              lambda a, b: np.maximum(a, b)]
+              lambda a, b: np.maximum(a, b), lambda a, b: np.where(a > b, a, b)]
     reduce = [np.sum, lambda a: np.sum(a, axis=0) @ onp.arange(1.0, 31.0),
               lambda a: np.sum(a, axis=1) @ onp.arange(1.0, 31.0), np.var]
     f = _random_program(rng, unary, binary, reduce, 0.1, lambda b: b.T)
