@@ -193,18 +193,25 @@ def test_counts_passed_to_a_jitted_or_batched_likelihood_are_operands():
         fgrad.grad(lambda k: np.sum(stats.poisson.logpmf(k, 2.0)))(onp.array([1.0, 2.0]))
 
 
-def test_an_order_staged_or_batched_is_told_apart_from_one_differentiated():
-    # polygamma's n, jit's argument: it said "'n' is being differentiated", which it was not
+def test_an_order_staged_or_batched_is_an_operand_unless_a_rule_needs_its_value():
+    # polygamma's n, an argument of a jitted function: refused as "'n' is being
+    # differentiated", which it was not; it is an operand now (a batch of orders too)
     x = onp.array([1.5, 2.5])
-    with pytest.raises(ConcretizationError, match=r"fgrad.scipy.special.polygamma takes its "
-                       r"argument 'n' as a fixed value \(it is an order or count\), and it is "
+    staged = fgrad.jit(fgrad.grad(lambda x, n: np.sum(special.polygamma(n, x))))
+    for n in (1, 2):
+        onp.testing.assert_array_equal(staged(x, n), sc.polygamma(n + 1, x))
+    onp.testing.assert_allclose(
+        fgrad.vmap(fgrad.grad(lambda x, v: np.sum(special.iv(v, x))))(onp.stack([x, x]),
+                                                                     onp.array([0.5, 1.5])),
+        [0.5 * (sc.iv(v - 1, x) + sc.iv(v + 1, x)) for v in (0.5, 1.5)], rtol=1e-12)
+    # a rule that needs the value (multigammaln counts its terms by d), and scipy's
+    # functions with no closed form in an argument, refuse it staged or batched, saying so
+    with pytest.raises(ConcretizationError, match=r"fgrad.scipy.special.multigammaln takes "
+                       r"its argument 'd' as a fixed value \(it is a dimension\), and it is "
                        r"a staged or batched value here .*static_argnums"):
-        fgrad.jit(lambda x, n: special.polygamma(n, x))(x, 1)
+        fgrad.jit(lambda x, d: special.multigammaln(x, d))(3.0, 2)
     with pytest.raises(ConcretizationError, match="betainc takes its argument 'a'"):
         fgrad.vmap(lambda a, x: special.betainc(a, 2.0, x))(x, x / 4)
-    staged = fgrad.jit(fgrad.grad(lambda x, n: np.sum(special.polygamma(n, x))),
-                       static_argnums=1)
-    onp.testing.assert_array_equal(staged(x, 1), sc.polygamma(2, x))
     with pytest.raises(NoDerivativeRuleError, match="'n' is being differentiated"):
         fgrad.grad(lambda n: np.sum(special.polygamma(n, x)))(1.0)
 

@@ -22,3 +22,10 @@ def refuse_traced(name, arg, value, why):
     if contains_tracer(value):
         raise (errors.no_derivative_in if differentiated(value) else
                errors.fixed_argument_traced)(name, arg, why)
+
+
+def refuse_differentiated(name, arg, value, why):
+    """Raise where ``value``, argument ``arg`` of ``fgrad.<name>``, which has no derivative in
+    it (``why``), is differentiated; a staged or batched one is an operand like any other."""
+    if differentiated(value):
+        raise errors.no_derivative_in(name, arg, why)

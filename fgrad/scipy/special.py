@@ -52,23 +52,36 @@ def _ufunc2(fn, dx, dy, domain=POSITIVE, **spec):
 
 
 def _with_static(fn, static, d, cases, domain=POSITIVE, first=True, name=None,
-                 why="it is an order or count", taylor=None, **spec):
+                 why="it is an order or count", taylor=None, operand=True, **spec):
     """``fn(static, x)`` (``fn(x, static)`` if not ``first``) differentiable in ``x`` only: a
-    primitive ``p(x, <static>=...)``, and the public function in scipy's argument order,
-    which refuses a traced ``static`` with ``why``. ``d(ans, x, static)`` is the derivative."""
+    primitive ``p(x, static)``, and the public function in scipy's argument order, which
+    refuses a differentiated ``static`` with ``why`` (a staged or batched one, an order passed
+    to a jitted function, is an operand). ``d(ans, x, static)`` is the derivative.
+    ``operand=False`` where a rule needs ``static``'s value (``multigammaln``'s dimension
+    counts its terms): a parameter ``p(x, <static>=...)``, refused whenever traced."""
     name = name or fn.__name__
+    qualname = "scipy.special." + name
 
-    def impl(x, /, **params):  # (positional-only: the static one may be called "x")
-        return fn(params[static], x) if first else fn(x, params[static])
+    def impl(x, n, /):  # (positional-only: the static one may be called "x")
+        return fn(n, x) if first else fn(x, n)
 
-    def vjp(g, ans, x, /, **params):
-        return cast_like(unbroadcast_like(g * d(ans, x, params[static]), x), x)
+    def vjp(g, ans, x, n, /):
+        return cast_like(unbroadcast_like(g * d(ans, x, n), x), x)
 
-    def jvp(t, ans, x, /, **params):
-        return broadcast_like(t * d(ans, x, params[static]), ans)
+    def jvp(t, ans, x, n, /):
+        return broadcast_like(t * d(ans, x, n), ans)
 
-    p = define("scipy.special." + name, impl, [vjp], [jvp],
-               spec=Spec(cases, domain=domain, **spec), taylor=taylor)
+    if operand:
+        rule = None if taylor is None else (
+            lambda series, ans, x, n, /: taylor(series[:1], ans, x, **{static: n}))
+        p = define(qualname, impl, [vjp, None], [jvp, None], taylor=rule,
+                   spec=Spec(cases, domain=domain,
+                             call=lambda f, x, /, **params: f(x, params[static]), **spec))
+    else:
+        p = define(qualname, lambda x, /, **params: impl(x, params[static]),
+                   [lambda g, ans, x, /, **params: vjp(g, ans, x, params[static])],
+                   [lambda t, ans, x, /, **params: jvp(t, ans, x, params[static])],
+                   spec=Spec(cases, domain=domain, **spec), taylor=taylor)
 
     @traced_version_of(fn)
     def public(*args, **kwargs):
@@ -77,7 +90,10 @@ def _with_static(fn, static, d, cases, domain=POSITIVE, first=True, name=None,
                 f"fgrad.scipy.special.{name}: on traced values only {name}"
                 f"({f'{static}, x' if first else f'x, {static}'}) is supported, positionally")
         n, x = args if first else args[::-1]
-        defining.refuse_traced("scipy.special." + name, static, n, why)
+        if operand:
+            defining.refuse_differentiated(qualname, static, n, why)
+            return p(x, n)
+        defining.refuse_traced(qualname, static, n, why)
         return p(x, **{static: n})
 
     public._fgrad_entry, public._fgrad_not_in = p, (static,)
@@ -119,12 +135,12 @@ betaln = _ufunc2(_sc.betaln, lambda ans, a, b: digamma(a) - digamma(a + b),
 multigammaln = _with_static(
     _sc.multigammaln, "d", lambda ans, a, d: sum(digamma(a - 0.5 * j) for j in range(d)),
     [(((),), {"d": 2}), (((3,),), {"d": 3})], domain=(1.5, 4.0), first=False,
-    why="it is a dimension")
+    why="it is a dimension", operand=False)
 
 
 def _lower_gamma_density(x, a):
     """d/dx of the regularised lower incomplete gamma function: x^(a-1) e^-x / Gamma(a)."""
-    return fnp.exp((a - 1) * fnp.log(x) - x - _sc.gammaln(a))
+    return fnp.exp((a - 1) * fnp.log(x) - x - gammaln(a))
 
 
 _NO_A = ("scipy has no closed form for the derivative in a; differentiate in x, or wrap a "
@@ -324,7 +340,7 @@ def _expn_d(ans, x, n):
 
 expn = _with_static(_sc.expn, "n", _expn_d,
                     [(((),), {"n": 1}), (((3,),), {"n": 2}), (((2, 2),), {"n": 0})],
-                    domain=(0.3, 3.0), dtypes=("float64", "float32"))
+                    domain=(0.3, 3.0), dtypes=("float64", "float32"), operand=False)
 # spence(z) is the integral from 1 to z of log(t) / (1 - t), so its derivative is the integrand
 spence = _ufunc(_sc.spence, lambda ans, z: fnp.log(z) / (1 - z), domain=(0.1, 3.0),
                 valid=lambda z: _onp.all(_onp.abs(z - 1) > 0.05), reads="x")

@@ -260,8 +260,11 @@ def scipy_section():
            "plain values they are scipy's own; traced, their VJP and JVP rules are table "
            "entries checked like numpy's. Arguments listed as not differentiable are refused by "
            "name when differentiated (`NoDerivativeRuleError`); staged by `jit` or batched by "
-           "`vmap`, the discrete distributions' `k`, `loc` and fixed shapes are operands, the "
-           "others refused by name (`ConcretizationError`, saying how to keep them fixed). "
+           "`vmap`, the discrete distributions' `k`, `loc` and fixed shapes and "
+           "scipy.special's orders and parameters (`polygamma`'s `n`, the Bessel functions' "
+           "`v`, `gammainc`'s `a`, `zeta`'s `x`) are operands; `multigammaln`'s `d`, `expn`'s "
+           "`n`, `betainc`'s `a`, `b`, `lambertw`'s `k` and `simpson`'s `x` are refused by "
+           "name (`ConcretizationError`, saying how to keep them fixed). "
            "Every other float argument is differentiable. Any other scipy function handed a "
            "traced value raises an error naming it and saying how to add a rule.",
            "", "| function | VJP | JVP | order checked | not differentiable in | checked as |",
