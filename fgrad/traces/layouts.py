@@ -40,9 +40,16 @@ class Layouts:
     def __init__(self, graph, inputs_c):
         self.inputs = {v for v in graph.inputs if len(v.shape) >= 2} if inputs_c else set()
         self.relied = False
-        # value -> row_major's answer, found for the values asked about and their operands
+        # value -> _row_major's answer, found for the values asked about and their operands
         # only (a graph's code asks about a few: its whole walk cost the RNN's first replay 7%)
         self._status = dict.fromkeys(self.inputs, 2)
+
+    def c_contiguous(self, a):
+        """Whether reference ``a`` is a C-ordered array in the eager call: a constant that is,
+        or a new array (a fresh output's, dense) in C order."""
+        if a.__class__ is Const:
+            return isinstance(a.value, _onp.ndarray) and a.value.flags.c_contiguous
+        return a.prim is not None and a.prim.fresh_output and self.c_order(a)
 
     def c_order(self, v):
         """Whether ``v``, a value the eager call makes as a new array, is in C order."""
@@ -58,7 +65,7 @@ class Layouts:
                         waits = True
                 if not waits:
                     stack.pop()
-                    status[n] = row_major(n, status, self.inputs)
+                    status[n] = _row_major(n, status, self.inputs)
         r = status[v]
         if r == 2:
             self.relied = True
@@ -78,7 +85,7 @@ _UPDATES = frozenset(("index_add", "index_set", "index_min", "index_max", "add_a
                       "minimum_at", "maximum_at"))
 
 
-def row_major(n, status, inputs=()):
+def _row_major(n, status, inputs):
     """Whether node ``n`` of two or more dimensions makes a row-major value (``Layouts``),
     given ``status``, the answers for its operands of two or more dimensions (none: 0), and
     the ``inputs`` counted as C order: 0 no (or not known), 1 yes, 2 yes if the inputs are
@@ -111,7 +118,7 @@ def row_major(n, status, inputs=()):
             r = status.get(a, 0) if _has_a_say(shape) else 1
         else:
             r, shape = int(_row_major_array(a.value)), _onp.shape(a.value)
-        if r and shape == n.shape and c_contiguous(a, status, inputs):
+        if r and shape == n.shape and _c_contiguous(a, status, inputs):
             if r == 1:
                 return 1  # (a C-ordered operand of its shape)
             agree, answer = None, 2  # (one if the inputs are)
@@ -134,9 +141,9 @@ def _has_a_say(shape):
     return False
 
 
-def c_contiguous(a, status, inputs=()):
+def _c_contiguous(a, status, inputs):
     """Whether operand ``a`` is a C-ordered array: a row-major value (``status``, as
-    ``row_major`` takes it) that is a new array (a fresh output's, dense) or an input counted
+    ``_row_major`` takes it) that is a new array (a fresh output's, dense) or an input counted
     as C order, or such a constant."""
     if a.__class__ is Const:
         return isinstance(a.value, _onp.ndarray) and a.value.flags.c_contiguous

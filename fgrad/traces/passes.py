@@ -22,7 +22,7 @@ import math
 import numpy as _onp
 
 from .graph import Graph, replay_impl, resolve
-from .layouts import c_contiguous, row_major
+from .layouts import Layouts
 from .nodes import Const, Var
 from ..core.tracer import staging
 
@@ -117,7 +117,7 @@ def _simplified(graph, in_place, fold, noops):
     nodes, subst, consts, guards = [], {}, list(graph.consts), list(graph.guards)
     guarded = {g[0] for g in guards}
     keep = {o for o in graph.outputs if o.__class__ is Var} | guarded if noops else ()
-    known = None  # (the kept values the eager call makes row-major: at the first question)
+    layouts = None  # (the eager layouts of the kept values: asked at the first product with ones)
     for n in graph.nodes:
         _substitute(n, subst)
         if fold and not n.prim.effect and _all_fixed(n.args) and \
@@ -133,16 +133,11 @@ def _simplified(graph, in_place, fold, noops):
             continue
         same = _noop_input(n) if noops and n not in keep else None
         if same.__class__ is _IfCOrdered:
-            if known is None:
-                known = {}
-                for m in nodes:
-                    if len(m.shape) >= 2:
-                        known[m] = row_major(m, known)
-            same = same.x if c_contiguous(same.x, known) else None
+            # (the walk reads the operands of the kept nodes before it: already substituted)
+            layouts = layouts or Layouts(graph, inputs_c=False)
+            same = same.x if layouts.c_contiguous(same.x) else None
         if same is None:
             nodes.append(n)
-            if known is not None and len(n.shape) >= 2:
-                known[n] = row_major(n, known)
         else:
             subst[n] = same
     return _rebuilt(graph, nodes, subst, consts, guards)
