@@ -299,6 +299,20 @@ def test_expm_jvp_is_scipys_frechet_derivative():
                                 rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("name", ["sqrtm", "logm"])
+def test_sqrtm_and_logm_second_derivatives_at_negative_eigenvalues(name):
+    # a real matrix with negative eigenvalues: a complex square root or logarithm, on the
+    # branch cut. Reverse over forward mode gave 1e12 times the second derivative (sqrtm)
+    # or NaN (logm) before their rules stopped taking the function of a block matrix there.
+    f = getattr(linalg, name)
+    rng = onp.random.default_rng(3)
+    for _ in range(3):
+        a = rng.normal(size=(3, 3))
+        a = 0.5 * (a + a.T) - 0.5 * onp.eye(3)
+        assert onp.linalg.eigvalsh(a)[0] < 0 and onp.iscomplexobj(getattr(sl, name)(a))
+        check_grads(lambda x: np.real(f(x)) + np.imag(f(x)), (a,), order=2)
+
+
 def test_convolve_vjp_in_every_mode_against_the_full_jacobian():
     x, y = rng.standard_normal(6), rng.standard_normal(3)
     for mode in ("full", "same", "valid"):

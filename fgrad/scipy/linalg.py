@@ -2,10 +2,12 @@
 
 Primitives whose implementations are scipy's: ``inv``, ``det``, ``solve``, ``cholesky``,
 ``eigh`` reuse ``fgrad.numpy.linalg``'s rules (the same mathematics); ``solve_triangular``,
-``cho_factor``, ``lu_factor``, ``solve_sylvester`` have their own; the matrix functions
-``expm``, ``logm``, ``sqrtm`` share one rule, the Fréchet derivative read off the function of
-a block matrix, ``f([[A, E], [0, A]]) = [[f(A), L_f(A, E)], [0, f(A)]]``, which is the
-function itself again, so it nests to any order. ``cho_solve``, ``lu_solve``,
+``cho_factor``, ``lu_factor``, ``solve_sylvester`` have their own; ``expm``'s is the
+Fréchet derivative read off the function of a block matrix,
+``f([[A, E], [0, A]]) = [[f(A), L_f(A, E)], [0, f(A)]]``, which is the function itself again,
+so it nests to any order; ``sqrtm``'s the Sylvester equation ``X dX + dX X = dA``, and
+``logm``'s the block matrix's logarithm taken at ``sqrtm(A)`` (``log A = 2 log A^(1/2)``),
+whose eigenvalues stay off the logarithm's branch cut. ``cho_solve``, ``lu_solve``,
 ``solve_continuous_lyapunov``, ``block_diag``, ``toeplitz`` and ``circulant`` are composed of
 primitives, with scipy's own values.
 
@@ -415,11 +417,6 @@ def _near_identity(f, a):
 
 
 expm = _matrix_function(_sl.expm, lambda f, a: f(a))
-# (logm and sqrtm are real or complex by the values, as numpy's eig; scipy's logm picks its
-# Pade degree with onenormest, which draws random vectors from numpy's global generator: two
-# calls on one matrix may differ in the last bits)
-logm = _matrix_function(_sl.logm, _near_identity, exact=False, dtype_from_values=True)
-sqrtm = _matrix_function(_sl.sqrtm, _near_identity, dtype_from_values=True)
 
 
 # --- Sylvester and Lyapunov equations ----------------------------------------------------------
@@ -449,6 +446,41 @@ solve_sylvester = define(
               domain=(-1.0, 1.0), call=lambda f, a, b, q: f(a + _shift(a), b + _shift(b), q)),
                          batch=_batched(batch_rules.stacked(2, 2, 2)), jvp_joint=_sylvester_jvp,
     taylor=taylor_rules.linear_equation(_sylvester_jvp, rhs=(2,)))
+
+
+# sqrtm's square root X solves X dX + dX X = dA: its derivative is a Sylvester equation in X
+# alone. (The Frechet derivative by a block matrix took the square root of a matrix whose
+# eigenvalues repeat; where they are negative, the sums of their computed square roots, on
+# either side of the branch cut, vanish, and a second derivative in reverse mode came out
+# 1e12 times too large; scipy's own Schur recurrence divides by those sums.)
+sqrtm = define(
+    _name(_sl.sqrtm), lambda a: _sl.sqrtm(a),
+    [lambda g, ans, a: cast_like(solve_sylvester(_mT(ans), _mT(ans), g), a)],
+    [lambda t, ans, a: solve_sylvester(ans, ans, t)],
+    spec=Spec(SQUARE, domain=(-1.0, 1.0), call=_near_identity), batch=_STACKED,
+    dtype_from_values=True)
+
+
+# logm(A) = 2 logm(S) with S = sqrtm(A), whose eigenvalues lie in the right half-plane, away
+# from the logarithm's branch cut: so its Frechet derivative is 2 L_log(S, L_sqrt(A, E)), the
+# block matrix's logarithm taken at S. (At A itself, real matrices with negative eigenvalues
+# put the block matrix's repeated eigenvalues on the cut: second derivatives came out wrong
+# or NaN.) (logm and sqrtm are real or complex by the values, as numpy's eig; scipy's logm
+# picks its Pade degree with onenormest, which draws random vectors from numpy's global
+# generator: two calls on one matrix may differ in the last bits.)
+def _logm_jvp(t, ans, a):
+    s = sqrtm(a)
+    return 2.0 * _frechet(logm, s, solve_sylvester(s, s, t))
+
+
+def _logm_vjp(g, ans, a):
+    s = _mT(sqrtm(a))
+    return cast_like(solve_sylvester(s, s, 2.0 * _frechet(logm, s, g)), a)
+
+
+logm = define(_name(_sl.logm), lambda a: _sl.logm(a), [_logm_vjp], [_logm_jvp],
+              spec=Spec(SQUARE, domain=(-1.0, 1.0), call=_near_identity, exact=False),
+              batch=_STACKED, dtype_from_values=True)
 
 
 @differentiable(_sl.solve_continuous_lyapunov,
