@@ -394,3 +394,149 @@ def test_scipy_linalgs_other_functions_run_forward_and_refuse_traced_values_by_n
         fgrad.grad(lambda a: np.sum(fsl.svd(a)[1]))(a)
     with pytest.raises(AttributeError):
         fsl.no_such_function
+
+
+# --- autograd's internal modules that its own test suite and older libraries import ---------
+
+def test_core_make_vjp_make_jvp_and_unary_to_nary_build_an_operator():
+    from fgrad.autograd.core import make_jvp, make_vjp
+    from fgrad.autograd.wrap_util import unary_to_nary
+
+    @unary_to_nary
+    def derivative(fun, x):
+        vjp, _ = make_vjp(fun, x)
+        return vjp(1.0)
+
+    f = lambda x, y: x ** 3 * y  # noqa: E731
+    assert float(derivative(f)(2.0, 5.0)) == 60.0
+    assert float(derivative(f, 1)(2.0, 5.0)) == 8.0
+    assert derivative(f, 1).__name__ == "derivative_of_<lambda>_wrt_argnum_1"
+    assert [float(v) for v in derivative(lambda x, y: x * y, (0, 1))(2.0, 5.0)] == [5.0, 2.0]
+    assert [float(v) for v in make_jvp(lambda x: x ** 3, 2.0)(1.0)] == [8.0, 12.0]
+    with pytest.raises(TypeError, match="argnum must be an int or a tuple of ints"):
+        derivative(f, "x")
+
+
+def test_primitive_vjps_take_a_rule_away_and_put_it_back():
+    from fgrad.autograd import defvjp
+    from fgrad.autograd.core import primitive, primitive_vjps
+
+    @primitive
+    def triple(x):
+        return 3.0 * x
+
+    defvjp(triple, lambda ans, x: lambda g: 3.0 * g)
+    assert triple in primitive_vjps and np.sin in primitive_vjps
+    assert primitive_vjps.pop(np.sum, None) is None  # (a function of primitives: none here)
+    rules = primitive_vjps.pop(triple)
+    with pytest.raises(NotImplementedError, match="has no VJP rule for argument 0"):
+        fgrad.grad(triple)(1.0)
+    primitive_vjps[triple] = rules
+    assert float(fgrad.grad(triple)(1.0)) == 3.0
+
+
+def test_tracer_isbox_getval_and_builtins_that_see_through_tracers():
+    from fgrad.autograd import builtins
+    from fgrad.autograd.tracer import getval, isbox
+
+    def f(x, batched=False):
+        assert isbox(x) and isbox(getval(x)) == batched  # (vmap's tracer stays, not grad's)
+        assert builtins.isinstance(x, onp.ndarray) and builtins.type(x) is onp.ndarray
+        assert not isinstance(x, onp.ndarray)  # (Python's own sees the tracer)
+        return np.sum(x * getval(x))
+    onp.testing.assert_array_equal(fgrad.grad(f)(onp.array([1.0, 2.0])), [1.0, 2.0])
+    onp.testing.assert_array_equal(fgrad.vmap(fgrad.grad(lambda x: f(x, True)))(onp.eye(2)),
+                                   onp.eye(2))
+    import fgrad.autograd as ag
+    assert ag.dict is dict and ag.isinstance is builtins.isinstance
+    with pytest.raises(AttributeError, match="has no attribute 'nonexistent'"):
+        ag.nonexistent  # noqa: B018
+
+
+def test_const_graph_replays_without_running_the_function():
+    from fgrad.autograd.misc import const_graph
+    calls = []
+
+    def f(scale, x, shift=0.0):
+        calls.append(x)
+        return scale * np.sin(x) + shift
+
+    g = const_graph(f, 2.0, shift=1.0)
+    for v in (0.5, 1.0, -0.25):
+        assert float(g(v)) == float(f(2.0, v, shift=1.0))
+    assert len(calls) == 1 + 3  # one trace; the direct calls above add one each
+
+
+def test_combo_check_check_grads_by_argnum_and_autograds_comparisons():
+    from fgrad.autograd.test_util import check_equivalent, combo_check, scalar_close
+    combo_check(np.sum, (0,), modes=["rev"])([onp.ones((2, 3))], axis=[0, 1, None],
+                                             keepdims=[True, False])
+    check_grads(lambda x, y: np.sin(x) * y, (0, 1))(0.3, 2.0)
+    check_grads(lambda xs: np.sum(xs[0] * xs[1]))([onp.ones(2), onp.arange(2)])  # (ints too)
+
+    @primitive
+    def wrong(x):
+        return x ** 2
+
+    defvjp_argnums(wrong, lambda nums, ans, args, kwargs: lambda g: (3 * g * args[0],))
+    with pytest.raises(AssertionError):
+        combo_check(wrong, [0], modes=["rev"], order=1)([0.5, 1.5])
+    assert scalar_close(1.0, 1.0 + 1e-9) and not scalar_close(1.0, 1.1)
+    check_equivalent({"a": onp.ones(2)}, {"a": onp.ones(2)})
+    with pytest.raises(AssertionError, match="Value mismatch"):
+        check_equivalent(onp.ones(2), onp.zeros(2))
+
+
+def test_autograds_deprecated_primitive_methods_and_quick_grad_check_warn_and_work():
+    from fgrad.autograd import primitive as old_primitive
+    from fgrad.autograd.util import quick_grad_check, subvals
+
+    @old_primitive
+    def mul(x, y):
+        return x * y
+
+    with pytest.warns(UserWarning, match="defgrad method is deprecated"):
+        mul.defgrad(lambda ans, x, y: lambda g: y * g)
+    with pytest.warns(UserWarning, match="defvjp method is deprecated"):
+        mul.defvjp(lambda g, ans, vs, gvs, x, y: x * g * (vs.shape == gvs.shape), argnum=1)
+    assert [float(v) for v in fgrad.grad(mul, argnums=(0, 1))(2.0, 5.0)] == [5.0, 2.0]
+    with pytest.warns(UserWarning, match="defvjp_is_zero method is deprecated"):
+        mul.defvjp_is_zero([1])
+    assert [float(v) for v in fgrad.grad(mul, argnums=(0, 1))(2.0, 5.0)] == [5.0, 0.0]
+    with pytest.warns(UserWarning, match="quick_grad_check is deprecated"):
+        quick_grad_check(lambda x, y: x ** 2 + y, 1.0, (2.0,))
+    assert subvals((1, 2, 3), [(1, "b")]) == (1, "b", 3)
+
+
+def test_tensor_jacobian_product_contracts_the_leading_output_axes():
+    from fgrad.autograd import jacobian, tensor_jacobian_product
+    fun = lambda a: np.roll(np.sin(a), 1)  # noqa: E731
+    a, v = onp.random.default_rng(0).normal(size=(2, 5, 4, 3))[:2]
+    v = v[..., 0]
+    want = onp.tensordot(v, jacobian(fun)(a), axes=2)
+    onp.testing.assert_allclose(tensor_jacobian_product(fun)(a, v), want, rtol=1e-12)
+    full = onp.ones((5, 4, 3))
+    onp.testing.assert_allclose(tensor_jacobian_product(fun)(a, full),
+                                onp.tensordot(full, jacobian(fun)(a), axes=3), rtol=1e-12)
+
+
+def test_autograd_numpys_make_diagonal_version_and_scipys_dirichlet_draws():
+    import fgrad.autograd.numpy as anp
+    d = onp.arange(6.0).reshape(2, 3)
+    a = anp.make_diagonal(d, axis1=-1, axis2=-2)
+    assert a.shape == (2, 3, 3) and all(onp.array_equal(onp.diag(a[i]), d[i]) for i in range(2))
+    check_grads(lambda d: anp.make_diagonal(d, axis1=-1, axis2=-2))(d)
+    with pytest.raises(NotImplementedError, match="only offset=0, axis1=-1, axis2=-2"):
+        anp.make_diagonal(d, axis1=0, axis2=1)
+    assert anp.__version__ == onp.__version__
+    pytest.importorskip("scipy", reason="dirichlet.rvs is scipy's")
+    from fgrad.scipy.stats import dirichlet
+    x = dirichlet.rvs(onp.array([1.0, 2.0, 3.0]), size=4, random_state=0)
+    assert x.shape == (4, 3) and onp.allclose(x.sum(axis=1), 1.0)
+
+
+def test_a_missing_rule_is_also_a_not_implemented_error_as_in_autograd_and_jax():
+    p = fgrad.primitive(lambda x: 2.0 * x, name="test_missing_rule_twice")
+    for transform in (fgrad.grad, fgrad.jacfwd):
+        with pytest.raises(NotImplementedError, match="test_missing_rule_twice has no"):
+            transform(p)(1.0)

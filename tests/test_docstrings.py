@@ -18,7 +18,9 @@ MODULES = ["fgrad.transforms", "fgrad.core.table", "fgrad.core.pytree", "fgrad.t
            "fgrad.autograd._switch", "fgrad.autograd.extend", "fgrad.autograd.misc.flatten",
            "fgrad.autograd.misc.optimizers", "fgrad.autograd.numpy",
            "fgrad.autograd.numpy.numpy_vjps", "fgrad.autograd.test_util",
-           "fgrad.autograd.differential_operators"]
+           "fgrad.autograd.differential_operators", "fgrad.autograd.core",
+           "fgrad.autograd.tracer", "fgrad.autograd.wrap_util", "fgrad.autograd.util",
+           "fgrad.autograd.builtins", "fgrad.autograd.misc.tracers"]
 
 
 @pytest.mark.parametrize("name", MODULES)

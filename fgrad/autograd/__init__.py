@@ -40,7 +40,7 @@ from ..core import table
 from .. import transforms, user_primitives
 from ..traces import arguments
 from ..checkpointing import checkpoint  # noqa: F401  (autograd.checkpoint: the same idea)
-from ..numpy import ones_like, real, reshape
+from ..numpy import ones_like, real, reshape, tensordot
 from ..core.pytree import tree_leaves, tree_map
 from ..core.tracer import value_for_shape, value_dtype
 
@@ -292,19 +292,28 @@ hessian_vector_product = hessian_tensor_product
 def tensor_jacobian_product(fun: Callable[..., Any],
                             argnum: int | Sequence[int] = 0) -> Callable[..., Any]:
     """autograd's ``tensor_jacobian_product`` (alias ``vector_jacobian_product``):
-    ``tjp(fun)(*args, v)`` contracts ``v`` (shaped like ``fun``'s output) with the Jacobian,
-    giving an array shaped like argument ``argnum``: one reverse pass.
+    ``tjp(fun)(*args, v)`` contracts ``v`` with the Jacobian's leading axes, those of
+    ``fun``'s output: a ``v`` shaped like the output gives an array shaped like argument
+    ``argnum`` (one reverse pass); a ``v`` shaped like the output's first axes, the Jacobian
+    of ``tensordot(v, fun(*args), v.ndim)`` (the remaining output axes, then the argument's).
 
     >>> import fgrad.numpy as np
     >>> from fgrad.autograd import vector_jacobian_product
     >>> vector_jacobian_product(lambda x: x ** 2)(np.array([1.0, 3.0]),
     ...                                           np.array([1.0, 10.0])).tolist()
     [2.0, 60.0]
+    >>> vector_jacobian_product(lambda x: np.outer(x, x))(np.array([1.0, 3.0]),
+    ...                                                   np.array([1.0, 0.0])).tolist()
+    [[2.0, 0.0], [3.0, 1.0]]
     """
     def tjp(*args, **kwargs):
         args, v = args[:-1], args[-1]
         vjp, ans = make_vjp(fun, argnum)(*args, **kwargs)
-        return vjp(v)
+        k = _onp.ndim(value_for_shape(v))
+        if k == _onp.ndim(value_for_shape(ans)):
+            return vjp(v)
+        return jacobian(lambda *a, **kw: tensordot(v, fun(*a, **kw), k), argnum)(
+            *args, **kwargs)
 
     return _named(tjp, fun, "vector_jacobian_product")
 
@@ -386,7 +395,36 @@ def primitive(f: Callable[..., Any]) -> Any:
     """
     # (a numpy or scipy ufunc, which autograd-gamma wraps, has a name but no module)
     where = getattr(f, "__module__", None) or f"{type(f).__module__}.{type(f).__name__}"
-    return user_primitives.primitive(f, name=f"{where}.{getattr(f, '__qualname__', f.__name__)}")
+    prim = user_primitives.primitive(f, name=f"{where}.{getattr(f, '__qualname__', f.__name__)}")
+    _old_methods(prim)
+    return prim
+
+
+def _old_methods(prim):
+    """The methods autograd's primitives had before its version 1.2 and keep, with a warning
+    (``f.defgrad(maker, argnum)``, ``f.defvjp(rule, argnum)`` with the rule
+    ``(g, ans, vs, gvs, *args)``, ``f.defvjp_is_zero(argnums)``), for libraries of that time."""
+    def warn(name):
+        warnings.warn(f"{prim.name}.{name}: autograd's {name} method is deprecated (autograd "
+                      "1.2); give the rules with defvjp(f, ...)", stacklevel=3)
+
+    def defgrad(maker, argnum=0):
+        warn("defgrad")
+        defvjp(prim, maker, argnums=(argnum,))
+
+    def old_defvjp(rule, argnum=0):
+        warn("defvjp")
+        from .extend import vspace
+
+        def new_rule(g, ans, *args, **kwargs):
+            return rule(g, ans, vspace(args[argnum]), vspace(g), *args, **kwargs)
+        table.defvjp(prim, new_rule, argnums=(argnum,))
+
+    def defvjp_is_zero(argnums=(0,)):
+        warn("defvjp_is_zero")
+        table.defvjp(prim, *[None] * len(argnums), argnums=tuple(argnums))
+
+    prim.defgrad, prim.defvjp, prim.defvjp_is_zero = defgrad, old_defvjp, defvjp_is_zero
 
 
 def _uncurried(maker):
@@ -484,3 +522,13 @@ from .differential_operators import make_ggnvp, make_jvp_reversemode  # noqa: E4
 from ._switch import install, own_names, uninstall  # noqa: E402
 
 own_names()  # (import fgrad.autograd.numpy.random, fgrad.autograd.scipy.stats.norm, ...)
+
+
+def __getattr__(name):
+    """autograd's top-level ``dict``, ``isinstance``, ``list``, ``tuple`` and ``type``
+    (``fgrad.autograd.builtins``'), given on demand so that they do not stand for Python's own
+    in this module."""
+    if name in ("dict", "isinstance", "list", "tuple", "type"):
+        from . import builtins
+        return getattr(builtins, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -128,7 +128,8 @@ class VSpace:
         return self._like(_onp.ones)
 
     def randn(self):
-        return self._like(lambda shape, dtype: _onp.random.randn(*shape).astype(dtype))
+        return self._like(lambda shape, dtype: _onp.asarray(_onp.random.randn(*shape),
+                                                            dtype))
 
     def standard_basis(self):
         for k in range(self.size):

@@ -10,8 +10,10 @@ import sys
 import numpy as _onp
 
 
-class NoDerivativeRuleError(TypeError):
-    """A numpy function without a derivative rule was handed a traced value."""
+class NoDerivativeRuleError(TypeError, NotImplementedError):
+    """A numpy function without a derivative rule was handed a traced value. Also a
+    ``NotImplementedError``, which autograd and JAX raise for a missing rule, so code catching
+    theirs catches it."""
 
 
 class ConcretizationError(TypeError):

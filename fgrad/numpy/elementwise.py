@@ -736,7 +736,7 @@ def real_if_close(a, tol=100):
         return a
     tol = read_values(tol)
     if tol > 1:
-        tol = _onp.finfo(av.dtype).eps * tol
+        tol = _onp.finfo(_onp.result_type(av)).eps * tol
     return fnp.real(a) if _onp.all(_onp.abs(av.imag) < tol) else a
 
 

@@ -30,7 +30,8 @@ from ..numpy.broadcasting import broadcast_like, cast_like, unbroadcast_like
 from ..numpy.linalg.common import _dominant, _read_triangle, _read_triangle_adjoint
 from ..numpy.wrapping import traced_version_of
 from ..core.table import Spec
-from ..core.tracer import contains_tracer, differentiated, without_derivative, value_for_shape
+from ..core.tracer import (contains_tracer, differentiated, read_values, value_for_shape,
+                           without_derivative)
 from . import special as sp
 
 # the family's functions batch by broadcasting (those of whole vectors say otherwise)
@@ -458,12 +459,17 @@ def _dirichlet_prim(method):
 
 
 class _Dirichlet:
-    """scipy.stats.dirichlet's logpdf and pdf, differentiable in the point and ``alpha``."""
+    """scipy.stats.dirichlet's logpdf and pdf, differentiable in the point and ``alpha``, and
+    its ``rvs`` (scipy's own: draws, without derivative)."""
 
     methods = ("logpdf", "pdf")
 
     def __init__(self):
         self.logpdf, self.pdf = _dirichlet_prim("logpdf"), _dirichlet_prim("pdf")
+
+    def rvs(self, alpha, size=1, random_state=None):
+        """``scipy.stats.dirichlet.rvs``: draws on plain values (``alpha`` is read)."""
+        return _st.dirichlet.rvs(read_values(alpha), size=size, random_state=random_state)
 
     def __repr__(self):
         return "<fgrad.scipy.stats.dirichlet>"
