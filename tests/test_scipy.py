@@ -313,6 +313,16 @@ def test_sqrtm_and_logm_second_derivatives_at_negative_eigenvalues(name):
         check_grads(lambda x: np.real(f(x)) + np.imag(f(x)), (a,), order=2)
 
 
+def test_eigh_of_a_complex_matrix_reads_one_hermitian_triangle_as_scipy():
+    a = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
+    for lower in (True, False):
+        w, v = linalg.eigh(a, lower=lower)
+        assert w.dtype == sl.eigh(a, lower=lower)[0].dtype == onp.float64
+        check_grads(lambda a: linalg.eigh(a, lower=lower)[0], (a,))
+        check_grads(lambda a: np.abs(linalg.eigh(a, lower=lower)[1]), (a,))
+        check_grads(lambda a: linalg.eigh(a, lower=lower, eigvals_only=True), (a,))
+
+
 def test_convolve_vjp_in_every_mode_against_the_full_jacobian():
     x, y = rng.standard_normal(6), rng.standard_normal(3)
     for mode in ("full", "same", "valid"):

@@ -371,17 +371,18 @@ _eigvalsh = define(
 
 @traced_version_of(_sl.eigh)
 def eigh(a, b=None, *, lower=True, eigvals_only=False, **kwargs):
-    """scipy.linalg.eigh of one symmetric matrix (no ``b``), differentiated as the function
-    scipy computes (it reads the lower triangle, the upper with ``lower=False``; the derivative
-    with respect to the other is zero), with numpy.linalg.eigh's conventions at repeated
-    eigenvalues."""
+    """scipy.linalg.eigh of one symmetric (or hermitian) matrix (no ``b``), differentiated as
+    the function scipy computes (it reads the lower triangle, the upper with ``lower=False``;
+    the derivative with respect to the other is zero), with numpy.linalg.eigh's conventions at
+    repeated eigenvalues and for complex eigenvectors' phases."""
     if b is not None:
         raise NotImplementedError("fgrad.scipy.linalg.eigh: the generalized problem (b=) is "
                                   "not supported on traced values")
     _only("eigh", kwargs, ("driver",))
     if eigvals_only:
         return _eigvalsh(a, lower=bool(lower))
-    return _eigh(a, lower=bool(lower))
+    w, v = _eigh(a, lower=bool(lower))
+    return _dec._real_part(w), v
 
 
 eigh._fgrad_entry = _eigh.prim

@@ -40,18 +40,30 @@ def _read_masks(like, lower):
     return _eye(n, like), mask(strict if lower else strict.T, like)
 
 
+def _is_complex(x):
+    return _onp.iscomplexobj(value_for_shape(x))
+
+
 def _read_triangle(t, lower):
-    """The symmetric matrix that numpy's one-triangle functions (cholesky, eigh, eigvalsh) see
-    when given ``t``: its lower (or upper) triangle, mirrored. Linear in ``t``: the tangent of
-    their input, the entries of the other triangle left out."""
+    """The symmetric (hermitian, for complex ``t``) matrix that numpy's one-triangle functions
+    (cholesky, eigh, eigvalsh) see when given ``t``: its lower (or upper) triangle, mirrored
+    (and conjugated, the diagonal's imaginary part taken as zero, as LAPACK does). Linear in
+    ``t`` over the reals: the tangent of their input, the entries of the other triangle left
+    out."""
     diag, strict = _read_masks(t, lower)
+    if _is_complex(t):
+        below = t * strict
+        return below + fnp.conj(_mT(below)) + fnp.real(t) * diag
     return t * (diag + strict) + _mT(t * strict)
 
 
 def _read_triangle_adjoint(g, lower):
-    """The transpose of :func:`_read_triangle`: a cotangent of the symmetric matrix read,
-    as one of the input (zero in the triangle that is not read)."""
+    """The transpose of :func:`_read_triangle` (under fgrad's pairing ``Re sum(x * y)``): a
+    cotangent of the matrix read, as one of the input (zero in the triangle that is not
+    read)."""
     diag, strict = _read_masks(g, lower)
+    if _is_complex(g):
+        return (g + fnp.conj(_mT(g))) * strict + fnp.real(g) * diag
     return g * (diag + strict) + _mT(g) * strict
 
 

@@ -14,7 +14,7 @@ from ..wrapping import differentiable, with_numpy_values
 from .common import (EigResult, EighResult, QRResult, SVDResult, _diag, _diag_embed, _eig_call,
                      _eig_valid, _eigh_call, _eigh_valid, _eigvals_call, _eye, _gap_inverse, _la,
                      _dominant, _mT, _qr_call, _qr_valid, _read_triangle, _read_triangle_adjoint,
-                     _real_only, _strictly_lower, _svd_call, _svd_valid)
+                     _is_complex, _real_only, _strictly_lower, _svd_call, _svd_valid)
 from .solving import inv, solve
 
 
@@ -69,16 +69,31 @@ def cholesky(a, /, *, upper=False):
 
 # --- symmetric eigenproblem --------------------------------------------------------------
 
+# For a complex (hermitian) input the eigenvectors' phases are any: these rules take
+# V^H dV with a zero diagonal (JAX's and autograd's choice), which gives the derivative of
+# every function that does not depend on the phases (eigenvalues, |V|, V f(w) V^H).
+
 def _eigh_jvp(ts, outs, a, UPLO="L"):
     w, v = outs
-    m = fnp.matmul(fnp.matmul(_mT(v), _read_triangle(ts[0], UPLO == "L")), v)
-    return _diag(m), fnp.matmul(v, _gap_inverse(w) * m)
+    m = fnp.matmul(fnp.matmul(_adjoint(v), _read_triangle(ts[0], UPLO == "L")), v)
+    dw = fnp.real(_diag(m)) if _is_complex(m) else _diag(m)
+    return dw, fnp.matmul(v, _gap_inverse(w) * m)
 
 
 def _eigh_vjp(i, gs, outs, a, UPLO="L"):
     (gw, gv), (w, v) = gs, outs
-    inner = _diag_embed(gw) + _gap_inverse(w) * fnp.matmul(_mT(v), gv)
-    return _read_triangle_adjoint(fnp.matmul(fnp.matmul(v, inner), _mT(v)), UPLO == "L")
+    inner = _diag_embed(fnp.real(gw) if _is_complex(gw) else gw) + \
+        _gap_inverse(w) * fnp.matmul(_mT(v), gv)
+    return _read_triangle_adjoint(fnp.matmul(fnp.matmul(_conj(v), inner), _mT(v)), UPLO == "L")
+
+
+def _adjoint(x):
+    """The conjugate transpose of the last two axes (the transpose, for real ``x``)."""
+    return _conj(_mT(x))
+
+
+def _conj(x):
+    return fnp.conj(x) if _is_complex(x) else x
 
 
 _EIGH = Spec([(((2, 2),), {}), (((3, 3),), {"UPLO": "U"}), (((2, 3, 3),), {})],
@@ -96,10 +111,20 @@ def eigh(a, UPLO="L"):
     other triangle is zero. Eigenvector derivatives divide by eigenvalue gaps ``w_j - w_i``; a
     pair of exactly equal eigenvalues contributes nothing (no inf/nan), which is exact for
     functions of the eigenvalues alone but otherwise meaningless: at a repeated eigenvalue the
-    eigenvectors are not differentiable. Use ``eigvalsh`` for eigenvalues alone."""
+    eigenvectors are not differentiable. Use ``eigvalsh`` for eigenvalues alone. A complex
+    matrix is read as numpy reads it (the hermitian matrix of one triangle, the diagonal's
+    imaginary part taken as zero); its eigenvectors' phases are arbitrary, and the rules take
+    ``V^H dV`` with a zero diagonal, as JAX and autograd do: exact for functions that do not
+    depend on the phases (the eigenvalues, ``abs(V)``, ``V f(w) V^H``)."""
     a = fnp.asarray(a)
-    _real_only("eigh", a)
-    return EighResult(*_eigh(a, UPLO=_uplo(UPLO)))
+    w, v = _eigh(a, UPLO=_uplo(UPLO))
+    return EighResult(_real_part(w), v)
+
+
+def _real_part(x):
+    """A value numpy gives real that came out of a primitive of several outputs (packed in
+    one array of one dtype) as complex, with a zero imaginary part."""
+    return fnp.real(x) if _is_complex(x) else x
 
 
 def _uplo(UPLO):
@@ -111,12 +136,14 @@ def _uplo(UPLO):
 
 def _eigvalsh_vjp(g, ans, a, UPLO="L"):
     _, v = _eigh(a, UPLO=UPLO)
-    return _read_triangle_adjoint(fnp.matmul(v * fnp.expand_dims(g, -2), _mT(v)), UPLO == "L")
+    return _read_triangle_adjoint(fnp.matmul(_conj(v) * fnp.expand_dims(g, -2), _mT(v)),
+                                  UPLO == "L")
 
 
 def _eigvalsh_jvp(t, ans, a, UPLO="L"):
     _, v = _eigh(a, UPLO=UPLO)
-    return fnp.sum(v * fnp.matmul(_read_triangle(t, UPLO == "L"), v), axis=-2)
+    dw = fnp.sum(_conj(v) * fnp.matmul(_read_triangle(t, UPLO == "L"), v), axis=-2)
+    return fnp.real(dw) if _is_complex(dw) else dw
 
 
 _EIGVALSH = Spec([(((2, 2),), {}), (((3, 3),), {"UPLO": "U"}), (((2, 3, 3),), {})],
@@ -132,9 +159,9 @@ def eigvalsh(a, UPLO="L"):
     triangle of ``a`` (``UPLO``), so the gradient is zero in the other. The gradient (the read
     triangle of ``V diag(g) V^T``) needs no eigenvalue gaps, so it is exact at repeated
     eigenvalues too (for functions symmetric in the repeated ones, such as sums); second
-    derivatives do divide by gaps."""
+    derivatives do divide by gaps. A complex matrix is read as hermitian, as ``eigh`` reads
+    it."""
     a = fnp.asarray(a)
-    _real_only("eigvalsh", a)
     return _eigvalsh(a, UPLO=_uplo(UPLO))
 
 
@@ -147,38 +174,55 @@ def _svd_shapes(a, full_matrices=False):
             (*batch, n if full_matrices else k, n))
 
 
+# For complex input the singular vectors' phases are any (u_i and v_i turn together): the JVP
+# takes V^H dV with a zero diagonal and U^H dU's from the rest (JAX's and autograd's choice),
+# exact for functions that do not depend on the phases (s, abs(U), U diag(s) V^H); the VJP is
+# its transpose under fgrad's pairing ``Re sum(x * y)``.
+
 def _svd_jvp(ts, outs, a, full_matrices=False):
     (t,), (u, s, vh) = ts, outs
+    s = _real_part(s)
     m, n = shape_of(a)[-2:]
     k = min(m, n)
-    v = _mT(vh)
-    p = fnp.matmul(fnp.matmul(_mT(u), t), v)                 # U^T dA V
+    v = _adjoint(vh)
+    p = fnp.matmul(fnp.matmul(_adjoint(u), t), v)             # U^H dA V
+    ph = _adjoint(p)
     f = _gap_inverse(s * s)                                   # 1 / (s_j^2 - s_i^2)
     s_row, s_col = fnp.expand_dims(s, -2), fnp.expand_dims(s, -1)
-    du = fnp.matmul(u, f * (p * s_row + s_col * _mT(p)))
-    dv = fnp.matmul(v, f * (s_col * p + _mT(p) * s_row))
+    du = fnp.matmul(u, f * (p * s_row + s_col * ph))
+    dv = fnp.matmul(v, f * (s_col * p + ph * s_row))
+    ds = _diag(p)
+    if _is_complex(p):  # the phase of u_i that dA gives, v_i's held
+        du = du + u * fnp.expand_dims(1j * fnp.imag(ds) / s, -2)
+        ds = fnp.real(ds)
     if m > k:  # the part of dA V outside span(U)
         du = du + (fnp.matmul(t, v) - fnp.matmul(u, p)) / s_row
     if n > k:
-        dv = dv + (fnp.matmul(_mT(t), u) - fnp.matmul(v, _mT(p))) / s_row
-    return du, _diag(p), _mT(dv)
+        dv = dv + (fnp.matmul(_adjoint(t), u) - fnp.matmul(v, ph)) / s_row
+    return du, ds, _adjoint(dv)
 
 
 def _svd_vjp(i, gs, outs, a, full_matrices=False):
     (gu, gsv, gvh), (u, s, vh) = gs, outs
+    s, gsv = _real_part(s), _real_part(gsv)
     m, n = shape_of(a)[-2:]
     k = min(m, n)
-    v, gv = _mT(vh), _mT(gvh)
+    v, gv = _adjoint(vh), _adjoint(gvh)
+    ub, vhb = _conj(u), _conj(vh)                             # (U-bar, V^T)
     f = _gap_inverse(s * s)
     s_row, s_col = fnp.expand_dims(s, -2), fnp.expand_dims(s, -1)
-    j = f * fnp.matmul(_mT(u), gu)
+    ug = fnp.matmul(_mT(u), gu)
+    j = f * ug
     kk = f * fnp.matmul(_mT(v), gv)
-    inner = _diag_embed(gsv) + (j + _mT(j)) * s_row + s_col * (kk + _mT(kk))
-    ga = fnp.matmul(fnp.matmul(u, inner), vh)
+    inner = _diag_embed(gsv) + (j + _adjoint(j)) * s_row + s_col * (kk + _adjoint(kk))
+    if _is_complex(ug):  # the transpose of the JVP's phase term
+        inner = inner + _diag_embed(1j * fnp.imag(_diag(ug)) / s)
+    ga = fnp.matmul(fnp.matmul(ub, inner), vhb)
     if m > k:
-        ga = ga + fnp.matmul((gu - fnp.matmul(u, fnp.matmul(_mT(u), gu))) / s_row, vh)
+        ga = ga + fnp.matmul((gu - fnp.matmul(ub, ug)) / s_row, vhb)
     if n > k:
-        ga = ga + fnp.matmul(u, _mT((gv - fnp.matmul(v, fnp.matmul(_mT(v), gv))) / s_row))
+        ga = ga + fnp.matmul(ub, _adjoint((gv - fnp.matmul(_conj(v), fnp.matmul(_mT(v), gv)))
+                                          / s_row))
     return ga
 
 
@@ -195,13 +239,13 @@ def _svdvals_vjp(g, ans, a):
     u, _, vh = _svd(a)
     # an exactly zero singular value is a kink (|s|): its derivative is taken as 0
     g = g * (1 - mask(without_derivative(ans) == 0, ans))
-    return fnp.matmul(u * fnp.expand_dims(g, -2), vh)
+    return _conj(fnp.matmul(u * fnp.expand_dims(g, -2), vh))
 
 
 def _svdvals_jvp(t, ans, a):
     u, _, vh = _svd(a)
-    ds = fnp.sum(u * fnp.matmul(t, _mT(vh)), axis=-2)
-    return ds * (1 - mask(without_derivative(ans) == 0, ans))
+    ds = fnp.sum(_conj(u) * fnp.matmul(t, _adjoint(vh)), axis=-2)
+    return _real_part(ds) * (1 - mask(without_derivative(ans) == 0, ans))
 
 
 _svdvals = define("linalg.svdvals", lambda a: _la.svd(a, compute_uv=False),
@@ -225,16 +269,18 @@ def _refuse_hermitian(name, hermitian):
                                domain=(-1.0, 1.0), valid=_svd_valid, call=_svd_call),
                  name="linalg.svd")
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
-    """numpy.linalg.svd, real input. ``compute_uv=False`` gives the singular values, whose
+    """numpy.linalg.svd. ``compute_uv=False`` gives the singular values, whose
     derivative ``u_i v_i^T`` needs no gaps (at repeated singular values it is exact for
     functions symmetric in them, such as sums and norms; an exactly zero singular value, a
     kink, has derivative 0). The singular vectors' derivatives divide by
     ``s_j^2 - s_i^2`` (pairs of exactly equal singular values contribute nothing, as in
     ``eigh``: not meaningful there) and, for non-square input, by the singular values.
     ``full_matrices=True`` is refused for non-square input on traced values (the completed
-    basis is not unique, so it has no derivative); ``hermitian=True`` is refused."""
+    basis is not unique, so it has no derivative); ``hermitian=True`` is refused. For complex
+    input the phases of the singular vectors are arbitrary (``u_i`` and ``v_i`` turn
+    together): the rules hold ``v_i``'s, as JAX and autograd do, exact for functions that do
+    not depend on the phases (``s``, ``abs(u)``, ``u diag(s) vh``)."""
     a = fnp.asarray(a)
-    _real_only("svd", a)
     _refuse_hermitian("svd", hermitian)
     if not compute_uv:
         return _svdvals(a)
@@ -244,17 +290,17 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
             "fgrad.numpy.linalg.svd: full_matrices=True on a non-square traced matrix: the "
             "extra columns of u (or rows of vh) are any orthonormal completion, which has no "
             "derivative; use full_matrices=False.")
-    return SVDResult(*_svd(a, full_matrices=bool(full_matrices)))
+    u, s, vh = _svd(a, full_matrices=bool(full_matrices))
+    return SVDResult(u, _real_part(s), vh)
 
 
 @differentiable(_la.svdvals, Spec(_SVD_CASES, domain=(-1.0, 1.0), valid=_svd_valid),
                  name="linalg.svdvals")
 def svdvals(x, /):
-    """numpy.linalg.svdvals, real input: derivative ``u_i v_i^T`` of each singular value (at
-    repeated singular values exact for functions symmetric in them, such as sums and norms;
-    an exactly zero one, a kink, has derivative 0)."""
+    """numpy.linalg.svdvals: derivative ``u_i v_i^H`` of each singular value (at repeated
+    singular values exact for functions symmetric in them, such as sums and norms; an exactly
+    zero one, a kink, has derivative 0)."""
     x = fnp.asarray(x)
-    _real_only("svdvals", x)
     return _svdvals(x)
 
 

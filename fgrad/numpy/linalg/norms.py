@@ -61,16 +61,10 @@ _sum_squares_p = define(
     spec=Spec(REDUCE), batch=batch_rules.along())
 
 
-def _real_norm(name, x, ord):
-    if ord not in (None, 2, "fro", "f"):
-        _real_only(f"{name} (ord={ord!r})", x)
-
-
 def _vector_norm(x, ord, axis, keepdims, value):
     """The vector norm of ``x`` over the axes ``axis`` (a tuple); ``value`` is numpy's."""
     if ord is None or ord == 2:
         return _root0(_sum_squares(x, axis, keepdims))
-    _real_norm("norm", x, ord)
     if ord == _onp.inf:
         return fnp.max(fnp.abs(x), axis=axis, keepdims=keepdims)
     if ord == -_onp.inf:
@@ -97,7 +91,6 @@ def _matrix_norm(x, ord, row, col, keepdims):
     if ord in (None, "fro", "f"):
         r = _root0(_sum_squares(x, (row, col), False))
     else:
-        _real_norm("norm", x, ord)
         if ord in (2, -2, "nuc"):
             rest = [i for i in range(nd) if i not in (row, col)]
             s = _svdvals(fnp.transpose(x, rest + [row, col]))
@@ -203,7 +196,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
     max/min ties or where a singular value is 0 follow fgrad's conventions for ``abs``,
     ``max``/``min`` (ties share evenly) and ``svdvals``. For 0 < p < 1 or p < 0 an entry
     exactly 0 gets derivative 0 (the average of infinite one-sided slopes). Complex input is
-    differentiated for the 2-norm and Frobenius norm only."""
+    differentiated for every ``ord`` (through ``abs`` and ``svdvals``)."""
     x = fnp.asarray(x)
     value = numpy_reference(_la.norm, x, ord, axis, keepdims)  # numpy's errors
     return _norm(x, ord, axis, keepdims, value)

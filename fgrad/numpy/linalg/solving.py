@@ -11,7 +11,7 @@ from ..multi_output import define_multi
 from ...core.tracer import value_for_shape, map_tracers
 from ..broadcasting import dtype_of, shape_of, unbroadcast, unbroadcast_like
 from ..wrapping import differentiable, unsupported_kwargs
-from .common import SlogdetResult, _la, _lift, _mT, _ndim, _noted, _real_only, _shift, _shifted
+from .common import SlogdetResult, _la, _lift, _mT, _ndim, _noted, _shift, _shifted
 
 
 # --- inverse, determinant, solve -------------------------------------------------------
@@ -103,12 +103,29 @@ def _log_det_gradient(a):
             "matrix, or keep a away from singular matrices (a + eps * I).") from None
 
 
+# For real input the sign is locally constant (zero derivative) and log|det a| has gradient
+# inv(a)^T. For complex input d log det a = tr(inv(a) da) =: tau, of which log|det a| takes
+# the real part and the sign (det a / |det a|) turns by the imaginary part: d sign =
+# sign * i Im(tau); the VJP is the transpose under fgrad's pairing Re sum(x * y).
+
+def _slogdet_vjp(i, gs, outs, a):
+    gsign, glog = gs
+    if _onp.iscomplexobj(value_for_shape(a)):
+        c = fnp.real(glog) + 1j * fnp.imag(gsign * outs[0])
+        return _lift(c) * _log_det_gradient(a)
+    return _lift(glog) * _log_det_gradient(a)
+
+
+def _slogdet_jvp(ts, outs, a):
+    tau = fnp.sum(_log_det_gradient(a) * ts[0], axis=(-2, -1))
+    if _onp.iscomplexobj(value_for_shape(a)):
+        return _slogdet(a)[0] * (1j * fnp.imag(tau)), fnp.real(tau)
+    return None, tau
+
+
 _slogdet = define_multi(
     "linalg.slogdet", lambda a: tuple(_la.slogdet(a)),
-    lambda a: (shape_of(a)[:-2],) * 2,
-    # the sign is locally constant (zero derivative); log|det a| has gradient inv(a)^T
-    lambda i, gs, outs, a: _lift(gs[1]) * _log_det_gradient(a),
-    lambda ts, outs, a: (None, fnp.sum(_log_det_gradient(a) * ts[0], axis=(-2, -1))),
+    lambda a: (shape_of(a)[:-2],) * 2, _slogdet_vjp, _slogdet_jvp,
     spec=Spec([(((2, 2),), {}), (((2, 3, 3),), {})], domain=(-1.0, 1.0), call=_shifted),
     batch=batch_rules.stacked(2), jvp_reads_outputs=False)
 
@@ -119,11 +136,14 @@ _slogdet = define_multi(
                                    _shifted(f, -a if negative else a)),
                  name="linalg.slogdet")
 def slogdet(a):
-    """numpy.linalg.slogdet: the sign has zero derivative, ``logabsdet`` has gradient
-    ``inv(a)^T`` (real input)."""
+    """numpy.linalg.slogdet: for real input the sign has zero derivative and ``logabsdet``
+    has gradient ``inv(a)^T``; for complex input ``logabsdet`` and the sign (a phase) take
+    the real and imaginary parts of ``d log det a = tr(inv(a) da)``."""
     a = fnp.asarray(a)
-    _real_only("slogdet", a)
-    return SlogdetResult(*_slogdet(a))
+    sign, logabsdet = _slogdet(a)
+    if _onp.iscomplexobj(value_for_shape(logabsdet)):  # (packed with the complex sign)
+        logabsdet = fnp.real(logabsdet)
+    return SlogdetResult(sign, logabsdet)
 
 
 def _solve_parts(x, b):
