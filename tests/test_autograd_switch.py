@@ -540,3 +540,24 @@ def test_a_missing_rule_is_also_a_not_implemented_error_as_in_autograd_and_jax()
     for transform in (fgrad.grad, fgrad.jacfwd):
         with pytest.raises(NotImplementedError, match="test_missing_rule_twice has no"):
             transform(p)(1.0)
+
+
+def test_autograds_convolve_generalises_scipys_with_axes_and_dot_axes():
+    ss = pytest.importorskip("scipy.signal", reason="autograd.scipy.signal needs scipy")
+    from fgrad.autograd.scipy_signal import convolve
+    rng = onp.random.default_rng(0)
+    a, b = rng.normal(size=(5, 4)), rng.normal(size=(3, 2))
+    for mode in ("full", "valid", "same"):
+        onp.testing.assert_allclose(convolve(a, b, mode=mode), ss.convolve(a, b, mode),
+                                    rtol=1e-12, atol=1e-12)
+    x, w = rng.normal(size=(3, 5)), rng.normal(size=(3, 4, 2))   # channels, then a conv axis
+    for mode in ("full", "valid"):
+        want = sum(ss.convolve(x[i], w[i, :, 1], mode) for i in range(3))
+        got = convolve(x, w, axes=([1], [1]), dot_axes=([0], [0]), mode=mode)
+        onp.testing.assert_allclose(got[1], want, rtol=1e-12)
+    onp.testing.assert_allclose(convolve(x, w[:, 0, :], axes=([], []), dot_axes=([0], [0])),
+                                onp.tensordot(x, w[:, 0, :], axes=([0], [0])), rtol=1e-12)
+    for axes in (([0], [1]), ([1, 0], [1, 0])):
+        check_grads(lambda a, b: convolve(a, b, axes=axes, mode="same"), (0, 1))(a, b)
+    with pytest.raises(ValueError, match="one array must be at least as large"):
+        convolve(rng.normal(size=(2, 5)), rng.normal(size=(3, 2)), mode="valid")

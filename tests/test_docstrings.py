@@ -20,7 +20,8 @@ MODULES = ["fgrad.transforms", "fgrad.core.table", "fgrad.core.pytree", "fgrad.t
            "fgrad.autograd.numpy.numpy_vjps", "fgrad.autograd.test_util",
            "fgrad.autograd.differential_operators", "fgrad.autograd.core",
            "fgrad.autograd.tracer", "fgrad.autograd.wrap_util", "fgrad.autograd.util",
-           "fgrad.autograd.builtins", "fgrad.autograd.misc.tracers"]
+           "fgrad.autograd.builtins", "fgrad.autograd.misc.tracers",
+           "fgrad.autograd.scipy_signal"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -16,7 +16,8 @@ import sys
 import types
 
 # autograd's module prefixes that are fgrad modules of another place, longest first
-_PLACES = (("autograd.scipy", "fgrad.scipy"), ("autograd.numpy.linalg", "fgrad.numpy.linalg"),
+_PLACES = (("autograd.scipy.signal", "fgrad.autograd.scipy_signal"),
+           ("autograd.scipy", "fgrad.scipy"), ("autograd.numpy.linalg", "fgrad.numpy.linalg"),
            ("autograd.numpy.fft", "fgrad.numpy.fft"),
            ("autograd.numpy.random", "fgrad.numpy.random"), ("autograd", "fgrad.autograd"))
 
