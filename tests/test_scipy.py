@@ -313,6 +313,25 @@ def test_sqrtm_and_logm_second_derivatives_at_negative_eigenvalues(name):
         check_grads(lambda x: np.real(f(x)) + np.imag(f(x)), (a,), order=2)
 
 
+@pytest.mark.parametrize("l, u, b_shape", [(1, 1, (5,)), (2, 0, (5, 2)), (0, 3, (5,))])
+def test_solve_banded_in_the_band_storage_and_the_right_hand_side(l, u, b_shape):
+    ab = rng.standard_normal((l + u + 1, 5))
+    ab[u] += 4.0  # (the diagonal: well conditioned)
+    b = rng.standard_normal(b_shape)
+    assert onp.array_equal(linalg.solve_banded((l, u), ab, b), sl.solve_banded((l, u), ab, b))
+    check_grads(lambda ab, b: linalg.solve_banded((l, u), ab, b), (ab, b), order=2)
+    # the storage's entries outside the matrix are not read: their derivative is zero
+    g = fgrad.grad(lambda ab: np.sum(linalg.solve_banded((l, u), ab, b) ** 2))(ab)
+    for r in range(l + u + 1):
+        for j in range(5):
+            if not 0 <= r - u + j < 5:
+                assert g[r, j] == 0.0
+    gv = fgrad.vmap(fgrad.grad(lambda b: np.sum(linalg.solve_banded((l, u), ab, b) ** 3)))(
+        onp.stack([b, -b]))
+    onp.testing.assert_allclose(gv[1], fgrad.grad(
+        lambda b: np.sum(linalg.solve_banded((l, u), ab, b) ** 3))(-b), rtol=1e-12)
+
+
 def test_eigh_of_a_complex_matrix_reads_one_hermitian_triangle_as_scipy():
     a = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
     for lower in (True, False):

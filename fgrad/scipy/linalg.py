@@ -2,7 +2,7 @@
 
 Primitives whose implementations are scipy's: ``inv``, ``det``, ``solve``, ``cholesky``,
 ``eigh`` reuse ``fgrad.numpy.linalg``'s rules (the same mathematics); ``solve_triangular``,
-``cho_factor``, ``lu_factor``, ``solve_sylvester`` have their own; ``expm``'s is the
+``solve_banded``, ``cho_factor``, ``lu_factor``, ``solve_sylvester`` have their own; ``expm``'s is the
 Fréchet derivative read off the function of a block matrix,
 ``f([[A, E], [0, A]]) = [[f(A), L_f(A, E)], [0, f(A)]]``, which is the function itself again,
 so it nests to any order; ``sqrtm``'s the Sylvester equation ``X dX + dX X = dA``, and
@@ -261,6 +261,94 @@ def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, **kwargs):
 
 
 solve_triangular._fgrad_entry = _solve_triangular
+
+
+# --- banded systems ---------------------------------------------------------------------------
+# scipy's banded storage: ab[u + i - j, j] = a[i, j], for the l bands below the diagonal and the
+# u above it; entries of ab outside the matrix are not read (their derivative is zero).
+
+def _band_rows(l, u, n):
+    """The matrix row ``i`` of each entry ``(r, j)`` of a banded storage (clipped into range),
+    and whether it lies inside the matrix."""
+    i = _onp.arange(l + u + 1)[:, None] - u + _onp.arange(n)[None, :]
+    return _onp.clip(i, 0, n - 1), (i >= 0) & (i < n)
+
+
+def _band_transposed(ab, l, u):
+    """The banded storage of ``a^T`` (its bands ``(u, l)``): ``abT[r, j] = ab[u + l - r,
+    r - l + j]``, zero outside the matrix."""
+    n = shape_of(ab)[-1]
+    r = _onp.arange(l + u + 1)[:, None]
+    col = r - l + _onp.arange(n)[None, :]
+    inside = (col >= 0) & (col < n)
+    rows = _onp.broadcast_to(u + l - r, col.shape)
+    return fnp.getitem(ab, (rows, _onp.clip(col, 0, n - 1))) * mask(inside, ab)
+
+
+def _banded_vjp(g, ans, ab, b, l, u):
+    y = _solve_banded(_band_transposed(ab, l, u), g, l=u, u=l)     # a^-T g
+    rows, inside = _band_rows(l, u, shape_of(ab)[-1])
+    xs = ans if len(shape_of(ans)) == 1 else _mT(ans)                  # (n,) or (k, n)
+    ys = fnp.getitem(y, rows) if len(shape_of(y)) == 1 else \
+        fnp.getitem(_mT(y), (slice(None), rows))                       # y[i(r, j)]
+    gab = -ys * fnp.expand_dims(xs, -2)                                # -y_i x_j
+    if len(shape_of(gab)) == 3:
+        gab = fnp.sum(gab, axis=0)
+    return [cast_like(gab * mask(inside, gab), ab), cast_like(y, b)]
+
+
+def _band_matvec(ab, x, l, u):
+    """``a x`` for ``a`` in banded storage: band ``r`` holds ``a[j + r - u, j]``, so it adds
+    ``ab[r] * x`` shifted down by ``r - u`` rows."""
+    n = shape_of(ab)[-1]
+    rest = [(0, 0)] * (len(shape_of(x)) - 1)
+    total = None
+    for r in range(l + u + 1):
+        k = r - u
+        if abs(k) >= n:
+            continue
+        row = fnp.getitem(ab, r)
+        v = (row if len(shape_of(x)) == 1 else fnp.expand_dims(row, -1)) * x
+        v = fnp.pad(fnp.getitem(v, slice(0, n - k)), [(k, 0)] + rest) if k >= 0 else \
+            fnp.pad(fnp.getitem(v, slice(-k, n)), [(0, -k)] + rest)
+        total = v if total is None else total + v
+    return total
+
+
+def _banded_jvp_ab(t, ans, ab, b, l, u):
+    return -_solve_banded(ab, _band_matvec(t, ans, l, u), l=l, u=u)
+
+
+def _banded_jvp_b(t, ans, ab, b, l, u):
+    return _solve_banded(ab, t, l=l, u=u)
+
+
+def _banded_impl(ab, b, l, u):
+    return _sl.solve_banded((l, u), ab, b)
+
+
+_solve_banded = define(
+    "scipy.linalg.solve_banded", _banded_impl, vjp_joint=_banded_vjp,
+    jvps=[_banded_jvp_ab, _banded_jvp_b],
+    taylor=taylor_rules.linear_equation(taylor_rules.summed([_banded_jvp_ab, _banded_jvp_b]),
+                                        rhs=(1,)),
+    spec=Spec([(((3, 4), (4,)), {"l": 1, "u": 1}), (((2, 3), (3, 2)), {"l": 1, "u": 0}),
+               (((3, 5), (5,)), {"l": 0, "u": 2})],
+              domain=(-1.0, 1.0), call=lambda f, ab, b, l, u: f(
+                  ab + 4.0 * (_onp.arange(l + u + 1) == u)[:, None], b, l=l, u=u)))
+
+
+@traced_version_of(_sl.solve_banded)
+def solve_banded(l_and_u, ab, b, **kwargs):
+    """scipy.linalg.solve_banded, in the banded storage ``ab`` (the entries inside the matrix)
+    and ``b``: ``b``'s cotangent is ``solve_banded`` of the transposed bands, ``ab``'s the
+    band of ``-y x^T``; forward mode is that rule transposed. scipy's values."""
+    _only("solve_banded", kwargs)
+    l, u = (int(v) for v in l_and_u)
+    return _solve_banded(ab, b, l=l, u=u)
+
+
+solve_banded._fgrad_entry = _solve_banded
 
 
 # --- LU ------------------------------------------------------------------------------------
