@@ -17,6 +17,13 @@ from ..scipy.signal import *  # noqa: F401,F403
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
+def _prod(sizes):
+    total = 1
+    for n in sizes:
+        total *= n
+    return total
+
+
 def convolve(A: Any, B: Any, axes: Sequence[Sequence[int]] | None = None,
              dot_axes: Sequence[Sequence[int]] = ((), ()), mode: str = "full") -> Any:
     """autograd's ``convolve`` (see the module's text); ``mode`` crops each convolved axis as
@@ -44,33 +51,41 @@ def convolve(A: Any, B: Any, axes: Sequence[Sequence[int]] | None = None,
                                 or all(nb >= na for na, nb in sizes)):
         raise ValueError("convolve: in 'valid' mode one array must be at least as large as "
                          "the other along every convolved axis")
-    # full convolution: out[n] = sum_j flip(A)[j] * pad(B)[n + j], over windows of pad(B)
-    pad = [(0, 0)] * len(sb)
-    for (na, _), j in zip(sizes, conv_b):
-        pad[j] = (na - 1, na - 1)
-    windows = sliding_window_view(fnp.pad(B, pad), [na for na, _ in sizes], axis=conv_b)
-    flipped = fnp.flip(A, axis=conv_a) if conv_a else A
+    # The smaller array (by its convolved extent) is the kernel K, the other X is cut into
+    # windows of K's size: out[n] = sum_j flip(K)[j] * X[n + j], X padded by K's size less
+    # one for the full result ("same" crops it), not at all for the valid one.
+    kernel_is_a = _prod(na for na, _ in sizes) <= _prod(nb for _, nb in sizes)
+    (k_arr, k_conv), (x_arr, x_conv, x_shape) = \
+        ((A, conv_a), (B, conv_b, sb)) if kernel_is_a else ((B, conv_b), (A, conv_a, sa))
+    k_sizes = [na if kernel_is_a else nb for na, nb in sizes]
+    if mode != "valid":
+        pad = [(0, 0)] * len(x_shape)
+        for n, i in zip(k_sizes, x_conv):
+            pad[i] = (n - 1, n - 1)
+        x_arr = fnp.pad(x_arr, pad)
+    windows = sliding_window_view(x_arr, k_sizes, axis=x_conv)
+    flipped = fnp.flip(k_arr, axis=k_conv) if k_conv else k_arr
     letters = iter(_LETTERS)
     dot = {k: next(letters) for k in range(len(dot_a))}
     win = {k: next(letters) for k in range(len(conv_a))}
     out_conv = {k: next(letters) for k in range(len(conv_a))}
-    sub_a = "".join(win[conv_a.index(i)] if i in conv_a else dot[dot_a.index(i)]
+    # the kernel's convolved axes carry the window letters, the windowed array's the output's
+    in_a, in_b = (win, out_conv) if kernel_is_a else (out_conv, win)
+    sub_a = "".join(in_a[conv_a.index(i)] if i in conv_a else dot[dot_a.index(i)]
                     if i in dot_a else next(letters) for i in range(len(sa)))
-    sub_b = "".join(out_conv[conv_b.index(j)] if j in conv_b else dot[dot_b.index(j)]
+    sub_b = "".join(in_b[conv_b.index(j)] if j in conv_b else dot[dot_b.index(j)]
                     if j in dot_b else next(letters) for j in range(len(sb)))
     kept_a = [c for i, c in enumerate(sub_a) if i not in conv_a and i not in dot_a]
     kept_b = [c for j, c in enumerate(sub_b) if j not in conv_b and j not in dot_b]
-    sub_w = sub_b + "".join(win[k] for k in range(len(conv_a)))
+    sub_k, sub_x = (sub_a, sub_b) if kernel_is_a else (sub_b, sub_a)
+    sub_w = sub_x + "".join(win[k] for k in range(len(conv_a)))
     out = "".join(kept_a + kept_b + [out_conv[k] for k in range(len(conv_a))])
-    full = fnp.einsum(f"{sub_a},{sub_w}->{out}", flipped, windows)
-    if mode == "full":
-        return full
+    result = fnp.einsum(f"{sub_k},{sub_w}->{out}", flipped, windows)
+    if mode != "same":
+        return result
     first = len(kept_a) + len(kept_b)
     crop = [slice(None)] * first
-    for na, nb in sizes:
-        if mode == "valid":
-            crop.append(slice(min(na, nb) - 1, max(na, nb)))
-        else:  # same: A's size, centred on the full result, as scipy
-            start = (nb - 1) // 2
-            crop.append(slice(start, start + na))
-    return full[tuple(crop)]
+    for na, nb in sizes:  # A's size, centred on the full result, as scipy
+        start = (nb - 1) // 2
+        crop.append(slice(start, start + na))
+    return result[tuple(crop)]
