@@ -561,3 +561,25 @@ def test_autograds_convolve_generalises_scipys_with_axes_and_dot_axes():
         check_grads(lambda a, b: convolve(a, b, axes=axes, mode="same"), (0, 1))(a, b)
     with pytest.raises(ValueError, match="one array must be at least as large"):
         convolve(rng.normal(size=(2, 5)), rng.normal(size=(3, 2)), mode="valid")
+
+
+def test_autograds_tracer_nodes_are_made_from_the_recorded_tape():
+    from fgrad.autograd.tracer import Node, trace
+
+    class Printed(Node):
+        def __init__(self, value, fun, args, kwargs, parent_argnums, parents):
+            self.line = (fun.__name__, tuple(args[i] if i not in parent_argnums else
+                                             parents[parent_argnums.index(i)].name
+                                             for i in range(len(args))), float(value))
+            self.name = f"v{len(lines)}"
+            lines.append(self.line)
+
+        def initialize_root(self, x):
+            self.name = "x"
+
+    lines = []
+    value, end = trace(Printed.new_root(1.0), lambda x: (np.sin(x + x) + 2.0) / 2, 1.0)
+    assert float(value) == (onp.sin(2.0) + 2.0) / 2 and end.line is lines[-1]
+    assert [(f, a) for f, a, _ in lines] == [("add", ("x", "x")), ("sin", ("v0",)),
+                                             ("add", ("v1", 2.0)), ("divide", ("v2", 2))]
+    assert trace(Printed.new_root(1.0), lambda x: onp.ones(2), 1.0)[1] is None
