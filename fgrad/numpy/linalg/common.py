@@ -44,6 +44,23 @@ def _is_complex(x):
     return _onp.iscomplexobj(value_for_shape(x))
 
 
+def _conj(x):
+    """The complex conjugate (``x`` itself, with no node, for real ``x``)."""
+    return fnp.conj(x) if _is_complex(x) else x
+
+
+def _adjoint(x):
+    """The conjugate transpose of the last two axes (the transpose, for real ``x``)."""
+    return _conj(_mT(x))
+
+
+def _real_part(x):
+    """The real part of a complex ``x`` (``x`` itself when real): for values numpy gives real
+    that a primitive of several outputs packs into one complex array with others, and for
+    their derivatives."""
+    return fnp.real(x) if _is_complex(x) else x
+
+
 def _read_triangle(t, lower):
     """The symmetric (hermitian, for complex ``t``) matrix that numpy's one-triangle functions
     (cholesky, eigh, eigvalsh) see when given ``t``: its lower (or upper) triangle, mirrored

@@ -11,10 +11,11 @@ from ...core.tracer import without_derivative, value_for_shape, read_values
 from ..namespace import values_only
 from ..broadcasting import mask, shape_of
 from ..wrapping import differentiable, with_numpy_values
-from .common import (EigResult, EighResult, QRResult, SVDResult, _diag, _diag_embed, _eig_call,
-                     _eig_valid, _eigh_call, _eigh_valid, _eigvals_call, _eye, _gap_inverse, _la,
-                     _dominant, _mT, _qr_call, _qr_valid, _read_triangle, _read_triangle_adjoint,
-                     _is_complex, _real_only, _strictly_lower, _svd_call, _svd_valid)
+from .common import (EigResult, EighResult, QRResult, SVDResult, _adjoint, _conj, _diag,
+                     _diag_embed, _eig_call, _eig_valid, _eigh_call, _eigh_valid, _eigvals_call,
+                     _eye, _gap_inverse, _la, _dominant, _mT, _qr_call, _qr_valid,
+                     _read_triangle, _read_triangle_adjoint, _is_complex, _real_only,
+                     _real_part, _strictly_lower, _svd_call, _svd_valid)
 from .solving import inv, solve
 
 
@@ -76,24 +77,13 @@ def cholesky(a, /, *, upper=False):
 def _eigh_jvp(ts, outs, a, UPLO="L"):
     w, v = outs
     m = fnp.matmul(fnp.matmul(_adjoint(v), _read_triangle(ts[0], UPLO == "L")), v)
-    dw = fnp.real(_diag(m)) if _is_complex(m) else _diag(m)
-    return dw, fnp.matmul(v, _gap_inverse(w) * m)
+    return _real_part(_diag(m)), fnp.matmul(v, _gap_inverse(w) * m)
 
 
 def _eigh_vjp(i, gs, outs, a, UPLO="L"):
     (gw, gv), (w, v) = gs, outs
-    inner = _diag_embed(fnp.real(gw) if _is_complex(gw) else gw) + \
-        _gap_inverse(w) * fnp.matmul(_mT(v), gv)
+    inner = _diag_embed(_real_part(gw)) + _gap_inverse(w) * fnp.matmul(_mT(v), gv)
     return _read_triangle_adjoint(fnp.matmul(fnp.matmul(_conj(v), inner), _mT(v)), UPLO == "L")
-
-
-def _adjoint(x):
-    """The conjugate transpose of the last two axes (the transpose, for real ``x``)."""
-    return _conj(_mT(x))
-
-
-def _conj(x):
-    return fnp.conj(x) if _is_complex(x) else x
 
 
 _EIGH = Spec([(((2, 2),), {}), (((3, 3),), {"UPLO": "U"}), (((2, 3, 3),), {})],
@@ -117,14 +107,8 @@ def eigh(a, UPLO="L"):
     ``V^H dV`` with a zero diagonal, as JAX and autograd do: exact for functions that do not
     depend on the phases (the eigenvalues, ``abs(V)``, ``V f(w) V^H``)."""
     a = fnp.asarray(a)
-    w, v = _eigh(a, UPLO=_uplo(UPLO))
+    w, v = _eigh(a, UPLO=_uplo(UPLO))  # (w packed with v: complex, for complex a)
     return EighResult(_real_part(w), v)
-
-
-def _real_part(x):
-    """A value numpy gives real that came out of a primitive of several outputs (packed in
-    one array of one dtype) as complex, with a zero imaginary part."""
-    return fnp.real(x) if _is_complex(x) else x
 
 
 def _uplo(UPLO):
@@ -142,8 +126,8 @@ def _eigvalsh_vjp(g, ans, a, UPLO="L"):
 
 def _eigvalsh_jvp(t, ans, a, UPLO="L"):
     _, v = _eigh(a, UPLO=UPLO)
-    dw = fnp.sum(_conj(v) * fnp.matmul(_read_triangle(t, UPLO == "L"), v), axis=-2)
-    return fnp.real(dw) if _is_complex(dw) else dw
+    return _real_part(fnp.sum(_conj(v) * fnp.matmul(_read_triangle(t, UPLO == "L"), v),
+                              axis=-2))
 
 
 _EIGVALSH = Spec([(((2, 2),), {}), (((3, 3),), {"UPLO": "U"}), (((2, 3, 3),), {})],

@@ -11,7 +11,8 @@ from ..multi_output import define_multi
 from ...core.tracer import value_for_shape, map_tracers
 from ..broadcasting import dtype_of, shape_of, unbroadcast, unbroadcast_like
 from ..wrapping import differentiable, unsupported_kwargs
-from .common import SlogdetResult, _la, _lift, _mT, _ndim, _noted, _shift, _shifted
+from .common import (SlogdetResult, _is_complex, _la, _lift, _mT, _ndim, _noted, _real_part,
+                     _shift, _shifted)
 
 
 # --- inverse, determinant, solve -------------------------------------------------------
@@ -110,7 +111,7 @@ def _log_det_gradient(a):
 
 def _slogdet_vjp(i, gs, outs, a):
     gsign, glog = gs
-    if _onp.iscomplexobj(value_for_shape(a)):
+    if _is_complex(a):
         c = fnp.real(glog) + 1j * fnp.imag(gsign * outs[0])
         return _lift(c) * _log_det_gradient(a)
     return _lift(glog) * _log_det_gradient(a)
@@ -118,7 +119,7 @@ def _slogdet_vjp(i, gs, outs, a):
 
 def _slogdet_jvp(ts, outs, a):
     tau = fnp.sum(_log_det_gradient(a) * ts[0], axis=(-2, -1))
-    if _onp.iscomplexobj(value_for_shape(a)):
+    if _is_complex(a):
         return _slogdet(a)[0] * (1j * fnp.imag(tau)), fnp.real(tau)
     return None, tau
 
@@ -141,9 +142,7 @@ def slogdet(a):
     the real and imaginary parts of ``d log det a = tr(inv(a) da)``."""
     a = fnp.asarray(a)
     sign, logabsdet = _slogdet(a)
-    if _onp.iscomplexobj(value_for_shape(logabsdet)):  # (packed with the complex sign)
-        logabsdet = fnp.real(logabsdet)
-    return SlogdetResult(sign, logabsdet)
+    return SlogdetResult(sign, _real_part(logabsdet))  # (packed with the complex sign)
 
 
 def _solve_parts(x, b):
