@@ -1,11 +1,13 @@
-"""``autograd.util``: ``subvals`` (a tuple with some items replaced), which libraries built on
-autograd's internals use, and ``quick_grad_check``, deprecated since autograd 1.2."""
+"""``autograd.util``: the helpers libraries built on autograd's internals use (``subvals``,
+``subval``, ``func``, ``toposort``), and ``quick_grad_check``, deprecated since autograd
+1.2."""
+import operator
 import warnings
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from .test_util import check_grads
 
-__all__ = ["subvals", "quick_grad_check"]
+__all__ = ["subvals", "subval", "func", "toposort", "quick_grad_check"]
 
 
 def subvals(x: Iterable[Any], ivs: Iterable[tuple[int, Any]]) -> tuple[Any, ...]:
@@ -19,6 +21,46 @@ def subvals(x: Iterable[Any], ivs: Iterable[tuple[int, Any]]) -> tuple[Any, ...]
     for i, v in ivs:
         out[i] = v
     return tuple(out)
+
+
+def subval(x: Iterable[Any], i: int, v: Any) -> tuple[Any, ...]:
+    """``x`` as a tuple, with item ``i`` replaced by ``v``."""
+    return subvals(x, [(i, v)])
+
+
+def func(f: Any) -> Any:
+    """``f`` itself (autograd's way to name a method, ``func(Class.method)``, for ``defvjp``).
+    """
+    return f
+
+
+def toposort(end_node: Any, parents: Callable[[Any], Iterable[Any]] = operator.attrgetter(
+        "parents")) -> Iterator[Any]:
+    """The nodes ``end_node`` depends on, ``end_node`` first, each before every node it
+    depends on (``parents(node)`` gives a node's parents).
+
+    >>> from types import SimpleNamespace as N
+    >>> a = N(name="a", parents=[]); b = N(name="b", parents=[a]); c = N(name="c", parents=[a, b])
+    >>> [n.name for n in toposort(c)]
+    ['c', 'b', 'a']
+    """
+    children = {}
+    stack = [end_node]
+    while stack:
+        node = stack.pop()
+        if node in children:
+            children[node] += 1
+        else:
+            children[node] = 1
+            stack.extend(parents(node))
+    ready = [end_node]
+    while ready:
+        node = ready.pop()
+        yield node
+        for p in parents(node):
+            children[p] -= 1
+            if children[p] == 0:
+                ready.append(p)
 
 
 def quick_grad_check(fun: Callable[..., Any], arg0: Any, extra_args: tuple = (),

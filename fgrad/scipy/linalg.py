@@ -2,8 +2,8 @@
 
 Primitives whose implementations are scipy's: ``inv``, ``det``, ``solve``, ``cholesky``,
 ``eigh`` reuse ``fgrad.numpy.linalg``'s rules (the same mathematics); ``solve_triangular``,
-``solve_banded``, ``cho_factor``, ``lu_factor``, ``solve_sylvester`` have their own; ``expm``'s is the
-Fréchet derivative read off the function of a block matrix,
+``solve_banded``, ``cho_factor``, ``lu_factor``, ``solve_sylvester`` have their own;
+``expm``'s is the Fréchet derivative read off the function of a block matrix,
 ``f([[A, E], [0, A]]) = [[f(A), L_f(A, E)], [0, f(A)]]``, which is the function itself again,
 so it nests to any order; ``sqrtm``'s the Sylvester equation ``X dX + dX X = dA``, and
 ``logm``'s the block matrix's logarithm taken at ``sqrtm(A)`` (``log A = 2 log A^(1/2)``),
