@@ -39,9 +39,11 @@ def toposort(end_node: Any, parents: Callable[[Any], Iterable[Any]] = operator.a
     """The nodes ``end_node`` depends on, ``end_node`` first, each before every node it
     depends on (``parents(node)`` gives a node's parents).
 
-    >>> from types import SimpleNamespace as N
-    >>> a = N(name="a", parents=[]); b = N(name="b", parents=[a]); c = N(name="c", parents=[a, b])
-    >>> [n.name for n in toposort(c)]
+    >>> class N:
+    ...     def __init__(self, name, *parents):
+    ...         self.name, self.parents = name, parents
+    >>> a = N("a")
+    >>> [n.name for n in toposort(N("c", a, N("b", a)))]
     ['c', 'b', 'a']
     """
     children = {}
