@@ -17,6 +17,10 @@ than dimensions), ``reshape``, ``ravel``, ``transpose``/``.T``, ``swapaxes``, ``
 ``expand_dims``, ``moveaxis``, ``.real``. A copy in numpy (``x[[0, 1]]``, ``x[0]`` of a vector,
 ``x.flatten()``, ``x * 1``) is no view here either.
 
+A name that its function never reads again (``fgrad.core.liveness``: a temporary the caller
+rebinds before reading, as a simulation's loop does) is no observer: it may see the change or
+not, the function computes numpy's result either way, so the write rebinds.
+
 What it does not see: a name in a frame outside the transform's call, an object's attribute, or
 a container nested two levels deep. A tracer that is no view and that only the name assigned to
 holds (a fresh accumulator) is told by its reference count and skips the look; the look costs
@@ -28,7 +32,7 @@ from sys import getrefcount
 
 import numpy as _onp
 
-from ..core import errors
+from ..core import errors, liveness
 from ..core.fpwarnings import fgrad_code
 from ..core.tracer import Tracer
 
@@ -157,17 +161,19 @@ def refuse_write_through(x, symbol, at_call):
     if fgrad_code(frame):  # fgrad's own rules rebind their locals knowingly
         return
     user, memory, seen = frame, root(x), []
+    target = _stored_name(user) or "x"
     while frame is not None and not fgrad_code(frame):
         where = "" if frame is user else f" in {frame.f_code.co_name}()"
         for name, value in frame.f_locals.items():
             for item in _items(value):
-                if isinstance(item, Viewable) and (item is x or root(item) is memory):
+                if isinstance(item, Viewable) and (item is x or root(item) is memory) and (
+                        (frame is user and name == target) or liveness.may_read(frame, name)):
                     seen.append((name, where, value is item, item))
         frame = frame.f_back
-    # the name assigned to (or the list holding it) is seen once in the user's frame
+    # the name assigned to (or the list holding it) is seen once in the user's frame; a name
+    # that nothing reads again may see the change or not: numpy's result either way
     if len(seen) <= 1 and all(item is x for _, _, _, item in seen):
         return
-    target = _stored_name(user) or "x"
     name, where, direct, item = next(s for s in seen if s[:2] != (target, ""))
     how = ("holds the same array" if not direct else "is the same array" if item is x else
            "is the array it views" if item is memory else "views the same memory")
