@@ -21,7 +21,7 @@ MODULES = ["fgrad.transforms", "fgrad.core.table", "fgrad.core.pytree", "fgrad.t
            "fgrad.autograd.differential_operators", "fgrad.autograd.core",
            "fgrad.autograd.tracer", "fgrad.autograd.wrap_util", "fgrad.autograd.util",
            "fgrad.autograd.builtins", "fgrad.autograd.misc.tracers",
-           "fgrad.autograd.scipy_signal"]
+           "fgrad.autograd.scipy_signal", "fgrad.autograd.vspaces"]
 
 
 @pytest.mark.parametrize("name", MODULES)

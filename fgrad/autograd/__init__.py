@@ -43,6 +43,8 @@ from ..checkpointing import checkpoint  # noqa: F401  (autograd.checkpoint: the 
 from ..numpy import ones_like, real, reshape, tensordot
 from ..core.pytree import tree_leaves, tree_map
 from ..core.tracer import value_for_shape, value_dtype
+from .vspaces import vspace
+from . import builtins as _builtins
 
 __all__ = ["grad", "elementwise_grad", "value_and_grad", "grad_and_aux", "jacobian",
            "hessian", "make_vjp", "make_jvp", "make_hvp", "make_ggnvp", "deriv",
@@ -414,7 +416,6 @@ def _old_methods(prim):
 
     def old_defvjp(rule, argnum=0):
         warn("defvjp")
-        from .extend import vspace
 
         def new_rule(g, ans, *args, **kwargs):
             return rule(g, ans, vspace(args[argnum]), vspace(g), *args, **kwargs)
@@ -529,6 +530,5 @@ def __getattr__(name):
     (``fgrad.autograd.builtins``'), given on demand so that they do not stand for Python's own
     in this module."""
     if name in ("dict", "isinstance", "list", "tuple", "type"):
-        from . import builtins
-        return getattr(builtins, name)
+        return getattr(_builtins, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

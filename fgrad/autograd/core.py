@@ -8,8 +8,8 @@ from .. import transforms
 from ..core import table
 from ..core.table import Primitive
 from . import def_linear, defjvp, defvjp, defvjp_argnum, primitive  # noqa: F401
-from .extend import (SparseObject, VSpace, defjvp_argnum, defjvp_argnums,  # noqa: F401
-                     defvjp_argnums, vspace)
+from .extend import SparseObject, defjvp_argnum, defjvp_argnums, defvjp_argnums  # noqa: F401
+from .vspaces import VSpace, vspace  # noqa: F401
 
 __all__ = ["make_vjp", "make_jvp", "vspace", "VSpace", "SparseObject", "primitive",
            "defvjp", "defvjp_argnum", "defvjp_argnums", "defjvp", "defjvp_argnum",

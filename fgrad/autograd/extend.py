@@ -6,13 +6,11 @@ forms, ``notrace_primitive``, and the classes libraries test values against (``B
 traced value of fgrad's is one; ``VSpace``/``vspace``: a value's space, for its zeros)."""
 from typing import Any, Callable
 
-import numpy as _onp
-
 from . import def_linear, defjvp, defvjp, defvjp_argnum, primitive  # noqa: F401
+from .vspaces import VSpace, vspace  # noqa: F401
 from ..core import table
 from ..numpy.array_tracer import ArrayTracer
-from ..core.pytree import tree_flatten, tree_unflatten
-from ..core.tracer import Tracer, value_for_shape, value_dtype, read_values
+from ..core.tracer import Tracer, read_values
 
 __all__ = ["primitive", "defvjp", "defvjp_argnum", "defvjp_argnums", "defjvp",
            "defjvp_argnum", "defjvp_argnums", "def_linear", "notrace_primitive", "Box",
@@ -93,98 +91,6 @@ def notrace_primitive(f: Callable[..., Any]) -> Callable[..., Any]:
     plain.__name__ = getattr(f, "__name__", "notrace")
     plain.__doc__ = f.__doc__
     return plain
-
-
-class VSpace:
-    """autograd's ``VSpace`` of a value (an array, a number, or a tuple, list or dict of
-    them): its shape and dtype, and the vectors of that space (``zeros``, ``ones``,
-    ``randn``, ``standard_basis``) and operations (``add``, ``scalar_mul``,
-    ``inner_prod``), as autograd's libraries use them."""
-
-    def __init__(self, value):
-        leaves, self._tree = tree_flatten(value)
-        self._metas = [value_for_shape(x) for x in leaves]
-        if len(self._metas) == 1 and not isinstance(value, (tuple, list, dict)):
-            m = self._metas[0]
-            self.shape, self.dtype = _onp.shape(m), value_dtype(m)
-            self.size, self.ndim = int(_onp.prod(self.shape)), len(self.shape)
-        else:
-            self.shape = self.dtype = None
-            self.size = sum(int(_onp.size(m)) for m in self._metas)
-            self.ndim = None
-        self.iscomplex = any(value_dtype(m).kind == "c" for m in self._metas)
-
-    def _like(self, make):
-        leaves = [make(_onp.shape(m), _float(m)) for m in self._metas]
-        return tree_unflatten(self._tree, [
-            (complex if value_dtype(m).kind == "c" else float)(x[()])
-            if m.__class__ in (float, int, complex) else x[()] if x.ndim == 0 else x
-            for x, m in zip(leaves, self._metas)])
-
-    def zeros(self):
-        return self._like(_onp.zeros)
-
-    def ones(self):
-        return self._like(_onp.ones)
-
-    def randn(self):
-        return self._like(lambda shape, dtype: _onp.asarray(_onp.random.randn(*shape),
-                                                            dtype))
-
-    def standard_basis(self):
-        for k in range(self.size):
-            flat = _onp.zeros(self.size)
-            flat[k] = 1.0
-            yield self._unflatten(flat)
-
-    def _unflatten(self, flat):
-        out, start = [], 0
-        for m in self._metas:
-            n = int(_onp.size(m))
-            out.append(flat[start:start + n].reshape(_onp.shape(m)).astype(_float(m)))
-            start += n
-        return tree_unflatten(self._tree, out)
-
-    def add(self, x, y):
-        return _map(lambda a, b: a + b, x, y)
-
-    def scalar_mul(self, x, a):
-        return _map(lambda v: v * a, x)
-
-    def inner_prod(self, x, y):
-        xs, ys = tree_flatten(x)[0], tree_flatten(y)[0]
-        return sum(_onp.real(_onp.vdot(_onp.ravel(a), _onp.ravel(b))) for a, b in zip(xs, ys))
-
-    def covector(self, x):
-        return _map(_onp.conj, x)
-
-    def __eq__(self, other):
-        return type(other) is VSpace and self._tree == other._tree and all(
-            _onp.shape(a) == _onp.shape(b) and value_dtype(a) == value_dtype(b)
-            for a, b in zip(self._metas, other._metas))
-
-    def __repr__(self):
-        return f"VSpace(shape={self.shape}, dtype={self.dtype})"
-
-
-def _float(m):
-    dtype = value_dtype(m)
-    return dtype if dtype.kind in "fc" else _onp.dtype(float)
-
-
-def _map(f, *trees):
-    leaves = [tree_flatten(t)[0] for t in trees]
-    return tree_unflatten(tree_flatten(trees[0])[1], [f(*xs) for xs in zip(*leaves)])
-
-
-def vspace(value: Any) -> VSpace:
-    """autograd's ``vspace(value)``: the space of ``value``.
-
-    >>> from fgrad.autograd.extend import vspace
-    >>> vspace((1.0, [2.0, 3.0])).zeros()
-    (0.0, [0.0, 0.0])
-    """
-    return VSpace(value)
 
 
 class SparseObject:

@@ -11,7 +11,7 @@ import numpy as _onp
 from ..core.pytree import tree_map
 from ..traces import arguments
 from ..testing import check_grads as _check
-from .extend import vspace
+from .vspaces import vspace
 
 __all__ = ["check_grads", "combo_check", "check_equivalent", "scalar_close"]
 
