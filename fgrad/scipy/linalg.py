@@ -327,8 +327,22 @@ def _banded_impl(ab, b, l, u):
     return _sl.solve_banded((l, u), ab, b)
 
 
+def _banded_batch(prim, size, vals, dims, **params):
+    """A batch of right-hand sides for one band matrix (vmap over examples, a Jacobian's
+    columns) is one solve with the examples as more columns of ``b``; a batch of band
+    matrices, one solve per example (scipy solves one matrix at a time)."""
+    (ab, b), (dab, db) = vals, dims
+    if dab is not None:
+        return batch_rules.one_at_a_time(prim, size, vals, dims, **params)
+    b = batch_rules.to_front(b, db)
+    rest = shape_of(b)[1:]                                  # (n,) or (n, k)
+    cols = fnp.reshape(fnp.moveaxis(b, 0, -1), (rest[0], -1))
+    x = fnp.reshape(prim(ab, cols, **params), (*rest, size))
+    return fnp.moveaxis(x, -1, 0), 0
+
+
 _solve_banded = define(
-    "scipy.linalg.solve_banded", _banded_impl, vjp_joint=_banded_vjp,
+    "scipy.linalg.solve_banded", _banded_impl, vjp_joint=_banded_vjp, batch=_banded_batch,
     jvps=[_banded_jvp_ab, _banded_jvp_b],
     taylor=taylor_rules.linear_equation(taylor_rules.summed([_banded_jvp_ab, _banded_jvp_b]),
                                         rhs=(1,)),
