@@ -28,11 +28,11 @@ Conventions (each is also stated on the function it concerns):
   ``ord=0`` (a count) has zero derivative everywhere.
 * Complex inputs (JAX's convention): ``inv``, ``det``, ``slogdet``, ``solve``,
   ``matrix_power``, ``multi_dot``, the products, every norm, ``eig``, ``eigvals``, ``eigh``,
-  ``eigvalsh`` (a hermitian matrix read from one triangle, the diagonal's imaginary part taken
-  as zero, as numpy does), ``svd`` and ``svdvals``. The phases of complex eigenvectors and
+  ``eigvalsh`` and ``cholesky`` (a hermitian matrix read from one triangle, the diagonal's
+  imaginary part taken as zero, as numpy does), ``svd`` and ``svdvals``. The phases of complex eigenvectors and
   singular vectors are arbitrary: the rules fix ``V^H dV``'s diagonal at zero (JAX's and
   autograd's choice), exact for every function that does not depend on the phases.
-  ``cholesky``, ``qr``, ``pinv``, ``lstsq`` and ``cond`` refuse complex traced input by name.
+  ``qr``, ``pinv``, ``lstsq`` and ``cond`` refuse complex traced input by name.
 """
 
 from typing import TYPE_CHECKING, Any

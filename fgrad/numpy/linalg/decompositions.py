@@ -30,18 +30,22 @@ def _phi(like):
 # numpy reads the lower triangle of ``a`` (the upper one with upper=True): the rules work with
 # the symmetric matrix S read from it, and map tangents and cotangents through that reading.
 
+# (For complex input, S is hermitian, S = L L^H, numpy's upper factor is L^H, and the
+# transposes on the right of L^-1 dS L^-H become adjoints; the VJP is the JVP's transpose
+# under fgrad's pairing Re sum(x * y): L^-T phi(L^T g) conj(L)^-1.)
+
 def _cholesky_jvp(t, ans, a, upper=False):
-    lo = _mT(ans) if upper else ans
+    lo = _adjoint(ans) if upper else ans
     x = solve(lo, _read_triangle(t, not upper))              # L^-1 dS
-    dl = fnp.matmul(lo, solve(lo, _mT(x)) * _phi(lo))        # L phi(L^-1 dS L^-T)
-    return _mT(dl) if upper else dl
+    dl = fnp.matmul(lo, solve(lo, _adjoint(x)) * _phi(lo))   # L phi(L^-1 dS L^-H)
+    return _adjoint(dl) if upper else dl
 
 
 def _cholesky_vjp(g, ans, a, upper=False):
-    lo = _mT(ans) if upper else ans
-    g = _mT(g) if upper else g
+    lo = _adjoint(ans) if upper else ans
+    g = _adjoint(g) if upper else g
     z = solve(_mT(lo), fnp.matmul(_mT(lo), g) * _phi(lo))  # L^-T phi(L^T g)
-    gs = _mT(solve(_mT(lo), _mT(z)))                          # L^-T phi(L^T g) L^-1
+    gs = _mT(solve(_adjoint(lo), _mT(z)))                     # L^-T phi(L^T g) conj(L)^-1
     return _read_triangle_adjoint(gs, not upper)
 
 
@@ -64,7 +68,6 @@ def cholesky(a, /, *, upper=False):
     [[0.1875, 0.0], [0.25, 0.25]]
     """
     a = fnp.asarray(a)
-    _real_only("cholesky", a)
     return _cholesky(a, upper=bool(upper))
 
 
