@@ -482,6 +482,25 @@ def test_combo_check_check_grads_by_argnum_and_autograds_comparisons():
     with pytest.raises(AssertionError):
         combo_check(wrong, [0], modes=["rev"], order=1)([0.5, 1.5])
     assert scalar_close(1.0, 1.0 + 1e-9) and not scalar_close(1.0, 1.1)
+    # autograd's wording of a failure (its tests match on it), the mode and the level named
+    with pytest.raises(AssertionError, match=r"^Derivative \(VJP\) check of wrong failed: vjp "):
+        check_grads(wrong, modes=["rev"], order=1)(0.5)
+
+    @primitive
+    def outer(x):
+        return 2.0 * x
+
+    @primitive
+    def same(x):
+        return x
+
+    # outer's VJP is right, but the VJP of the identity it is written with is not: the
+    # second-order check of outer's VJP fails, and says so in autograd's words
+    defvjp_argnums(outer, lambda nums, ans, args, kwargs: lambda g: (same(g) * 2.0,))
+    defvjp_argnums(same, lambda nums, ans, args, kwargs: lambda g: (g * 1.001,))
+    check_grads(outer, modes=["rev"], order=1)(0.5)
+    with pytest.raises(AssertionError, match=r"^Derivative \(VJP\) check of vjp_outer "):
+        check_grads(outer, modes=["rev"], order=2)(0.5)
     check_equivalent({"a": onp.ones(2)}, {"a": onp.ones(2)})
     with pytest.raises(AssertionError, match="Value mismatch"):
         check_equivalent(onp.ones(2), onp.zeros(2))

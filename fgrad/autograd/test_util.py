@@ -4,6 +4,7 @@
 combination to ``order``); ``combo_check``, which runs it over every combination of argument
 and keyword values; ``check_equivalent`` and ``scalar_close``, autograd's comparisons."""
 import itertools
+import re
 from typing import Any, Callable, Sequence
 
 import numpy as _onp
@@ -12,6 +13,7 @@ from ..core.pytree import tree_map
 from ..traces import arguments
 from ..testing import check_grads as _check
 from .vspaces import vspace
+from .wrap_util import get_name
 
 __all__ = ["check_grads", "combo_check", "check_equivalent", "scalar_close"]
 
@@ -33,12 +35,28 @@ def check_grads(f: Callable[..., Any], argnum: Any = 0, modes: Sequence[str] = (
     """
     def at(*args, **kwargs):
         along, x = arguments.argnums_partial(f, "check_grads", args, kwargs, argnum)
-        _check(along, tuple(_as_float(v) for v in x), order=order, modes=tuple(modes))
+        try:
+            _check(along, tuple(_as_float(v) for v in x), order=order, modes=tuple(modes))
+        except AssertionError as e:
+            raise _in_autograds_words(e, f) from None
 
     if not _is_argnum(argnum):  # (the older form: the point itself)
         x, argnum = argnum, 0
         return at(x)
     return at
+
+
+# fgrad.testing's failure names the mode and the function checked, "vjp of jvp(f) ...";
+# autograd's, "Derivative (VJP) check of jvp_foo failed", which tests match on
+_FAILED = re.compile(r"(jvp|vjp) of ((?:[jv]jp\()*)f\)*")
+
+
+def _in_autograds_words(error, f):
+    m = _FAILED.match(str(error))
+    if m is None:
+        return error
+    name = m.group(2).replace("(", "_") + get_name(getattr(f, "__wrapped__", f))
+    return AssertionError(f"Derivative ({m.group(1).upper()}) check of {name} failed: {error}")
 
 
 def _is_argnum(a):
