@@ -161,23 +161,30 @@ def refuse_write_through(x, symbol, at_call):
     if fgrad_code(frame):  # fgrad's own rules rebind their locals knowingly
         return
     user, memory, seen = frame, root(x), []
-    target = _stored_name(user) or "x"
     while frame is not None and not fgrad_code(frame):
         where = "" if frame is user else f" in {frame.f_code.co_name}()"
         for name, value in frame.f_locals.items():
             for item in _items(value):
-                if isinstance(item, Viewable) and (item is x or root(item) is memory) and (
-                        (frame is user and name == target) or liveness.may_read(frame, name)):
-                    seen.append((name, where, value is item, item))
+                if isinstance(item, Viewable) and (item is x or root(item) is memory):
+                    seen.append((name, where, value is item, item, frame))
         frame = frame.f_back
-    # the name assigned to (or the list holding it) is seen once in the user's frame; a name
-    # that nothing reads again may see the change or not: numpy's result either way
-    if len(seen) <= 1 and all(item is x for _, _, _, item in seen):
+    # the name assigned to (or the list holding it) is seen once in the user's frame
+    if _one_name(seen, x):
         return
-    name, where, direct, item = next(s for s in seen if s[:2] != (target, ""))
+    # a name that nothing reads again may see the change or not: numpy's result either way
+    # (asked only here: the bytecode is read where the write would otherwise be refused)
+    target = _stored_name(user) or "x"
+    seen = [s for s in seen if s[:2] == (target, "") or liveness.may_read(s[4], s[0])]
+    if _one_name(seen, x):
+        return
+    name, where, direct, item, _ = next(s for s in seen if s[:2] != (target, ""))
     how = ("holds the same array" if not direct else "is the same array" if item is x else
            "is the array it views" if item is memory else "views the same memory")
     raise errors.write_through(target, symbol, at_call, f"`{name}`{where}", how)
+
+
+def _one_name(seen, x):
+    return len(seen) <= 1 and all(s[3] is x for s in seen)
 
 
 def _stored_name(frame):
