@@ -556,6 +556,10 @@ def test_autograd_numpys_make_diagonal_version_and_scipys_dirichlet_draws():
     from fgrad.scipy.stats import dirichlet
     x = dirichlet.rvs(onp.array([1.0, 2.0, 3.0]), size=4, random_state=0)
     assert x.shape == (4, 3) and onp.allclose(x.sum(axis=1), 1.0)
+    with pytest.raises(TypeError, match="dirichlet.rvs.*alpha"):
+        fgrad.grad(lambda a: np.sum(dirichlet.rvs(a)))(onp.ones(3))
+    with pytest.raises(TypeError, match="dirichlet.rvs.*alpha"):
+        fgrad.jit(lambda a: dirichlet.rvs(a))(onp.ones(3))
 
 
 def test_a_missing_rule_is_also_a_not_implemented_error_as_in_autograd_and_jax():

@@ -288,12 +288,11 @@ def _band_transposed(ab, l, u):
 def _banded_vjp(g, ans, ab, b, l, u):
     y = _solve_banded(_band_transposed(ab, l, u), g, l=u, u=l)     # a^-T g
     rows, inside = _band_rows(l, u, shape_of(ab)[-1])
-    xs = ans if len(shape_of(ans)) == 1 else _mT(ans)                  # (n,) or (k, n)
-    ys = fnp.getitem(y, rows) if len(shape_of(y)) == 1 else \
-        fnp.getitem(_mT(y), (slice(None), rows))                       # y[i(r, j)]
-    gab = -ys * fnp.expand_dims(xs, -2)                                # -y_i x_j
-    if len(shape_of(gab)) == 3:
-        gab = fnp.sum(gab, axis=0)
+    ys = fnp.getitem(y, rows)                                          # y_i at (r, j)
+    if len(shape_of(ans)) == 1:
+        gab = -ys * ans                                                # -y_i x_j
+    else:  # (columns of b: summed over them)
+        gab = -fnp.sum(ys * fnp.expand_dims(ans, 0), axis=-1)
     return [cast_like(gab * mask(inside, gab), ab), cast_like(y, b)]
 
 
@@ -356,7 +355,7 @@ _solve_banded = define(
 def solve_banded(l_and_u, ab, b, **kwargs):
     """scipy.linalg.solve_banded, in the banded storage ``ab`` (the entries inside the matrix)
     and ``b``: ``b``'s cotangent is ``solve_banded`` of the transposed bands, ``ab``'s the
-    band of ``-y x^T``; forward mode is that rule transposed. scipy's values."""
+    band of ``-y x^T``; the tangent ``a^-1 (db - da x)``. scipy's values."""
     _only("solve_banded", kwargs)
     l, u = (int(v) for v in l_and_u)
     return _solve_banded(ab, b, l=l, u=u)

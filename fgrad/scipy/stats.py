@@ -30,8 +30,7 @@ from ..numpy.broadcasting import broadcast_like, cast_like, unbroadcast_like
 from ..numpy.linalg.common import _dominant, _read_triangle, _read_triangle_adjoint
 from ..numpy.wrapping import traced_version_of
 from ..core.table import Spec
-from ..core.tracer import (contains_tracer, differentiated, read_values, value_for_shape,
-                           without_derivative)
+from ..core.tracer import contains_tracer, differentiated, value_for_shape, without_derivative
 from . import special as sp
 
 # the family's functions batch by broadcasting (those of whole vectors say otherwise)
@@ -468,8 +467,12 @@ class _Dirichlet:
         self.logpdf, self.pdf = _dirichlet_prim("logpdf"), _dirichlet_prim("pdf")
 
     def rvs(self, alpha, size=1, random_state=None):
-        """``scipy.stats.dirichlet.rvs``: draws on plain values (``alpha`` is read)."""
-        return _st.dirichlet.rvs(read_values(alpha), size=size, random_state=random_state)
+        """``scipy.stats.dirichlet.rvs``: scipy's draws, for a plain ``alpha`` (a traced one
+        is refused: the draws have no derivative in it, and a staged call would replay one
+        draw)."""
+        defining.refuse_traced("scipy.stats.dirichlet.rvs", "alpha", alpha,
+                               "scipy draws from it; pass a plain value")
+        return _st.dirichlet.rvs(alpha, size=size, random_state=random_state)
 
     def __repr__(self):
         return "<fgrad.scipy.stats.dirichlet>"
