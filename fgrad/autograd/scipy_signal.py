@@ -7,6 +7,7 @@ layer's channels), and keeps the other axes of each, in the order ``A``'s kept a
 kept axes, the convolved axes. Written with fgrad.numpy (padding, ``sliding_window_view`` and
 ``einsum``), so it is differentiated in both modes, batched and staged like the rest.
 """
+import math
 from typing import Any, Sequence
 
 import fgrad.numpy as fnp
@@ -15,13 +16,6 @@ from ..numpy.lib.stride_tricks import sliding_window_view
 from ..scipy.signal import *  # noqa: F401,F403
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-
-
-def _prod(sizes):
-    total = 1
-    for n in sizes:
-        total *= n
-    return total
 
 
 def convolve(A: Any, B: Any, axes: Sequence[Sequence[int]] | None = None,
@@ -54,12 +48,12 @@ def convolve(A: Any, B: Any, axes: Sequence[Sequence[int]] | None = None,
     # The smaller array (by its convolved extent) is the kernel K, the other X is cut into
     # windows of K's size: out[n] = sum_j flip(K)[j] * X[n + j], X padded by K's size less
     # one for the full result ("same" crops it), not at all for the valid one.
-    kernel_is_a = _prod(na for na, _ in sizes) <= _prod(nb for _, nb in sizes)
-    (k_arr, k_conv), (x_arr, x_conv, x_shape) = \
-        ((A, conv_a), (B, conv_b, sb)) if kernel_is_a else ((B, conv_b), (A, conv_a, sa))
+    kernel_is_a = math.prod(na for na, _ in sizes) <= math.prod(nb for _, nb in sizes)
+    k_arr, k_conv, x_arr, x_conv = (A, conv_a, B, conv_b) if kernel_is_a else \
+        (B, conv_b, A, conv_a)
     k_sizes = [na if kernel_is_a else nb for na, nb in sizes]
     if mode != "valid":
-        pad = [(0, 0)] * len(x_shape)
+        pad = [(0, 0)] * len(sb if kernel_is_a else sa)
         for n, i in zip(k_sizes, x_conv):
             pad[i] = (n - 1, n - 1)
         x_arr = fnp.pad(x_arr, pad)
