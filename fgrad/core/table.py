@@ -354,6 +354,18 @@ def zero_rule(*args, **params):
     return None
 
 
+def no_derivative(name, arg, why):
+    """The rule of argument ``arg`` of ``fgrad.<name>``, whose derivative exists but has no
+    rule (``why``): an order, a shape parameter without closed form. The public function
+    refuses a differentiated ``arg``, but under ``jit``, ``vmap`` or ``checkpoint`` it reaches
+    the primitive as an operand and only the differentiating trace sees it: there a zero rule
+    would be a silently wrong derivative, so this one raises NoDerivativeRuleError by name.
+    (Traces call a rule only for an argument that carries a derivative.)"""
+    def refuse(*args, **params):
+        raise errors.no_derivative_in(name, arg, why)
+    return refuse
+
+
 def defvjp(prim: "Primitive", *rules: Callable[..., Any] | None,
            argnums: Sequence[int] | None = None) -> None:
     """Set the VJP rules of ``prim``, one per argument (``None`` means a zero derivative).

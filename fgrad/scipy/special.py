@@ -72,9 +72,14 @@ def _with_static(fn, static, d, cases, domain=POSITIVE, first=True, name=None,
         return broadcast_like(t * d(ans, x, n), ans)
 
     if operand:
-        rule = None if taylor is None else (
-            lambda series, ans, x, n, /: taylor(series[:1], ans, x, **{static: n}))
-        p = define(qualname, impl, [vjp, None], [jvp, None], taylor=rule,
+        refuse = table.no_derivative(qualname, static, why)
+
+        def rule(series, ans, x, n, /):
+            if series[1] is not None:
+                refuse()
+            return taylor(series[:1], ans, x, **{static: n})
+        p = define(qualname, impl, [vjp, refuse], [jvp, refuse],
+                   taylor=None if taylor is None else rule,
                    spec=Spec(cases, domain=domain,
                              call=lambda f, x, /, **params: f(x, params[static]), **spec))
     else:
@@ -351,14 +356,23 @@ _zeta_q = _with_static(_sc.zeta, "x", lambda ans, q, x: -x * _zeta_q(x + 1, q),
                            "differentiable in q")
 
 
+# the Riemann zeta function zeta(x): staged or batched, an operand; differentiated, refused
+# (not in the table: it has no rule to test)
+_NO_X = "scipy has no derivative of zeta in its exponent; only zeta(x, q) in q is"
+_riemann_zeta = table.Primitive(
+    "scipy.special.zeta", _sc.zeta, batch=batch_rules.elementwise,
+    vjps={0: table.no_derivative("scipy.special.zeta", "x", _NO_X)},
+    jvps={0: table.no_derivative("scipy.special.zeta", "x", _NO_X)})
+
+
 @traced_version_of(_sc.zeta)
 def zeta(x, q=None):
     """scipy.special.zeta, differentiable in ``q`` (the Hurwitz zeta function's shift),
     ``d/dq zeta(x, q) = -x zeta(x + 1, q)``; not in the exponent ``x``, and so not the
     Riemann zeta function ``zeta(x)``, whose only argument is the exponent."""
     if q is None:
-        raise errors.no_derivative_in("scipy.special.zeta", "x", "scipy has no derivative of "
-                                      "zeta in its exponent; only zeta(x, q) in q is")
+        defining.refuse_differentiated("scipy.special.zeta", "x", x, _NO_X)
+        return _riemann_zeta(x)
     return _zeta_q(x, q)
 
 

@@ -304,8 +304,15 @@ class Discrete:
             return fn(k, *(shapes[s] for s in self.shapes), loc)
         return impl
 
+    def _no_derivative(self, method, arg):
+        why = ("an integer" if arg in ("k", "loc") or arg not in self.logpmf_d else
+               "no closed form; logpmf and pmf are differentiable in it")
+        return errors.no_derivative_in(f"scipy.stats.{self.name}.{method}", arg, why)
+
     def _partial(self, method, i, ans, vals):
         free = self._free[method]
+        if i >= len(free):  # (reached through jit, vmap or checkpoint: see table.no_derivative)
+            raise self._no_derivative(method, (free + ("k", "loc") + self._fixed[method])[i])
         static, k, loc = self._split(method, vals)
         # (plain numpy on a plain point: numpy's scalars, as the eager rule has always had)
         xp = fnp if contains_tracer(k) or contains_tracer(loc) else _onp
@@ -332,11 +339,7 @@ class Discrete:
             for static in ("k",) + tuple(n for n in names if n not in free):
                 value = k if static == "k" else values[static]
                 if differentiated(value):
-                    why = ("an integer" if static in ("k", "loc") or static not in
-                           self.logpmf_d else "no closed form; logpmf and pmf are "
-                           "differentiable in it")
-                    raise errors.no_derivative_in(f"scipy.stats.{self.name}.{method}", static,
-                                                  why)
+                    raise self._no_derivative(method, static)
             # (k, loc and the fixed shapes are arguments without derivative: a staged or
             # batched one, the counts a jitted likelihood is called with, is an operand)
             return prim(*(values[s] for s in free), k, values["loc"],
