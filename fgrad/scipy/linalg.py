@@ -386,11 +386,18 @@ def _rows_in_order(x, order):
 
 
 def _perm(piv):
-    """The row order from LAPACK's row interchanges (row i swapped with row piv[i])."""
+    """The row order from LAPACK's row interchanges (row i swapped with row piv[i]), per
+    row of a stack."""
+    if _onp.ndim(piv) > 1:
+        return _onp.stack([_perm(p) for p in piv])
     perm = _onp.arange(len(piv))
     for i, p in enumerate(piv):
         perm[i], perm[p] = perm[p], perm[i]
     return perm
+
+
+# (lu_solve's pivots are staged or batched where lu_factor's matrix was)
+_traced_perm = values_only(_perm, "scipy.linalg.lu_pivots_to_perm")
 
 
 def _lu_parts(lu):
@@ -433,11 +440,11 @@ lu_factor._fgrad_entry = _lu_factor
 def _lu_solve_traced(lu_and_piv, b, trans=0, **kwargs):
     _only("lu_solve", kwargs)
     lu, piv = lu_and_piv
-    perm = _perm(piv)
+    perm = _traced_perm(piv) if contains_tracer(piv) else _perm(piv)
     if _trans(trans):  # A^T x = b: U^T L^T P^T x = b
         y = _solve_tri(lu, _solve_tri(lu, b, 1, False, False), 1, True, True)
-        return fnp.getitem(y, _onp.argsort(perm))
-    y = _solve_tri(lu, fnp.getitem(b, perm), 0, True, True)
+        return fnp.take(y, fnp.argsort(perm), axis=0)
+    y = _solve_tri(lu, fnp.take(b, perm, axis=0), 0, True, True)
     return _solve_tri(lu, y, 0, False, False)
 
 
