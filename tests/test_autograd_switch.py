@@ -562,6 +562,29 @@ def test_autograd_numpys_make_diagonal_version_and_scipys_dirichlet_draws():
         fgrad.jit(lambda a: dirichlet.rvs(a))(onp.ones(3))
 
 
+def test_autograd_numpys_integer_types_convert_traced_values():
+    # (autograd's test_cast_to_int: indices glued to the weights, separated again)
+    import fgrad.autograd.numpy as anp
+    W = onp.random.default_rng(0).normal(size=(5, 4))
+    W[:, -1] = [0, 1, 1, 3, 4]
+
+    def fun(W):
+        new_inds = anp.int64(W[:, -1])
+        assert new_inds.dtype == anp.int64
+        return np.sum(W[:, :-1][new_inds])
+
+    want = onp.zeros_like(W)
+    want[[0, 1, 3, 4], :-1] = [[1], [2], [1], [1]]
+    onp.testing.assert_array_equal(fgrad.grad(fun)(W), want)
+    onp.testing.assert_array_equal(fgrad.jit(lambda W: anp.int32(W[:, -1]))(W + 0.5),
+                                   W[:, -1].astype(onp.int32))
+    assert fgrad.vmap(lambda W: anp.int8(W[:, -1]))(onp.stack([W, W])).dtype == onp.int8
+    # plain values: numpy's scalars and arrays, which are instances of autograd's types
+    assert type(anp.int64(2.7)) is onp.int64 and anp.int64(2.7) == 2
+    assert isinstance(onp.int16(3), anp.int16) and issubclass(onp.int32, anp.int32)
+    assert onp.dtype(anp.int64) == onp.int64 and anp.zeros(2, dtype=anp.int8).dtype == onp.int8
+
+
 def test_a_missing_rule_is_also_a_not_implemented_error_as_in_autograd_and_jax():
     p = fgrad.primitive(lambda x: 2.0 * x, name="test_missing_rule_twice")
     for transform in (fgrad.grad, fgrad.jacfwd):

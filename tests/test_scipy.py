@@ -216,6 +216,34 @@ def test_an_order_staged_or_batched_is_an_operand_unless_a_rule_needs_its_value(
         fgrad.grad(lambda n: np.sum(special.polygamma(n, x)))(1.0)
 
 
+def test_multivariate_normal_allow_singular_differentiates_in_x_and_mean():
+    # a covariance of rank 2 in 4 dimensions; points on its support (as autograd's test)
+    cov = onp.zeros((4, 4))
+    cov[:2, :2] = [[1.0, 0.3], [0.3, 1.0]]
+    x, mean = onp.array([0.4, -0.7, 0.0, 0.0]), onp.array([-0.2, 0.5, 0.0, 0.0])
+    for method in ("logpdf", "pdf"):
+        ours, ref = getattr(stats.multivariate_normal, method), getattr(st.multivariate_normal,
+                                                                         method)
+        assert ours(x, mean, cov, allow_singular=True) == ref(x, mean, cov, allow_singular=True)
+
+        def f(x, mean):
+            return ours(x, mean, cov, allow_singular=True)
+        # the density in the support's coordinates: the quadratic form of the 2x2 block
+        prec = onp.linalg.inv(cov[:2, :2])
+        dx = -onp.concatenate([prec @ (x - mean)[:2], [0.0, 0.0]])
+        scale = ref(x, mean, cov, allow_singular=True) if method == "pdf" else 1.0
+        for how in (fgrad.grad, lambda f, **k: fgrad.jit(fgrad.grad(f, **k)), fgrad.jacfwd):
+            gx, gm = how(f, argnums=(0, 1))(x, mean)
+            onp.testing.assert_allclose(gx, scale * dx, rtol=1e-12, atol=1e-15)
+            onp.testing.assert_allclose(gm, -scale * dx, rtol=1e-12, atol=1e-15)
+        batch = onp.stack([x, 0.5 * x])
+        onp.testing.assert_allclose(fgrad.vmap(fgrad.grad(f), in_axes=(0, None))(batch, mean),
+                                    [fgrad.grad(f)(b, mean) for b in batch], rtol=1e-12)
+        with pytest.raises(NoDerivativeRuleError, match=f"multivariate_normal.{method} has no "
+                                                        "derivative in its argument 'cov'"):
+            fgrad.grad(lambda c: ours(x, mean, c, allow_singular=True))(cov)
+
+
 def test_multivariate_normal_takes_scipys_covariance_forms():
     x, mean = rng.standard_normal((5, 3)), rng.standard_normal(3)
     for cov in (2.0, onp.array([1.0, 2.0, 3.0]), SPD):

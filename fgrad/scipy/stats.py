@@ -491,15 +491,26 @@ def _inv_read(cov):
     return fnp.linalg.inv(_read_triangle(cov, True))
 
 
-def _mvn_parts(x, mean, cov):
-    """The batch shape, ``P = inv(cov)`` and ``P (x - mean)`` per point (last axis)."""
+def _mvn_parts(x, mean, cov, allow_singular=False):
+    """The batch shape, ``P = inv(cov)`` and ``P (x - mean)`` per point (last axis); with
+    ``allow_singular``, ``P`` is the pseudo-inverse (the density lives on cov's range,
+    where the log-density's quadratic form is ``(x - mean)^T pinv(cov) (x - mean)``)."""
     batch = _onp.shape(value_for_shape(x))[:-1]
-    prec = _inv_read(cov)
+    prec = fnp.linalg.pinv(_read_triangle(cov, True)) if allow_singular \
+        else _inv_read(cov)
     return batch, prec, fnp.matmul(x - mean, prec)  # (prec is symmetric)
 
 
-def _mvn_vjp(i, g, ans, x, mean, cov, pdf=False):
-    batch, prec, pr = _mvn_parts(x, mean, cov)
+def _refuse_singular_cov(pdf):
+    table.no_derivative(f"scipy.stats.multivariate_normal.{'pdf' if pdf else 'logpdf'}", "cov",
+                        "with allow_singular=True its rank, and so the density's support, may "
+                        "change with it; autograd refuses it too")()
+
+
+def _mvn_vjp(i, g, ans, x, mean, cov, pdf=False, allow_singular=False):
+    if i == 2 and allow_singular:
+        _refuse_singular_cov(pdf)
+    batch, prec, pr = _mvn_parts(x, mean, cov, allow_singular)
     w = fnp.reshape(g * ans if pdf else g, batch)
     if i == 0:
         return cast_like(-fnp.expand_dims(w, -1) * pr, x)
@@ -510,9 +521,11 @@ def _mvn_vjp(i, g, ans, x, mean, cov, pdf=False):
     return cast_like(_read_triangle_adjoint(-0.5 * (fnp.sum(w) * prec - outer), True), cov)
 
 
-def _mvn_jvp(tangents, ans, x, mean, cov, pdf=False):
-    batch, prec, pr = _mvn_parts(x, mean, cov)
+def _mvn_jvp(tangents, ans, x, mean, cov, pdf=False, allow_singular=False):
     tx, tm, tc = tangents
+    if tc is not None and allow_singular:
+        _refuse_singular_cov(pdf)
+    batch, prec, pr = _mvn_parts(x, mean, cov, allow_singular)
     out = 0.0
     if tx is not None:
         out = out - fnp.sum(pr * tx, axis=-1)
@@ -526,41 +539,42 @@ def _mvn_jvp(tangents, ans, x, mean, cov, pdf=False):
     return ans * out if pdf else out
 
 
-def _mvn_batch(prim, size, vals, dims):
+def _mvn_batch(prim, size, vals, dims, **params):
     """A batch of points at one mean and covariance is one scipy call (its output reshaped:
     scipy squeezes a batch of one); batched parameters go one example at a time."""
     if dims[1] is None and dims[2] is None:
         x = batch_rules.to_front(vals[0], dims[0])
-        return fnp.reshape(prim(x, *vals[1:]), batch_rules.shape(x)[:-1]), 0
-    return batch_rules.one_at_a_time(prim, size, vals, dims)
+        return fnp.reshape(prim(x, *vals[1:], **params), batch_rules.shape(x)[:-1]), 0
+    return batch_rules.one_at_a_time(prim, size, vals, dims, **params)
 
 
 def _mvn_prim(method):
     fn = getattr(_st.multivariate_normal, method)
     pdf = method == "pdf"
     p = define(f"scipy.stats.multivariate_normal.{method}",
-               lambda x, mean, cov: fn(x, mean, cov),
-               vjp_by_argnum=lambda i, g, ans, *args: _mvn_vjp(i, g, ans, *args, pdf=pdf),
+               lambda x, mean, cov, **params: fn(x, mean, cov, **params),
+               vjp_by_argnum=lambda i, g, ans, *args, **params: _mvn_vjp(i, g, ans, *args,
+                                                                         pdf=pdf, **params),
                batch=_mvn_batch,
                spec=Spec([(((3,), (3,), (3, 3)), {}), (((4, 2), (2,), (2, 2)), {}),
                           (((2, 3, 2), (2,), (2, 2)), {})], domain=(-1.0, 1.0),
                          call=lambda f, x, m, a: f(x, m, _dominant(a))),
-               jvp_joint=lambda ts, ans, *args: _mvn_jvp(ts, ans, *args, pdf=pdf),
+               jvp_joint=lambda ts, ans, *args, **params: _mvn_jvp(ts, ans, *args, pdf=pdf,
+                                                                   **params),
                taylor=_exp_or_log("scipy.stats.multivariate_normal", method))
 
     @traced_version_of(fn)
     def public(x, mean=None, cov=1, allow_singular=False):
         x = fnp.asarray(x)
         d = _onp.shape(value_for_shape(x))[-1] if _onp.ndim(value_for_shape(x)) else 1
-        if allow_singular:
-            raise NotImplementedError(f"fgrad.scipy.stats.multivariate_normal.{method}: "
-                                      "allow_singular=True is not supported on traced values")
         if _onp.ndim(value_for_shape(x)) == 0:
             x = fnp.reshape(x, (1,))
         mean = _onp.zeros(d) if mean is None else mean
         cov = fnp.asarray(cov)
         if _onp.ndim(value_for_shape(cov)) < 2:  # a scalar variance or a diagonal
             cov = fnp.diag(fnp.broadcast_to(cov, (d,)))
+        if allow_singular:  # (a parameter only where given: the graphs stay as they were)
+            return p(x, mean, cov, allow_singular=True)
         return p(x, mean, cov)
 
     public._fgrad_entry = p

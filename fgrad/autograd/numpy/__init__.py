@@ -3,7 +3,8 @@
 
 Every name is ``fgrad.numpy``'s, but ``stack``, which takes any iterable of arrays as
 autograd's does (``np.stack(d.values())``; numpy itself asks for a sequence); autograd's own
-``make_diagonal`` is added, and ``__version__`` is numpy's, as in ``autograd.numpy``."""
+``make_diagonal`` is added, and ``__version__`` is numpy's, as in ``autograd.numpy``; the integer
+types ``int8`` ... ``int64`` convert traced values, as autograd's do."""
 from typing import Any
 
 import numpy as _onp
@@ -13,6 +14,7 @@ from fgrad.numpy import *  # noqa: F401,F403
 from fgrad.numpy import linalg, fft, random  # noqa: F401
 
 from . import numpy_boxes, numpy_vjps  # noqa: F401
+from ...core.tracer import contains_tracer
 
 
 def stack(arrays: Any, axis: int = 0, out: Any = None, **kwargs: Any) -> Any:
@@ -40,6 +42,35 @@ def make_diagonal(D: Any, offset: int = 0, axis1: int = -1, axis2: int = -2) -> 
     n = _fnp.shape(D)[-1]
     return _fnp.expand_dims(D, -1) * _fnp.eye(n, dtype=_fnp.result_type(D, 0.0))
 
+
+class _IntType(type):
+    """The type of autograd's integer scalar types: an instance or a subclass of numpy's type
+    is one of them. (autograd's are plain subclasses, so ``isinstance(numpy.int64(1),
+    autograd.numpy.int64)`` is False there; fgrad keeps numpy's answer.)"""
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, cls.numpy_type)
+
+    def __subclasscheck__(cls, sub):
+        return issubclass(sub, cls.numpy_type)
+
+
+def _int_type(numpy_type):
+    """numpy's ``numpy_type`` that also converts a traced value (autograd's
+    ``wrap_intdtype``): the integers, indices for instance, have no derivative; staged or
+    batched, the conversion is too."""
+    def __new__(cls, *args, **kwargs):
+        if len(args) == 1 and not kwargs and contains_tracer(args[0]):
+            return _fnp.astype(_fnp.asarray(args[0]), numpy_type)
+        return numpy_type(*args, **kwargs)
+
+    return _IntType(numpy_type.__name__, (numpy_type,),
+                    {"__new__": __new__, "numpy_type": numpy_type, "__module__": __name__,
+                     "__doc__": f"numpy.{numpy_type.__name__}, also of traced values: "
+                                f"``{numpy_type.__name__}(W[:, -1])`` as integer indices."})
+
+
+int8, int16, int32, int64 = map(_int_type, (_onp.int8, _onp.int16, _onp.int32, _onp.int64))
 
 __version__ = _onp.__version__
 
