@@ -523,6 +523,31 @@ def test_root_is_differentiable_in_its_arguments_both_modes():
     assert fgrad.jvp(x_of, (10.0,), (1.0,))[1] == pytest.approx(1 / (3 * x * x + 1), rel=1e-9)
 
 
+def test_a_solution_under_jit_is_the_solution_and_grad_of_jit_differentiates_it():
+    # grad(jit(f)) raised EscapedTracerError: the solver's steps (the user's function on plain
+    # values, read by scipy) were recorded in the staged graph, a thousand nodes and guards
+    def argmin(a, b):
+        return optimize.minimize(lambda x, a, b: np.sum((x - a) ** 2 + b * x ** 2),
+                                 onp.zeros(1), args=(a, b), method="BFGS", tol=1e-12).x[0]
+
+    def root(a):
+        return optimize.root(lambda x, a: x ** 3 + x - a, onp.zeros(1), args=(a,),
+                             tol=1e-13).x[0]
+
+    for a, b in ((2.0, 0.5), (1.0, 2.0)):  # (the second, other values: traced anew)
+        assert fgrad.jit(argmin)(a, b) == pytest.approx(a / (1 + b), rel=1e-7)
+        for how in (fgrad.grad, lambda f, **k: fgrad.jit(fgrad.grad(f, **k))):
+            ga, gb = how(fgrad.jit(argmin), argnums=(0, 1))(a, b)
+            assert (ga, gb) == (pytest.approx(1 / (1 + b), rel=1e-7),
+                                pytest.approx(-a / (1 + b) ** 2, rel=1e-7))
+    for a in (10.0, 2.0):
+        x = root(a)
+        assert fgrad.grad(fgrad.jit(root))(a) == pytest.approx(1 / (3 * x * x + 1), rel=1e-9)
+    graph = fgrad.make_graph(argmin)(2.0, 0.5)
+    assert [n.prim.name for n in graph.nodes][0] == "scipy.optimize.implicit_solution"
+    assert len(graph.nodes) < 5, graph
+
+
 # --- arguments without a derivative, refused by name ------------------------------------------
 
 REFUSED = [

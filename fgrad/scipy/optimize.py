@@ -21,7 +21,7 @@ from ..core.pytree import tree_flatten, tree_unflatten
 from ..numpy import batch_rules
 from ..core.table import Spec
 from .defining import define
-from ..core.tracer import contains_tracer, value_for_shape, read_values
+from ..core.tracer import contains_tracer, read_values, staging, value_for_shape
 from ..transforms import grad, hessian, jacfwd, jvp, value_and_grad, vjp
 
 # the methods that use a Hessian, and whether they take the product form
@@ -143,7 +143,8 @@ def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bou
         kw["hess"], kw["hessp"] = hess, hessp
     if callback is not None:
         kw["callback"] = lambda xk, *rest: callback(unravel(xk), *rest)
-    res = _so.minimize(x0=flat0, **kw)
+    with staging(None):  # (plain values: a staged function keeps the solution, not the steps)
+        res = _so.minimize(x0=flat0, **kw)
     if contains_tracer(args):
         x_star = res.x
         res.x = implicit_solution(*args, F=lambda v, *a: grad(f)(v, *a),
@@ -172,8 +173,10 @@ def root(fun, x0, args=(), method="hybr", jac=None, tol=None, callback=None, opt
         jac = jacfwd(lambda x, *a: fun(x, *a))
 
     def solve(*a):
-        return _so.root(fun, x0, args=read_values(a), method=method, jac=jac, tol=tol,
-                        callback=callback, options=options)
+        a = read_values(a)
+        with staging(None):  # (as minimize's)
+            return _so.root(fun, x0, args=a, method=method, jac=jac, tol=tol,
+                            callback=callback, options=options)
 
     res = solve(*args)
     if contains_tracer(args):
