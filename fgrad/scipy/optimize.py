@@ -11,6 +11,10 @@ differentiable in the problem's parameters.
   with fgrad (``jacfwd``, ``jvp``, ``vjp``, ``linalg.solve``), so it nests: second
   derivatives of a solution work too. It needs ``J_x`` invertible at the solution (a simple
   root, a strict local minimum) and the solution to be accurate (set ``tol``).
+* Under ``jit`` the solver runs while the function is traced, on the arguments' values, which
+  the staged graph guards (other values trace it again; after a few, it runs eagerly); the
+  graph holds the solution, not the solver's steps. Under ``vmap`` it is refused: scipy's
+  solver takes one problem at a time.
 """
 import numpy as _onp
 import scipy.optimize as _so
