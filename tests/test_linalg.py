@@ -412,6 +412,10 @@ _COMPLEX_CHECKS = {
     "slogdet": lambda a: tuple(np.linalg.slogdet(a)),
     "cholesky": lambda a: np.linalg.cholesky(_hermitian_pd(a)),
     "cholesky upper": lambda a: np.linalg.cholesky(_hermitian_pd(a), upper=True),
+    # (qr's factors are unique: LAPACK's R has a real diagonal)
+    "qr": lambda a: tuple(np.linalg.qr(a)),
+    "pinv": lambda a: np.linalg.pinv(a),
+    "cond": lambda a: (np.linalg.cond(a), np.linalg.cond(a, "fro"), np.linalg.cond(a, 1)),
 }
 
 
@@ -452,10 +456,21 @@ def test_complex_decompositions_give_numpys_dtypes_and_batch():
     onp.testing.assert_array_equal(fgrad.jit(fgrad.grad(f))(a), fgrad.grad(f)(a))
 
 
-def test_a_complex_qr_is_refused_by_name():
-    a = onp.eye(2) + 0.1j * onp.array([[0.0, 1.0], [-1.0, 0.0]])
-    with pytest.raises(NotImplementedError, match="qr: complex input is not supported"):
-        fgrad.grad(lambda a: np.real(np.sum(np.linalg.qr(a)[1])))(a)
+@pytest.mark.parametrize("shape", [(4, 2), (2, 4), (2, 4, 3)])
+def test_complex_qr_pinv_and_lstsq_of_rectangular_matrices(shape):
+    # (refused on traced values before)
+    a = RNG.standard_normal(shape) + 1j * RNG.standard_normal(shape)
+    check_grads(lambda a: tuple(np.linalg.qr(a)), (a,), order=2)
+    check_grads(lambda a: np.linalg.qr(a, mode="r"), (a,), order=1)
+    check_grads(np.linalg.pinv, (a,), order=2)
+    if len(shape) == 2:
+        b = RNG.standard_normal(shape[0]) + 1j * RNG.standard_normal(shape[0])
+        # the residuals, given for a tall matrix, are real (numpy's sums of |r|^2)
+        want = onp.linalg.lstsq(a, b, rcond=None)
+        got = np.linalg.lstsq(a, b, rcond=None)
+        assert all(onp.array_equal(x, y) for x, y in zip(got[:2], want[:2]))
+        check_grads(lambda a, b: tuple(np.linalg.lstsq(a, b, rcond=None)[:2]) if shape[0] > 2
+                    else np.linalg.lstsq(a, b, rcond=None)[0], (a, b), order=2)
 
 
 # --- the rest --------------------------------------------------------------------------------

@@ -26,13 +26,12 @@ Conventions (each is also stated on the function it concerns):
   across a rank change), ``matrix_rank`` has zero derivative.
 * Norms at zero: every norm has gradient 0 at ``x = 0`` (the subgradient of least norm), and
   ``ord=0`` (a count) has zero derivative everywhere.
-* Complex inputs (JAX's convention): ``inv``, ``det``, ``slogdet``, ``solve``,
-  ``matrix_power``, ``multi_dot``, the products, every norm, ``eig``, ``eigvals``, ``eigh``,
-  ``eigvalsh`` and ``cholesky`` (a hermitian matrix read from one triangle, the diagonal's
-  imaginary part taken as zero, as numpy does), ``svd`` and ``svdvals``. The phases of complex eigenvectors and
-  singular vectors are arbitrary: the rules fix ``V^H dV``'s diagonal at zero (JAX's and
-  autograd's choice), exact for every function that does not depend on the phases.
-  ``qr``, ``pinv``, ``lstsq`` and ``cond`` refuse complex traced input by name.
+* Complex inputs (JAX's convention), every function: ``eigh``, ``eigvalsh`` and ``cholesky``
+  read a hermitian matrix from one triangle, the diagonal's imaginary part taken as zero, as
+  numpy does. The phases of complex eigenvectors and singular vectors are arbitrary: the rules
+  fix ``V^H dV``'s diagonal at zero (JAX's and autograd's choice), exact for every function
+  that does not depend on the phases. ``qr``'s factors are unique (LAPACK's R has a real
+  diagonal) and differentiated as they are.
 """
 
 from typing import TYPE_CHECKING, Any

@@ -117,15 +117,6 @@ def _noted(np_fn, note):
     return f"fgrad: {note}\n\n{np_fn.__doc__ or ''}"
 
 
-def _real_only(name, *xs):
-    for x in xs:
-        if _onp.iscomplexobj(value_for_shape(x)):
-            raise NotImplementedError(
-                f"fgrad.numpy.linalg.{name}: complex input is not supported on traced values "
-                "(its derivative rules are written for real matrices); differentiate the real "
-                "and imaginary parts separately, or call it on fgrad.stop_gradient(x).")
-
-
 def _shift(a):
     """``c I`` such that ``a + c I``, with ``a``'s entries in [-1, 1], is far from singular
     (Gershgorin: each eigenvalue is at least ``c - n >= 1`` away from 0)."""

@@ -14,7 +14,7 @@ from ..wrapping import differentiable, with_numpy_values
 from .common import (EigResult, EighResult, QRResult, SVDResult, _adjoint, _conj, _diag,
                      _diag_embed, _eig_call, _eig_valid, _eigh_call, _eigh_valid, _eigvals_call,
                      _eye, _gap_inverse, _la, _dominant, _mT, _qr_call, _qr_valid,
-                     _read_triangle, _read_triangle_adjoint, _is_complex, _real_only,
+                     _read_triangle, _read_triangle_adjoint, _is_complex,
                      _real_part, _strictly_lower, _svd_call, _svd_valid)
 from .solving import inv, solve
 
@@ -298,15 +298,22 @@ def _right_solve(y, r):
     return _mT(solve(_mT(r), _mT(y)))
 
 
+# For complex input LAPACK's R has a real diagonal, which makes Q and R unique: Q^H dQ is
+# skew-hermitian with the imaginary part of diag(Q^H dA R^-1) on its diagonal, so that
+# diag(dR) stays real (JAX's rule). The VJP is the JVP's transpose under fgrad's pairing
+# ``Re sum(x * y)``; for real input both are the real rules, node for node.
+
 def _qr_square_jvp(q, r, t):
     """(dQ, dR) for ``a = q r`` with ``q`` of orthonormal columns and ``r`` square."""
     tr = _right_solve(t, r)                                  # dA R^-1
-    c = fnp.matmul(_mT(q), tr)
+    c = fnp.matmul(_adjoint(q), tr)
     low = c * _strictly_lower(c)
-    om = low - _mT(low)                                      # Q^T dQ (skew)
+    om = low - _adjoint(low)                                 # Q^H dQ (skew)
+    if _is_complex(c):
+        om = om + _diag_embed(1j * fnp.imag(_diag(c)))
     dq = fnp.matmul(q, om)
     if shape_of(q)[-2] > shape_of(q)[-1]:
-        dq = dq + tr - fnp.matmul(q, c)                      # (I - Q Q^T) dA R^-1
+        dq = dq + tr - fnp.matmul(q, c)                      # (I - Q Q^H) dA R^-1
     return dq, fnp.matmul(c - om, r)
 
 
@@ -314,8 +321,10 @@ def _qr_square_vjp(q, r, gq, gr):
     qg = fnp.matmul(_mT(q), gq)
     rg = fnp.matmul(gr, _mT(r))
     mm = qg - rg
-    x = rg + (mm - _mT(mm)) * _strictly_lower(mm)
-    return _mT(solve(r, _mT(gq + fnp.matmul(q, x - qg))))   # (...) R^-T
+    x = rg + (mm - _adjoint(mm)) * _strictly_lower(mm)
+    if _is_complex(mm):
+        x = x + _diag_embed(1j * fnp.imag(_diag(mm)))
+    return _mT(solve(r, _mT(gq + fnp.matmul(_conj(q), x - qg))))   # (...) R^-T
 
 
 def _qr_split(a):
@@ -331,7 +340,7 @@ def _qr_jvp(ts, outs, a, mode="reduced"):
         return _qr_square_jvp(q, r, t)
     (r1, _), (_, a2), (t1, t2) = _qr_split(r), _qr_split(a), _qr_split(t)
     dq, dr1 = _qr_square_jvp(q, r1, t1)
-    dr2 = fnp.matmul(_mT(dq), a2) + fnp.matmul(_mT(q), t2)  # R2 = Q^T A2
+    dr2 = fnp.matmul(_adjoint(dq), a2) + fnp.matmul(_adjoint(q), t2)  # R2 = Q^H A2
     return dq, fnp.concatenate([dr1, dr2], axis=-1)
 
 
@@ -341,8 +350,8 @@ def _qr_vjp(i, gs, outs, a, mode="reduced"):
     if m >= n:
         return _qr_square_vjp(q, r, gq, gr)
     (r1, _), (_, a2), (gr1, gr2) = _qr_split(r), _qr_split(a), _qr_split(gr)
-    ga1 = _qr_square_vjp(q, r1, gq + fnp.matmul(a2, _mT(gr2)), gr1)
-    return fnp.concatenate([ga1, fnp.matmul(q, gr2)], axis=-1)
+    ga1 = _qr_square_vjp(q, r1, gq + _conj(fnp.matmul(a2, _mT(gr2))), gr1)
+    return fnp.concatenate([ga1, fnp.matmul(_conj(q), gr2)], axis=-1)
 
 
 def _qr_shapes(a, mode="reduced"):
@@ -364,12 +373,12 @@ _qr = define_multi("linalg.qr", lambda a, mode="reduced": tuple(_la.qr(a, mode=m
                               domain=(-1.0, 1.0), valid=_qr_valid, call=_qr_call),
                  name="linalg.qr")
 def qr(a, mode="reduced"):
-    """numpy.linalg.qr, real input, modes 'reduced', 'r' and 'complete' (for m <= n, where it
-    equals 'reduced'). R's diagonal must be nonzero (full rank): the rules divide by it.
+    """numpy.linalg.qr, real or complex input, modes 'reduced', 'r' and 'complete' (for m <= n,
+    where it equals 'reduced'). R's diagonal must be nonzero (full rank): the rules divide by
+    it. (Complex: LAPACK's R has a real diagonal, which makes the factors unique.)
     On traced values 'complete' with m > n is refused (the completed columns of q are any
     orthonormal completion, with no derivative), and so is 'raw' (Householder reflectors)."""
     a = fnp.asarray(a)
-    _real_only("qr", a)
     m, n = shape_of(a)[-2:]
     if mode == "raw" or (mode == "complete" and m > n):
         raise NotImplementedError(

@@ -8,30 +8,35 @@ from ...core.table import Spec, define
 from ...core.tracer import contains_tracer, read_values
 from ..broadcasting import shape_of
 from ..wrapping import differentiable
-from .common import _eye, _la, _mT, _min_gap, _real_only, _well_conditioned
+from .common import (_adjoint, _conj, _eye, _la, _mT, _min_gap, _real_part,
+                     _well_conditioned)
 from .decompositions import _refuse_hermitian, _svdvals
 
 
 # --- pseudo-inverse ------------------------------------------------------------------------
 
+# Golub and Pereyra's formula, with conjugate transposes for complex input (the derivative
+# of a function that is not holomorphic: it reads dA^H); the VJP is the JVP's transpose under
+# fgrad's pairing ``Re sum(x * y)``. For real input both are the real formulas, node for node.
+
 def _pinv_jvp(t, ans, a, kw=()):
-    x, tt = ans, _mT(t)
+    x, tt = ans, _adjoint(t)
     m, n = shape_of(a)[-2:]
     out = -fnp.matmul(fnp.matmul(x, t), x)
-    out = out + fnp.matmul(fnp.matmul(fnp.matmul(x, _mT(x)), tt),
+    out = out + fnp.matmul(fnp.matmul(fnp.matmul(x, _adjoint(x)), tt),
                            _eye(m, x) - fnp.matmul(a, x))
     return out + fnp.matmul(fnp.matmul(_eye(n, x) - fnp.matmul(x, a), tt),
-                            fnp.matmul(_mT(x), x))
+                            fnp.matmul(_adjoint(x), x))
 
 
 def _pinv_vjp(g, ans, a, kw=()):
     x, gt = ans, _mT(g)
     m, n = shape_of(a)[-2:]
     out = -fnp.matmul(fnp.matmul(_mT(x), g), _mT(x))
-    out = out + fnp.matmul(fnp.matmul(_eye(m, x) - fnp.matmul(a, x), gt),
-                           fnp.matmul(x, _mT(x)))
-    return out + fnp.matmul(fnp.matmul(fnp.matmul(_mT(x), x), gt),
-                            _eye(n, x) - fnp.matmul(x, a))
+    out = out + _conj(fnp.matmul(fnp.matmul(_eye(m, x) - fnp.matmul(a, x), gt),
+                                 fnp.matmul(x, _adjoint(x))))
+    return out + _conj(fnp.matmul(fnp.matmul(fnp.matmul(_adjoint(x), x), gt),
+                                  _eye(n, x) - fnp.matmul(x, a)))
 
 
 _PINV_CASES = [(((2, 2),), {}), (((3, 2),), {}), (((2, 3),), {}), (((2, 3, 2),), {})]
@@ -49,13 +54,12 @@ _NO_VALUE = object()
                                 domain=(-1.0, 1.0), valid=_well_conditioned),
                  name="linalg.pinv")
 def pinv(a, rcond=None, hermitian=False, *, rtol=_NO_VALUE):
-    """numpy.linalg.pinv, real input. The derivative is that of full-rank input (Golub and
-    Pereyra's formula). When ``rcond``/``rtol`` cut off singular values (rank-deficient
-    input) it is the derivative along perturbations that keep the rank, which is the
+    """numpy.linalg.pinv, real or complex input. The derivative is that of full-rank input
+    (Golub and Pereyra's formula). When ``rcond``/``rtol`` cut off singular values
+    (rank-deficient input) it is the derivative along perturbations that keep the rank, which is the
     derivative of numpy's truncated pinv when the cut singular values are exactly 0, and only
     an approximation of it otherwise. ``hermitian=True`` is refused on traced values."""
     a = fnp.asarray(a)
-    _real_only("pinv", a)
     _refuse_hermitian("pinv", hermitian)
     kw = (() if rcond is None else (("rcond", rcond),)) + \
         (() if rtol is _NO_VALUE else (("rtol", rtol),))
@@ -77,13 +81,12 @@ def _lstsq_valid(a, b):
                                  domain=((-1.0, 1.0), (-2.0, 2.0)), valid=_lstsq_valid),
                  name="linalg.lstsq", numpy_values=True)
 def lstsq(a, b, rcond=None):
-    """numpy.linalg.lstsq, real input. The solution is ``pinv(a, rcond) @ b``, differentiated
-    as such: exact for full column rank (and for full row rank, the least-norm solution); for
-    rank-deficient ``a`` see ``pinv``. The residuals are differentiated too (they are given,
+    """numpy.linalg.lstsq, real or complex input. The solution is ``pinv(a, rcond) @ b``,
+    differentiated as such: exact for full column rank (and for full row rank, the least-norm
+    solution); for rank-deficient ``a`` see ``pinv``. The residuals are differentiated too (they are given,
     as in numpy, when the rank is N < M); the rank has no derivative; the singular values are
     ``svdvals(a)``'s."""
     a, b = fnp.asarray(a), fnp.asarray(b)
-    _real_only("lstsq", a, b)
     ref = _la.lstsq(read_values(a), read_values(b), rcond)  # numpy's errors, and its rank
     m, n = shape_of(a)[-2:]
     if rcond is None:  # numpy's default, for its double-precision computation
@@ -93,7 +96,7 @@ def lstsq(a, b, rcond=None):
     resid = ref[1]
     if rank == n and m > n:
         r = fnp.matmul(a, x) - b
-        resid = fnp.reshape(fnp.sum(r * r, axis=0), shape_of(ref[1]))
+        resid = fnp.reshape(fnp.sum(_real_part(r * _conj(r)), axis=0), shape_of(ref[1]))
     # numpy's singular values come from another LAPACK routine than svdvals': the traced ones
     # get numpy's values from ``numpy_values``, plain ones are taken from numpy directly
     return x, resid, rank, _svdvals(a) if contains_tracer(a) else ref[3]

@@ -11,7 +11,7 @@ from ...core.tracer import without_derivative, value_for_shape
 from ..broadcasting import REDUCE, dtype_of, kept_shape, mask, shape_of
 from ..namespace import zero_derivative
 from ..wrapping import differentiable, numpy_reference
-from .common import _la, _min_gap, _ndim, _real_only, _shift, _shifted
+from .common import _la, _min_gap, _ndim, _shift, _shifted
 from .solving import inv
 from .decompositions import _svdvals
 
@@ -251,11 +251,10 @@ def _cond_valid(a):
                                 domain=(-1.0, 1.0), valid=_cond_valid, call=_shifted),
                  name="linalg.cond", numpy_values=True)
 def cond(x, p=None):
-    """numpy.linalg.cond, real input: ``s_max / s_min`` for p None/2 (its inverse for -2),
-    else ``norm(x, p) * norm(inv(x), p)`` (the kinks of those norms apply). Singular input
-    (an infinite condition number) has no derivative."""
+    """numpy.linalg.cond, real or complex input: ``s_max / s_min`` for p None/2 (its inverse
+    for -2), else ``norm(x, p) * norm(inv(x), p)`` (the kinks of those norms apply). Singular
+    input (an infinite condition number) has no derivative."""
     x = fnp.asarray(x)
-    _real_only("cond", x)
     numpy_reference(_la.cond, x, p)  # numpy's errors
     if p is None or p == 2 or p == -2:
         s = _svdvals(x)
