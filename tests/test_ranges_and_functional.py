@@ -115,3 +115,10 @@ def test_union1d_and_setdiff1d_share_derivatives_like_unique():
 def test_intersect1d_is_refused_with_its_reason():
     with pytest.raises(fgrad.NoDerivativeRuleError, match="exact equality between them"):
         fgrad.grad(lambda a: np.sum(np.intersect1d(a, onp.array([1.0]))))(onp.array([1.0, 2.0]))
+    # staged or batched, nothing differentiated: not "argument 0 is being differentiated"
+    # (which it said), but what to do under jit and vmap
+    for transform in (fgrad.jit, fgrad.vmap):
+        with pytest.raises(fgrad.ConcretizationError,
+                           match=r"intersect1d takes its argument 'ar1' as a fixed value \(keeps "
+                                 r".*static_argnums.*in_axes=None"):
+            transform(lambda a: np.intersect1d(a, onp.array([1.0])))(onp.ones((2, 2)))

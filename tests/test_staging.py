@@ -138,6 +138,25 @@ def test_a_branch_on_a_traced_value_is_a_guard_checked_at_each_replay():
         g(-0.5)
 
 
+def test_an_output_shape_numpy_picks_by_the_values_is_guarded():
+    # roots drops leading zeros: a replay on a polynomial with fewer roots returned numpy's
+    # shorter array into a graph traced for more (len(r) was a constant: 2.0, eagerly 0.0)
+    def f(p):
+        r = np.roots(p)
+        return np.sum(r * np.arange(len(r)))
+
+    two, one = onp.array([1.0, -3.0, 2.0]), onp.array([0.0, 1.0, -2.0])
+    graph = fgrad.make_graph(f)(two)
+    assert "guard v1.shape == (2,)" in str(graph)
+    _equal(graph(onp.array([1.0, -5.0, 6.0])), f(onp.array([1.0, -5.0, 6.0])))
+    for run in (graph, lambda p: graph.interpret([p])):
+        with pytest.raises(fgrad.GuardError, match="the shape numpy's fgrad.numpy.roots chose"):
+            run(one)
+    staged = fgrad.jit(f)
+    _equal(staged(two), f(two))
+    _equal(staged(one), f(one))  # (traced anew)
+
+
 def test_a_closed_over_array_changed_in_place_is_read_anew_under_grad_too():
     W = onp.array([1.0, 2.0, 3.0])
     f = fgrad.grad(lambda x: np.sum(np.sin(x * W)))

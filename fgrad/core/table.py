@@ -141,6 +141,8 @@ class Primitive:
                        operation: staging records it, batching maps it)
     dtype_from_values -- numpy picks the output's dtype by the values (``eig``: real or
                        complex eigenvalues): a staged graph guards the dtype
+    shape_from_values -- numpy picks the output's shape by the values (``roots`` drops
+                       leading zeros): a staged graph guards the shape
 
     Staging's facts (``traces/graph.py``, ``traces/passes.py``):
 
@@ -168,7 +170,8 @@ class Primitive:
     def __init__(self, name, impl, spec=None, doc=None, *, vjps=None, jvps=None,
                  vjp_by_argnum=None, vjp_joint=None, jvp_joint=None, jvp_with_output=None,
                  taylor=None, batch=None, check_call=None, fast_impl=None, other_arrays=True,
-                 residuals=None, differentiable=True, dtype_from_values=False, effect=False,
+                 residuals=None, differentiable=True, dtype_from_values=False,
+                 shape_from_values=False, effect=False,
                  interpret=None, replay_impl=None, operator=None, commutative=False,
                  writes_into=False, fresh_output=False, listed_name=None):
         self.name, self.impl, self.spec = name, impl, spec
@@ -195,7 +198,8 @@ class Primitive:
         self.other_arrays = other_arrays
         self.residuals = residuals
         self.differentiable = differentiable
-        self.dtype_from_values = dtype_from_values
+        # the output's facts a staged graph guards, as ``Var`` names them
+        self.from_values = ("shape",) * shape_from_values + ("dtype",) * dtype_from_values
         self.effect, self.interpret, self.replay_impl = effect, interpret, replay_impl
         self.operator, self.commutative = operator, commutative
         self.writes_into, self.fresh_output = writes_into, fresh_output

@@ -16,14 +16,15 @@ Each numpy name falls in one of three groups:
 import functools
 import importlib
 import importlib.util
+import inspect
 import sys
 import types
 
 from ..core import errors
 from . import batch_rules
 from ..core.table import Primitive
-from ..core.tracer import (STAGING, Tracer, ambient, contains_tracer, map_tracers, read_value,
-                           value_for_shape, without_derivative)
+from ..core.tracer import (STAGING, Tracer, ambient, contains_tracer, first_tracer, map_tracers,
+                           read_value, value_for_shape, without_derivative)
 from .unsupported import reason
 from ..core.values import copied
 
@@ -139,6 +140,13 @@ def _without_derivative(args):
     return out
 
 
+def _arg_name(fn, i):
+    try:
+        return list(inspect.signature(fn).parameters)[i]
+    except (ValueError, TypeError, IndexError):  # (a builtin without a signature)
+        return f"#{i}"
+
+
 def no_rule_yet(fn, qualname):
     """numpy's ``fn`` for plain values; a clear error, with the reason, when handed a tracer."""
 
@@ -146,6 +154,12 @@ def no_rule_yet(fn, qualname):
     def wrapper(*args, **kwargs):
         if contains_tracer(args) or (kwargs and contains_tracer(kwargs)):
             argnum = next((i for i, a in enumerate(args) if contains_tracer(a)), 0)
+            t = first_tracer(args[argnum] if argnum < len(args) else list(kwargs.values()))
+            while t is not None and t._trace.sees_all:
+                t = t._value if isinstance(t._value, Tracer) else None
+            if t is None:  # (staged or batched, nothing differentiated: say that, not a rule)
+                raise errors.fixed_argument_traced(f"numpy.{qualname}", _arg_name(fn, argnum),
+                                                   reason(qualname) or "no traced form")
             raise errors.no_rule(qualname, argnum, reason(qualname))
         return fn(*args, **kwargs)
 

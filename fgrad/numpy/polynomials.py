@@ -310,8 +310,8 @@ roots = define(
         "it); trailing zeros give roots at 0, a simple one with its true derivative.\n\n"
         + _onp.roots.__doc__,
     # numpy's roots takes one polynomial, and drops its leading zeros (its output's length
-    # depends on the values): one call per example
-    batch=batch_rules.one_at_a_time, dtype_from_values=True)  # (real or complex roots)
+    # depends on the values, its dtype too: real or complex roots): one call per example
+    batch=batch_rules.one_at_a_time, dtype_from_values=True, shape_from_values=True)
 
 
 

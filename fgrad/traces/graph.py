@@ -125,6 +125,8 @@ class Graph:
                 v = env[var]
                 if g[2] == "dtype":
                     same = value_dtype(value_for_shape(v)) == g[1]
+                elif g[2] == "shape":
+                    same = _onp.shape(value_for_shape(v)) == g[1]
                 else:
                     if g[2] is not None and isinstance(v, Tracer):
                         CONVERSIONS[g[2]](v)  # (the transform refuses it as on eager f)
@@ -151,7 +153,7 @@ class Graph:
 
         def show_guards(var):
             for g in guarded.get(id(var), ()):
-                what = f"{var!r}.dtype" if g[2] == "dtype" else repr(var)
+                what = f"{var!r}.{g[2]}" if g[2] in ("dtype", "shape") else repr(var)
                 lines.append(f"  guard {what} == {_short(g[1])}")
 
         for v in self.inputs:
@@ -241,8 +243,8 @@ def compile_graph(graph, inputs_c=True):
         for k, (_, value, how, where) in guards.get(id(var), ()):
             env[f"g{k}"] = value
             env[f"m{k}"] = guard_message(graph.name, var, where)
-            if how == "dtype":
-                body.append(f"    if {names[var]}.dtype != g{k}:")
+            if how == "dtype" or how == "shape":
+                body.append(f"    if {names[var]}.{how} != g{k}:")
             else:
                 body.append(f"    if not _same({names[var]}, g{k}):")
             body.append(f"        raise GuardError(m{k})")

@@ -253,9 +253,10 @@ class StageTrace(Trace):
         out._value = ans
         out._var = node
         out._base = None
-        if prim.dtype_from_values:  # (a replay whose values give another dtype traces anew)
-            self.guards.append((node, node.dtype, "dtype",
-                                f"the dtype numpy's {prim.public_name} chose"))
+        if prim.from_values:  # (a replay whose values give another dtype or shape traces anew)
+            for how in prim.from_values:
+                self.guards.append((node, getattr(node, how), how,
+                                    f"the {how} numpy's {prim.public_name} chose"))
         return out
 
     def _classified(self, prim, args):
