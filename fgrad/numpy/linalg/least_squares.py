@@ -56,9 +56,10 @@ _NO_VALUE = object()
 def pinv(a, rcond=None, hermitian=False, *, rtol=_NO_VALUE):
     """numpy.linalg.pinv, real or complex input. The derivative is that of full-rank input
     (Golub and Pereyra's formula). When ``rcond``/``rtol`` cut off singular values
-    (rank-deficient input) it is the derivative along perturbations that keep the rank, which is the
-    derivative of numpy's truncated pinv when the cut singular values are exactly 0, and only
-    an approximation of it otherwise. ``hermitian=True`` is refused on traced values."""
+    (rank-deficient input) it is the derivative along perturbations that keep the rank,
+    which is the derivative of numpy's truncated pinv when the cut singular values are
+    exactly 0, and only an approximation of it otherwise. ``hermitian=True`` is refused on
+    traced values."""
     a = fnp.asarray(a)
     _refuse_hermitian("pinv", hermitian)
     kw = (() if rcond is None else (("rcond", rcond),)) + \
@@ -83,9 +84,9 @@ def _lstsq_valid(a, b):
 def lstsq(a, b, rcond=None):
     """numpy.linalg.lstsq, real or complex input. The solution is ``pinv(a, rcond) @ b``,
     differentiated as such: exact for full column rank (and for full row rank, the least-norm
-    solution); for rank-deficient ``a`` see ``pinv``. The residuals are differentiated too (they are given,
-    as in numpy, when the rank is N < M); the rank has no derivative; the singular values are
-    ``svdvals(a)``'s."""
+    solution); for rank-deficient ``a`` see ``pinv``. The residuals are differentiated too
+    (they are given, as in numpy, when the rank is N < M; real, sums of ``|r|^2``); the rank
+    has no derivative; the singular values are ``svdvals(a)``'s."""
     a, b = fnp.asarray(a), fnp.asarray(b)
     ref = _la.lstsq(read_values(a), read_values(b), rcond)  # numpy's errors, and its rank
     m, n = shape_of(a)[-2:]
