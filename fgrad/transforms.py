@@ -341,7 +341,9 @@ def _basis(x):
 
 
 def _assemble(parts, lead_shape, tail_shape, axis, out, x):
-    """Stack per-element results and shape them ``out.shape + in.shape``."""
+    """Stack per-element results and shape them ``out.shape + in.shape``: in ``x``'s dtype
+    for rows (cotangents, as ``vjp`` gives them), ``out``'s for columns (tangents, as
+    ``jvp``)."""
     size = int(_onp.prod(lead_shape if axis == 0 else tail_shape, dtype=int))
     if size == 0 or not parts:
         # no entries: the dtype a non-empty Jacobian of these values would have (float32
@@ -350,7 +352,8 @@ def _assemble(parts, lead_shape, tail_shape, axis, out, x):
         kinds = [k for k in kinds if _onp.issubdtype(k, _onp.inexact)]
         dtype = _onp.result_type(*kinds) if kinds else _onp.float64
         return _onp.zeros(tuple(lead_shape) + tuple(tail_shape), dtype)
-    return finish(reshape(stack(parts, axis=axis), tuple(lead_shape) + tuple(tail_shape)))
+    return finish(reshape(stack(parts, axis=axis), tuple(lead_shape) + tuple(tail_shape)),
+                  x if axis == 0 else out)
 
 
 def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
@@ -448,7 +451,7 @@ def _jacrev_blocks(rec, argnums, has_aux):
                                _onp.shape(value_for_shape(x)), 0, val, x)
                      for j, x in enumerate(rec.inputs)]
         else:
-            parts = [finish(reshape(r, tuple(out_shape) + _onp.shape(value_for_shape(x))))
+            parts = [finish(reshape(r, tuple(out_shape) + _onp.shape(value_for_shape(x))), x)
                      for r, x in zip(rows, rec.inputs)]
         for j, (n, x) in enumerate(zip(rec.in_nodes, rec.inputs)):
             if n is None:  # an integer input let through by allow_int
@@ -532,7 +535,8 @@ def _jacfwd_blocks(rec, argnums, has_aux):
                                         val, x)
         else:
             for k, c in enumerate(cols):
-                parts[k][j] = finish(reshape(c, tuple(out_shapes[k]) + in_shape))
+                parts[k][j] = finish(reshape(c, tuple(out_shapes[k]) + in_shape),
+                                     rec.out_vals[k])
     blocks = [tree_unflatten(rec.in_tree, p) for p in parts]
     jac = tree_unflatten(rec.out_tree, [b[0] if isinstance(argnums, int) else b
                                         for b in blocks])

@@ -359,14 +359,30 @@ def test_zero_dimensional_arrays_give_numpy_scalars():
     lambda f, x: fgrad.jacfwd(f)(x),
     lambda f, x: fgrad.jacrev(f)(x),
     lambda f, x: fgrad.hessian(lambda x: np.sum(f(x)))(x),
-], ids=["grad", "jvp", "vjp", "linearize", "jacfwd", "jacrev", "hessian"])
+    lambda f, x: fgrad.jacrev(fgrad.jacrev(f))(x),
+], ids=["grad", "jvp", "vjp", "linearize", "jacfwd", "jacrev", "hessian", "jacrev(jacrev)"])
 @pytest.mark.parametrize("f", [lambda x: np.tanh(x) * x, lambda x: _scale(x, onp.float32(2)),
-                               lambda x: fgrad.checkpoint(np.tanh)(x)],
-                         ids=["primitives", "custom_vjp", "checkpoint"])
+                               lambda x: fgrad.checkpoint(np.tanh)(x),
+                               # (var divides in float64 as numpy does, clip's bounds are
+                               # Python floats: jacrev and hessian gave float64)
+                               lambda x: np.var(x) * x, lambda x: np.clip(x, -0.3, 0.4)],
+                         ids=["primitives", "custom_vjp", "checkpoint", "var", "clip"])
 def test_float32_stays_float32_in_every_transform(f, run):
     x = X.astype(onp.float32)
     assert f(x).dtype == onp.float32
     assert run(f, x).dtype == onp.float32
+
+
+def test_a_jacobians_rows_take_the_inputs_dtype_and_its_columns_the_outputs():
+    # as vjp's cotangents and jvp's tangents do (JAX's rule): float32 in, float64 out
+    x = X.astype(onp.float32)
+
+    def f(x):
+        return np.sin(x) * onp.float64(2.0)
+    assert f(x).dtype == onp.float64
+    assert fgrad.vjp(f, x)[1](f(x))[0].dtype == fgrad.jacrev(f)(x).dtype == onp.float32
+    assert fgrad.jvp(f, (x,), (x,))[1].dtype == fgrad.jacfwd(f)(x).dtype == onp.float64
+    onp.testing.assert_allclose(fgrad.jacrev(f)(x), fgrad.jacfwd(f)(x), rtol=1e-6)
 
 
 def test_complex_inputs_follow_jax_conventions():

@@ -340,30 +340,33 @@ fmod = binary("fmod", lambda ans, x, y: 1, _trunc_quotient,
               valid=lambda x, y: _onp.all(_frac_distance(x / y) > 0.05))
 
 
-def _tie_split(x, y):
-    """d max(x, y)/dx: 1 where x wins, 0.5 at a tie, 0 where y wins (as a plain mask)."""
-    return mask(fnp.greater(x, y), x) + 0.5 * mask(fnp.equal(x, y), x)
+def _tie_split(x, y, like):
+    """d max(x, y)/dx: 1 where x wins, 0.5 at a tie, 0 where y wins (as a plain mask, in the
+    dtype of ``like``, the output: a float64 mask for a float32 ``x`` beside a Python float
+    would make the derivative float64)."""
+    return mask(fnp.greater(x, y), like) + 0.5 * mask(fnp.equal(x, y), like)
 
 
 def _nan_ignoring(wins):
     """``wins`` for ``fmax``/``fmin``: also 1 where only the other argument is NaN (then the
     result is this argument)."""
-    def split(x, y):
-        return wins(x, y) + mask(fnp.logical_and(fnp.isnan(y), fnp.logical_not(fnp.isnan(x))),
-                                 x)
+    def split(x, y, like):
+        return wins(x, y, like) + mask(
+            fnp.logical_and(fnp.isnan(y), fnp.logical_not(fnp.isnan(x))), like)
     return split
 
 
 def _extremum(name, wins):
-    """``maximum``/``fmin``...: ``wins(x, y)`` is d fn(x, y)/dx (1, 0.5 at a tie, or 0)."""
-    return binary(name, lambda ans, x, y: wins(x, y), lambda ans, x, y: wins(y, x),
+    """``maximum``/``fmin``...: ``wins(x, y, like)`` is d fn(x, y)/dx (1, 0.5 at a tie, or
+    0)."""
+    return binary(name, lambda ans, x, y: wins(x, y, ans), lambda ans, x, y: wins(y, x, ans),
                   valid=_separated())
 
 
 maximum = _extremum("maximum", _tie_split)
-minimum = _extremum("minimum", lambda x, y: _tie_split(y, x))
+minimum = _extremum("minimum", lambda x, y, like: _tie_split(y, x, like))
 fmax = _extremum("fmax", _nan_ignoring(_tie_split))
-fmin = _extremum("fmin", _nan_ignoring(lambda x, y: _tie_split(y, x)))
+fmin = _extremum("fmin", _nan_ignoring(lambda x, y, like: _tie_split(y, x, like)))
 for _f, _what in ((maximum, "the larger"), (minimum, "the smaller"), (fmax, "the larger"),
                   (fmin, "the smaller")):
     _f.__doc__ = (_f.impl.__doc__ or "") + f"""
