@@ -151,7 +151,8 @@ class Primitive:
     interpret       -- what a graph run node by node calls (None: the primitive)
     replay_impl     -- what generated code calls on plain values (None: ``fast_impl``)
     operator        -- the Python operator generated code writes ("+"; "[]": indexing by
-                       the ``idx`` parameter; None: a call)
+                       the ``idx`` parameter; an expression of its one operand ``{0}``,
+                       ``_nd`` naming ``numpy.ndarray``; None: a call)
     commutative     -- merging equal nodes may swap its two arguments (on real values)
     writes_into     -- generated code may write its result into an operand that nothing
                        reads again (``numpy.add(a, b, out=a)``)

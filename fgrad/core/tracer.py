@@ -73,6 +73,13 @@ class Trace:
     def process(self, prim, args, params):
         raise NotImplementedError
 
+    def kept_by_tape(self, tracer):
+        """What a tape takes as its input where it is given ``tracer``. On a plain array
+        there it would keep a copy (``traces.keeping``), laid out anew where the array was a
+        view with gaps, and the derivative's last bits follow the layout: staging records
+        that copy (the other traces give ``tracer`` itself)."""
+        return tracer
+
     def arguments(self, prim, args):
         """A call's arguments as this trace sees them, ``(vals, mine, below, weak)``:
 

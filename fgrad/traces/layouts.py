@@ -79,6 +79,7 @@ _KEEPS_ORDER = {
                                for e in (idx if isinstance(idx, tuple) else (idx,))),
     "reshape": lambda shape, order="C": order == "C",
     "broadcast_to": lambda shape: True,
+    "kept_layout": lambda: True,  # (the array itself, or its copy where it had gaps: C order)
 }
 # (updates, a new array in C order: ``fgrad.numpy.indexing._updated``)
 _UPDATES = frozenset(("index_add", "index_set", "index_min", "index_max", "add_at",

@@ -90,6 +90,8 @@ class Tape(Trace):
     def new_input(self, value):
         if isinstance(value, Tracer):
             self._meets(value)
+            if self.kept.inputs != "keep":
+                value = value._trace.kept_by_tape(value)
         elif value.__class__ is _ndarray:
             value = self.kept.input(value)
         elif foreign_array(value) and self.kept.inputs != "keep":
