@@ -397,7 +397,7 @@ def _perm(piv):
 
 
 # (lu_solve's pivots are staged or batched where lu_factor's matrix was)
-_traced_perm = values_only(_perm, "scipy.linalg.lu_pivots_to_perm")
+_row_order = values_only(_perm, "scipy.linalg.lu_pivots_to_perm")
 
 
 def _lu_parts(lu):
@@ -440,7 +440,7 @@ lu_factor._fgrad_entry = _lu_factor
 def _lu_solve_traced(lu_and_piv, b, trans=0, **kwargs):
     _only("lu_solve", kwargs)
     lu, piv = lu_and_piv
-    perm = _traced_perm(piv) if contains_tracer(piv) else _perm(piv)
+    perm = _row_order(piv)
     if _trans(trans):  # A^T x = b: U^T L^T P^T x = b
         y = _solve_tri(lu, _solve_tri(lu, b, 1, False, False), 1, True, True)
         return fnp.take(y, fnp.argsort(perm), axis=0)

@@ -359,10 +359,9 @@ _zeta_q = _with_static(_sc.zeta, "x", lambda ans, q, x: -x * _zeta_q(x + 1, q),
 # the Riemann zeta function zeta(x): staged or batched, an operand; differentiated, refused
 # (not in the table: it has no rule to test)
 _NO_X = "scipy has no derivative of zeta in its exponent; only zeta(x, q) in q is"
-_riemann_zeta = table.Primitive(
-    "scipy.special.zeta", _sc.zeta, batch=batch_rules.elementwise,
-    vjps={0: table.no_derivative("scipy.special.zeta", "x", _NO_X)},
-    jvps={0: table.no_derivative("scipy.special.zeta", "x", _NO_X)})
+_refuse_x = table.no_derivative("scipy.special.zeta", "x", _NO_X)
+_riemann_zeta = table.Primitive("scipy.special.zeta", _sc.zeta, batch=batch_rules.elementwise,
+                                vjps={0: _refuse_x}, jvps={0: _refuse_x})
 
 
 @traced_version_of(_sc.zeta)

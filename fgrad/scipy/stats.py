@@ -502,9 +502,10 @@ def _mvn_parts(x, mean, cov, allow_singular=False):
 
 
 def _refuse_singular_cov(pdf):
-    table.no_derivative(f"scipy.stats.multivariate_normal.{'pdf' if pdf else 'logpdf'}", "cov",
-                        "with allow_singular=True its rank, and so the density's support, may "
-                        "change with it; autograd refuses it too")()
+    raise errors.no_derivative_in(
+        f"scipy.stats.multivariate_normal.{'pdf' if pdf else 'logpdf'}", "cov",
+        "with allow_singular=True its rank, and so the density's support, may change with it; "
+        "autograd refuses it too")
 
 
 def _mvn_vjp(i, g, ans, x, mean, cov, pdf=False, allow_singular=False):
