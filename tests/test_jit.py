@@ -139,6 +139,40 @@ def test_both_sides_of_a_branch_called_alternately_are_staged_once_each():
         _same(jit(fgrad.grad(lambda x: np.sum(f(x))))(v), fgrad.grad(lambda x: np.sum(f(x)))(v))
 
 
+def test_containers_of_arrays_that_differ_only_in_their_structure_are_staged_apart():
+    # (a call of arrays in tuples, lists and dicts finds its graphs by a flat key, not the
+    # tree's TreeDef: each of these has one array of shape (2,) or two, but another tree)
+    def f(t):
+        return fgrad.tree_util.tree_map(lambda v: np.sin(v) * 2.0, t)
+
+    a, b = onp.array([0.5, 1.0]), onp.array([2.0, 3.0])
+    trees = [[a, b], (a, b), [a, [b]], [[a], b], {"a": a, "b": b}, {"a": a, "c": b},
+             {0: a, 1: b}, {"x": [a, b]}, {"x": (a, b)}, [a, b.astype(onp.float32)],
+             [a, b[:1]], ((a,), b), [[a, b]], [a], a]
+    jf = jit(f)
+    for _ in range(2):  # traced, then replayed
+        for t in trees:
+            _same(jf(t), f(t))
+    assert len(jf.cache) == len(trees)
+    with pytest.raises(TypeError, match="keys of several types"):
+        jf({1: a, "b": b})
+
+
+def test_a_branch_on_a_call_found_by_its_flat_key_traces_the_other_side_once():
+    calls = []
+
+    def f(p):
+        calls.append(1)
+        return np.sum(p["w"] ** 2) if np.sum(p["w"]) > 0 else np.sum(p["b"])
+
+    jf = jit(f)
+    values = [{"w": onp.array([1.0, 2.0]), "b": onp.ones(3)},
+              {"w": onp.array([-1.0, -2.0]), "b": onp.ones(3)}] * 3
+    for v in values:
+        _same(jf(v), f(v))
+    assert len(calls) == 2 + len(values)
+
+
 def test_a_python_int_taken_from_a_traced_value_is_a_guard():
     def f(x, n):
         out = x

@@ -221,6 +221,31 @@ def test_dataclasses_namedtuples_and_is_leaf():
         tree_map(lambda a, b: a, {"k": (1.0, 2.0)}, {"k": [1.0, 2.0]})
 
 
+def test_a_treedefs_generated_builder_rebuilds_what_tree_unflatten_does():
+    import collections
+    import dataclasses
+    from fgrad.tree_util import register_dataclass
+
+    @register_dataclass
+    @dataclasses.dataclass
+    class Layer:
+        w: object
+        b: object
+    P = collections.namedtuple("P", "x y")
+    dd = collections.defaultdict(list, {"k": A, "j": [1.0]})
+    deep = 1.0
+    for _ in range(300):  # (past the parser's 200 nested brackets: built node by node)
+        deep = [deep]
+    for tree in TREES + [(P(A, [B]), collections.OrderedDict([("z", 1.0), ("a", 2.0)]), dd,
+                          Layer([A], (B, None)), {1: A, 2.5: (B,)}), deep]:
+        leaves, td = tree_flatten(tree)
+        built, back = td.builder()(leaves), tree_unflatten(td, leaves)
+        assert tree_flatten(built)[1] == td
+        assert repr(built) == repr(back)  # container types, order, keys, leaves
+        assert all(x is y for x, y in zip(tree_flatten(built)[0], leaves))
+        assert td.builder() is td.builder()  # (made once)
+
+
 def test_ravel_pytree_is_the_bridge_to_a_flat_vector_both_ways():
     from fgrad.tree_util import ravel_pytree
     params = {"w": onp.arange(6.0).reshape(2, 3), "b": onp.array([1.0, 2.0], onp.float32),

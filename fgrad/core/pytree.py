@@ -19,11 +19,12 @@ from .values import LEAVES
 class TreeDef:
     """The shape of a pytree without its leaves: a node type, its keys and its children."""
 
-    __slots__ = ("kind", "keys", "children", "num_leaves", "_hash")
+    __slots__ = ("kind", "keys", "children", "num_leaves", "_hash", "_build")
 
     def __init__(self, kind, keys, children, num_leaves=None):
         self.kind, self.keys, self.children = kind, keys, children
         self._hash = None  # (computed on the first use: jit keys its cache on tree structures)
+        self._build = None  # (see ``builder``)
         if num_leaves is None:
             num_leaves = 1 if kind == "leaf" else sum(c.num_leaves for c in children)
         self.num_leaves = num_leaves
@@ -37,6 +38,20 @@ class TreeDef:
         if h is None:
             h = self._hash = hash((self.kind, self.keys, tuple(self.children)))
         return h
+
+    def builder(self):
+        """``tree_unflatten(self, leaves)`` for a list of exactly ``num_leaves`` leaves, as
+        one generated expression, made on the first call and kept: a ``jit`` replay builds its
+        outputs' tree each call (a value and a dict of six gradients: 2.1 us unflattened
+        node by node, 0.5 us so)."""
+        if self._build is None:
+            env = {"_OD": OrderedDict, "_DD": defaultdict}
+            try:
+                expr = _build_source(self, iter(range(self.num_leaves)), env)
+                self._build = eval(f"lambda o: {expr}", env)
+            except (SyntaxError, RecursionError, MemoryError):  # (nested past the parser's
+                self._build = lambda o: _unflatten(self, iter(o))  # 200 levels)
+        return self._build
 
     def __repr__(self):
         if self.kind == "leaf":
@@ -182,6 +197,38 @@ def _unflatten(td, it):
         cls, aux = td.keys
         return _NODES[cls][1](aux, children)
     return td.keys(*children)  # a namedtuple
+
+
+def _build_source(td, index, env):
+    """The expression of ``td``'s tree of the leaves ``o[i]``, the objects it needs (keys,
+    classes, functions) bound in ``env``."""
+    if td is LEAF or td.kind == "leaf":
+        return f"o[{next(index)}]"
+    if td.kind == "none":
+        return "None"
+    items = [_build_source(c, index, env) for c in td.children]
+    kind = td.kind
+    if kind == "list":
+        return "[" + ", ".join(items) + "]"
+    if kind == "tuple":
+        return "(" + "".join(i + ", " for i in items) + ")"
+
+    def bound(x):
+        name = f"b{len(env)}"
+        env[name] = x
+        return name
+    if kind in ("dict", "ordereddict", "defaultdict"):
+        keys = td.keys[1] if kind == "defaultdict" else td.keys
+        if kind == "dict":
+            return "{" + ", ".join(f"{bound(k)}: {i}" for k, i in zip(keys, items)) + "}"
+        pairs = [f"({bound(k)}, {i})" for k, i in zip(keys, items)]
+        if kind == "ordereddict":
+            return "_OD((" + "".join(p + ", " for p in pairs) + "))"
+        return f"_DD({bound(td.keys[0])}, (" + "".join(p + ", " for p in pairs) + "))"
+    if kind == "custom":
+        cls, aux = td.keys
+        return f"{bound(_NODES[cls][1])}({bound(aux)}, [" + ", ".join(items) + "])"
+    return f"{bound(td.keys)}(" + ", ".join(items) + ")"  # a namedtuple
 
 
 def tree_map(f: Callable[..., Any], tree: Any, *rest: Any,
