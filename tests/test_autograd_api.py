@@ -30,6 +30,44 @@ def test_grad_argnum_value_and_grad_and_grad_and_aux():
     assert aux == "aux"
 
 
+def test_operators_are_named_as_autograd_names_them():
+    def foo(x, y):
+        """foo's own doc."""
+        return x * y
+
+    g = ag.grad(foo, 1)
+    assert g.__name__ == "grad_of_foo_wrt_argnum_1"
+    assert g.__doc__.startswith("    grad of function foo with respect to argument number 1")
+    assert g.__doc__.endswith("foo's own doc.")
+    assert ag.jacobian(foo).__name__ == "jacobian_of_foo_wrt_argnum_0"
+    assert ag.elementwise_grad(foo).__name__ == "elementwise_grad_of_foo_wrt_argnum_0"
+    assert ag.grad.__doc__.startswith("\n    Returns a function which")
+    assert float(g(3.0, 2.0)) == 3.0
+
+
+def test_autograd_numpys_where_gives_python_values_for_python_values():
+    from fgrad.autograd import numpy as anp
+    one = anp.where(True, 1, 2)
+    assert one == 1 and type(one) is int
+    assert type(anp.where(False, 1, 2.0)) is float
+    assert anp.where([True, False], [1, 2], [3, 4]) == [1, 4]
+    for c, x, y in [(onp.array(True), 1, 2), (True, onp.float32(1.0), 2.0),
+                    ([True, False], [onp.float64(1.0), 2.0], 3.0)]:  # arrays stay arrays
+        out = anp.where(c, x, y)
+        assert isinstance(out, onp.ndarray), (c, x, y)
+        assert onp.array_equal(out, onp.where(c, x, y))
+        assert out.dtype == onp.where(c, x, y).dtype
+    kw = anp.where(condition=[True, False, True], x=onp.arange(3.0), y=-onp.ones(3))
+    assert kw.tolist() == [0.0, -1.0, 2.0]
+    assert anp.where([False, True, True])[0].tolist() == [1, 2]
+    with pytest.raises(ValueError, match="either both or neither of x and y"):
+        anp.where([True], 1.0)
+    # a traced condition or branch gives a traced result, differentiated as numpy's where
+    assert float(ag.grad(lambda t: anp.where(t > 0, t ** 2, 0.0))(3.0)) == 6.0
+    assert ag.grad(lambda t: np.sum(anp.where([True, False], t, 1.0)))(
+        onp.array([2.0, 5.0])).tolist() == [1.0, 0.0]
+
+
 def test_elementwise_grad_and_deriv_are_the_derivative_entry_by_entry():
     onp.testing.assert_allclose(ag.elementwise_grad(np.tanh)(X), 1 - onp.tanh(X) ** 2,
                                 rtol=1e-15)

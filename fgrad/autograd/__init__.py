@@ -44,6 +44,7 @@ from ..numpy import ones_like, real, reshape, tensordot
 from ..core.pytree import tree_leaves, tree_map
 from ..core.tracer import value_for_shape, value_dtype
 from .vspaces import vspace
+from .wrap_util import wrap_nary_f
 from . import builtins as _builtins
 
 __all__ = ["grad", "elementwise_grad", "value_and_grad", "grad_and_aux", "jacobian",
@@ -55,16 +56,15 @@ __all__ = ["grad", "elementwise_grad", "value_and_grad", "grad_and_aux", "jacobi
 
 
 def _named(g, f, what, argnum=None):
-    """``g``, named for the operator ``what`` of ``f``; with ``argnum``, it takes integer
-    arrays at those arguments as autograd does (see :func:`_int_arrays_as_floats`)."""
+    """``g``, named for the operator ``what`` of ``f`` as autograd names it
+    (``grad_of_f_wrt_argnum_0``); with ``argnum``, it takes integer arrays at those arguments
+    as autograd does (see :func:`_int_arrays_as_floats`)."""
     if argnum is not None:
         inner = g
 
         def g(*args, **kwargs):
             return inner(*_int_arrays_as_floats(args, argnum), **kwargs)
-    g.__name__ = f"{what}({getattr(f, '__name__', 'f')})"
-    g.__doc__ = f.__doc__
-    return g
+    return wrap_nary_f(f, what, 0 if argnum is None else argnum)(g)
 
 
 def _int_arrays_as_floats(args, argnum):
@@ -96,9 +96,13 @@ def _as_float(v):
 
 # --- the differential operators ------------------------------------------------------------
 
+# (grad's docstring opens on a blank line and "Returns a function which", as autograd's: code
+# written for autograd reads it, autograd's own tests too)
 def grad(fun: Callable[..., Any], argnum: int | Sequence[int] = 0) -> Callable[..., Any]:
-    """autograd's ``grad``: the gradient of a real scalar ``fun`` with respect to positional
-    argument ``argnum`` (``fgrad.grad(fun, argnums=argnum)``).
+    """
+    Returns a function which computes autograd's ``grad``: the gradient of a real scalar
+    ``fun`` with respect to positional argument ``argnum`` (``fgrad.grad(fun,
+    argnums=argnum)``).
 
     A one-element array output (shape ``(1,)``, ``(1, 1)``) counts as a scalar, as in
     autograd.

@@ -32,11 +32,12 @@ def wraps(fun: Any, namestr: str = "{fun}", docstr: str = "{doc}",
 
 
 def wrap_nary_f(fun: Any, op: Any, argnum: Any) -> Callable[[Any], Any]:
-    """Names an operator's result ``{op}_of_{fun}_wrt_argnum_{argnum}``, as autograd does."""
+    """Names an operator's result ``{op}_of_{fun}_wrt_argnum_{argnum}``, as autograd does
+    (``op`` the operator or its name); its docstring says so, then gives ``fun``'s."""
     return wraps(fun, "{op}_of_{fun}_wrt_argnum_{argnum}",
-                 "{op} of function {fun} with respect to argument number {argnum}. Takes "
-                 "the same arguments as {fun} but returns the {op}.",
-                 op=get_name(op), argnum=argnum)
+                 "    {op} of function {fun} with respect to argument number {argnum}. Takes "
+                 "the same arguments as {fun} but returns the {op}.\n\n{doc}",
+                 op=op if isinstance(op, str) else get_name(op), argnum=argnum)
 
 
 def unary_to_nary(unary_operator: Callable[..., Any]) -> Callable[..., Any]:

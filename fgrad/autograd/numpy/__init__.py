@@ -27,6 +27,40 @@ def stack(arrays: Any, axis: int = 0, out: Any = None, **kwargs: Any) -> Any:
     return _fnp.stack(list(arrays), axis=axis, out=out, **kwargs)
 
 
+def where(condition: Any, *args: Any, **kwargs: Any) -> Any:
+    """autograd's ``where``: numpy's, ``condition``, ``x`` and ``y`` also by keyword; where
+    none of them holds an array or a traced value (Python numbers, lists of them), the result
+    is a Python one too, as autograd gives it (a number, or a list).
+
+    >>> import fgrad.autograd.numpy as anp
+    >>> anp.where(True, 1, 2), anp.where([True, False], [1.0, 2.0], [3.0, 4.0])
+    (1, [1.0, 4.0])
+    >>> anp.where(condition=anp.array([True, False]), x=1.0, y=0.0).tolist()
+    [1.0, 0.0]
+    """
+    if not args and not kwargs:
+        return _fnp.where(condition)
+    if len(args) + len(kwargs) != 2:
+        raise ValueError("where: either both or neither of x and y should be given")
+    x = args[0] if args else kwargs.get("x")
+    y = args[1] if len(args) > 1 else kwargs.get("y")
+    out = _fnp.where(condition, x, y)
+    # (``any`` here is numpy's, from the star import: the loops are written out)
+    if isinstance(out, _onp.ndarray) and not (_holds_array(condition) or _holds_array(x) or
+                                             _holds_array(y)):
+        return out.tolist()
+    return out
+
+
+def _holds_array(x):
+    if isinstance(x, (list, tuple)):
+        for item in x:
+            if _holds_array(item):
+                return True
+        return False
+    return isinstance(x, (_onp.ndarray, _onp.generic)) or contains_tracer(x)
+
+
 def make_diagonal(D: Any, offset: int = 0, axis1: int = -1, axis2: int = -2) -> Any:
     """autograd's ``make_diagonal``: the arrays whose diagonals (over two new last axes) are
     ``D``'s last axis, zero elsewhere; the inverse of ``diagonal(A, axis1=-1, axis2=-2)``.
