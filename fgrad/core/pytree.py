@@ -45,7 +45,7 @@ class TreeDef:
         outputs' tree each call (a value and a dict of six gradients: 2.1 us unflattened
         node by node, 0.5 us so)."""
         if self._build is None:
-            env = {"_OD": OrderedDict, "_DD": defaultdict}
+            env = {"_OD": OrderedDict, "_DD": defaultdict, "_N": _NODES}
             try:
                 expr = _build_source(self, iter(range(self.num_leaves)), env)
                 self._build = eval(f"lambda o: {expr}", env)
@@ -227,7 +227,8 @@ def _build_source(td, index, env):
         return f"_DD({bound(td.keys[0])}, (" + "".join(p + ", " for p in pairs) + "))"
     if kind == "custom":
         cls, aux = td.keys
-        return f"{bound(_NODES[cls][1])}({bound(aux)}, [" + ", ".join(items) + "])"
+        # (the class's unflatten looked up at each call, as tree_unflatten does)
+        return f"_N[{bound(cls)}][1]({bound(aux)}, [" + ", ".join(items) + "])"
     return f"{bound(td.keys)}(" + ", ".join(items) + ")"  # a namedtuple
 
 
