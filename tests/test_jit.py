@@ -462,6 +462,51 @@ def test_python_numbers_are_replayed_as_numpy_values_as_traced():
             _same(f(a, 2 ** 40), np.multiply(a, 2 ** 40) + 1)
 
 
+@pytest.mark.parametrize("dtype", [onp.float16, onp.float32, onp.float64])
+def test_python_numbers_meeting_float_arrays_are_bound_as_0d_arrays_with_the_same_bits(dtype):
+    # (a ufunc converts a Python number at each call; the code gets the 0-d array numpy
+    # would convert it to, where that changes no bit: +, -, *, / on one float dtype, the
+    # number exact in it)
+    inexact = 2 ** (onp.finfo(dtype).nmant + 1) + 1  # the first integer the dtype rounds
+
+    def f(x, y):
+        h = np.tanh(x)
+        u = 1 - h * h + 2 ** 8 * x - x / 4 + 0.5 * y  # exact in each dtype
+        w = np.maximum(u * 0.1, 0) + -0.0 * x  # 0.1: not exact in float16/32; -0.0: a sign
+        v = np.float32(3.0) + x * float("nan")  # nan == nan is False: stays a number
+        return np.sum(u * w) + np.sum(v) + np.sum(x * inexact) + np.sum(x * 1e-300)
+
+    rng = onp.random.default_rng(0)
+    x, y = rng.normal(size=(2, 5)).astype(dtype), rng.normal(size=5).astype(dtype)
+    for jf in (jit(f), jit(fgrad.grad(f)), jit(fgrad.grad(f, argnums=1))):
+        with warnings.catch_warnings(record=True) as eager_warned:
+            warnings.simplefilter("always")
+            eager = jf.f(x, y)  # (1e-300: underflow in float16/32's cast, warned as numpy
+        jf(x, y)  # does, by the replay as by the eager call, not by making the code)
+        with warnings.catch_warnings(record=True) as replay_warned:
+            warnings.simplefilter("always")
+            out = jf(x, y)  # the first replay: the code made and run
+        _same(out, eager)
+        assert onp.asarray(out).tobytes() == onp.asarray(eager).tobytes()
+        assert [str(w.message) for w in replay_warned] == \
+            [str(w.message) for w in eager_warned]
+    jf = jit(lambda x: (1 - x * x) * 0.1 + x / 3)
+    jf(x)
+    jf(x)
+    env = next(iter(jf.cache.values()))[0].compile().__globals__
+    consts = {repr(v) for k, v in env.items() if k[0] == "c" and k[1:].isdigit()}
+    assert repr(onp.array(1, dtype)) in consts and repr(onp.array(3, dtype)) in consts
+    assert ("0.1" in consts) == (dtype != onp.float64)  # (exact in float64 only)
+    # one number meeting two dtypes stays a number
+    jg = jit(lambda a, b: np.sum(a * 2.0) + np.sum(b * 2.0))
+    a32, b64 = x.astype(onp.float32), x.astype(onp.float64)
+    jg(a32, b64)
+    _same(jg(a32, b64), jg.f(a32, b64))
+    env = next(iter(jg.cache.values()))[0].compile().__globals__
+    assert 2.0 in [v for k, v in env.items() if k[0] == "c" and k[1:].isdigit()
+                   and v.__class__ is float]
+
+
 def test_the_generated_code_accumulates_in_place_only_where_nothing_else_reads_the_value():
     def accumulate(x, y):
         acc = np.sin(x) * 2.0
