@@ -397,30 +397,25 @@ _CAST_FIRST = frozenset([_onp.add, _onp.subtract, _onp.multiply, _onp.true_divid
 
 def _typed_numbers(graph):
     """Const (a Python int or float) -> its 0-d array in the dtype of the arrays it meets."""
-    typed, refused = {}, set()
+    typed, refused = {}, set(graph.outputs)
     with _onp.errstate(all="ignore"):  # (a number the dtype cannot hold: inf, refused)
-        _type_numbers(graph, typed, refused)
-    for o in graph.outputs:
-        typed.pop(o, None)
+        for n in graph.nodes:
+            for a in n.args:
+                if a.__class__ is not Const or (a.value.__class__ is not float and
+                                                a.value.__class__ is not int) or a in refused:
+                    continue
+                args, dtype = n.args, n.dtype
+                other = (args[1] if a is args[0] else args[0]) if len(args) == 2 else None
+                if (other.__class__ is Var and other.numpy and other.shape and
+                        other.dtype == dtype and dtype.kind == "f" and not n.params and
+                        n.prim.impl in _CAST_FIRST and
+                        float(dtype.type(a.value)) == a.value and
+                        (a not in typed or typed[a].dtype == dtype)):
+                    typed[a] = _onp.array(a.value, dtype)
+                else:
+                    refused.add(a)
+                    typed.pop(a, None)
     return typed
-
-
-def _type_numbers(graph, typed, refused):
-    for n in graph.nodes:
-        for a in n.args:
-            if a.__class__ is not Const or (a.value.__class__ is not float and
-                                            a.value.__class__ is not int) or a in refused:
-                continue
-            args, dtype = n.args, n.dtype
-            other = (args[1] if a is args[0] else args[0]) if len(args) == 2 else None
-            if (other.__class__ is Var and other.numpy and other.shape and
-                    other.dtype == dtype and dtype.kind == "f" and not n.params and
-                    n.prim.impl in _CAST_FIRST and float(dtype.type(a.value)) == a.value and
-                    (a not in typed or typed[a].dtype == dtype)):
-                typed[a] = _onp.array(a.value, dtype)
-            else:
-                refused.add(a)
-                typed.pop(a, None)
 
 
 class _Plain:
