@@ -247,8 +247,11 @@ def _jet(f, primals, series, log):
                 raise ValueError(f"jet: term {k} of series[{i}] has structure {t_tree!r}, "
                                  f"but primals[{i}] has {p_tree!r}")
             for j, (t, x) in enumerate(zip(t_leaves, p_leaves)):
-                check_like("jet", t, x, f"term {k} of series[{i}]")
-                terms_per_leaf[leaf + j].append(_term_like(t, x))
+                if not (t.__class__ is x.__class__ is _onp.ndarray and t.shape == x.shape
+                        and t.dtype == x.dtype):  # (else the term is as it must be already)
+                    check_like("jet", t, x, f"term {k} of series[{i}]")
+                    t = _term_like(t, x)
+                terms_per_leaf[leaf + j].append(t)
         leaf += len(p_leaves)
     if not order:
         raise ValueError("jet: the series are empty; give at least one term per primal")
@@ -291,7 +294,7 @@ def derivatives(f: Callable[..., Any], order: int) -> Callable[..., Any]:
     def all_orders(x):
         x = _onp.asarray(x) if not isinstance(x, ArrayTracer) else x
         one = _onp.ones_like(value_for_shape(x), dtype=_onp.result_type(value_for_shape(x), 1.0))
-        terms = [one] + [_onp.zeros_like(one) for _ in range(order - 1)]
+        terms = [one] + [_onp.zeros_like(one)] * (order - 1)  # (rules never write a term)
         y, ys = jet(f, (x,), (terms,))
         return stack([y] + list(ys))
 
