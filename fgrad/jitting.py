@@ -64,6 +64,11 @@ class _Jitted:
         if not callable(f):
             raise TypeError(f"jit: expected a function, got {type(f).__name__}")
         functools.update_wrapper(self, f)
+        if not hasattr(self, "__name__"):  # (a functools.partial, a callable object)
+            inner = f
+            while isinstance(inner, functools.partial):
+                inner = inner.func
+            self.__name__ = getattr(inner, "__name__", type(inner).__name__)
         self.f = f
         nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
         names = (static_argnames,) if isinstance(static_argnames, str) else \

@@ -1,5 +1,6 @@
 """jit: one test per clause of SPEC's "Staging: build once, run many" for jit, each against the
 eager call (numpy.array_equal, dtype and structure), and the graph passes on whole programs."""
+import functools
 import re
 import threading
 import warnings
@@ -113,6 +114,25 @@ def test_static_arguments_by_position_and_name_and_unhashable_ones():
         jit(lambda x, s: x, static_argnums=1)(x, [1, 2])
     with pytest.raises(ValueError, match=r"static_argnums=\(3,\) does not fit a call with 1"):
         jit(lambda x: x, static_argnums=3)(x)
+
+
+def test_a_partial_function_and_a_callable_object_are_jitted_under_their_names():
+    def f(scale, x, shift=0.0):
+        return scale * np.sin(x) + shift
+
+    class Scaled:
+        def __call__(self, x):
+            return 2.0 * np.tanh(x)
+
+    x = onp.linspace(0, 1, 3)
+    part = functools.partial(functools.partial(f, 2.0), shift=0.5)
+    for fun, name in [(part, "f"), (Scaled(), "Scaled")]:
+        jf = jit(fun)
+        _same(jf(x), fun(x))
+        _same(jf(2 * x), fun(2 * x))
+        _same(fgrad.grad(lambda v: np.sum(jf(v)))(x), fgrad.grad(lambda v: np.sum(fun(v)))(x))
+        assert jf.__name__ == name
+        assert next(iter(jf.cache.values()))[0].name == f"jit({name})"
 
 
 def test_a_new_shape_or_dtype_is_traced_again():
