@@ -43,7 +43,7 @@ class _Checkpointed(_Custom):
         return args + (kwargs,)
 
     def _name(self):
-        return getattr(self, "__name__", type(self.__wrapped__).__name__)
+        return getattr(self, "__name__", None) or errors.function_name(self.__wrapped__)
 
     def _describe(self):
         return f"fgrad.checkpoint({self._name()})"

@@ -364,7 +364,7 @@ class _Custom:
         return self if obj is None else functools.partial(self, obj)
 
     def _name(self):
-        return getattr(self, "__name__", type(self.fun).__name__)
+        return getattr(self, "__name__", None) or errors.function_name(self.fun)
 
     def _describe(self):
         return f"{self.kind} function {self._name()}"

@@ -16,6 +16,7 @@ import warnings
 import numpy as _onp
 
 from .traces.graph import GuardError, interpreting
+from .core import errors
 from .core.values import foreign_array
 from .traces.passes import optimize
 from .core.pytree import tree_flatten, tree_unflatten
@@ -65,10 +66,7 @@ class _Jitted:
             raise TypeError(f"jit: expected a function, got {type(f).__name__}")
         functools.update_wrapper(self, f)
         if not hasattr(self, "__name__"):  # (a functools.partial, a callable object)
-            inner = f
-            while isinstance(inner, functools.partial):
-                inner = inner.func
-            self.__name__ = getattr(inner, "__name__", type(inner).__name__)
+            self.__name__ = errors.function_name(f)
         self.f = f
         nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
         names = (static_argnames,) if isinstance(static_argnames, str) else \

@@ -168,7 +168,7 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_
         with at_user_code():
             return _value_and_grad(g, dyn, argnums, has_aux, holomorphic, allow_int)
 
-    value_and_grad_f.__name__ = f"value_and_grad({getattr(f, '__name__', 'f')})"
+    value_and_grad_f.__name__ = f"value_and_grad({errors.function_name(f)})"
     value_and_grad_f.__doc__ = f.__doc__
     return value_and_grad_f
 
@@ -247,7 +247,7 @@ def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool 
         (value, g) = vg(*args, **kwargs)
         return (g, value[1]) if has_aux else g
 
-    grad_f.__name__ = f"grad({getattr(f, '__name__', 'f')})"
+    grad_f.__name__ = f"grad({errors.function_name(f)})"
     grad_f.__doc__ = f.__doc__
     return grad_f
 
@@ -388,7 +388,7 @@ def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: boo
             finally:
                 rec.release()
 
-    jacrev_f.__name__ = f"jacrev({getattr(f, '__name__', 'f')})"
+    jacrev_f.__name__ = f"jacrev({errors.function_name(f)})"
     return jacrev_f
 
 
@@ -495,7 +495,7 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: boo
             finally:
                 rec.release()
 
-    jacfwd_f.__name__ = f"jacfwd({getattr(f, '__name__', 'f')})"
+    jacfwd_f.__name__ = f"jacfwd({errors.function_name(f)})"
     return jacfwd_f
 
 

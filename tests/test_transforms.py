@@ -3,6 +3,7 @@ stop_gradient) against closed forms, numpy and finite differences.
 
 Every test asserts values; structure/dtype checks go with value checks.
 """
+import functools
 import gc
 import itertools
 
@@ -1329,3 +1330,23 @@ def test_jacobians_of_a_large_input_are_batched_in_chunks_with_the_same_values()
             + onp.outer(onp.sin(flat), 2 * flat)).reshape(x.shape + x.shape)
     onp.testing.assert_allclose(fgrad.jacrev(f)(x), want, rtol=1e-13, atol=1e-13)
     onp.testing.assert_allclose(fgrad.jacfwd(f)(x), want, rtol=1e-13, atol=1e-13)
+
+
+def test_transforms_of_a_partial_or_a_callable_object_are_named_by_its_function():
+    def scaled(scale, x):
+        return scale * np.sin(x)
+
+    class Halved:
+        def __call__(self, x):
+            return np.sum(x) / 2
+
+    part = functools.partial(functools.partial(scaled, 2.0))
+    for fun, name in [(part, "scaled"), (Halved(), "Halved")]:
+        assert fgrad.grad(fun).__name__ == f"grad({name})"
+        assert fgrad.value_and_grad(fun).__name__ == f"value_and_grad({name})"
+        assert fgrad.jacfwd(fun).__name__ == f"jacfwd({name})"
+        assert fgrad.jacrev(fun).__name__ == f"jacrev({name})"
+        assert fgrad.vmap(fun).__name__ == f"vmap({name})"
+        assert fgrad.jit(fun).__name__ == name
+        assert repr(fgrad.checkpoint(fun)) == f"<fgrad.checkpoint({name})>"
+        assert fgrad.grad(fun)(1.5) == fgrad.grad(lambda x: fun(x))(1.5)

@@ -5,6 +5,7 @@ stays consistent and each message names the function, the argument and the way o
 All of them subclass the built-in type a Python user would expect (``TypeError`` mostly), so
 ``except TypeError`` keeps working.
 """
+import functools
 import sys
 
 import numpy as _onp
@@ -35,6 +36,14 @@ class ClosedOverTracerError(TypeError):
 
 class NotInLibraryError(TypeError):
     """A numpy function that the library of the array it was given (Dask, CuPy) lacks."""
+
+
+def function_name(f):
+    """The name a message gives a user's function: its ``__name__``, a ``functools.partial``'s
+    function's, or a callable object's class's."""
+    while isinstance(f, functools.partial):
+        f = f.func
+    return getattr(f, "__name__", None) or type(f).__name__
 
 
 def not_in_library(name, cls, what):

@@ -16,6 +16,7 @@ Entries are data (primitive, inputs, parameters, value), the same nodes the tran
 """
 import numpy as _onp
 
+from ..core import errors
 from ..core.pytree import tree_flatten
 from ..traces.rules import sweep_forward
 from ..core.tracer import read_value
@@ -157,7 +158,7 @@ def make_tape(f):
     def recorded(*args):
         return RecordedTape(Recording(f, args, "make_tape"))
 
-    recorded.__name__ = f"make_tape({getattr(f, '__name__', 'f')})"
+    recorded.__name__ = f"make_tape({errors.function_name(f)})"
     return recorded
 
 

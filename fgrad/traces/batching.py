@@ -290,5 +290,5 @@ def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
         return tree_unflatten(out_tree, results)
 
     batched.__wrapped__ = f  # type: ignore[attr-defined]
-    batched.__name__ = f"vmap({getattr(f, '__name__', 'f')})"
+    batched.__name__ = f"vmap({errors.function_name(f)})"
     return batched
