@@ -135,6 +135,7 @@ def main(argv=None):
     # would scan again, slowing whichever backend happens to trigger it: freeze them.
     gc.collect()
     gc.freeze()
+    settle_allocator()
     try:
         run = measure(workloads, found, settings, "tiny" if args.smoke else "full")
     finally:
@@ -152,6 +153,19 @@ def main(argv=None):
         with open(args.markdown, "w") as f:
             f.write("\n".join(render(run, markdown=True)) + "\n")
     return 0
+
+
+def settle_allocator():
+    """Put C's allocator where a long run leaves it before the first row. glibc's ``malloc``
+    serves a block of 128 KiB or more by a fresh ``mmap`` (its pages faulted in at first
+    touch, unmapped at ``free``) until a ``free`` of such a block raises that threshold to
+    its size (up to 32 MiB): rows run after a workload with big arrays (the 1e6 chain) found
+    it raised, the same rows run first or alone (``--only``) did not, and their arrays of
+    128 KiB - 8 MiB cost more in numpy and in every peer that allocates with it (the
+    256-wide MLP's numpy gradient 3.5 ms against 2.6, its ``fgrad.jit`` 3.3 against 2.6).
+    One 16 MiB array, made and freed here, raises it for every row."""
+    import numpy
+    numpy.empty(1 << 21)
 
 
 def measure(workloads, found, settings, size):
