@@ -487,9 +487,10 @@ def _in_place(graph, items, last, layouts):
 # freed buffers of up to 1 KiB only, so a bigger result is a malloc and a free per call
 # (``h[:, None] * g``, 32 x 32, in the RNN's gradient: 1.90 us, 1.62 into a buffer; 8 x 32,
 # 1.17 and 1.05; the RNN's replay 5% faster, interleaved A/B). Only values up to
-# ``_POOL_LARGEST`` (the 256-wide MLP's 256 KiB values, held so, replayed 5% slower: the block
-# malloc hands back is the one just freed, warmer in the cache), and up to ``_POOL_BYTES`` of
-# dead buffers at once (the rest are deleted, as before).
+# ``_POOL_LARGEST``: the 256-wide MLP's 256 KiB values held so replayed at the same speed
+# (2615-2631 against 2622-2636 us), and 5% slower in a process whose malloc still maps each
+# such block anew (no big block freed yet: ``benchmarks.__main__.settle_allocator``); and up
+# to ``_POOL_BYTES`` of dead buffers at once (the rest are deleted, as before).
 _POOL_BYTES = 1 << 20
 _POOL_LARGEST = 1 << 16
 
