@@ -8,8 +8,11 @@ Protocol for one case:
    derivative, or its forward value for a forward-only row). One that disagrees or raises is
    reported and left out of the timing. That call's time is the row's first call (for
    ``fgrad.jit``, see 3).
-2. **calibrate**: a second call gives each one a number of calls per sample, so that a sample
-   lasts about ``sample_time``.
+2. **calibrate**: the fastest of the next three calls (one for a call over 0.2 s) gives each
+   one a number of calls per sample, so that a sample lasts about ``sample_time``. (Each
+   sample's first call, after the other rows', pays for what they left in the caches: one
+   slow calibrating call gave the 256-wide MLP's eager row 2 calls a sample instead of 15,
+   and a median of 4.04 ms a call instead of 3.15.)
 3. **rounds**: in each round every implementation takes one sample, in an order rotated by one
    each round (so none always runs first, after the same neighbour, or on a warmer cache). The
    number of rounds is ``rounds``, cut down so that the case takes about ``case_budget``
