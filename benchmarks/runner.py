@@ -158,9 +158,7 @@ def run_case(case, settings):
             # the scalar chain's jit row took 4 calls a sample, 0.9 ms, the RNN's 2, 5 ms)
             per_call = _time(impl, 1)
         if per_call < 0.2:
-            # (the fastest of three: calibrated on one call, the 256-wide MLP's eager row
-            # once took 2 calls a sample instead of 8, and each sample's first call, after
-            # the other backends' rows, paid for the caches: 4.04 ms a call against 3.0-3.3)
+            # (the fastest of three: see the module's text, step 2)
             per_call = min(per_call, _time(impl, 1), _time(impl, 1))
         plan[impl.label] = (per_call, max(1, int(settings.sample_time / max(per_call, 1e-9))))
     round_cost = sum(t * n for t, n in plan.values())
