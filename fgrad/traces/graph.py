@@ -460,8 +460,7 @@ def _in_place(graph, items, last, layouts):
     # another array operand only if the operand is C order, as numpy's result then is.
     reuse, shared = {}, None
     for k, n in enumerate(items):
-        if n.__class__ is Tile or not n.prim.writes_into or n.params or len(n.args) > 2 or \
-                n.prim.impl.__class__ is not _onp.ufunc:  # (its out given by position)
+        if n.__class__ is Tile or not _writes_out(n):
             continue
         for a in n.args:
             if (a.__class__ is Var and a.shape and last.get(a) == k and a.numpy
@@ -477,10 +476,21 @@ def _in_place(graph, items, last, layouts):
                                            else _onp.ndim(other.value)) > 0:
                         if not layouts.c_order(a):
                             break
-                if len(n.args) == 1 or _by_operator(n):
-                    reuse[k] = a
+                reuse[k] = a
                 break
     return reuse
+
+
+def _writes_out(n):
+    """Whether node ``n``'s result may be written into a buffer of the code's choosing: its
+    primitive a ufunc (``out`` given by position) called without keywords on numpy values,
+    so that numpy computes it as it would unasked."""
+    if not n.prim.writes_into or n.params or len(n.args) > 2 or \
+            n.prim.impl.__class__ is not _onp.ufunc:
+        return False
+    if len(n.args) == 1:
+        return n.args[0].__class__ is Var and n.args[0].numpy
+    return _by_operator(n)
 
 
 # A dead value's buffer, kept for a later ufunc result of its shape and dtype: numpy caches
@@ -524,15 +534,7 @@ class _Pool:
         """The local holding a dead buffer that node ``n``'s ufunc may write its result
         into, as numpy would lay it out (C order), or None."""
         held = self.free.get((n.shape, n.dtype))
-        if not held or not n.prim.writes_into or n.params or len(n.args) > 2 or \
-                n.prim.impl.__class__ is not _onp.ufunc:  # (as for ``_in_place``)
-            return None
-        if len(n.args) == 1:
-            if n.args[0].__class__ is not Var or not n.args[0].numpy:
-                return None
-        elif not _by_operator(n):
-            return None
-        if len(n.shape) >= 2 and not self.layouts.c_order(n):
+        if not held or not _writes_out(n) or len(n.shape) >= 2 and not self.layouts.c_order(n):
             return None
         name, size = held.pop()
         self.bytes -= size
