@@ -151,10 +151,54 @@ def test_setitem_on_tracer_raises_naming_at_set(idx, shown):
     def f(x):
         x[idx] = 1.0
         return np.sum(x)
+    # (the statement as its source line writes it)
+    with pytest.raises(fgrad.TracerMutationError,
+                       match=r"`x\[idx\] = \.\.\.` modifies a traced array.*"
+                             r"x = x\.at\[idx\]\.set\(value\) \(the function form: "
+                             r"fgrad\.numpy\.at\(x\)\[idx\]\.set\(value\)\)"):
+        fgrad.grad(f)(X3)
+    # (without a source line: the index shown by its value)
+    scope = {"np": np, "idx": idx}
+    exec("def g(x):\n    x[idx] = 1.0\n    return np.sum(x)\n", scope)
     with pytest.raises(fgrad.TracerMutationError,
                        match=shown + r" = \.\.\. modifies a traced array.*"
                                      r"fgrad\.numpy\.at\(x\)\[idx\]\.set"):
-        fgrad.grad(f)(X3)
+        fgrad.grad(scope["g"])(X3)
+
+
+@pytest.mark.parametrize("transform", [fgrad.grad, fgrad.jit, fgrad.vmap, fgrad.jacfwd])
+def test_a_write_into_an_indexed_traced_array_is_named_as_written(transform):
+    def through_a_view(x):  # y[1:] is a view of y, which is read again
+        y = x * 1.0
+        y[1:] += 2.0 * y[:-1]
+        return np.sum(y * y)
+
+    def into_a_copy(x):  # P[0, 1] is a copy: numpy's setitem writes it back
+        P = np.reshape(x * 1.0, (2, 3))
+        P[0, 1] /= np.sum(P[0])
+        return np.sum(P * P)
+
+    def by_operator(x):
+        P = np.reshape(x * 1.0, (2, 3))
+        P[0] @= np.eye(3)
+        return np.sum(P)
+
+    x = onp.linspace(0.1, 1.0, 6)
+    for f, written, form in [
+            (through_a_view, "y[1:] += ...", "y = y.at[1:].add(value)"),
+            (into_a_copy, "P[0, 1] /= ...", "P = P.at[0, 1].divide(value)"),
+            (by_operator, "P[0] @= ...", "P = P.at[0].set(P[0] @ value)")]:
+        with pytest.raises(fgrad.TracerMutationError,
+                           match=re.escape(f"`{written}` modifies a traced array in place") +
+                           ".*" + re.escape(form)):
+            transform(f)(onp.stack([x, x]) if transform is fgrad.vmap else x)
+
+    def listed(x):  # a list's item: no array's memory is written, numpy's meaning kept
+        ys = [x * 1.0, x * 2.0]
+        ys[0] += x
+        return np.sum(ys[0] * ys[1])
+
+    onp.testing.assert_allclose(fgrad.grad(listed)(x), 8 * x)
 
 
 def test_augmented_assignment_on_tracer_rebinds_with_correct_gradient():
@@ -526,7 +570,8 @@ def test_a_write_into_a_traced_array_names_jaxs_spelling_first():
         x[0] = 1.0
         return np.sum(x)
 
-    with pytest.raises(fgrad.TracerMutationError, match=r"y = x\.at\[idx\]\.set\(value\)"):
+    with pytest.raises(fgrad.TracerMutationError,
+                       match=r"x = x\.at\[0\]\.set\(value\) \(the function form"):
         fgrad.grad(f)(onp.ones(2))
 
 

@@ -26,7 +26,7 @@ from .layout import asarray, astype, ravel, reshape, squeeze, swapaxes, transpos
 from .products import dot, matmul
 from .reductions import max, mean, min, prod, sum
 from .selection import compress
-from .views import Viewable, copied, in_place, is_view_index, view_of
+from .views import Viewable, copied, in_place, is_view_index, subscript_write, view_of
 
 
 def _arithmetic(prim):
@@ -93,14 +93,14 @@ class ArrayTracer(Viewable):
     def __rdivmod__(self, o): return fnp.floor_divide(o, self), mod(o, self)
 
     # augmented assignment: numpy writes in place, which every name of the memory sees
-    __iadd__ = in_place(__add__, "+=", "add(value)")
-    __isub__ = in_place(__sub__, "-=", "add(-value)")
-    __imul__ = in_place(__mul__, "*=", "multiply(value)")
-    __itruediv__ = in_place(__truediv__, "/=", "divide(value)")
-    __ipow__ = in_place(__pow__, "**=", "power(value)")
-    __imatmul__ = in_place(__matmul__, "@=", "set(x[idx] @ value)")
-    __ifloordiv__ = in_place(__floordiv__, "//=", "set(x[idx] // value)")
-    __imod__ = in_place(__mod__, "%=", "set(x[idx] % value)")
+    __iadd__ = in_place(__add__, "+=")
+    __isub__ = in_place(__sub__, "-=")
+    __imul__ = in_place(__mul__, "*=")
+    __itruediv__ = in_place(__truediv__, "/=")
+    __ipow__ = in_place(__pow__, "**=")
+    __imatmul__ = in_place(__matmul__, "@=")
+    __ifloordiv__ = in_place(__floordiv__, "//=")
+    __imod__ = in_place(__mod__, "%=")
 
     # bitwise and logical operators on masks and integers (zero derivative: a traced mask,
     # batched or staged, stays one)
@@ -111,9 +111,9 @@ class ArrayTracer(Viewable):
     def __xor__(self, o): return fnp.bitwise_xor(self, o)
     def __rxor__(self, o): return fnp.bitwise_xor(o, self)
     def __invert__(self): return fnp.invert(self)
-    __iand__ = in_place(__and__, "&=", "set(x[idx] & value)")
-    __ior__ = in_place(__or__, "|=", "set(x[idx] | value)")
-    __ixor__ = in_place(__xor__, "^=", "set(x[idx] ^ value)")
+    __iand__ = in_place(__and__, "&=")
+    __ior__ = in_place(__or__, "|=")
+    __ixor__ = in_place(__xor__, "^=")
 
     # --- indexing --------------------------------------------------------------------
     def __getitem__(self, idx):
@@ -121,6 +121,9 @@ class ArrayTracer(Viewable):
         return view_of(out, self) if is_view_index(idx, self) else out
 
     def __setitem__(self, idx, value):
+        written = subscript_write(sys._getframe(1))  # (the statement as the user wrote it)
+        if written is not None:
+            raise errors.mutation(*written)
         raise errors.mutation(f"x[{_show_index(idx)}] = ...")
 
     # --- ndarray methods -------------------------------------------------------------

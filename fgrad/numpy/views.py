@@ -26,7 +26,9 @@ a container nested two levels deep. A tracer that is no view and that only the n
 holds (a fresh accumulator) is told by its reference count and skips the look; the look costs
 3-5 us per operator (``docs/reliability.md``, section 11, has the measurements).
 """
+import ast
 import dis
+import linecache
 import sys
 from sys import getrefcount
 
@@ -119,10 +121,9 @@ def _items(value):
     return (value,)
 
 
-def in_place(forward, symbol, at_call):
+def in_place(forward, symbol):
     """The augmented assignment ``symbol`` (``"*="``) of an array tracer: ``forward``'s new
-    array, which Python binds to the name, unless another name sees the memory, which raises
-    (``at_call``: the ``.at[]`` call that writes the same, for the message).
+    array, which Python binds to the name, unless another name sees the memory, which raises.
 
     A tracer that is no view and that nothing but the name assigned to holds (its reference
     count says so: a fresh accumulator's) needs no look at the frames; that saves 3-5 us
@@ -130,7 +131,7 @@ def in_place(forward, symbol, at_call):
     looked for among the user's names."""
     def method(self, o):
         if self._base is not None or getrefcount(self) > _ONE_NAME:
-            refuse_write_through(self, symbol, at_call)
+            refuse_write_through(self, symbol)
         return forward(self, o)
     return method
 
@@ -153,10 +154,9 @@ def _references_of_one_name():
 _ONE_NAME = _references_of_one_name()
 
 
-def refuse_write_through(x, symbol, at_call):
+def refuse_write_through(x, symbol):
     """Raise TracerMutationError if another name sees ``x``'s memory (see the module's text);
-    called by the in-place operators with the operator (``"*="``) and ``.at[]``'s call that
-    writes the same (``"multiply(value)"``)."""
+    called by the in-place operators with the operator (``"*="``)."""
     frame = sys._getframe(2)
     if fgrad_code(frame):  # fgrad's own rules rebind their locals knowingly
         return
@@ -177,10 +177,56 @@ def refuse_write_through(x, symbol, at_call):
     seen = [s for s in seen if s[:2] == (target, "") or liveness.may_read(s[4], s[0])]
     if _one_name(seen, x):
         return
+    written = subscript_write(user)  # (``y[1:] += v``: the write into y is the statement)
+    if written is not None:
+        raise errors.mutation(*written)
     name, where, direct, item, _ = next(s for s in seen if s[:2] != (target, ""))
     how = ("holds the same array" if not direct else "is the same array" if item is x else
            "is the array it views" if item is memory else "views the same memory")
-    raise errors.write_through(target, symbol, at_call, f"`{name}`{where}", how)
+    raise errors.write_through(target, symbol, AT_CALLS[symbol], f"`{name}`{where}", how)
+
+
+def subscript_write(frame):
+    """``(statement, functional form)`` for the statement running in ``frame`` where it
+    writes into an indexed name, ``y[1:] += v`` or ``y[2] = v``, as its source line holds
+    it (``"`y[1:] += ...`"``, ``"y = y.at[1:].add(value) (the function form: ...)"``);
+    None where the line holds something else (a statement over several lines, two on one),
+    or is fgrad's own."""
+    if fgrad_code(frame):
+        return None
+    text = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+    try:
+        body = ast.parse(text).body
+    except SyntaxError:
+        return None
+    if len(body) != 1:
+        return None
+    stmt = body[0]
+    if stmt.__class__ is ast.AugAssign:
+        target, symbol = stmt.target, _SYMBOLS.get(stmt.op.__class__)
+    elif stmt.__class__ is ast.Assign and len(stmt.targets) == 1:
+        target, symbol = stmt.targets[0], "="
+    else:
+        return None
+    if target.__class__ is not ast.Subscript or target.value.__class__ is not ast.Name or \
+            symbol is None:
+        return None
+    base, index = target.value.id, ast.get_source_segment(text, target.slice)
+    call = AT_CALLS[symbol].replace("x[idx]", f"{base}[{index}]")
+    return (f"`{ast.get_source_segment(text, target)} {symbol} ...`",
+            f"{base} = {base}.at[{index}].{call} (the function form: "
+            f"fgrad.numpy.at({base})[{index}].{call})")
+
+
+# ``.at[]``'s call that writes what an assignment or augmented assignment writes
+AT_CALLS = {"=": "set(value)", "+=": "add(value)", "-=": "add(-value)",
+            "*=": "multiply(value)", "/=": "divide(value)", "**=": "power(value)",
+            "@=": "set(x[idx] @ value)", "//=": "set(x[idx] // value)",
+            "%=": "set(x[idx] % value)", "&=": "set(x[idx] & value)",
+            "|=": "set(x[idx] | value)", "^=": "set(x[idx] ^ value)"}
+_SYMBOLS = {ast.Add: "+=", ast.Sub: "-=", ast.Mult: "*=", ast.Div: "/=", ast.Pow: "**=",
+            ast.MatMult: "@=", ast.FloorDiv: "//=", ast.Mod: "%=", ast.BitAnd: "&=",
+            ast.BitOr: "|=", ast.BitXor: "^="}
 
 
 def _one_name(seen, x):
