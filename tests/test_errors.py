@@ -201,6 +201,39 @@ def test_a_write_into_an_indexed_traced_array_is_named_as_written(transform):
     onp.testing.assert_allclose(fgrad.grad(listed)(x), 8 * x)
 
 
+@pytest.mark.parametrize("transform", [fgrad.grad, fgrad.jit, fgrad.vmap])
+def test_flat_reads_a_traced_array_as_numpy_does_and_refuses_writes_and_shape_setting(
+        transform):
+    def f(x):  # numpy's flat iterator: by index, by slice, by iteration, its length
+        return x.flat[4] * 2.0 + sum(v for v in x.flat) + np.sum(x.flat[1:3]) + len(x.flat)
+
+    x = onp.arange(6.0).reshape(2, 3)
+    batched = transform is fgrad.vmap
+    arg = onp.stack([x, 2 * x]) if batched else x
+    want = onp.array([f(a) for a in arg]) if batched else f(x)
+    if transform is fgrad.grad:  # ones, 2 more at flat index 4, 1 more at 1 and 2
+        want = onp.array([[1.0, 2.0, 2.0], [1.0, 3.0, 1.0]])
+    onp.testing.assert_allclose(transform(f)(arg), want)
+
+    def write_flat(x):
+        y = x * 1.0
+        y.flat[0] = 3.0
+        return np.sum(y)
+
+    def set_shape(x):
+        y = x * 1.0
+        y.shape = (3, 2)
+        return np.sum(y[0])
+
+    for g, written, instead in [
+            (write_flat, "x.flat[...] = ...", "np.at(np.ravel(x))[idx].set(value)"),
+            (set_shape, "x.shape = ...", "x = np.reshape(x, shape)")]:
+        with pytest.raises(fgrad.TracerMutationError,
+                           match=re.escape(f"{written} modifies a traced array in place") +
+                           ".*" + re.escape(instead)):
+            transform(g)(arg)
+
+
 def test_augmented_assignment_on_tracer_rebinds_with_correct_gradient():
     def f(x):
         x += 1.0

@@ -365,6 +365,11 @@ def concrete(x):
     return True
 
 
+def set_shape(tracer, shape):
+    """``x.shape = shape``: numpy reshapes the array in place, which a traced value cannot."""
+    raise errors.mutation("x.shape = ...", "x = np.reshape(x, shape)")
+
+
 class Tracer:
     """A value being differentiated: what every trace's tracers share, and no more.
 
@@ -389,6 +394,10 @@ class Tracer:
             return self._value.shape
         except AttributeError:
             return ()
+
+    @shape.setter
+    def shape(self, shape):
+        set_shape(self, shape)
 
     @property
     def ndim(self):

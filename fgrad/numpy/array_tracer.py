@@ -170,6 +170,10 @@ class ArrayTracer(Viewable):
     def flatten(self, order="C"):
         return copied(ravel(self, order=order))
 
+    @property
+    def flat(self):
+        return _Flat(self)
+
     def squeeze(self, axis=None):
         return squeeze(self, axis=axis)
 
@@ -217,6 +221,29 @@ class ArrayTracer(Viewable):
         ns = getattr(fnp, sub) if sub in ("linalg", "fft") else \
             fnp.lib.stride_tricks if module == "numpy.lib.stride_tricks" else fnp
         return _redirect(func.__name__, ns, args, kwargs, func)
+
+
+class _Flat:
+    """``x.flat`` of a traced array: its elements in C order, read by index or iteration as
+    numpy's flat iterator reads them; written, it raises (numpy would write into ``x``)."""
+
+    __slots__ = ("base",)
+
+    def __init__(self, base):
+        self.base = base
+
+    def __getitem__(self, idx):
+        return ravel(self.base)[idx]
+
+    def __iter__(self):
+        return iter(ravel(self.base))
+
+    def __len__(self):
+        return self.base.size
+
+    def __setitem__(self, idx, value):
+        raise errors.mutation("x.flat[...] = ...",
+                              "x = np.reshape(np.at(np.ravel(x))[idx].set(value), x.shape)")
 
 
 # ndarray methods that modify the array in place, and what to write instead

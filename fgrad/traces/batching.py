@@ -24,7 +24,7 @@ from ..core.fpwarnings import at_user_code, fgrad_code
 from ..numpy.array_tracer import ArrayTracer
 from ..numpy.batch_rules import example_shape, one_at_a_time
 from ..core.pytree import tree_flatten, tree_unflatten
-from ..core.tracer import Trace, batching, map_tracers, value_for_shape
+from ..core.tracer import Trace, batching, map_tracers, set_shape, value_for_shape
 from .arguments import outputs_of
 
 __all__ = ["vmap"]
@@ -108,7 +108,7 @@ class BatchTracer(ArrayTracer):
         return b[(slice(None),) * self._bdim + (0,)]
 
     # (one example's, where ``Tracer`` reads the batch's)
-    shape = property(lambda self: self._meta.shape)
+    shape = property(lambda self: self._meta.shape, set_shape)
     ndim = property(lambda self: self._meta.ndim)
     size = property(lambda self: self._meta.size)
 
