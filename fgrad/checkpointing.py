@@ -42,9 +42,6 @@ class _Checkpointed(_Custom):
     def _positional(self, args, kwargs):
         return args + (kwargs,)
 
-    def _name(self):
-        return getattr(self, "__name__", None) or errors.function_name(self.__wrapped__)
-
     def _describe(self):
         return f"fgrad.checkpoint({self._name()})"
 

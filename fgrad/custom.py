@@ -363,8 +363,8 @@ class _Custom:
     def __get__(self, obj, objtype=None):  # a decorated method binds like a function
         return self if obj is None else functools.partial(self, obj)
 
-    def _name(self):
-        return getattr(self, "__name__", None) or errors.function_name(self.fun)
+    def _name(self):  # (``__wrapped__``: what it was made to look like, ``wraps`` or ``fun``)
+        return getattr(self, "__name__", None) or errors.function_name(self.__wrapped__)
 
     def _describe(self):
         return f"{self.kind} function {self._name()}"
