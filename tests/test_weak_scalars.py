@@ -90,3 +90,84 @@ def test_rules_see_a_python_input_as_numpy_would():
 def test_a_python_number_indexed_by_an_empty_tuple_or_ellipsis():
     assert fgrad.grad(lambda x: x[()] * 2.0)(0.5) == 2.0
     assert fgrad.grad(lambda x: x[...] * 3.0)(0.5) == 3.0
+
+
+# --- Python's arithmetic on such a value gives a Python number, promoted weakly again ---------
+
+def g(x):
+    # (eagerly: Python floats until the numpy scalar, so float32)
+    return abs(-x * 2 - 1 + x / 4) ** 2 % 5 // 1 + divmod(x, 0.3)[1] + F32
+
+
+def test_pythons_arithmetic_on_a_python_number_stays_weak():
+    assert onp.result_type(g(0.41)) == onp.float32
+
+
+WANT_G = _value_and_dtype(g(0.41))
+
+
+@pytest.mark.parametrize("run", [
+    lambda: fgrad.jit(g)(0.41),
+    lambda: fgrad.make_graph(g)(0.41)(0.41),
+    lambda: fgrad.jet(g, (0.41,), ([1.0],))[0],
+    lambda: fgrad.value_and_grad(g)(0.41)[0],
+    lambda: fgrad.jvp(g, (0.41,), (1.0,))[0],
+    lambda: fgrad.vjp(g, 0.41)[0],
+], ids=["jit", "make_graph", "jet", "value_and_grad", "jvp", "vjp"])
+def test_values_of_pythons_arithmetic_keep_numpys_promotion(run):
+    assert _value_and_dtype(run()) == WANT_G  # (float64 here before: the result was strong)
+
+
+@pytest.mark.parametrize("run", [
+    lambda: fgrad.grad(g)(0.41),
+    lambda: fgrad.jvp(g, (0.41,), (1.0,))[1],
+    lambda: fgrad.jet(g, (0.41,), ([1.0],))[1][0],
+    lambda: fgrad.jacfwd(g)(0.41),
+    lambda: fgrad.grad(fgrad.jit(g))(0.41),
+    lambda: fgrad.jit(fgrad.grad(g))(0.41),
+], ids=["grad", "jvp", "jet", "jacfwd", "grad-jit", "jit-grad"])
+def test_derivatives_of_pythons_arithmetic_have_the_dtype_the_computation_gives(run):
+    # (the floor's derivative is 0, the remainder's 1)
+    assert _value_and_dtype(run()) == (1.0, onp.dtype(onp.float32))
+
+
+def test_a_float32_update_by_a_python_float_keeps_float32_under_jit():
+    def step(w, lr):
+        return w - lr * 0.5 * w
+    w = onp.linspace(0.5, 1.0, 3, dtype=onp.float32)
+    want = step(w, 0.1)
+    assert want.dtype == onp.float32
+    jitted = fgrad.jit(step)
+    for _ in range(2):  # (the trace's result, then a replay)
+        got = jitted(w, 0.1)
+        assert got.dtype == onp.float32 and onp.array_equal(got, want)
+    assert fgrad.grad(lambda w: np.sum(step(w, 0.1)))(w).dtype == onp.float32
+    assert fgrad.grad(lambda lr: np.sum(step(w, lr)))(0.1).dtype == onp.float32
+    assert fgrad.jvp(step, (w, 0.1), (w, 1.0))[1].dtype == onp.float32
+
+
+def test_a_numpy_function_or_a_numpy_scalar_makes_it_strong_as_in_numpy():
+    for h in (lambda x: np.sin(x) + F32, lambda x: x * onp.float64(2) + F32,
+              lambda x: np.multiply(x, 2) + F32):
+        assert onp.result_type(h(0.41)) == onp.float64
+        assert onp.result_type(fgrad.jit(h)(0.41)) == onp.float64
+        assert onp.result_type(fgrad.grad(h)(0.41)) == onp.float64
+
+
+def test_a_graph_keeps_the_conversion_only_where_it_can_change_a_dtype():
+    def h(a, b):
+        return (a * b + a) / b
+    listed = str(fgrad.make_graph(h)(2.0, 5.0))  # (float64 alone: numbered as numpy's calls)
+    assert "python_number" not in listed and "v4:f64[] = divide v3 v1" in listed
+    graph = fgrad.make_graph(lambda w, lr: w - lr * 0.5 * w)
+    w = onp.ones(2, onp.float32)
+    kept = graph(w, 0.1)
+    assert str(kept).count("python_number") == 1
+    assert kept(w, 0.2).dtype == onp.float32 and onp.array_equal(kept(w, 0.2), w - 0.2 * 0.5 * w)
+
+
+def test_a_recorded_tape_lists_numpys_calls_only():
+    tape = fgrad.make_tape(lambda a, b: (a * b + a) / b)(2.0, 5.0)
+    assert [e.expression() for e in tape.entries] == [
+        "multiply(x0, x1)", "add(v1, x0)", "divide(v2, x1)"]
+    assert tape.adjoints()["v2"] == 1 / 5.0 and tape.outputs == ["v3"]

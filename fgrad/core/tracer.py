@@ -261,6 +261,14 @@ def value_for_shape(x):
     return x
 
 
+def weak(x):
+    """Whether numpy promotes ``x`` as a Python number (weakly): a Python number, or a tracer
+    over one (a transform's input that was one, or Python's arithmetic on such values)."""
+    while isinstance(x, Tracer):
+        x = x._value
+    return x.__class__ in PYTHON_NUMBERS
+
+
 def add_any(a, b):
     """``a + b`` of two derivatives (cotangents meeting at a value, tangents of a call's
     arguments): numpy's operator on plain values, a tracer's own operator (the ``add``

@@ -313,6 +313,22 @@ power_operator = define("power_operator", _pow, like=power, operator="**", liste
                         spec=Spec(BINARY, domain=((0.2, 2.0), (-2.0, 2.0))))
 
 
+def _python_number(v):
+    """A numpy scalar as the Python number of its kind (``float``, ``int``, ``complex``,
+    ``bool``); an array as it is."""
+    return v.item() if isinstance(v, _onp.generic) else v
+
+
+# Python's operators on Python numbers give Python numbers, which numpy then promotes weakly:
+# ``lr * 0.5 * w`` is float32 for a float32 ``w`` and a Python float ``lr``. A tracer over a
+# Python number (a transform's input that was one) keeps this: its operators' results go
+# through this identity, which makes numpy's scalar result a Python number again
+# (``ArrayTracer``'s operators). Without it ``jit(step)(w32, 0.1)`` gave float64 where the
+# eager call gives float32. A staged graph lists it, and replays it, as a node.
+python_number = define("python_number", _python_number, [lambda g, ans, x: g], linear=True,
+                       spec=Spec(UNARY))
+
+
 float_power = binary("float_power", lambda ans, x, y: _dpow_base(ans, x, y, fnp.float_power),
                      _dpow_exponent, domain=((0.2, 2.0), (-2.0, 2.0)), cast=True,
                      taylor=taylor_rules.power)

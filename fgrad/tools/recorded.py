@@ -18,6 +18,7 @@ import numpy as _onp
 
 from ..core import errors
 from ..core.pytree import tree_flatten
+from ..numpy.elementwise import python_number
 from ..traces.rules import sweep_forward
 from ..core.tracer import read_value
 from ..traces.arguments import finish
@@ -61,7 +62,12 @@ class RecordedTape:
             names[node] = f"x{i}"
             self.inputs.append(Entry(f"x{i}", None, (), None, finish(x), node))
         self.entries = []
-        for k, node in enumerate(rec.tape.nodes, 1):
+        k = 0
+        for node in rec.tape.nodes:
+            if node.prim is python_number:  # (Python's arithmetic on Python numbers, kept a
+                names[node] = names[node.parents[0]]  # Python number: no numpy call)
+                continue
+            k += 1
             names[node] = f"v{k}"
             inputs = tuple(names[p] if p is not None else finish(read_value(a))
                            for a, p in zip(node.args, node.parents))

@@ -25,10 +25,11 @@ from .graph import Graph, replay_impl, resolve
 from .layouts import Layouts
 from .nodes import Const, Var
 from ..core.tracer import staging
+from ..numpy.elementwise import python_number
 
 _new = object.__new__
 
-__all__ = ["optimize", "fold_constants", "remove_noops", "cse", "dce"]
+__all__ = ["optimize", "fold_constants", "remove_noops", "cse", "dce", "idle_conversions_dropped"]
 
 # Folded values are kept by the graph for as long as it lives: fold only what is small.
 _FOLD_BYTES = 1 << 16
@@ -141,6 +142,39 @@ def _simplified(graph, in_place, fold, noops):
         else:
             subst[n] = same
     return _rebuilt(graph, nodes, subst, consts, guards)
+
+
+# numpy's dtypes of Python's numbers: among values of these alone, a Python number and a numpy
+# scalar of its kind are promoted alike (NEP 50 tells them apart only beside a narrower dtype)
+_PYTHONS_DTYPES = frozenset(_onp.dtype(t) for t in (bool, int, float, complex))
+
+
+def idle_conversions_dropped(graph):
+    """``graph`` without its ``python_number`` nodes (Python's arithmetic on Python numbers,
+    kept weak: ``ArrayTracer``'s operators) where none can change a dtype: every value of the
+    graph has a dtype of Python's numbers. A float64 program's listing then reads one line per
+    numpy call, and its code runs none of them; beside a float32 value they stay, and keep
+    numpy's weak promotion at every replay. The same graph where there is nothing to drop."""
+    nodes = graph.nodes
+    if not any(n.prim is python_number for n in nodes):
+        return graph
+    for v in (*graph.inputs, *nodes):
+        if v.dtype not in _PYTHONS_DTYPES:
+            return graph
+    for c in graph.consts:
+        if _onp.result_type(c.value) not in _PYTHONS_DTYPES:
+            return graph
+    graph = _copied(graph)
+    subst, kept, next_id = {}, [], nodes[0].id
+    for n in graph.nodes:
+        _substitute(n, subst)
+        if n.prim is python_number:
+            subst[n] = n.args[0]
+        else:
+            n.id, next_id = next_id, next_id + 1  # (numbered as if traced without them)
+            kept.append(n)
+    guards = [(subst.get(g[0], g[0]),) + g[1:] for g in graph.guards]
+    return _rebuilt(graph, kept, subst, guards=guards)
 
 
 def _same_meta(var, a):

@@ -29,6 +29,7 @@ import numpy as _onp
 from ..core import errors
 from ..core.fpwarnings import user_frame
 from .graph import Graph
+from .passes import idle_conversions_dropped
 from .nodes import NO_PARAMS, Const, Var
 from ..numpy import batch_rules
 from ..numpy.array_tracer import ArrayTracer
@@ -408,7 +409,7 @@ def trace_graph(name, call, leaves, in_tree):
             values.append(t._value)
     graph = Graph(name, [t._var for t in ins], in_tree, trace.nodes, trace.consts,
                   trace.guards, outputs, out_tree)
-    return graph, values
+    return idle_conversions_dropped(graph), values
 
 
 def _plain_leaf(x):

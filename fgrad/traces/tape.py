@@ -25,6 +25,7 @@ from .backward import backward
 from .keeping import Kept, shed
 
 _ndarray = _onp.ndarray
+_PYTHON_REALS = frozenset([float, int])  # (Python's own, promoted weakly by numpy)
 _new = object.__new__
 
 
@@ -123,14 +124,18 @@ class Tape(Trace):
         # value that is another transform's tracer is not one)
         a = args[0]
         below = self.staged
+        weak = False
         if len(args) == 1 and a.__class__ is TapeTracer and a._trace is self:
             v = a._value  # (one argument, a tracer of this tape: the commonest call)
             vals, parents, rest = [v], [a._node], ()
             arrays = plain = v.__class__ is _ndarray
             if not plain:
                 plain = v.__class__ in NUMPY_FLOATS
-                if not plain and isinstance(v, Tracer):
-                    plain = below = True
+                if not plain:
+                    if isinstance(v, Tracer):
+                        plain = below = True
+                    else:
+                        plain = weak = v.__class__ in _PYTHON_REALS
         else:
             vals, parents, rest = list(args), [None] * len(args), args
             plain, arrays = True, False
@@ -143,10 +148,13 @@ class Tape(Trace):
                 if v.__class__ is _ndarray:
                     arrays = True
                 elif v.__class__ not in NUMPY_FLOATS:
-                    if not isinstance(v, Tracer):
+                    if v.__class__ in _PYTHON_REALS:  # (an input kept a Python number, or
+                        weak = True  # Python's arithmetic on one: ``strong`` below)
+                    elif not isinstance(v, Tracer):
                         plain = False
                         break
-                    below = True
+                    else:
+                        below = True
             elif cls is _ndarray:
                 vals[i] = self.kept.own(a)
                 arrays = True
@@ -161,9 +169,7 @@ class Tape(Trace):
                 if not self.shares_constants:
                     self._meets(a)
             i += 1
-        if plain:
-            weak = False
-        else:
+        if not plain:
             arrays = True  # (rare: the shedding looks for itself)
             vals, parents, below, weak = self.arguments(prim, args)
             i = 0
