@@ -30,6 +30,10 @@ from .selection import compress
 from .views import Viewable, copied, in_place, is_view_index, subscript_write, view_of
 
 
+# the values under a tracer that are surely no Python number: most of them, at once
+_STRONG = frozenset([_onp.ndarray, _onp.float64, _onp.float32])
+
+
 def _arithmetic(prim):
     """A tracer's operator and its reflection for the primitive ``prim``. With the other
     operand plain, or a tracer of the same trace, that trace is the innermost (what
@@ -44,10 +48,12 @@ def _arithmetic(prim):
             r = t.process(prim, (self, o), {})
         else:
             r = prim(self, o)
-        v = self._value  # (weak(self), without its call where the value is plain)
-        if (v.__class__ in PYTHON_NUMBERS or isinstance(v, Tracer) and weak(v)) and weak(o):
-            return _python_result(r)
-        return r
+        # (all operands Python numbers? Asked of ``self`` first, without a call where its
+        # value is plainly numpy's)
+        v = self._value.__class__
+        if v in _STRONG or v not in PYTHON_NUMBERS and not weak(self) or not weak(o):
+            return r
+        return _python_result(r)
 
     def reflected(self, o):
         t = self._trace
@@ -55,10 +61,10 @@ def _arithmetic(prim):
             r = t.process(prim, (o, self), {})
         else:
             r = prim(o, self)
-        v = self._value
-        if (v.__class__ in PYTHON_NUMBERS or isinstance(v, Tracer) and weak(v)) and weak(o):
-            return _python_result(r)
-        return r
+        v = self._value.__class__
+        if v in _STRONG or v not in PYTHON_NUMBERS and not weak(self) or not weak(o):
+            return r
+        return _python_result(r)
 
     return forward, reflected
 
