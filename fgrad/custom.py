@@ -303,7 +303,8 @@ class _CustomPrimitive(Primitive):
                          replay_impl=self._rerun, interpret=self._interpret,
                          vjp_joint=self._vjp_joint,
                          jvp_with_output=self._jvp_with_output if with_output else None,
-                         jvp_joint=None if with_output else self._jvp_joint)
+                         jvp_joint=None if with_output else self._jvp_joint,
+                         keeps_python_numbers=True)
         self.owner = owner
 
     def _impl(self, *leaves, call):

@@ -171,3 +171,32 @@ def test_a_recorded_tape_lists_numpys_calls_only():
     assert [e.expression() for e in tape.entries] == [
         "multiply(x0, x1)", "add(v1, x0)", "divide(v2, x1)"]
     assert tape.adjoints()["v2"] == 1 / 5.0 and tape.outputs == ["v3"]
+
+
+def test_a_checkpointed_or_custom_function_runs_again_on_the_python_number():
+    # (its rules run the user's code, which must see what the function saw: at a numpy
+    # float64 the recomputed float32 loss would be float64, and so its derivative)
+    w = onp.linspace(0.5, 1.0, 3, dtype=onp.float32)
+
+    def loss(w, lr):
+        return np.sum((w - lr * 0.5 * w) ** 2)
+
+    want = fgrad.grad(loss, argnums=1)(w, 0.1)
+    assert want.dtype == onp.float32
+    got = fgrad.grad(fgrad.checkpoint(loss), argnums=1)(w, 0.1)
+    assert got.dtype == onp.float32 and got == want
+    got = fgrad.jvp(lambda lr: fgrad.checkpoint(loss)(w, lr), (0.1,), (1.0,))[1]
+    assert got.dtype == onp.float32 and onp.isclose(got, want, rtol=1e-6)
+
+    seen = []
+
+    @fgrad.custom_vjp
+    def scaled(x):
+        return x * 3.0
+
+    def fwd(x):
+        seen.append(type(x))
+        return scaled(x), None
+
+    scaled.defvjp(fwd, lambda res, g: (g * 3.0,))
+    assert fgrad.grad(lambda x: scaled(x) + F32)(0.41) == 3.0 and seen == [float]

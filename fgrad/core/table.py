@@ -166,6 +166,9 @@ class Primitive:
     listed_name     -- the name a user meets it by, in a graph's listing and in warnings:
                        its ``fgrad.numpy`` function's (None: ``name``; ``power_operator``,
                        numpy's ``**``, is ``power``, as numpy names it)
+    keeps_python_numbers -- its rules get an argument that is a Python number as it is (a
+                       custom function's: they run the user's code, which must see what the
+                       function saw); other rules get a numpy scalar (``values.strong``)
     """
 
     def __init__(self, name, impl, spec=None, doc=None, *, vjps=None, jvps=None,
@@ -174,7 +177,8 @@ class Primitive:
                  residuals=None, differentiable=True, dtype_from_values=False,
                  shape_from_values=False, effect=False,
                  interpret=None, replay_impl=None, operator=None, commutative=False,
-                 writes_into=False, fresh_output=False, listed_name=None):
+                 writes_into=False, fresh_output=False, listed_name=None,
+                 keeps_python_numbers=False):
         self.name, self.impl, self.spec = name, impl, spec
         self.listed_name = listed_name or name
         self.vjps, self.jvps = dict(vjps or {}), dict(jvps or {})
@@ -198,6 +202,7 @@ class Primitive:
         self.numpy_operator = getattr(self.fast_impl, "operator", None)
         self.other_arrays = other_arrays
         self.residuals = residuals
+        self.keeps_python_numbers = keeps_python_numbers
         self.differentiable = differentiable
         # the output's facts a staged graph guards, as ``Var`` names them
         self.from_values = ("shape",) * shape_from_values + ("dtype",) * dtype_from_values

@@ -35,8 +35,8 @@ class DualTrace(Trace):
             if t is not None:
                 tangents[i] = t._tangent
             i += 1
-        if weak:  # (a rule sees an input kept a Python number as a numpy scalar)
-            vals = strong(vals, tangents)
+        if weak and not prim.keeps_python_numbers:  # (a built-in rule sees an input kept a
+            vals = strong(vals, tangents)  # Python number as a numpy scalar)
         ans, out = rule(vals, tangents, params, ans)
         # A zero tangent leaves the value untraced: later operations on it cost nothing here.
         return ans if out is None else DualTracer(self, ans, out)

@@ -189,8 +189,8 @@ class Tape(Trace):
             ans = prim.fast_impl(*vals, **params)
         else:  # (a call without keywords is the cheaper one, and the usual one)
             ans = prim.fast_impl(*vals)
-        if weak:  # (a rule sees an input kept a Python number as a numpy scalar)
-            vals = strong(vals, parents)
+        if weak and not prim.keeps_python_numbers:  # (a built-in rule sees an input kept a
+            vals = strong(vals, parents)  # Python number as a numpy scalar)
         node = new_node(prim, vals, params, ans, parents)
         # (a complex output is rare: the check asks the value's class first, and for another
         # trace's tracer, its value's, which is as real: 3% of a staged gradient's first call)

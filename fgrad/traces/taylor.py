@@ -73,8 +73,8 @@ class JetTrace(Trace):
                 series[i] = t._series
             i += 1
         ans = prim(*vals, **params) if below else prim.fast_impl(*vals, **params)
-        if weak:  # (a rule sees an input kept a Python number as a numpy scalar)
-            vals = strong(vals, series)
+        if weak and not prim.keeps_python_numbers:  # (a built-in rule sees an input kept a
+            vals = strong(vals, series)  # Python number as a numpy scalar)
         out, how = expand(prim, series, ans, vals, params, self.order)
         if self.log is not None:
             self.log.append((prim.name, how))
