@@ -200,3 +200,14 @@ def test_a_checkpointed_or_custom_function_runs_again_on_the_python_number():
 
     scaled.defvjp(fwd, lambda res, g: (g * 3.0,))
     assert fgrad.grad(lambda x: scaled(x) + F32)(0.41) == 3.0 and seen == [float]
+
+
+@pytest.mark.parametrize("w", [onp.ones(2), onp.ones(2, onp.float32)], ids=["f64", "f32"])
+def test_a_staged_result_of_pythons_arithmetic_is_a_numpy_scalar_at_every_call(w):
+    # (the first call's result comes from the trace, whose value is the Python number; with
+    # float32 about, the graph keeps the conversion for later operations only)
+    jitted = fgrad.jit(lambda x, w: (x / 2, w * x))
+    for _ in range(3):
+        half, scaled = jitted(3.0, w)
+        assert type(half) is onp.float64 and half == 1.5
+        assert scaled.dtype == w.dtype

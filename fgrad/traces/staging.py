@@ -30,11 +30,12 @@ from ..core import errors
 from ..core.fpwarnings import user_frame
 from .graph import Graph
 from .passes import idle_conversions_dropped
+from ..numpy.elementwise import python_number
 from .nodes import NO_PARAMS, Const, Var
 from ..numpy import batch_rules
 from ..numpy.array_tracer import ArrayTracer
 from ..core.other_arrays import call_in_own_library
-from ..core.values import NUMPY_FLOATS, first_foreign
+from ..core.values import NUMPY_FLOATS, first_foreign, strong
 from ..core.pytree import tree_flatten, tree_unflatten
 from ..core.table import Primitive
 from ..core.tracer import STAGING, Trace, Tracer, staging, value_for_shape
@@ -404,6 +405,9 @@ def trace_graph(name, call, leaves, in_tree):
         if t is None:
             outputs.append(trace.const(o) if _is_value(o) else o)
             values.append(o)
+        elif t._var.prim is python_number:  # (its Python number is for later arithmetic:
+            outputs.append(t._var.args[0])  # a result is numpy's, as at a replay)
+            values.append(strong([t._value], [t])[0])
         else:
             outputs.append(t._var)
             values.append(t._value)
