@@ -321,10 +321,11 @@ def _python_number(v):
 
 # Python's operators on Python numbers give Python numbers, which numpy then promotes weakly:
 # ``lr * 0.5 * w`` is float32 for a float32 ``w`` and a Python float ``lr``. A tracer over a
-# Python number (a transform's input that was one) keeps this: its operators' results go
-# through this identity, which makes numpy's scalar result a Python number again
-# (``ArrayTracer``'s operators). Without it ``jit(step)(w32, 0.1)`` gave float64 where the
-# eager call gives float32. A staged graph lists it, and replays it, as a node.
+# Python number (a transform's input that was one) keeps this: its operators make numpy's
+# scalar result a Python number again (``ArrayTracer``'s operators; without it
+# ``jit(step)(w32, 0.1)`` gave float64 where the eager call gives float32). This identity is
+# how a staged function records that; a graph keeps it only where it can change a dtype
+# (``passes.idle_conversions_dropped``).
 python_number = define("python_number", _python_number, [lambda g, ans, x: g], linear=True,
                        spec=Spec(UNARY))
 

@@ -5,7 +5,8 @@ results of earlier folding: never an array the caller owns, which may change bef
 ``remove_noops`` drops what rules produce on known shapes and changes nothing (a reshape to
 the same shape, a cast to the same dtype, multiplying by a fixed one). ``cse`` computes a
 repeated call once. ``dce`` drops nodes no output, guard or draw depends on. ``optimize``
-runs them in that order. They rewrite the nodes of a copy of the graph they are given, which
+runs them in that order. (``idle_conversions_dropped`` runs as a graph is traced: its
+``python_number`` nodes go where no dtype can tell.) They rewrite the nodes of a copy of the graph they are given, which
 stays as it was, unless told ``in_place=True`` (``jit``, handing over its own trace). A node
 with an ``effect`` (a random draw) is never dropped, merged or folded: a replay draws in the
 eager call's order. Freeing values after their last use is the code generator's business
