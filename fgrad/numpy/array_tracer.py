@@ -49,7 +49,8 @@ def _arithmetic(prim):
         else:
             r = prim(self, o)
         # (all operands Python numbers? Asked of ``self`` first, without a call where its
-        # value is plainly numpy's)
+        # value is plainly numpy's; written out here and in ``reflected``, not in a helper
+        # whose call every operator would pay)
         v = self._value.__class__
         if v in _STRONG or v not in PYTHON_NUMBERS and not weak(self) or not weak(o):
             return r
