@@ -634,3 +634,16 @@ def test_vmap_names_fgrads_function_that_reads_values_apart_from_a_users_branch(
     with pytest.raises(fgrad.ConcretizationError, match=r"a branch on them.*Use "
                                                         r"fgrad\.numpy\.where for a branch"):
         fgrad.vmap(lambda x: x if x[0] > 0 else -x)(xs)
+
+
+@pytest.mark.parametrize("x", [0.41, onp.linspace(0.1, 0.5, 3)], ids=["number", "array"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_numpy_scalar_type_called_on_a_traced_value_names_astype(x, dtype):
+    # (numpy.float32(x) asks for the values as an array of that dtype; JAX's jnp.float32(x)
+    # casts, and x.astype is the form that keeps the derivative here)
+    cast = getattr(onp, dtype)
+    with pytest.raises(fgrad.ConcretizationError,
+                       match=rf"numpy\.{dtype}\(x\) asks for it too\): "
+                             rf"x\.astype\(numpy\.{dtype}\) changes the dtype"):
+        fgrad.grad(lambda x: np.sum(cast(x) * 2.0))(x)
+    assert fgrad.grad(lambda x: np.sum(np.asarray(x).astype(cast) * 2.0))(x).shape == onp.shape(x)

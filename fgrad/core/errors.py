@@ -158,8 +158,13 @@ def vectorized():
         "or map it with fgrad.vmap(f) (nested for several axes).")
 
 
-def concretization(how):
+def concretization(how, dtype=None):
+    """The error for ``how`` taking a traced value's numbers; ``dtype``: the one a numpy
+    conversion asked for (``numpy.float32(x)``), whose derivative-keeping form is named."""
     also = _NUMBER_USES if how in ("float()", "complex()") else ""
+    if dtype is not None:
+        also += (f" (numpy.{dtype}(x) asks for it too): x.astype(numpy.{dtype}) changes the "
+                 "dtype and keeps the derivative")
     return ConcretizationError(
         f"{how} of a traced value would silently drop its derivative{also}. "
         "Inside a transform keep working with arrays through fgrad.numpy; "

@@ -239,7 +239,8 @@ class ArrayTracer(Viewable):
 
     # --- conversions that would lose the derivative -----------------------------------
     def __array__(self, dtype=None, copy=None):
-        raise _conversion("numpy.asarray() (or another plain-numpy conversion)", self)
+        raise _conversion("numpy.asarray() (or another plain-numpy conversion)", self,
+                          None if dtype is None else _onp.dtype(dtype).name)
 
     def __float__(self):
         raise _conversion("float()")
@@ -348,11 +349,11 @@ def _library_of_ufunc(ufunc):
     return None
 
 
-def _conversion(how, tracer=None):
-    """The error for a conversion of ``tracer`` (``how``), naming what asked for it where
-    the stack tells: an index, a write into a plain array, ``numpy.vectorize``, a scipy
-    function, or else the conversion itself. (The stack is read only here, when the error
-    is raised.)"""
+def _conversion(how, tracer=None, dtype=None):
+    """The error for a conversion of ``tracer`` (``how``, to ``dtype`` if one was asked),
+    naming what asked for it where the stack tells: an index, a write into a plain array,
+    ``numpy.vectorize``, a scipy function, or else the conversion itself. (The stack is read
+    only here, when the error is raised.)"""
     user = sys._getframe(2)  # (numpy's C code calls the conversion without a frame of its own)
     op = _OPCODES[user.f_code.co_code[user.f_lasti]]
     if op == "STORE_SUBSCR" and tracer is not None and tracer.dtype.kind in "fc":
@@ -373,7 +374,7 @@ def _conversion(how, tracer=None):
     caller = _library_caller()
     if caller is not None:  # scipy's own code converting its argument
         return errors.plain_library(*caller, _mirrored(*caller))
-    return errors.concretization(how)
+    return errors.concretization(how, dtype)
 
 
 _OPCODES = dis.opname
