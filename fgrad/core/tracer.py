@@ -263,7 +263,9 @@ def value_for_shape(x):
 
 def weak(x):
     """Whether numpy promotes ``x`` as a Python number (weakly): a Python number, or a tracer
-    over one (a transform's input that was one, or Python's arithmetic on such values)."""
+    over one (a transform's input that was one, or Python's arithmetic on such values).
+    (Down ``_value``, not ``value_for_shape``'s ``_meta``: a batch's example is a slice made
+    at each read, and operators under ``vmap(grad)`` ask this of every operand.)"""
     while isinstance(x, Tracer):
         x = x._value
     return x.__class__ in PYTHON_NUMBERS

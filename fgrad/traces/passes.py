@@ -150,12 +150,13 @@ def _simplified(graph, in_place, fold, noops):
 _PYTHONS_DTYPES = frozenset(_onp.dtype(t) for t in (bool, int, float, complex))
 
 
-def idle_conversions_dropped(graph):
+def idle_conversions_dropped(graph, in_place=False):
     """``graph`` without its ``python_number`` nodes (Python's arithmetic on Python numbers,
     kept weak: ``ArrayTracer``'s operators) where none can change a dtype: every value of the
     graph has a dtype of Python's numbers. A float64 program's listing then reads one line per
     numpy call, and its code runs none of them; beside a float32 value they stay, and keep
-    numpy's weak promotion at every replay. The same graph where there is nothing to drop."""
+    numpy's weak promotion at every replay. The same graph where there is nothing to drop.
+    ``in_place``: the caller hands ``graph`` over (a trace's own, as ``optimize`` takes it)."""
     nodes = graph.nodes
     if not any(n.prim is python_number for n in nodes):
         return graph
@@ -165,7 +166,7 @@ def idle_conversions_dropped(graph):
     for c in graph.consts:
         if _onp.result_type(c.value) not in _PYTHONS_DTYPES:
             return graph
-    graph = _copied(graph)
+    graph = graph if in_place else _copied(graph)
     subst, kept, next_id = {}, [], nodes[0].id
     for n in graph.nodes:
         _substitute(n, subst)

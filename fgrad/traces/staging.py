@@ -413,7 +413,7 @@ def trace_graph(name, call, leaves, in_tree):
             values.append(t._value)
     graph = Graph(name, [t._var for t in ins], in_tree, trace.nodes, trace.consts,
                   trace.guards, outputs, out_tree)
-    return idle_conversions_dropped(graph), values
+    return idle_conversions_dropped(graph, in_place=True), values
 
 
 def _plain_leaf(x):
