@@ -32,9 +32,9 @@ BATCHED = {form for form in FORMS if "vmap" in form}
 RUNS_ANYWAY = {("np.real_if_close", "vmap(hessian)")}
 # one draw per entry in the ci profile (30 examples there), 16 in thorough (500)
 DRAWS = max(1, settings.default.max_examples // 30)
-# the entry whose second-derivative forms take seconds (odeint: a Hessian of an ODE solve,
+# the entries whose second-derivative forms take seconds (a Hessian of an ODE solve,
 # under vmap one solve per example, 8 s): those forms run for it in the thorough profile only
-SLOW = {"scipy.integrate.odeint"} if DRAWS == 1 else set()
+SLOW = {"scipy.integrate.odeint", "scipy.integrate.solve_ivp"} if DRAWS == 1 else set()
 
 
 @pytest.mark.parametrize("name", sorted(ENTRIES))

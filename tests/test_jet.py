@@ -23,7 +23,8 @@ except ImportError:  # pragma: no cover
 ENTRIES = sorted(n for n, p in PRIMITIVES.items() if p.spec is not None)
 # The nested-jvp reference costs O(2^K): order 6 for every entry, fewer draws for the dearest
 ORDER = 6
-DEAR = {"scipy.integrate.odeint": 1}  # (one solve of a 128-fold system per draw)
+# (one solve of a 128-fold system per draw)
+DEAR = {"scipy.integrate.odeint": 1, "scipy.integrate.solve_ivp": 1}
 
 
 @pytest.mark.parametrize("name", ENTRIES)

@@ -466,6 +466,102 @@ def test_odeint_tfirst_and_plain_values():
     assert g == pytest.approx(-math.exp(-0.5), rel=1e-8)
 
 
+# --- solve_ivp ------------------------------------------------------------------------------
+
+def _forced(t, y, k, c):  # a damped, driven oscillator in solve_ivp's order (t first)
+    return np.stack([y[1], -k * y[0] - c * y[1] + 0.1 * np.sin(t)])
+
+
+def _forced_numpy(t, y, k, c):
+    return onp.array([y[1], -k * y[0] - c * y[1] + 0.1 * onp.sin(t)])
+
+
+IVP_METHODS = ["RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA"]
+
+
+@pytest.mark.parametrize("method", IVP_METHODS)
+def test_solve_ivp_values_are_scipys_bit_for_bit_traced_and_staged(method):
+    y0, t_eval = onp.array([1.0, 0.2]), onp.linspace(0.5, 3.0, 6)
+    want = si.solve_ivp(_forced_numpy, (0.0, 3.5), y0, method=method, t_eval=t_eval,
+                        args=(2.0, 0.3))
+
+    def total(y0, k):
+        return np.sum(integrate.solve_ivp(_forced, (0.0, 3.5), y0, method=method,
+                                          t_eval=t_eval, args=(k, 0.3)).y ** 2)
+
+    # traced: the solve runs over the whole span with the start added to t_eval, and y is
+    # laid out as scipy's, so even a sum over it is scipy's to the last bit
+    assert fgrad.value_and_grad(total, argnums=(0, 1))(y0, 2.0)[0] == onp.sum(want.y ** 2)
+    staged = fgrad.jit(lambda y0, k: integrate.solve_ivp(
+        _forced, (0.0, 3.5), y0, method=method, t_eval=t_eval, args=(k, 0.3)).y)
+    for _ in range(2):  # the trace's value, then the replay's
+        onp.testing.assert_array_equal(staged(y0, 2.0), want.y)
+    plain = integrate.solve_ivp(_forced_numpy, (0.0, 3.5), y0, method=method, t_eval=t_eval,
+                                args=(2.0, 0.3))
+    assert plain.nfev == want.nfev  # (plain values: scipy's own call and result)
+    onp.testing.assert_array_equal(plain.y, want.y)
+
+
+@pytest.mark.parametrize("method", ["RK45", "Radau"])
+def test_solve_ivp_derivatives_against_finite_differences(method):
+    def f(y0, k, c):
+        return integrate.solve_ivp(_forced, (0.0, 1.5), y0, method=method,
+                                   t_eval=[0.5, 1.5], args=(k, c), rtol=1e-11, atol=1e-12).y
+
+    check_grads(f, (onp.array([1.0, 0.2]), 2.0, 0.3), order=1, modes=("fwd", "rev"),
+                eps=1e-5, rtol=1e-4, atol=1e-6)
+
+
+def test_solve_ivp_against_closed_forms_in_the_rate_the_start_and_the_times():
+    tight = dict(rtol=1e-11, atol=1e-13)
+
+    def y(k, t0, t_eval):  # y' = -k y, y(t0) = 2: y(t) = 2 exp(-k (t - t0))
+        return integrate.solve_ivp(lambda t, y, k: -k * y, (t0, 3.0), 2.0 * np.ones(1),
+                                   t_eval=t_eval, args=(k,), **tight).y[0]
+
+    times = onp.array([1.0, 2.5])
+    exact = 2.0 * onp.exp(-0.7 * (times - 0.2))
+    onp.testing.assert_allclose(fgrad.jacfwd(y)(0.7, 0.2, times), -(times - 0.2) * exact,
+                                rtol=1e-8)
+    onp.testing.assert_allclose(fgrad.jacrev(y, argnums=1)(0.7, 0.2, times), 0.7 * exact,
+                                rtol=1e-8)
+    onp.testing.assert_allclose(fgrad.jacrev(y, argnums=2)(0.7, 0.2, times),
+                                onp.diag(-0.7 * exact), rtol=1e-8)
+    # the second derivative in the rate, reverse over forward and under vmap and jit
+    second = fgrad.grad(fgrad.grad(lambda k: y(k, 0.0, [1.5])[0]))
+    assert second(0.7) == pytest.approx(2.0 * 1.5 ** 2 * math.exp(-0.7 * 1.5), rel=1e-7)
+    ks = onp.array([0.7, 1.3])
+    onp.testing.assert_array_equal(fgrad.jit(fgrad.vmap(second))(ks), [second(k) for k in ks])
+    # a span run backwards, and a t_eval that starts at t_span[0] (no time added twice)
+    back = fgrad.grad(lambda k: integrate.solve_ivp(
+        lambda t, y, k: -k * y, (2.0, 0.0), np.ones(1), t_eval=[0.0], args=(k,),
+        **tight).y[0, 0])
+    assert back(0.5) == pytest.approx(2.0 * math.exp(1.0), rel=1e-8)
+    onp.testing.assert_allclose(fgrad.grad(lambda k: np.sum(y(k, 0.0, [0.0, 1.0])))(0.7),
+                                -2.0 * math.exp(-0.7), rtol=1e-8)
+
+
+def test_solve_ivp_refusals_name_what_to_do():
+    def decay(k, **kw):
+        return integrate.solve_ivp(lambda t, y, k: -k * y, (0.0, 1.0), np.ones(1),
+                                   args=(k,), **kw).y[0, -1]
+
+    with pytest.raises(NotImplementedError, match=r"give t_eval=, the times the solution is "
+                       r"wanted at \(t_eval=\[t_end\] for the end alone\)"):
+        fgrad.grad(decay)(0.5)
+    with pytest.raises(NotImplementedError, match="solve_ivp: events= is not supported on "
+                       "traced values"):
+        fgrad.grad(lambda k: decay(k, t_eval=[1.0], events=lambda t, y, k: y[0]))(0.5)
+    with pytest.raises(NotImplementedError, match="solve_ivp: jac= is not supported"):
+        fgrad.grad(lambda k: decay(k, t_eval=[1.0], method="Radau", jac=lambda t, y, k: -k))(
+            0.5)
+    with pytest.raises(ValueError, match="Values in `t_eval` are not within `t_span`."):
+        fgrad.grad(lambda k: decay(k, t_eval=[1.5]))(0.5)
+    with pytest.raises(ClosedOverTracerError, match=r"solve_ivp's func .*args="):
+        fgrad.grad(lambda k: integrate.solve_ivp(lambda t, y: -k * y, (0.0, 1.0), np.ones(1),
+                                                 t_eval=[1.0]).y[0, 0])(0.5)
+
+
 # --- optimisation -----------------------------------------------------------------------------
 
 def _quadratic(p, a=3.0):

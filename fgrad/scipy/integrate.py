@@ -1,8 +1,9 @@
-"""fgrad.scipy.integrate: ``odeint`` differentiable in ``y0``, ``t`` and ``args``; ``simpson``
-and ``trapezoid`` in the samples.
+"""fgrad.scipy.integrate: ``odeint`` and ``solve_ivp`` differentiable in the initial state,
+the times and ``args``; ``simpson`` and ``trapezoid`` in the samples.
 
-``odeint`` is a primitive whose implementation is scipy's (LSODA). Its rules solve other
-ODEs with the same primitive, so they can be differentiated again:
+``odeint`` is a primitive whose implementation is scipy's (LSODA), ``solve_ivp`` another
+(scipy's, with the user's method, at the times wanted). Their rules, the same for both,
+solve other ODEs with the primitive they belong to, so they can be differentiated again:
 
 * **forward** (JVP): the forward sensitivity ``s = dy . (tangent)`` solves
   ``s' = J_y f s + J_args f t_args`` beside ``y``, from ``s(t0) = t_y0 - f(y0, t0) t_t0``;
@@ -16,12 +17,13 @@ ODEs with the same primitive, so they can be differentiated again:
   parameters' cotangent gathered as ``-J_args f^T a``; each output's cotangent joins ``a`` at
   its time. ``t_i`` gets ``g_i . f(y_i, t_i)``, ``t_0`` minus what ``a`` carries there.
 
-``func(y, t, *args)`` must be written with ``fgrad.numpy`` and must take everything it is
-differentiated in through ``y0`` and ``args``: a closure over a traced value raises
-``ClosedOverTracerError`` (its dependence would be lost).
+``func(y, t, *args)`` (solve_ivp's ``fun(t, y, *args)``) must be written with ``fgrad.numpy``
+and must take everything it is differentiated in through ``y0`` and ``args``: a closure over a
+traced value raises ``ClosedOverTracerError`` (its dependence would be lost).
 """
 import numpy as _onp
 import scipy.integrate as _si
+from scipy.optimize import OptimizeResult as _OdeResult  # (scipy's OdeResult's public base)
 
 import fgrad.numpy as fnp
 from ..core import errors
@@ -37,6 +39,30 @@ from ..transforms import jvp as _jvp, vjp as _vjp
 
 def _impl(y0, t, *args, func, **opts):
     return _si.odeint(func, y0, t, args=args, **opts)
+
+
+def _ivp_impl(y0, t, *args, func, method, **opts):
+    """scipy.integrate.solve_ivp's solution at the times ``t`` (the first one the start), in
+    odeint's layout: one row per time. Repeated times are solved once (solve_ivp asks for
+    ``t_eval`` strictly ordered); a span of length 0 is ``y0`` throughout (solve_ivp gives no
+    point there). scipy's steps do not depend on ``t_eval``, so times added at the start and
+    the end leave the others' values as a call without them gives them."""
+    t, y0 = _onp.asarray(t), _onp.asarray(y0)
+    if t[0] == t[-1]:  # (in solve_ivp's dtype: complex stays complex, the rest is float)
+        return _onp.tile(y0.astype(complex if y0.dtype.kind == "c" else float), (len(t), 1))
+    new = _onp.concatenate([[True], t[1:] != t[:-1]])
+    sol = _si.solve_ivp(lambda s, y: func(y, s, *args), (t[0], t[-1]), y0, method=method,
+                        t_eval=t[new], **opts)
+    if sol.status != 0:
+        raise RuntimeError(f"fgrad.scipy.integrate.solve_ivp: scipy's solver stopped early "
+                           f"({sol.message})")
+    return sol.y.T[_onp.cumsum(new) - 1]
+
+
+def _solver(opts):
+    """The entry a rule solves its own ODEs with: the one it is a rule of (solve_ivp's calls
+    carry the method), with the same options, so that its own rules apply again."""
+    return _solve_ivp if "method" in opts else _odeint
 
 
 def _forward_system(func, n, m):
@@ -76,7 +102,7 @@ def _jvp_rule(tangents, ans, y0, t, *args, func, **opts):
         s0 = s0 - fnp.reshape(func(fnp.reshape(y0, (n,)), t[0], *args), (n,)) * tt[0]
     targs = [fnp.zeros_like(value_for_shape(a)) if ta is None else ta for a, ta in zip(args, targs)]
     z0 = fnp.concatenate([fnp.reshape(y0, (n,)), s0])
-    z = _odeint(z0, t, *args, *targs, func=_forward_system(func, n, m), **opts)
+    z = _solver(opts)(z0, t, *args, *targs, func=_forward_system(func, n, m), **opts)
     out = z[:, n:]
     if tt is not None:
         out = out + _f_at(func, ans, t, args) * fnp.expand_dims(tt, 1)
@@ -94,7 +120,7 @@ def _vjp_rule(g, ans, y0, t, *args, func, **opts):
     for i in range(steps - 1, 0, -1):
         t_bar[i] = fnp.sum(g[i] * f_at[i])
         z0 = fnp.concatenate([ans[i], a, a_args])
-        z = _odeint(z0, fnp.stack([t[i], t[i - 1]]), *args, func=system, **opts)[1]
+        z = _solver(opts)(z0, fnp.stack([t[i], t[i - 1]]), *args, func=system, **opts)[1]
         a, a_args = z[n:2 * n] + g[i - 1], z[2 * n:]
     t_bar[0] = -fnp.sum((a - g[0]) * f_at[0])
     cts = [cast_like(fnp.reshape(a, shape_of(y0)), y0), cast_like(fnp.stack(t_bar), t)]
@@ -130,7 +156,7 @@ def _taylor_rule(series, ans, y0, t, *args, func, **opts):
 
     z0 = fnp.concatenate([fnp.ravel(y) for y in [y0] + terms_of(y0, series[0])])
     p_terms = [c for a, s in zip(args, series[2:]) for c in terms_of(a, s)]
-    z = _odeint(z0, t, *args, *p_terms, func=_jet_system(func, n, m, order), **opts)
+    z = _solver(opts)(z0, t, *args, *p_terms, func=_jet_system(func, n, m, order), **opts)
     return [z[:, (k + 1) * n:(k + 2) * n] for k in range(order)]
 
 
@@ -146,8 +172,8 @@ def _moving_times(series, y0, t, args, func, opts):
     def chain(y0, t, *args):
         ys = [fnp.ravel(y0)]
         for i in range(shape_of(t)[0] - 1):
-            ys.append(_odeint(ys[-1], _UNIT, *args, t[i], t[i + 1] - t[i], func=rescaled,
-                              **opts)[1])
+            ys.append(_solver(opts)(ys[-1], _UNIT, *args, t[i], t[i + 1] - t[i],
+                                    func=rescaled, **opts)[1])
         return fnp.stack(ys)
 
     xs = (y0, t) + tuple(args)
@@ -179,6 +205,18 @@ _odeint = define(
     taylor=_taylor_rule)
 
 
+# (LSODA through solve_ivp: its Fortran steps, driven from Python, take as few calls of
+# func as odeint's; the rules are the same for every method. Two of the draw's times: each
+# step costs a Python loop's turn here, and the generated tests' solves took 80 s with four)
+_solve_ivp = define(
+    "scipy.integrate.solve_ivp", _ivp_impl, spec=Spec(
+        [(((2,), (1,), (), ()), dict(func=_oscillator, method="LSODA", **_TIGHT))],
+        domain=_odeint.spec.domain, call=_odeint.spec.call, eps=1e-4, rtol=2e-4, atol=1e-6,
+        dtypes=("float64", "float32")),
+    batch=batch_rules.one_at_a_time, vjp_joint=_vjp_rule, jvp_joint=_jvp_rule,
+    taylor=_taylor_rule)
+
+
 def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None, mu=None,
            rtol=None, atol=None, tcrit=None, h0=0.0, hmax=0.0, hmin=0.0, ixpr=0, mxstep=0,
            mxhnil=0, mxordn=12, mxords=5, printmessg=0, tfirst=False):
@@ -195,17 +233,7 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
     if tfirst:
         def func(y, t, *a):
             return user(t, y, *a)
-    # (the probe runs on the plain values under the arguments, one example of a batch, as
-    # what they are for, not a use: no guard in a staged function, no read under vmap; and
-    # with no staging around it, so only a traced value that func closes over is traced)
-    # (through lists, as ``y0 = [x, 1.0]`` may hold tracers)
-    y_plain, t_plain, args_plain = map_tracers((y0, t, args), value_for_shape)
-    with staging(None):
-        probe = func(_onp.ravel(y_plain), _onp.ravel(t_plain)[0], *args_plain)
-    if contains_tracer(probe):
-        raise errors.closed_over(
-            "fgrad.scipy.integrate.odeint's func", "a transform",
-            "Pass the values it depends on through args=(...) instead.")
+    _refuse_closure("odeint", func, y0, t, args)
     if not contains_tracer((y0, t, args)):
         return _si.odeint(user, y0, t, args, Dfun, col_deriv, full_output, ml, mu, rtol, atol,
                           tcrit, h0, hmax, hmin, ixpr, mxstep, mxhnil, mxordn, mxords,
@@ -217,14 +245,36 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
                                       "supported on traced values")
     opts = {k: v for k, v in (("rtol", rtol), ("atol", atol), ("h0", h0), ("hmax", hmax),
                               ("hmin", hmin), ("mxstep", mxstep)) if v is not None}
-    # args may nest arrays of different shapes (a network's list of (W, b) pairs, as
-    # autograd's ode_net example passes): the primitive takes their leaves, func the structure
+    on_leaves, leaves = _on_leaves(func, args)
+    return _odeint(y0, t, *leaves, func=on_leaves, **opts)
+
+
+def _refuse_closure(name, func, y0, t, args):
+    """Raise ClosedOverTracerError where ``func`` closes over a traced value: the rules see
+    only the primitive's operands, so that dependence would be lost. (The probe runs on the
+    plain values under the arguments, one example of a batch, as what they are for, not a
+    use: no guard in a staged function, no read under vmap; and with no staging around it,
+    so only a traced value that func closes over is traced. Through lists, as ``y0 = [x,
+    1.0]`` may hold tracers.)"""
+    y_plain, t_plain, args_plain = map_tracers((y0, t, args), value_for_shape)
+    with staging(None):
+        probe = func(_onp.ravel(y_plain), _onp.ravel(t_plain)[0], *args_plain)
+    if contains_tracer(probe):
+        raise errors.closed_over(
+            f"fgrad.scipy.integrate.{name}'s func", "a transform",
+            "Pass the values it depends on through args=(...) instead.")
+
+
+def _on_leaves(func, args):
+    """``(func of the leaves of args, those leaves)``: args may nest arrays of different
+    shapes (a network's list of (W, b) pairs, as autograd's ode_net example passes); the
+    primitive takes their leaves, func the structure."""
     leaves, tree = tree_flatten(args)
 
     def on_leaves(y, t, *xs, _func=func, _tree=tree):
         return _func(y, t, *tree_unflatten(_tree, list(xs)))
 
-    return _odeint(y0, t, *leaves, func=on_leaves, **opts)
+    return on_leaves, leaves
 
 
 odeint._fgrad_entry = _odeint
@@ -267,3 +317,78 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
 
 
 trapezoid._fgrad_entry = FUNCTIONS["trapezoid"]  # (checked there, as np.trapezoid)
+
+
+# the options solve_ivp takes on traced values (the rest change what the solver returns, or
+# give func's Jacobian, which the rules' other ODEs do not have)
+_IVP_OPTIONS = ("rtol", "atol", "first_step", "max_step", "min_step")
+
+
+def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, events=None,
+              vectorized=False, args=None, **options):
+    """scipy.integrate.solve_ivp, differentiable in ``y0``, ``args``, ``t_eval`` and the
+    start ``t_span[0]``, with any of scipy's methods: the rules are odeint's (forward
+    sensitivities, the adjoint method, the jet's ODE), each ODE of theirs solved by
+    solve_ivp with the user's method and options. The values are scipy's, bit for bit.
+
+    On traced values ``t_eval`` is needed (without it the solver picks the times by the
+    values), ``rtol``, ``atol``, ``first_step``, ``max_step`` and ``min_step`` are taken,
+    and ``dense_output``, ``events``, ``vectorized`` and a Jacobian are not. The result has
+    scipy's fields ``t``, ``y``, ``status``, ``message`` and ``success`` (``sol``,
+    ``t_events`` and ``y_events`` None); the solver's counts (``nfev``) are not kept.
+    A ``fun`` that closes over a traced value is refused (pass it through ``args``).
+
+    >>> import fgrad, fgrad.numpy as np
+    >>> from fgrad.scipy.integrate import solve_ivp
+    >>> def end(k):   # y' = -k y, y(0) = 1: y(2) = exp(-2 k), dy(2)/dk = -2 exp(-2 k)
+    ...     sol = solve_ivp(lambda t, y, k: -k * y, (0.0, 2.0), np.ones(1), t_eval=[2.0],
+    ...                     args=(k,), rtol=1e-10, atol=1e-12)
+    ...     return sol.y[0, -1]
+    >>> bool(np.isclose(fgrad.grad(end)(0.5), -2 * np.exp(-1.0)))
+    True
+    """
+    extra = () if args is None else tuple(args) if isinstance(args, (tuple, list)) else (args,)
+
+    def func(y, t, *a):
+        return fun(t, y, *a)
+
+    _refuse_closure("solve_ivp", func, y0, t_span, extra)
+    if not contains_tracer((t_span, y0, t_eval, extra)):
+        return _si.solve_ivp(fun, t_span, y0, method, t_eval, dense_output, events,
+                             vectorized, args, **options)
+    if t_eval is None:
+        raise NotImplementedError(
+            "fgrad.scipy.integrate.solve_ivp: on traced values give t_eval=, the times the "
+            "solution is wanted at (t_eval=[t_end] for the end alone): without it scipy's "
+            "solver picks them by the values")
+    taken = [k for k, v in (("dense_output", dense_output), ("events", events),
+                            ("vectorized", vectorized)) if v]
+    taken += sorted(k for k in options if k not in _IVP_OPTIONS)
+    if taken:
+        raise NotImplementedError(f"fgrad.scipy.integrate.solve_ivp: {taken[0]}= is not "
+                                  "supported on traced values")
+    if not isinstance(method, str):
+        raise NotImplementedError("fgrad.scipy.integrate.solve_ivp: on traced values name "
+                                  "the method (method='RK45'), not a solver class")
+    start, stop = (value_for_shape(t) for t in t_span)
+    points = _onp.ravel(map_tracers(t_eval, value_for_shape))
+    if _onp.any((points - start) * (points - stop) > 0):  # (scipy's own check and message)
+        raise ValueError("Values in `t_eval` are not within `t_span`.")
+    # the solve runs from the start to the end of t_span, as scipy's does (its last step
+    # stops there), with the times wanted in between; ``y`` is laid out as scipy's, so that
+    # a sum over it adds in scipy's order
+    times = fnp.concatenate([fnp.reshape(t_span[0], (1,)), fnp.ravel(t_eval),
+                             fnp.reshape(t_span[1], (1,))])
+    if value_for_shape(times).dtype.kind != "f":
+        times = times.astype(float)
+    on_leaves, leaves = _on_leaves(func, extra)
+    ys = _solve_ivp(y0, times, *leaves, func=on_leaves, method=method, **options)
+    y = fnp.reshape(fnp.ravel(fnp.transpose(ys[1:-1])), (shape_of(ys)[1], -1))  # (C order:
+    # ravel copies; a traced ascontiguousarray is no node, as traces keep no layout)
+    return _OdeResult(t=t_eval if contains_tracer(t_eval) else _onp.asarray(t_eval, float),
+                      y=y, sol=None, t_events=None, y_events=None,
+                      status=0, success=True, message="The solver successfully reached the "
+                      "end of the integration interval.")
+
+
+solve_ivp._fgrad_entry = _solve_ivp
