@@ -541,6 +541,33 @@ def test_solve_ivp_against_closed_forms_in_the_rate_the_start_and_the_times():
                                 -2.0 * math.exp(-0.7), rtol=1e-8)
 
 
+@pytest.mark.parametrize("mode", ["grad", "jvp"])
+@pytest.mark.parametrize("solver", ["odeint", "solve_ivp"])
+def test_a_conversion_in_the_odes_function_is_named_there_not_blamed_on_scipy(solver, mode):
+    # The forward solve runs the function on plain values, the rules on traced ones: a
+    # float() there was reported as "scipy.integrate.solve_ivp was called on a traced value
+    # ... use fgrad.scipy.integrate.solve_ivp" (scipy's frames were on the stack) and as
+    # fgrad's own rule reading a value
+    def rhs(t, y, k):
+        return -k * y * float(y[0])
+
+    def end(k):
+        if solver == "odeint":
+            return integrate.odeint(lambda y, t, k: rhs(t, y, k), np.ones(1),
+                                    onp.array([0.0, 1.0]), args=(k,))[-1, 0]
+        return integrate.solve_ivp(rhs, (0.0, 1.0), np.ones(1), t_eval=[1.0],
+                                   args=(k,)).y[0, -1]
+
+    run = (lambda: fgrad.grad(end)(0.5)) if mode == "grad" else (
+        lambda: fgrad.jvp(end, (0.5,), (1.0,)))
+    with pytest.raises(ConcretizationError) as info:
+        run()
+    message = str(info.value)
+    assert message.startswith("float() of a traced value would silently drop its derivative")
+    assert f"rule of fgrad.scipy.integrate.{solver}, which runs your rhs() (" in message
+    assert "was called on a traced value" not in message and "to fix" not in message
+
+
 def test_solve_ivp_refusals_name_what_to_do():
     def decay(k, **kw):
         return integrate.solve_ivp(lambda t, y, k: -k * y, (0.0, 1.0), np.ones(1),

@@ -112,16 +112,38 @@ _NUMBER_USES = (" (so do the math module's functions, math.sin(x) and the like: 
 def in_rule(e, rule, builtin):
     """``e``, a ConcretizationError raised while a derivative rule ran (``rule``: "the VJP
     rule of fgrad.numpy.sin"), said as such: the read is not in the user's code, which has
-    no branch to replace. Said once, by the innermost rule."""
+    no branch to replace; or, where a built-in rule runs a function of the user's on traced
+    values (an ODE's right side), it is in that function, named with its file and line.
+    Said once, by the innermost rule."""
     if getattr(e, "rule", None) is not None:
         return e
-    who = ("fgrad's own rule: no built-in rule should read a value, so this is fgrad's to fix "
-           "(please report it)") if builtin else (
-        "a rule you registered: take masks with fgrad.numpy on the values "
-        "(np.where(x > 0, a, b)), not with plain numpy")
+    user = _user_frame_in(e.__traceback__) if builtin else None
+    if user is not None:  # a function of the user's that a built-in rule runs (an ODE's
+        code = user.f_code  # right side), where the read is
+        who = (f"which runs your {code.co_name}() ({code.co_filename}, line {user.f_lineno}) "
+               "on traced values: write it with fgrad.numpy throughout, without float(), "
+               "int() or plain-numpy conversions of what it is given")
+    elif builtin:
+        who = ("fgrad's own rule: no built-in rule should read a value, so this is fgrad's to "
+               "fix (please report it)")
+    else:
+        who = ("a rule you registered: take masks with fgrad.numpy on the values "
+               "(np.where(x > 0, a, b)), not with plain numpy")
     new = ConcretizationError(f"{e} (The value was read inside {rule}, {who}.)")
     new.rule = rule
     return new
+
+
+def _user_frame_in(tb):
+    """The innermost frame of the traceback ``tb`` that runs neither fgrad's code nor numpy's
+    or scipy's (a function of the user's called from within a rule), or None."""
+    found = None
+    while tb is not None:
+        name = tb.tb_frame.f_globals.get("__name__") or ""
+        if name.split(".")[0] not in ("fgrad", "numpy", "scipy"):
+            found = tb.tb_frame
+        tb = tb.tb_next
+    return found
 
 
 def random_of_traced(name):
@@ -285,8 +307,8 @@ def plain_library(module, name, mirrored):
 # what to use in place of another library's function that fgrad has no version of
 _INSTEAD = {
     ("scipy.integrate", name): "Integrate with fgrad.scipy.integrate's functions (trapezoid, "
-    "simpson on sampled values; odeint for an ODE), or a fixed quadrature rule written with "
-    "fgrad.numpy (nodes and weights from numpy.polynomial.legendre.leggauss: "
+    "simpson on sampled values; odeint or solve_ivp for an ODE), or a fixed quadrature rule "
+    "written with fgrad.numpy (nodes and weights from numpy.polynomial.legendre.leggauss: "
     "np.sum(w * f(x))), which differentiate in the integrand and the limits."
     for name in ("quad", "quad_vec", "fixed_quad", "quadrature", "romberg", "dblquad",
                  "tplquad", "nquad")}

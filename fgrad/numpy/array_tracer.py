@@ -387,10 +387,13 @@ def _library_caller():
     called (the outermost one that is a public name of its module), or None."""
     frame, frames = sys._getframe(2), []
     while frame is not None:
-        if frame.f_globals.get("__name__", "").startswith("scipy."):
+        module = frame.f_globals.get("__name__", "")
+        if module.startswith("scipy."):
             frames.append(frame)
         elif frames:
             break
+        elif not (module.startswith("numpy") or fgrad_code(frame)):
+            return None  # the user's own code converted it (a function scipy calls back)
         frame = frame.f_back
     for f in reversed(frames):  # outermost first
         # the frame's own function, then what a decorator's wrapper closes over
