@@ -60,7 +60,20 @@ def jit(f: Callable[..., Any], static_argnums: int | Sequence[int] = (),
     return _Jitted(f, static_argnums, static_argnames)
 
 
+def staged(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``jit(f)`` for a function that fgrad's own rules call many times over (an ODE's
+    adjoint system, which scipy calls at every step): the same replays, but no warning where
+    it stops tracing a signature (the user wrote no jit; ``f`` then runs eagerly, as it would
+    unstaged)."""
+    out = _Jitted(f, (), ())
+    out.warns = False
+    return out
+
+
 class _Jitted:
+    # whether it says so when it stops tracing a signature (``MAX_TRACES``)
+    warns = True
+
     def __init__(self, f, static_argnums, static_argnames):
         if not callable(f):
             raise TypeError(f"jit: expected a function, got {type(f).__name__}")
@@ -192,7 +205,7 @@ class _Jitted:
         if call is None:  # (every graph's guards failed on a call found by its flat key)
             leaves, in_tree, statics, call = self._split(args, kwargs)
         if len(graphs) >= MAX_TRACES:
-            if key not in self.warned:
+            if self.warns and key not in self.warned:
                 self.warned.add(key)
                 warnings.warn(f"jit({self.__name__}): traced {MAX_TRACES} times for one input "
                               "signature because values its Python reads (branches, int()) "

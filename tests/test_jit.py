@@ -11,7 +11,7 @@ import pytest
 import fgrad
 import fgrad.numpy as np
 from fgrad import jit
-from fgrad.jitting import MAX_TRACES
+from fgrad.jitting import MAX_TRACES, staged as quietly_staged
 from fgrad.traces.passes import cse, dce, fold_constants, optimize, remove_noops
 from fgrad.core.pytree import tree_flatten
 
@@ -219,6 +219,14 @@ def test_a_guard_failing_on_most_calls_falls_back_to_eager_with_a_warning():
     assert len(jf.cache[next(iter(jf.cache))]) == MAX_TRACES
     assert len(caught) == 1
     assert str(caught[0].message).startswith("jit(f): traced 8 times for one input signature")
+    # fgrad's own staging of a function its rules call (an ODE's systems), which the user did
+    # not write: the same fallback, without the warning
+    quiet = quietly_staged(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for v in onp.linspace(0.1, 5.3, 40):
+            _same(quiet(onp.float64(v)), f(onp.float64(v)))
+    assert len(quiet.cache[next(iter(quiet.cache))]) == MAX_TRACES
 
 
 def test_random_numbers_are_drawn_anew_at_every_call_as_eagerly():

@@ -7,6 +7,7 @@ non-stiff problem, the optimisers, and ``import fgrad`` without scipy.
 import math
 import subprocess
 import sys
+import warnings
 
 import numpy as onp
 import pytest
@@ -566,6 +567,27 @@ def test_a_conversion_in_the_odes_function_is_named_there_not_blamed_on_scipy(so
     assert message.startswith("float() of a traced value would silently drop its derivative")
     assert f"rule of fgrad.scipy.integrate.{solver}, which runs your rhs() (" in message
     assert "was called on a traced value" not in message and "to fix" not in message
+
+
+def test_an_odes_branches_keep_the_rules_staging_quiet():
+    # the rules stage their systems; a function whose branches come out differently along
+    # the solve stops being traced after jit's limit and runs eagerly, with no jit warning
+    # the user did not ask for
+    def rhs(t, y, k):
+        out = -k * y
+        for c in onp.linspace(0.05, 0.95, 12):
+            if y[0] > c:
+                out = out - 0.01 * k
+        return out
+
+    def end(k):
+        return integrate.solve_ivp(rhs, (0.0, 5.0), np.ones(1), t_eval=[5.0], args=(k,),
+                                   rtol=1e-9, atol=1e-11).y[0, -1]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        g = fgrad.grad(end)(0.7)
+    assert onp.isfinite(g) and g < 0
 
 
 def test_solve_ivp_refusals_name_what_to_do():
