@@ -24,10 +24,14 @@ rules unstaged, the same bits: a gradient 3.8x faster through odeint and 2.9x th
 solve_ivp, a JVP 5x, a jet 10x.) A ``func`` whose
 branches come out differently call after call runs eagerly once jit stops tracing it.
 
-``func(y, t, *args)`` (solve_ivp's ``fun(t, y, *args)``) must be written with ``fgrad.numpy``
-and must take everything it is differentiated in through ``y0`` and ``args``: a closure over a
-traced value raises ``ClosedOverTracerError`` (its dependence would be lost).
+``func(y, t, *args)`` (solve_ivp's ``fun(t, y, *args)``) must be written with ``fgrad.numpy``.
+What it is differentiated in comes through ``y0`` and ``args``, or through its closure: the
+traced values in its own cells are made arguments (``_closure_lifted``); one it reaches
+otherwise (a global, an attribute) raises ``ClosedOverTracerError``, as its dependence would
+be lost.
 """
+import types as _types
+
 import numpy as _onp
 import scipy.integrate as _si
 from scipy.optimize import OptimizeResult as _OdeResult  # (scipy's OdeResult's public base)
@@ -40,7 +44,7 @@ from ..numpy.wrapping import traced_version_of
 from ..core.pytree import tree_flatten, tree_unflatten
 from ..core.table import FUNCTIONS, Spec
 from .defining import define, refuse_traced
-from ..core.tracer import contains_tracer, map_tracers, staging, value_for_shape
+from ..core.tracer import Tracer, contains_tracer, map_tracers, staging, value_for_shape
 from ..traces.taylor import jet as _jet
 from ..jitting import staged
 from ..transforms import jvp as _jvp, vjp as _vjp
@@ -234,11 +238,12 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
     ``args`` may hold tuples, lists and dicts of arrays of any shapes (a pytree).
     On traced values: ``rtol``, ``atol``, ``h0``, ``hmax``, ``hmin``, ``mxstep`` and
     ``tfirst`` are taken; ``full_output``, ``Dfun``, ``tcrit`` and the banded options are
-    not (the derivative rules solve other ODEs than ``func``'s). A ``func`` that closes over
-    a traced value is refused (its dependence would be lost), also when nothing else is
-    traced."""
+    not (the derivative rules solve other ODEs than ``func``'s). Traced values that ``func``
+    closes over are taken as arguments too (``_closure_lifted``); one it reaches otherwise
+    (a global, an object's attribute) is refused, as its dependence would be lost."""
     args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
-    user = func
+    user, args = _closure_lifted(func, args)
+    func = user
     if tfirst:
         def func(y, t, *a):
             return user(t, y, *a)
@@ -272,6 +277,53 @@ def _refuse_closure(name, func, y0, t, args):
         raise errors.closed_over(
             f"fgrad.scipy.integrate.{name}'s func", "a transform",
             "Pass the values it depends on through args=(...) instead.")
+
+
+def _closure_lifted(fn, args):
+    """``(fn, args)`` with the traced values that ``fn`` closes over (cells of its closure
+    holding arrays and numbers, or tuples, lists and dicts of them, one of them traced) made
+    its last argument, so that the rules see them as operands, as passed through ``args``
+    (JAX's odeint converts closures likewise). The function is called as a copy of ``fn``
+    with those cells holding the values given. A traced value reached otherwise (a global,
+    an attribute, a function that ``fn`` calls) is left for ``_refuse_closure``."""
+    cells = fn.__closure__ if isinstance(fn, _types.FunctionType) else None
+    lifted = []
+    for i, cell in enumerate(cells or ()):
+        try:
+            value = cell.cell_contents
+        except ValueError:  # (a cell not yet filled)
+            continue
+        if contains_tracer(value) and _operands(value):
+            lifted.append(i)
+    if not lifted:
+        return fn, args
+    values = [cells[i].cell_contents for i in lifted]
+    # (what the copies are made of holds no traced value, not even ``fn`` with its cells: a
+    # staged graph keeps this function as a parameter, and would keep the trace's tracers)
+    kept = [None if i in lifted else cell for i, cell in enumerate(cells)]
+    parts = (fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__)
+    keywords = fn.__kwdefaults__
+
+    def with_values(*given):
+        closure = list(kept)
+        for i, value in zip(lifted, given[-1]):
+            closure[i] = _types.CellType(value)
+        copy = _types.FunctionType(*parts, tuple(closure))
+        copy.__kwdefaults__ = keywords
+        return copy(*given[:-1])
+
+    return with_values, args + (values,)
+
+
+def _operands(value):
+    """Whether ``value`` is a pytree of arrays and numbers (traced or not), which can be a
+    primitive's operands."""
+    try:
+        leaves = tree_flatten(value)[0]
+    except TypeError:
+        return False
+    return all(isinstance(x, (Tracer, _onp.ndarray, _onp.generic, int, float, complex))
+               for x in leaves)
 
 
 def _on_leaves(func, args):
@@ -345,7 +397,8 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     and ``dense_output``, ``events``, ``vectorized`` and a Jacobian are not. The result has
     scipy's fields ``t``, ``y``, ``status``, ``message`` and ``success`` (``sol``,
     ``t_events`` and ``y_events`` None); the solver's counts (``nfev``) are not kept.
-    A ``fun`` that closes over a traced value is refused (pass it through ``args``).
+    Traced values that ``fun`` closes over are taken as arguments too; one it reaches
+    otherwise (a global, an object's attribute) is refused (pass it through ``args``).
 
     >>> import fgrad, fgrad.numpy as np
     >>> from fgrad.scipy.integrate import solve_ivp
@@ -357,9 +410,10 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     True
     """
     extra = () if args is None else tuple(args) if isinstance(args, (tuple, list)) else (args,)
+    user, extra = _closure_lifted(fun, extra)
 
     def func(y, t, *a):
-        return fun(t, y, *a)
+        return user(t, y, *a)
 
     _refuse_closure("solve_ivp", func, y0, t_span, extra)
     if not contains_tracer((t_span, y0, t_eval, extra)):
