@@ -264,12 +264,13 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
 
 
 def _refuse_closure(name, func, y0, t, args):
-    """Raise ClosedOverTracerError where ``func`` closes over a traced value: the rules see
-    only the primitive's operands, so that dependence would be lost. (The probe runs on the
-    plain values under the arguments, one example of a batch, as what they are for, not a
-    use: no guard in a staged function, no read under vmap; and with no staging around it,
-    so only a traced value that func closes over is traced. Through lists, as ``y0 = [x,
-    1.0]`` may hold tracers.)"""
+    """Raise ClosedOverTracerError where ``func`` reaches a traced value other than through
+    its arguments (a global, an attribute: what ``_closure_lifted`` could not make one): the
+    rules see only the primitive's operands, so that dependence would be lost. (The probe
+    runs on the plain values under the arguments, one example of a batch, as what they are
+    for, not a use: no guard in a staged function, no read under vmap; and with no staging
+    around it, so only a traced value that func reaches otherwise is traced. Through lists,
+    as ``y0 = [x, 1.0]`` may hold tracers.)"""
     y_plain, t_plain, args_plain = map_tracers((y0, t, args), value_for_shape)
     with staging(None):
         probe = func(_onp.ravel(y_plain), _onp.ravel(t_plain)[0], *args_plain)
