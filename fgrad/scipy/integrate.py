@@ -21,8 +21,8 @@ The rules' systems are staged (``jitting.staged``): scipy calls them at every st
 call would record ``func`` anew on a tape or in dual numbers; a replay is the same arithmetic,
 bit for bit. (A Lotka-Volterra model at 20 output times, best of 5 in one process against the
 rules unstaged, the same bits: a gradient 3.8x faster through odeint and 2.9x through
-solve_ivp, a JVP 5x, a jet 10x.) A ``func`` whose
-branches come out differently call after call runs eagerly once jit stops tracing it.
+solve_ivp, a JVP 5x, a jet 10x.) A ``func`` whose branches come out differently call after
+call runs eagerly once jit stops tracing it.
 
 ``func(y, t, *args)`` (solve_ivp's ``fun(t, y, *args)``) must be written with ``fgrad.numpy``.
 What it is differentiated in comes through ``y0`` and ``args``, or through its closure: the
