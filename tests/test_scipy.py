@@ -371,6 +371,140 @@ def test_eigh_of_a_complex_matrix_reads_one_hermitian_triangle_as_scipy():
         check_grads(lambda a: linalg.eigh(a, lower=lower, eigvals_only=True), (a,))
 
 
+# --- scipy.linalg's decompositions and matrix functions -----------------------------------
+
+TALL, WIDE = rng.standard_normal((4, 3)), rng.standard_normal((3, 4))
+STAGED_LINALG = [  # (fgrad's call, scipy's, the argument): traced values are scipy's bits
+    (lambda a: linalg.svd(a), lambda a: sl.svd(a), M),
+    (lambda a: linalg.svd(a, full_matrices=False), lambda a: sl.svd(a, full_matrices=False),
+     TALL),
+    (lambda a: linalg.svd(a, full_matrices=False, lapack_driver="gesvd"),
+     lambda a: sl.svd(a, full_matrices=False, lapack_driver="gesvd"), WIDE),
+    (lambda a: linalg.svd(a, compute_uv=False), lambda a: sl.svd(a, compute_uv=False), TALL),
+    (linalg.svdvals, sl.svdvals, WIDE),
+    (linalg.qr, sl.qr, M), (linalg.qr, sl.qr, WIDE),
+    (lambda a: linalg.qr(a, mode="economic"), lambda a: sl.qr(a, mode="economic"), TALL),
+    (lambda a: linalg.qr(a, mode="r"), lambda a: sl.qr(a, mode="r"), TALL),
+    (linalg.lu, sl.lu, M),
+    (lambda a: linalg.lu(a, permute_l=True), lambda a: sl.lu(a, permute_l=True), M),
+    (lambda a: linalg.lu(a, p_indices=True), lambda a: sl.lu(a, p_indices=True), M),
+    (linalg.polar, sl.polar, M), (linalg.polar, sl.polar, TALL),
+    (lambda a: linalg.polar(a, "left"), lambda a: sl.polar(a, "left"), WIDE),
+    (lambda a: linalg.expm_frechet(a, SPD), lambda a: sl.expm_frechet(a, SPD), M),
+    (linalg.cosm, sl.cosm, M), (linalg.sinm, sl.sinm, M), (linalg.tanm, sl.tanm, 0.4 * M),
+    (linalg.coshm, sl.coshm, M), (linalg.sinhm, sl.sinhm, M), (linalg.tanhm, sl.tanhm, M),
+    (linalg.eigvalsh, sl.eigvalsh, SPD),
+    (lambda a: linalg.norm(a, 2), lambda a: sl.norm(a, 2), TALL),
+    (lambda a: linalg.norm(a, axis=0), lambda a: sl.norm(a, axis=0), TALL),
+]
+
+
+@pytest.mark.parametrize("ours, theirs, a", STAGED_LINALG)
+def test_scipy_linalg_on_traced_values_is_scipys_exactly(ours, theirs, a):
+    want = theirs(a)
+    for got in (fgrad.jit(ours)(a), fgrad.vmap(ours)(a[None])):
+        if isinstance(want, tuple):
+            assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(*(v if isinstance(v, tuple) else (v,) for v in (got, want))):
+            g = g[0] if g.shape != w.shape else g
+            onp.testing.assert_array_equal(g, w)
+            assert g.dtype == w.dtype
+
+
+def test_svd_qr_lu_derivatives_against_finite_differences_and_closed_forms():
+    for a in (M, TALL, WIDE):
+        check_grads(lambda a: linalg.svd(a, full_matrices=False)[1], (a,), order=2)
+        check_grads(lambda a: linalg.qr(a, mode="economic")[1], (a,), order=2)
+    check_grads(lambda a: linalg.qr(a, mode="r")[0], (TALL,), order=2)
+    e = rng.standard_normal((3, 3))
+    u, s, vh = sl.svd(M)
+    _, (_, ds, _) = fgrad.jvp(linalg.svd, (M,), (e,))
+    onp.testing.assert_allclose(ds, onp.einsum("ij,ik,kj->j", u, e, vh.T), rtol=1e-12)
+    for kw in ({}, {"permute_l": True}):
+        check_grads(lambda a: linalg.lu(a, **kw)[-2], (M,), order=2)
+        check_grads(lambda a: linalg.lu(a, **kw)[-1], (M,), order=2)
+    # a = p l u with p constant: dl is strictly lower, du upper, and p (dl u + l du) = da
+    (p, lo, up), (dp, dl, du) = fgrad.jvp(linalg.lu, (M,), (e,))
+    assert onp.all(dp == 0) and onp.all(onp.triu(dl) == 0) and onp.all(onp.tril(du, -1) == 0)
+    onp.testing.assert_allclose(p @ (dl @ up + lo @ du), e, atol=1e-12)
+
+
+def test_polar_derivative_holds_at_repeated_singular_values():
+    # at an orthogonal q (every singular value 1) u = q, p = I, and a tangent e moves them by
+    # q skew(q^T e) and sym(q^T e); rules through the SVD divide by the zero gaps there
+    q = sl.expm(M - M.T)
+    e = rng.standard_normal((3, 3))
+    x = q.T @ e
+    for side, (du_want, dp_want) in (("right", (q @ (x - x.T) / 2, (x + x.T) / 2)),
+                                     ("left", ((e @ q.T - q @ e.T) @ q / 2,
+                                               (e @ q.T + q @ e.T) / 2))):
+        _, (du, dp) = fgrad.jvp(lambda a: linalg.polar(a, side), (q,), (e,))
+        onp.testing.assert_allclose(du, du_want, atol=1e-12)
+        onp.testing.assert_allclose(dp, dp_want, atol=1e-12)
+    for a, side in ((M, "right"), (M, "left"), (TALL, "right"), (WIDE, "left")):
+        check_grads(lambda a: linalg.polar(a, side)[0], (a,), order=2)
+        check_grads(lambda a: linalg.polar(a, side)[1], (a,), order=2)
+
+
+@pytest.mark.parametrize("name, f, df", [
+    ("cosm", onp.cos, lambda x: -onp.sin(x)), ("sinm", onp.sin, onp.cos),
+    ("tanm", onp.tan, lambda x: 1 / onp.cos(x) ** 2),
+    ("coshm", onp.cosh, onp.sinh), ("sinhm", onp.sinh, onp.cosh),
+    ("tanhm", onp.tanh, lambda x: 1 / onp.cosh(x) ** 2)])
+def test_matrix_functions_derivative_at_a_diagonal_matrix_is_the_divided_differences(
+        name, f, df):
+    # L_f(diag(d), E)_ij = E_ij (f(d_i) - f(d_j)) / (d_i - d_j), f'(d_i) on the diagonal
+    d = onp.array([0.3, -0.5, 0.9])
+    e = rng.standard_normal((3, 3))
+    diff = d[:, None] - d[None, :]
+    ratio = onp.where(onp.eye(3, dtype=bool), df(d)[:, None],
+                      (f(d)[:, None] - f(d)[None, :]) / (diff + onp.eye(3)))
+    _, tangent = fgrad.jvp(getattr(linalg, name), (onp.diag(d),), (e,))
+    onp.testing.assert_allclose(tangent, e * ratio, rtol=1e-10, atol=1e-13)
+    g = fgrad.grad(lambda a: np.sum(getattr(linalg, name)(a) * e))(onp.diag(d))
+    onp.testing.assert_allclose(g, e * ratio, rtol=1e-10, atol=1e-13)  # (symmetric ratio)
+
+
+def test_expm_frechet_in_both_arguments():
+    e, f = rng.standard_normal((2, 3, 3))
+    check_grads(lambda a, e: linalg.expm_frechet(a, e)[1], (M, e), order=2)
+    # linear in E; the second derivative of expm is symmetric in its two directions
+    _, lin = fgrad.jvp(lambda e: linalg.expm_frechet(M, e, compute_expm=False), (e,), (f,))
+    onp.testing.assert_allclose(lin, sl.expm_frechet(M, f, compute_expm=False), rtol=1e-12)
+    _, ef = fgrad.jvp(lambda a: linalg.expm_frechet(a, e)[1], (M,), (f,))
+    _, fe = fgrad.jvp(lambda a: linalg.expm_frechet(a, f)[1], (M,), (e,))
+    onp.testing.assert_allclose(ef, fe, rtol=1e-10)
+
+
+def test_scipy_linalg_decompositions_under_vmap_and_jit_of_grad():
+    stack = onp.stack([M, M.T, SPD / 4])
+
+    def loss(a):
+        u, p = linalg.polar(a)
+        q, r = linalg.qr(a)
+        return np.sum(u * p) + np.sum(linalg.svd(a)[1] ** 3) + np.sum(r ** 2) + \
+            np.sum(linalg.lu(a)[2])
+
+    got = fgrad.jit(fgrad.vmap(fgrad.grad(loss)))(stack)
+    for g, a in zip(got, stack):
+        onp.testing.assert_allclose(g, fgrad.grad(loss)(a), rtol=1e-12)
+    check_grads(loss, (M,), order=2)
+
+
+def test_scipy_linalg_decompositions_refuse_what_has_no_derivative():
+    for call, match in (
+            (lambda a: linalg.svd(a), "full_matrices=True .scipy's default. on a non-square"),
+            (lambda a: linalg.qr(a), "mode='full' .scipy's default. on a tall matrix"),
+            (lambda a: linalg.qr(a, pivoting=True), "pivoting=True"),
+            (lambda a: linalg.qr(a, mode="raw"), "mode='raw'"),
+            (lambda a: linalg.lu(a), "a 4 x 3 matrix on traced values"),
+            (lambda a: linalg.polar(a.T), "a 3 x 4 matrix with side='right'")):
+        with pytest.raises(NotImplementedError, match=match):
+            fgrad.grad(lambda a: np.sum(call(a)[0]))(TALL)
+    with pytest.raises(NotImplementedError, match="a complex matrix with side='right'"):
+        fgrad.jvp(linalg.polar, (M + 0j,), (M + 0j,))
+
+
 def test_convolve_vjp_in_every_mode_against_the_full_jacobian():
     x, y = rng.standard_normal(6), rng.standard_normal(3)
     for mode in ("full", "same", "valid"):
@@ -814,8 +948,8 @@ def test_a_scipy_function_without_a_rule_says_how_to_add_one():
     with pytest.raises(NoDerivativeRuleError,
                        match=r"fgrad\.primitive\(scipy\.special\.ellipk\)"):
         fgrad.grad(lambda x: sc.ellipk(x))(0.5)
-    with pytest.raises(NoDerivativeRuleError, match=r"scipy\.linalg\.expm_frechet was called"):
-        fgrad.grad(lambda a: np.sum(sl.expm_frechet(a, a)))(M)
+    with pytest.raises(NoDerivativeRuleError, match=r"scipy\.linalg\.schur was called"):
+        fgrad.grad(lambda a: np.sum(sl.schur(a)[0]))(M)
 
 
 def test_every_suggested_fgrad_scipy_name_exists():

@@ -1,13 +1,15 @@
 """fgrad.scipy.linalg: scipy.linalg with derivatives.
 
 Primitives whose implementations are scipy's: ``inv``, ``det``, ``solve``, ``cholesky``,
-``eigh`` reuse ``fgrad.numpy.linalg``'s rules (the same mathematics); ``solve_triangular``,
-``solve_banded``, ``cho_factor``, ``lu_factor``, ``solve_sylvester`` have their own;
-``expm``'s is the Fréchet derivative read off the function of a block matrix,
-``f([[A, E], [0, A]]) = [[f(A), L_f(A, E)], [0, f(A)]]``, which is the function itself again,
-so it nests to any order; ``sqrtm``'s the Sylvester equation ``X dX + dX X = dA``, and
-``logm``'s the block matrix's logarithm taken at ``sqrtm(A)`` (``log A = 2 log A^(1/2)``),
-whose eigenvalues stay off the logarithm's branch cut. ``cho_solve``, ``lu_solve``,
+``eigh``, ``eigvalsh``, ``svd``, ``svdvals``, ``qr`` reuse ``fgrad.numpy.linalg``'s rules (the
+same mathematics); ``solve_triangular``, ``solve_banded``, ``cho_factor``, ``lu_factor``,
+``solve_sylvester``, ``polar`` have their own; ``expm``'s (and ``cosm``, ``sinm``, ``tanm``
+and their hyperbolic forms') is the Fréchet derivative read off the function of a block
+matrix, ``f([[A, E], [0, A]]) = [[f(A), L_f(A, E)], [0, f(A)]]``, which is the function
+itself again, so it nests to any order; ``sqrtm``'s the Sylvester equation
+``X dX + dX X = dA``, and ``logm``'s the block matrix's logarithm taken at ``sqrtm(A)``
+(``log A = 2 log A^(1/2)``), whose eigenvalues stay off the logarithm's branch cut.
+``cho_solve``, ``lu_solve``, ``lu``, ``expm_frechet``, ``norm``,
 ``solve_continuous_lyapunov``, ``block_diag``, ``toeplitz`` and ``circulant`` are composed of
 primitives, with scipy's own values.
 
@@ -26,8 +28,9 @@ import scipy.linalg as _sl
 import fgrad.numpy as fnp
 from ..numpy import batch_rules, taylor_rules
 from ..numpy.broadcasting import cast_like, mask, shape_of
-from ..numpy.linalg import decompositions as _dec, solving as _solving
-from ..numpy.linalg.common import _dominant, _mT, _shift, _shifted
+from ..numpy.linalg import decompositions as _dec, norms as _norms, solving as _solving
+from ..numpy.linalg.common import (_dominant, _mT, _qr_call, _qr_valid, _real_part, _shift,
+                                   _shifted, _svd_call, _svd_valid)
 from ..numpy.multi_output import define_multi
 from ..numpy.indexing import gather_p
 from ..numpy.namespace import values_only
@@ -496,6 +499,140 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, **kwargs):
 eigh._fgrad_entry = _eigh.prim
 
 
+@traced_version_of(_sl.eigvalsh)
+def eigvalsh(a, b=None, *, lower=True, **kwargs):
+    """scipy.linalg.eigvalsh of one symmetric (or hermitian) matrix: ``eigh``'s eigenvalues
+    (the derivative of each ``v_i^H da v_i``, exact at repeated eigenvalues for functions
+    symmetric in them)."""
+    return eigh(a, b, lower=lower, eigvals_only=True, **kwargs)
+
+
+eigvalsh._fgrad_entry = _eigvalsh
+
+
+# --- SVD and QR: numpy's rules, scipy's values and defaults ---------------------------------
+
+def _svd_impl(a, full_matrices=False, lapack_driver="gesdd"):
+    return tuple(_sl.svd(a, full_matrices=full_matrices, lapack_driver=lapack_driver))
+
+
+_svd = define_multi(
+    "scipy.linalg.svd", _svd_impl,
+    lambda a, full_matrices=False, lapack_driver="gesdd": _dec._svd_shapes(a, full_matrices),
+    lambda i, gs, outs, a, **params: _dec._svd_vjp(i, gs, outs, a),
+    lambda ts, outs, a, **params: _dec._svd_jvp(ts, outs, a),
+    spec=Spec(_dec._SVD_CASES + [(((3, 2),), {"lapack_driver": "gesvd"})], domain=(-1.0, 1.0),
+              valid=_svd_valid, call=_svd_call), batch=_STACKED,
+    other_arrays=False)  # (see defining.define)
+_svdvals = define(
+    "scipy.linalg.svdvals",
+    lambda a, lapack_driver="gesdd": _sl.svd(a, compute_uv=False, lapack_driver=lapack_driver),
+    [lambda g, ans, a, **params: _dec._svdvals_vjp(g, ans, a)],
+    [lambda t, ans, a, **params: _dec._svdvals_jvp(t, ans, a)],
+    spec=Spec(_dec._SVD_CASES, domain=(-1.0, 1.0), valid=_svd_valid), batch=_STACKED)
+
+
+@traced_version_of(_sl.svd)
+def svd(a, full_matrices=True, compute_uv=True, **kwargs):
+    """scipy.linalg.svd, with numpy.linalg.svd's rules (its notes hold: the singular vectors'
+    derivatives divide by the gaps ``s_j^2 - s_i^2``; the singular values' need none).
+    scipy's default ``full_matrices=True`` is refused for a non-square traced matrix (the
+    completed basis is any orthonormal completion, with no derivative): pass
+    ``full_matrices=False``."""
+    kw = _only("svd", kwargs, ("lapack_driver",))
+    a = fnp.asarray(a)
+    if not compute_uv:
+        return _svdvals(a, **kw)
+    m, n = shape_of(a)[-2:]
+    if full_matrices and m != n:
+        raise NotImplementedError(
+            "fgrad.scipy.linalg.svd: full_matrices=True (scipy's default) on a non-square traced "
+            "matrix: the extra columns of u (or rows of vh) are any orthonormal completion, "
+            "which has no derivative; pass full_matrices=False.")
+    u, s, vh = _svd(a, full_matrices=bool(full_matrices), **kw)
+    return u, _real_part(s), vh
+
+
+@traced_version_of(_sl.svdvals)
+def svdvals(a, **kwargs):
+    """scipy.linalg.svdvals: each singular value's derivative ``u_i v_i^H``."""
+    _only("svdvals", kwargs)
+    return _svdvals(fnp.asarray(a))
+
+
+svd._fgrad_entry, svdvals._fgrad_entry = _svd.prim, _svdvals
+
+_qr = define_multi(
+    "scipy.linalg.qr", lambda a: tuple(_sl.qr(a, mode="economic")),
+    lambda a: _dec._qr_shapes(a), _dec._qr_vjp, _dec._qr_jvp,
+    spec=Spec([(((3, 3),), {}), (((3, 2),), {}), (((2, 3),), {}), (((2, 3, 2),), {})],
+              domain=(-1.0, 1.0), valid=_qr_valid,
+              call=lambda f, a: _qr_call(lambda x, mode: f(x), a)), batch=_STACKED,
+    other_arrays=False)  # (see defining.define)
+
+
+@traced_version_of(_sl.qr)
+def qr(a, mode="full", pivoting=False, **kwargs):
+    """scipy.linalg.qr, with numpy.linalg.qr's rules (``r``'s diagonal must be nonzero: full
+    rank), modes 'full', 'economic' and 'r' (``(r,)``, as scipy). On a tall traced matrix
+    'full' is refused (the completed columns of ``q`` are any orthonormal completion, with no
+    derivative: use 'economic'), and so are 'raw' and ``pivoting=True``."""
+    _only("qr", kwargs, ("lwork",))
+    a = fnp.asarray(a)
+    m, n = shape_of(a)[-2:]
+    if pivoting or mode == "raw" or (mode == "full" and m > n):
+        what = ("pivoting=True (the column order is a separate algorithm's)" if pivoting else
+                "mode='raw' (Householder reflectors)" if mode == "raw" else
+                "mode='full' (scipy's default) on a tall matrix (the completed columns of q "
+                "are not unique, so they have no derivative)")
+        raise NotImplementedError(f"fgrad.scipy.linalg.qr: {what} is not supported on traced "
+                                  "values; use mode='economic' (or 'r').")
+    if mode not in ("full", "economic", "r"):
+        _sl.qr(_onp.eye(2), mode=mode)  # scipy's own error for an unknown mode
+    q, r = _qr(a)
+    if mode != "r":
+        return q, r
+    if m > n:  # (scipy's r has m rows, the last m - n of them zero)
+        r = fnp.concatenate([r, _onp.zeros((*shape_of(r)[:-2], m - n, n), value_dtype(r))],
+                            axis=-2)
+    return (r,)
+
+
+qr._fgrad_entry = _qr.prim
+
+
+# --- LU: lu_factor's factors, the permutation a constant -----------------------------------
+
+_LU_INDEX = _sl.lu(_onp.eye(2), p_indices=True)[0].dtype  # (a 1 x 1 matrix's is int64)
+
+
+@traced_version_of(_sl.lu)
+def lu(a, permute_l=False, p_indices=False, **kwargs):
+    """scipy.linalg.lu of a square matrix, ``a = p @ l @ u``: ``l`` and ``u`` differentiate as
+    ``lu_factor``'s factors; the permutation is piecewise constant (no derivative, as the
+    pivots). ``permute_l=True`` gives ``(p @ l, u)``, ``p_indices=True`` the row indices
+    ``p`` with ``a = l[p] @ u``. A non-square traced matrix is refused."""
+    _only("lu", kwargs)
+    a = fnp.asarray(a)
+    m, n = shape_of(a)[-2:]
+    if m != n:
+        raise NotImplementedError(
+            f"fgrad.scipy.linalg.lu: a {m} x {n} matrix on traced values: only square ones "
+            "are supported (lu_factor's rules); factor a square matrix, or call it on "
+            "fgrad.stop_gradient(a).")
+    lo, up = _lu_parts(_lu_factor(a))
+    order = fnp.argsort(_lu_perm(a), axis=-1)  # a = l[order] @ u
+    if p_indices:
+        return fnp.astype(order, _LU_INDEX), lo, up
+    if permute_l:
+        return _rows_in_order(lo, order), up
+    p = fnp.equal(fnp.expand_dims(order, -1), _onp.arange(n))  # p[i, j]: order[i] == j
+    return fnp.astype(p, value_dtype(lo)), lo, up
+
+
+lu._fgrad_entry = _lu_factor
+
+
 # --- matrix functions: the Fréchet derivative by a block matrix ----------------------------
 
 def _frechet(f, a, e):
@@ -526,6 +663,38 @@ def _near_identity(f, a):
 
 
 expm = _matrix_function(_sl.expm, lambda f, a: f(a))
+
+
+cosm = _matrix_function(_sl.cosm, lambda f, a: f(a))
+sinm = _matrix_function(_sl.sinm, lambda f, a: f(a))
+coshm = _matrix_function(_sl.coshm, lambda f, a: f(a))
+sinhm = _matrix_function(_sl.sinhm, lambda f, a: f(a))
+# (tan has poles at +-pi/2: the draws, eigenvalues up to n in modulus, are scaled below them)
+tanm = _matrix_function(_sl.tanm, lambda f, a: f(0.4 * a))
+tanhm = _matrix_function(_sl.tanhm, lambda f, a: f(0.4 * a))
+
+
+@differentiable(_sl.expm_frechet,
+                Spec([(((2, 2), (2, 2)), {}), (((3, 3), (3, 3)), {"compute_expm": False})],
+                     domain=(-1.0, 1.0)),
+                name="scipy.linalg.expm_frechet", numpy_values=True)
+def expm_frechet(A, E, method=None, compute_expm=True, check_finite=True):
+    """scipy.linalg.expm_frechet: ``(expm(A), L)`` with ``L`` the Fréchet derivative of
+    ``expm`` at ``A`` in the direction ``E`` (``L`` alone with ``compute_expm=False``), in both
+    arguments and to any order: ``L`` is read off ``expm([[A, E], [0, A]])``, whose derivative
+    is again ``expm``'s. The values are scipy's own."""
+    frechet = _frechet(expm, fnp.asarray(A), fnp.asarray(E))
+    return (expm(A), frechet) if compute_expm else frechet
+
+
+@differentiable(_sl.norm, _norms._norm_spec([
+    (((2, 3),), {}), (((4,),), {"ord": 1}), (((3, 2),), {"ord": "nuc"}), (((2, 2),), {"ord": 2}),
+    (((2, 3),), {"ord": _onp.inf, "axis": 1, "keepdims": True})]),
+    name="scipy.linalg.norm", numpy_values=True)
+def norm(a, ord=None, axis=None, keepdims=False, check_finite=True):
+    """scipy.linalg.norm: numpy.linalg.norm's derivatives (and its conventions at kinks: 0 at
+    0, ties shared), scipy's values."""
+    return fnp.linalg.norm(a, ord=ord, axis=axis, keepdims=keepdims)
 
 
 # --- Sylvester and Lyapunov equations ----------------------------------------------------------
@@ -592,6 +761,79 @@ logm = define(_name(_sl.logm), lambda a: _sl.logm(a), [_logm_vjp], [_logm_jvp],
               batch=_STACKED, dtype_from_values=True)
 
 
+# --- the polar decomposition: a Sylvester equation in P ------------------------------------
+# a = u p (side 'right') with u^T u = I and p symmetric positive definite: x = u^T da splits
+# into u^T du = om, skew, and dp, symmetric, as x = om p + dp, so x - x^T = p om + om p (a
+# Sylvester equation, solvable where p is definite, also at repeated singular values, where
+# the SVD's rules divide by zero gaps); a tall a adds (da - u x) p^-1 to du. Side 'left'
+# (a = p u) is the right decomposition of a^T. Real matrices only.
+
+def _polar_jvp(ts, outs, a, side="right"):
+    (t,), (u, p) = ts, outs
+    if side == "left":
+        du, dp = _polar_jvp((_mT(t),), (_mT(u), p), _mT(a))
+        return _mT(du), dp
+    x = fnp.matmul(_mT(u), t)
+    om = solve_sylvester(p, p, x - _mT(x))
+    du = fnp.matmul(u, om)
+    if shape_of(a)[-2] > shape_of(a)[-1]:
+        du = du + _mT(fnp.linalg.solve(p, _mT(t - fnp.matmul(u, x))))
+    return du, x - fnp.matmul(om, p)
+
+
+def _polar_vjp(i, gs, outs, a, side="right"):
+    (gu, gp), (u, p) = gs, outs
+    if side == "left":
+        return _mT(_polar_vjp(i, (_mT(gu), gp), (_mT(u), p), _mT(a)))
+    y = solve_sylvester(p, p, fnp.matmul(_mT(u), gu) - fnp.matmul(gp, p))
+    ga = fnp.matmul(u, gp + y - _mT(y))
+    if shape_of(a)[-2] > shape_of(a)[-1]:
+        ga = ga + _mT(fnp.linalg.solve(p, _mT(gu - fnp.matmul(u, fnp.matmul(_mT(u), gu)))))
+    return ga
+
+
+def _polar_shapes(a, side="right"):
+    *batch, m, n = shape_of(a)
+    k = n if side == "right" else m
+    return (*batch, m, n), (*batch, k, k)
+
+
+def _full_rank(a):
+    return _onp.min(_onp.linalg.svd(_onp.asarray(a, float), compute_uv=False)) > 0.2
+
+
+_polar = define_multi(
+    "scipy.linalg.polar", lambda a, side="right": tuple(_sl.polar(a, side)), _polar_shapes,
+    _polar_vjp, _polar_jvp,
+    spec=Spec([(((2, 2),), {}), (((3, 3),), {"side": "left"}), (((3, 2),), {}),
+               (((2, 3),), {"side": "left"}), (((2, 3, 3),), {})],
+              domain=(-1.0, 1.0), valid=_full_rank), batch=_STACKED,
+    other_arrays=False)  # (see defining.define)
+
+
+@traced_version_of(_sl.polar)
+def polar(a, side="right"):
+    """scipy.linalg.polar of a real matrix of full rank, ``a = u p`` (``side='right'``, for
+    ``m >= n``) or ``a = p u`` (``'left'``, ``m <= n``): the derivative solves a Sylvester
+    equation in ``p`` (exact at repeated singular values too, an orthogonal ``a`` say, where
+    the SVD's rules are not). Complex input and the other shapes are refused on traced
+    values."""
+    a = fnp.asarray(a)
+    m, n = shape_of(a)[-2:]
+    if side not in ("right", "left"):
+        _sl.polar(_onp.eye(2), side)  # scipy's own error
+    if _onp.iscomplexobj(value_for_shape(a)) or (m < n if side == "right" else m > n):
+        raise NotImplementedError(
+            f"fgrad.scipy.linalg.polar: {'a complex' if m == n else f'a {m} x {n}'} matrix "
+            f"with side={side!r} is not supported on traced values (real matrices, m >= n "
+            "for 'right', m <= n for 'left', where p is definite at full rank); call it on "
+            "fgrad.stop_gradient(a).")
+    return _polar(a, side=side)
+
+
+polar._fgrad_entry = _polar.prim
+
+
 @differentiable(_sl.solve_continuous_lyapunov,
                 Spec([(((2, 2), (2, 2)), {}), (((3, 3), (3, 3)), {})], domain=(-1.0, 1.0),
                      call=lambda f, a, q: f(a + _shift(a), q)),
@@ -644,7 +886,7 @@ def block_diag(*arrs):
 
 
 def __getattr__(name):
-    """scipy.linalg's other functions (``schur``, ``svd``, ``qr``, ...), as autograd's
+    """scipy.linalg's other functions (``schur``, ``pinv``, ``hessenberg``, ...), as autograd's
     ``scipy.linalg`` has them: scipy's own on plain values; handed a traced value, a
     ``NoDerivativeRuleError`` naming the function and, where ``fgrad.numpy.linalg`` has a
     function of that name, pointing to it (numpy's version: check that its defaults are
