@@ -218,7 +218,7 @@ class _Jitted:
         interpret = not direct if arrays else interpreting(leaves)
         state = _onp.random.get_state() if interpret else None
         graph, values = trace_graph(f"jit({self.__name__})", call, leaves, in_tree)
-        if interpret:  # transforms around the call see each primitive
+        if interpret and interpreting(leaves, graph):  # transforms around it see each primitive
             graph = optimize(graph, in_place=True, merge=False)
             if graph.effects:  # (the run draws what the trace drew, as one call would)
                 _onp.random.set_state(state)

@@ -103,7 +103,7 @@ class Graph:
         tracers of transforms around the call (``grad`` of a graph), or a staged function
         around it, get the nodes one primitive call at a time, so those transforms see each
         call."""
-        if interpreting(leaves):
+        if interpreting(leaves, self):
             return self.interpret(leaves)
         return self.compile()(*leaves)
 
@@ -204,11 +204,15 @@ def replay_impl(prim):
     return prim.replay_impl or prim.fast_impl
 
 
-def interpreting(leaves):
+def interpreting(leaves, graph=None):
     """Whether a graph run on these leaves goes node by node: a transform's tracers among
-    them, or a staged function being traced around the call, must see each primitive."""
+    them, or a staged function being traced around the call, must see each primitive; and
+    inside ``vmap`` a graph that draws random numbers (any, where ``graph`` is not given), so
+    that it draws per example (``fgrad.numpy.random``). (A graph without draws runs its code
+    there: an ODE's system, which a rule under ``jacfwd`` has scipy call once per step for
+    each example, went node by node.)"""
     return first_tracer(leaves) is not None or (STAGING and ambient() is not None) or \
-        bool(BATCHING and batches())  # (inside vmap: fgrad.numpy.random draws per example)
+        bool(BATCHING and batches() and (graph is None or graph.effects))
 
 
 # Values at least this big are freed after their last use by the generated code (smaller
