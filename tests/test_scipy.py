@@ -153,6 +153,35 @@ def test_t_logpdf_takes_keyword_parameters_and_differentiates_in_df():
     assert g == pytest.approx((f(3.0 + eps) - f(3.0 - eps)) / (2 * eps), rel=1e-7)
 
 
+@pytest.mark.parametrize("name, x, shapes", [
+    ("gumbel_r", 0.7, {}), ("gumbel_l", -0.4, {}), ("pareto", 3.1, {"b": 2.5}),
+    ("weibull_min", 1.2, {"c": 1.7}), ("truncnorm", 0.6, {"a": -1.2, "b": 2.1}),
+    ("vonmises", 0.9, {"kappa": 2.2})])
+def test_more_distributions_against_scipys_own_values(name, x, shapes):
+    # every parameter by keyword, loc and scale too: the gradient of logpdf against central
+    # differences of scipy's logpdf; cdf's derivative in the point is scipy's pdf
+    ours, theirs = getattr(stats, name), getattr(st, name)
+    params = dict(shapes, loc=0.2, scale=1.4)
+    keys = list(params)
+
+    def f(x, *vals):
+        return ours.logpdf(x, **dict(zip(keys, vals)))
+
+    vals = [params[k] for k in keys]
+    assert f(x, *vals) == theirs.logpdf(x, **params)
+    got = fgrad.grad(f, argnums=tuple(range(len(vals) + 1)))(x, *vals)
+    eps = 1e-6
+    for i, g in enumerate(got):
+        up, down = [x, *vals], [x, *vals]
+        up[i] += eps
+        down[i] -= eps
+        fd = (theirs.logpdf(up[0], **dict(zip(keys, up[1:]))) -
+              theirs.logpdf(down[0], **dict(zip(keys, down[1:])))) / (2 * eps)
+        assert g == pytest.approx(fd, rel=1e-6, abs=1e-8), (name, i)
+    assert fgrad.grad(lambda x: ours.cdf(x, **params))(x) == pytest.approx(
+        theirs.pdf(x, **params), rel=1e-12)
+
+
 def test_ppf_derivative_is_the_reciprocal_density():
     q = 0.3
     x = st.gamma.ppf(q, 2.5)

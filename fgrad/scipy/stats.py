@@ -242,6 +242,35 @@ lognorm = Continuous("lognorm", ("s",), lambda z, s: -(1 + fnp.log(z) / (s * s))
                      [lambda z, s: (fnp.log(z) ** 2 / (s * s) - 1) / s],
                      x_domain=_POSITIVE, shape_domains=[(0.5, 2.0)])
 uniform = Continuous("uniform", (), lambda z: fnp.zeros_like(z), x_domain=_UNIT)
+gumbel_r = Continuous("gumbel_r", (), lambda z: fnp.expm1(-z))  # l = -z - exp(-z)
+gumbel_l = Continuous("gumbel_l", (), lambda z: -fnp.expm1(z))  # l = z - exp(z)
+# l = log b - (b + 1) log z on z >= 1 (the points drawn give z in (1.15, 3.5))
+pareto = Continuous("pareto", ("b",), lambda z, b: -(b + 1) / z,
+                    [lambda z, b: 1 / b - fnp.log(z)],
+                    x_domain=(2.5, 5.0), shape_domains=[(1.0, 4.0)])
+# l = log c + (c - 1) log z - z^c on z > 0
+weibull_min = Continuous("weibull_min", ("c",),
+                         lambda z, c: (c - 1) / z - c * z ** (c - 1),
+                         [lambda z, c: 1 / c + (1 - z ** c) * fnp.log(z)],
+                         x_domain=_POSITIVE, shape_domains=[(0.8, 3.0)])
+
+
+def _truncnorm_bound_score(bound, a, b, sign):
+    """d/da (sign -1: d/db) of -log(ndtr(b) - ndtr(a)): the bound's density over the mass."""
+    log_mass = fnp.log(sp.ndtr(b) - sp.ndtr(a))
+    return sign * fnp.exp(-0.5 * bound * bound - sp._LOG_SQRT_2PI - log_mass)
+
+
+# l = -z^2 / 2 - log(sqrt(2 pi) (ndtr(b) - ndtr(a))) on a <= z <= b (a, b in standard units;
+# the points drawn stay inside)
+truncnorm = Continuous("truncnorm", ("a", "b"), lambda z, a, b: -z,
+                       [lambda z, a, b: _truncnorm_bound_score(a, a, b, 1.0),
+                        lambda z, a, b: _truncnorm_bound_score(b, a, b, -1.0)],
+                       shape_domains=[(-3.0, -1.5), (1.5, 3.0)])
+# l = kappa cos z - log(2 pi I0(kappa)); I0'/I0 = I1/I0, the exponentially scaled ratio
+vonmises = Continuous("vonmises", ("kappa",), lambda z, kappa: -kappa * fnp.sin(z),
+                      [lambda z, kappa: fnp.cos(z) - sp.i1e(kappa) / sp.i0e(kappa)],
+                      shape_domains=[(0.5, 4.0)])
 
 
 # --- discrete distributions -------------------------------------------------------------
