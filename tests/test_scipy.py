@@ -112,6 +112,35 @@ def test_gammaln_digamma_polygamma_chain():
         assert d(1.7) == pytest.approx(sc.polygamma(n, 1.7), rel=1e-12)
 
 
+@pytest.mark.parametrize("ours, theirs, args", [
+    (special.dawsn, sc.dawsn, (0.7,)), (special.poch, sc.poch, (1.3, 2.2)),
+    (special.owens_t, sc.owens_t, (0.8, -1.4)), (special.boxcox, sc.boxcox, (2.3, 0.6)),
+    (special.boxcox1p, sc.boxcox1p, (0.4, -1.2)),
+    (lambda x: special.hyp1f1(0.5, 1.5, x), lambda x: sc.hyp1f1(0.5, 1.5, x), (-1.1,)),
+    (lambda x: special.hyp2f1(0.5, 1.5, 2.5, x), lambda x: sc.hyp2f1(0.5, 1.5, 2.5, x), (0.6,))])
+def test_more_special_functions_against_scipys_own_values(ours, theirs, args):
+    got = fgrad.grad(ours, argnums=tuple(range(len(args))))(*args)
+    assert ours(*args) == theirs(*args)
+    for i, g in enumerate(got):
+        up, down = list(args), list(args)
+        up[i] += 1e-6
+        down[i] -= 1e-6
+        assert g == pytest.approx((theirs(*up) - theirs(*down)) / 2e-6, rel=1e-7), i
+
+
+def test_boxcox_in_lambda_at_and_near_zero():
+    # (x^l - 1) / l -> log x: its derivative in l, (log x)^2 / 2 at 0, cancels in the
+    # closed form near 0 (a series there)
+    x = 2.3
+    d = fgrad.grad(special.boxcox, argnums=1)
+    assert d(x, 0.0) == pytest.approx(onp.log(x) ** 2 / 2, rel=1e-15)
+    for lam in (1e-9, -3e-5, 2e-4, 0.3):
+        assert d(x, lam) == pytest.approx(
+            (sc.boxcox(x, lam + 1e-6) - sc.boxcox(x, lam - 1e-6)) / 2e-6, rel=1e-7)
+    assert fgrad.grad(fgrad.grad(special.boxcox, argnums=1), argnums=1)(x, 0.0) == \
+        pytest.approx(onp.log(x) ** 3 / 3, rel=1e-12)
+
+
 def test_logsumexp_gradient_is_softmax_and_hessian_its_covariance():
     a = rng.standard_normal(4)
     s = sc.softmax(a)

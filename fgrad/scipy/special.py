@@ -8,8 +8,9 @@ iv(v + 1)) / 2``), so every derivative can be differentiated again.
 Arguments that are orders or counts (``polygamma``'s ``n``, the Bessel orders ``v``,
 ``expn``'s ``n``, ``multigammaln``'s ``d``) are static: derivatives are taken in the other
 argument, and a traced order raises ``NoDerivativeRuleError`` naming it. Also refused by name
-when traced: ``gammainc``/``gammaincc`` in ``a`` and ``zeta`` in ``x`` (scipy has no closed
-form for those derivatives; ``zeta`` is differentiable in ``q``).
+when traced: ``gammainc``/``gammaincc`` in ``a``, ``betainc`` in ``a`` and ``b``, ``hyp1f1``
+and ``hyp2f1`` in their parameters, and ``zeta`` in ``x`` (scipy has no closed form for those
+derivatives; ``zeta`` is differentiable in ``q``).
 """
 import functools
 import math
@@ -155,8 +156,56 @@ gammainc = _with_static(_sc.gammainc, "a", lambda ans, x, a: _lower_gamma_densit
 gammaincc = _with_static(_sc.gammaincc, "a", lambda ans, x, a: -_lower_gamma_density(x, a),
                          [(((),), {"a": 2.5}), (((3,),), {"a": 0.7})], why=_NO_A)
 
+# the Pochhammer symbol (z)_m = Gamma(z + m) / Gamma(z), in both arguments
+poch = _ufunc2(_sc.poch, lambda ans, z, m: ans * (digamma(z + m) - digamma(z)),
+               lambda ans, z, m: ans * digamma(z + m), domain=(0.3, 3.0))
+
+
+def _boxcox_d_lmbda(ans, log_x, lmbda):
+    """d/d lmbda of (x^lmbda - 1) / lmbda, ``log_x`` = log x: (x^lmbda log x - ans) / lmbda,
+    which cancels as lmbda -> 0, where its series ``L^2/2 + lmbda L^3/3 + lmbda^2 L^4/8`` is
+    taken (|lmbda| < 1e-4: its error is below rounding's)."""
+    small = fnp.abs(without_derivative(lmbda)) < 1e-4
+    safe = fnp.where(small, 1.0, lmbda)
+    series = log_x * log_x * (0.5 + lmbda * log_x / 3 + lmbda * lmbda * log_x * log_x / 8)
+    return fnp.where(small, series, (fnp.exp(lmbda * log_x) * log_x - ans) / safe)
+
+
+# Box-Cox: (x^lmbda - 1) / lmbda (log x at lmbda = 0), of x and of (1 + x)
+boxcox = _ufunc2(_sc.boxcox, lambda ans, x, lmbda: x ** (lmbda - 1),
+                 lambda ans, x, lmbda: _boxcox_d_lmbda(ans, fnp.log(x), lmbda),
+                 domain=[(0.3, 3.0), (-2.0, 2.0)])
+boxcox1p = _ufunc2(_sc.boxcox1p, lambda ans, x, lmbda: (1 + x) ** (lmbda - 1),
+                   lambda ans, x, lmbda: _boxcox_d_lmbda(ans, fnp.log1p(x), lmbda),
+                   domain=[(-0.7, 3.0), (-2.0, 2.0)])
+
 # the sign of gamma: piecewise constant, no derivative (autograd has it)
 gammasgn = values_only(_sc.gammasgn, "scipy.special.gammasgn", batch=batch_rules.elementwise)
+
+
+def _in_last(fn, params, d, cases, domain, why, doc):
+    """``fn(*params, x)`` differentiable in its last argument only, ``d(x, **params)`` its
+    derivative: a primitive ``p(x, **params)``, and the public function in scipy's argument
+    order, which refuses traced ``params`` by name with ``why``."""
+    name = _name(fn)
+    p = define(name, lambda x, /, **kw: fn(*(kw[k] for k in params), x),
+               [lambda g, ans, x, /, **kw: cast_like(unbroadcast_like(g * d(x, **kw), x), x)],
+               [lambda t, ans, x, /, **kw: broadcast_like(t * d(x, **kw), ans)],
+               spec=Spec(cases, domain=domain))
+
+    @traced_version_of(fn)
+    def public(*args, out=None):
+        if out is not None:
+            raise errors.out_argument(name)
+        if len(args) != len(params) + 1:
+            raise TypeError(f"{fn.__name__}() takes {', '.join(params)} and x")
+        for k, v in zip(params, args):
+            defining.refuse_traced(name, k, v, why)
+        return p(args[-1], **dict(zip(params, args)))
+
+    public.__doc__ = f"fgrad: {doc}\n\n{fn.__doc__ or ''}"
+    public._fgrad_entry, public._fgrad_not_in = p, params
+    return public
 
 
 def _betainc_density(x, a, b):
@@ -164,32 +213,32 @@ def _betainc_density(x, a, b):
     return fnp.exp((a - 1) * fnp.log(x) + (b - 1) * fnp.log1p(-x) - _sc.betaln(a, b))
 
 
-def _betainc_impl(x, /, *, a, b):
-    return _sc.betainc(a, b, x)
+def _no_closed_form(params):
+    return (f"scipy has no closed form for the derivative in {params}; differentiate in x, or "
+            "wrap a series of your own in fgrad.custom_jvp")
 
 
-_betainc = define(
-    "scipy.special.betainc", _betainc_impl,
-    [lambda g, ans, x, a, b: cast_like(unbroadcast_like(g * _betainc_density(x, a, b), x), x)],
-    [lambda t, ans, x, a, b: broadcast_like(t * _betainc_density(x, a, b), ans)],
-    spec=Spec([(((),), {"a": 1.5, "b": 2.5}), (((3,),), {"a": 0.7, "b": 1.2})],
-              domain=(0.1, 0.9)))
-
-
-@traced_version_of(_sc.betainc)
-def betainc(a, b, x, out=None):
-    """scipy.special.betainc(a, b, x): differentiable in ``x`` (the density
-    ``x^(a-1) (1-x)^(b-1) / B(a, b)``); ``a`` and ``b`` traced are refused by name."""
-    if out is not None:
-        raise errors.out_argument("scipy.special.betainc")
-    for name, v in (("a", a), ("b", b)):
-        defining.refuse_traced("scipy.special.betainc", name, v, _NO_AB)
-    return _betainc(x, a=a, b=b)
-
-
-betainc._fgrad_entry, betainc._fgrad_not_in = _betainc, ("a", "b")
-_NO_AB = ("scipy has no closed form for the derivative in a or b; differentiate in x, or wrap "
-          "a series of your own in fgrad.custom_jvp")
+betainc = _in_last(
+    _sc.betainc, ("a", "b"), _betainc_density,
+    [(((),), {"a": 1.5, "b": 2.5}), (((3,),), {"a": 0.7, "b": 1.2})], (0.1, 0.9),
+    _no_closed_form("a or b"),
+    "scipy.special.betainc(a, b, x): differentiable in ``x`` (the density "
+    "``x^(a-1) (1-x)^(b-1) / B(a, b)``); ``a`` and ``b`` traced are refused by name.")
+# the hypergeometric functions' derivatives in x are the functions at shifted parameters
+hyp1f1 = _in_last(
+    _sc.hyp1f1, ("a", "b"), lambda x, a, b: (a / b) * hyp1f1(a + 1, b + 1, x),
+    [(((),), {"a": 1.5, "b": 2.5}), (((3,),), {"a": -0.7, "b": 1.2})], (-2.0, 2.0),
+    _no_closed_form("a or b"),
+    "scipy.special.hyp1f1(a, b, x): differentiable in ``x`` (``(a / b) 1F1(a + 1, b + 1, "
+    "x)``); ``a`` and ``b`` traced are refused by name.")
+hyp2f1 = _in_last(
+    _sc.hyp2f1, ("a", "b", "c"),
+    lambda x, a, b, c: (a * b / c) * hyp2f1(a + 1, b + 1, c + 1, x),
+    [(((),), {"a": 1.5, "b": 0.5, "c": 2.5}), (((3,),), {"a": -0.7, "b": 1.2, "c": 1.6})],
+    (-0.8, 0.8), _no_closed_form("a, b or c"),
+    "scipy.special.hyp2f1(a, b, c, x): differentiable in ``x`` (``(a b / c) 2F1(a + 1, "
+    "b + 1, c + 1, x)``, inside the unit disc); ``a``, ``b`` and ``c`` traced are refused by "
+    "name.")
 
 
 # --- error function and the normal distribution ----------------------------------------------
@@ -224,6 +273,17 @@ log_ndtr = _ufunc(_sc.log_ndtr, lambda ans, x: fnp.exp(-0.5 * (x * x) - _LOG_SQR
                   # (jet: log(ndtr(x)) where ndtr does not underflow)
                   taylor=table.Composed(lambda x: fnp.log(ndtr(x)),
                                         where=lambda ans, x: bool(_onp.all(ans > -600.0))))
+
+
+# Owen's T: dT/dh = -phi(h) erf(a h / sqrt 2) / 2, dT/da = exp(-h^2 (1 + a^2) / 2) / (2 pi
+# (1 + a^2))
+owens_t = _ufunc2(
+    _sc.owens_t, lambda ans, h, a: -0.5 * fnp.exp(-0.5 * (h * h) - _LOG_SQRT_2PI) *
+    erf(a * h / math.sqrt(2)),
+    lambda ans, h, a: fnp.exp(-0.5 * (h * h) * (1 + a * a)) / (2 * math.pi * (1 + a * a)),
+    domain=(-2.0, 2.0))
+# Dawson's integral D(x) = exp(-x^2) int_0^x exp(t^2) dt: D' = 1 - 2 x D
+dawsn = _ufunc(_sc.dawsn, lambda ans, x: 1 - 2 * x * ans, domain=(-3.0, 3.0))
 
 
 # --- logistic, entropies, x log y ----------------------------------------------------------------
