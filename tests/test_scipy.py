@@ -577,6 +577,24 @@ def _decay(y, t, k):
     return -k * y
 
 
+def test_correlate2d_in_every_mode_with_even_and_larger_kernels():
+    # correlate2d centres 'same' one later than correlate for an even kernel; 'valid' with the
+    # kernel the larger input swaps them in scipy
+    for s1, s2 in (((4, 5), (2, 2)), ((3, 3), (4, 5)), ((5, 4), (3, 2))):
+        x, y = rng.standard_normal(s1), rng.standard_normal(s2)
+        for mode in ("full", "same", "valid"):
+            if mode == "valid" and not (all(a >= b for a, b in zip(s1, s2)) or
+                                        all(a <= b for a, b in zip(s1, s2))):
+                continue
+            f = lambda x, y: signal.correlate2d(x, y, mode)  # noqa: E731
+            onp.testing.assert_array_equal(fgrad.jit(f)(x, y), ss.correlate2d(x, y, mode))
+            check_grads(f, (x, y), order=1)
+            onp.testing.assert_allclose(
+                fgrad.vmap(f, in_axes=(0, None))(onp.stack([x, -x]), y),
+                onp.stack([ss.correlate2d(x, y, mode), ss.correlate2d(-x, y, mode)]),
+                rtol=1e-12, atol=1e-12)
+
+
 def test_odeint_gradient_against_the_closed_form():
     t = onp.array([0.0, 0.5, 1.5])
 

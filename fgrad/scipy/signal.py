@@ -2,14 +2,15 @@
 
 Each is bilinear, so its JVP is the primitive itself with a tangent in place of one input;
 its VJP is a correlation: every mode is a crop of the ``'full'`` output (``'same'`` starts at
-``(n2 - 1) // 2``, ``'valid'`` at ``min(n1, n2) - 1`` along each axis, as scipy computes
-them), so the cotangent is placed back into a zero array of the full shape, ``G``, and
+``(n2 - 1) // 2``, correlate2d's at ``n2 // 2``, ``'valid'`` at ``min(n1, n2) - 1`` along each
+axis, as scipy computes them), so the cotangent is placed back into a zero array of the full
+shape, ``G``, and
 
     convolve:  x_bar = correlate(G, y, 'valid'),        y_bar = correlate(G, x, 'valid')
     correlate: x_bar = correlate(G, flip(y), 'valid'),  y_bar = flip(correlate(G, x, 'valid'))
 
 written with these primitives, so they nest. Real inputs; on traced values ``fftconvolve``
-takes ``axes=None`` only and ``convolve2d`` the zero-filled boundary only.
+takes ``axes=None`` only and ``convolve2d``, ``correlate2d`` the zero-filled boundary only.
 """
 import numpy as _onp
 import scipy.signal as _ss
@@ -24,26 +25,37 @@ from .defining import define
 _MODES = ("full", "same", "valid")
 
 
-def _embed(g, mode, s1, s2):
+def _centred(n2):
+    """Where ``'same'`` starts in the full output along an axis of kernel length ``n2``."""
+    return (n2 - 1) // 2
+
+
+def _correlate2d_centred(n2):
+    """correlate2d's ``'same'`` starts at ``n2 // 2`` (one later than correlate's for an even
+    kernel: checked against scipy for kernels of 1 to 5)."""
+    return n2 // 2
+
+
+def _embed(g, mode, s1, s2, centred=_centred):
     """The cotangent of ``mode``'s crop as a cotangent of the full output."""
     if mode == "full":
         return g
     pads = []
     for n1, n2 in zip(s1, s2):
-        start, size = ((n2 - 1) // 2, n1) if mode == "same" else \
+        start, size = (centred(n2), n1) if mode == "same" else \
             (min(n1, n2) - 1, abs(n1 - n2) + 1)
         pads.append((start, n1 + n2 - 1 - start - size))
     return fnp.pad(g, pads)
 
 
-def _conv_vjps(flipped):
+def _conv_vjps(flipped, centred):
     """The two VJPs of a convolution (``flipped=False``) or correlation (``True``)."""
     def vjp_x(g, ans, x, y, mode="full", **params):
-        big = _embed(g, mode, shape_of(x), shape_of(y))
+        big = _embed(g, mode, shape_of(x), shape_of(y), centred)
         return cast_like(_correlate(big, fnp.flip(y) if flipped else y, mode="valid"), x)
 
     def vjp_y(g, ans, x, y, mode="full", **params):
-        c = _correlate(_embed(g, mode, shape_of(x), shape_of(y)), x, mode="valid")
+        c = _correlate(_embed(g, mode, shape_of(x), shape_of(y), centred), x, mode="valid")
         return cast_like(fnp.flip(c) if flipped else c, y)
 
     return [vjp_x, vjp_y]
@@ -55,14 +67,15 @@ _CASES_2D = [(((4, 5), (2, 3)), {}), (((4, 4), (2, 2)), {"mode": "same"}),
              (((3, 4), (3, 2)), {"mode": "valid"})]
 
 
-def _batch(nd):
+def _batch(nd, same=True):
     """A batch of inputs against one kernel is one N-d call of ``nd`` (the kernel given a unit
-    batch axis, so nothing mixes examples); a batch of kernels, or a ``valid`` crop the
-    batch axis would make impossible, goes one example at a time."""
+    batch axis, so nothing mixes examples); a batch of kernels, a ``valid`` crop the batch
+    axis would make impossible, or a ``same`` crop ``nd`` centres otherwise (``same=False``)
+    goes one example at a time."""
     def rule(prim, size, vals, dims, mode="full", **params):
         (x, y), (dx, dy) = vals, dims
         one = batch_rules.example_shape(x, dx)
-        if dx is not None and dy is None and (
+        if dx is not None and dy is None and (same or mode != "same") and (
                 mode != "valid" or all(m >= n for m, n in zip(one, batch_rules.shape(y)))):
             y = fnp.reshape(y, (1,) + batch_rules.shape(y))
             return (nd or prim)(batch_rules.to_front(x, dx), y, mode=mode, **params), 0
@@ -70,9 +83,9 @@ def _batch(nd):
     return rule
 
 
-def _conv_primitive(name, impl, flipped, cases=_CASES, nd=None):
-    return define("scipy.signal." + name, impl, _conv_vjps(flipped), linear=True,
-                  spec=Spec(cases), batch=_batch(nd))
+def _conv_primitive(name, impl, flipped, cases=_CASES, nd=None, centred=_centred):
+    return define("scipy.signal." + name, impl, _conv_vjps(flipped, centred), linear=True,
+                  spec=Spec(cases), batch=_batch(nd, centred is _centred))
 
 
 _convolve = _conv_primitive(
@@ -84,6 +97,9 @@ _fftconvolve = _conv_primitive(
 _convolve2d = _conv_primitive(
     "convolve2d", lambda x, y, mode="full": _ss.convolve2d(x, y, mode), False, _CASES_2D,
     nd=_convolve)  # (convolve2d takes 2-d arrays only; convolve is the same sum in N-d)
+_correlate2d = _conv_primitive(
+    "correlate2d", lambda x, y, mode="full": _ss.correlate2d(x, y, mode), True, _CASES_2D,
+    nd=_correlate, centred=_correlate2d_centred)
 
 
 def _mode(name, mode):
@@ -115,17 +131,30 @@ def fftconvolve(in1, in2, mode="full", axes=None):
     return _fftconvolve(in1, in2, mode=_mode("fftconvolve", mode))
 
 
+def _zero_filled(name, boundary, fillvalue):
+    if boundary != "fill" or _onp.any(fillvalue != 0):
+        raise NotImplementedError(f"fgrad.scipy.signal.{name}: only boundary='fill' with "
+                                  "fillvalue=0 is supported on traced values; pad the input "
+                                  "with fgrad.numpy.pad first")
+
+
 @traced_version_of(_ss.convolve2d)
 def convolve2d(in1, in2, mode="full", boundary="fill", fillvalue=0):
     """scipy.signal.convolve2d, differentiable in both inputs; on traced values only the
     zero-filled boundary (``boundary='fill', fillvalue=0``)."""
-    if boundary != "fill" or _onp.any(fillvalue != 0):
-        raise NotImplementedError("fgrad.scipy.signal.convolve2d: only boundary='fill' with "
-                                  "fillvalue=0 is supported on traced values; pad the input "
-                                  "with fgrad.numpy.pad first")
+    _zero_filled("convolve2d", boundary, fillvalue)
     return _convolve2d(in1, in2, mode=_mode("convolve2d", mode))
 
 
+@traced_version_of(_ss.correlate2d)
+def correlate2d(in1, in2, mode="full", boundary="fill", fillvalue=0):
+    """scipy.signal.correlate2d, differentiable in both inputs (real); on traced values only
+    the zero-filled boundary (``boundary='fill', fillvalue=0``)."""
+    _zero_filled("correlate2d", boundary, fillvalue)
+    return _correlate2d(in1, in2, mode=_mode("correlate2d", mode))
+
+
 for _public, _prim in ((convolve, _convolve), (correlate, _correlate),
-                       (fftconvolve, _fftconvolve), (convolve2d, _convolve2d)):
+                       (fftconvolve, _fftconvolve), (convolve2d, _convolve2d),
+                       (correlate2d, _correlate2d)):
     _public._fgrad_entry = _prim
