@@ -469,6 +469,23 @@ def test_scipy_linalg_on_traced_values_is_scipys_exactly(ours, theirs, a):
             assert g.dtype == w.dtype
 
 
+def test_structured_matrices_are_scipys_and_a_companions_eigenvalues_move_as_the_roots():
+    c, r, f = rng.standard_normal(3), rng.standard_normal(4), rng.standard_normal(3)
+    for ours, theirs, args in ((linalg.hankel, sl.hankel, (c, r)), (linalg.hankel, sl.hankel,
+                                                                     (c,)),
+                               (linalg.leslie, sl.leslie, (f, r[:2])),
+                               (linalg.companion, sl.companion, (r,))):
+        onp.testing.assert_array_equal(fgrad.jit(ours)(*args), theirs(*args))
+        check_grads(ours, args, order=2)
+    # the roots 1, 2, 3 of x^3 - 6x^2 + 11x - 6: dr/da_k = -r^(3-k) / p'(r)
+    a = onp.array([1.0, -6.0, 11.0, -6.0])
+    roots = onp.array([1.0, 2.0, 3.0])
+    jac = fgrad.jacfwd(lambda a: np.sort(np.real(np.linalg.eigvals(linalg.companion(a)))))(a)
+    want = -roots[:, None] ** (3 - onp.arange(4))[None, :] / (
+        3 * roots ** 2 - 12 * roots + 11)[:, None]
+    onp.testing.assert_allclose(jac, want, rtol=1e-9, atol=1e-12)
+
+
 def test_svd_qr_lu_derivatives_against_finite_differences_and_closed_forms():
     for a in (M, TALL, WIDE):
         check_grads(lambda a: linalg.svd(a, full_matrices=False)[1], (a,), order=2)

@@ -10,8 +10,9 @@ itself again, so it nests to any order; ``sqrtm``'s the Sylvester equation
 ``X dX + dX X = dA``, and ``logm``'s the block matrix's logarithm taken at ``sqrtm(A)``
 (``log A = 2 log A^(1/2)``), whose eigenvalues stay off the logarithm's branch cut.
 ``cho_solve``, ``lu_solve``, ``lu``, ``expm_frechet``, ``norm``,
-``solve_continuous_lyapunov``, ``block_diag``, ``toeplitz`` and ``circulant`` are composed of
-primitives, with scipy's own values.
+``solve_continuous_lyapunov`` and the structured matrices (``block_diag``, ``toeplitz``,
+``hankel``, ``circulant``, ``companion``, ``leslie``) are composed of primitives, with scipy's
+own values.
 
 Conventions, as in ``fgrad.numpy.linalg``: functions that read one triangle of their input
 (``cholesky``, ``cho_factor``, ``eigh``) are differentiated as the functions scipy computes,
@@ -857,6 +858,48 @@ def toeplitz(c, r=None):
     vals = fnp.concatenate([fnp.flip(c), fnp.getitem(r, slice(1, None))])
     idx = _onp.arange(n)[None, :] - _onp.arange(m)[:, None] + (m - 1)
     return fnp.getitem(vals, idx)
+
+
+@differentiable(_sl.hankel, Spec([(((3,),), {}), (((3,), (4,)), {})]),
+                name="scipy.linalg.hankel", numpy_values=True)
+def hankel(c, r=None):
+    """scipy.linalg.hankel: entry (i, j) is ``c[i + j]``, then ``r[i + j - m + 1]`` past
+    ``c``'s end (``r[0]`` is unused; zeros without ``r``)."""
+    c = fnp.ravel(fnp.asarray(c))
+    r = fnp.zeros_like(c) if r is None else fnp.ravel(fnp.asarray(r))
+    m, n = shape_of(c)[0], shape_of(r)[0]
+    vals = fnp.concatenate([c, fnp.getitem(r, slice(1, None))])
+    return fnp.getitem(vals, _onp.arange(m)[:, None] + _onp.arange(n)[None, :])
+
+
+@differentiable(_sl.companion, Spec([(((3,),), {}), (((5,),), {})],
+                                    call=lambda f, a: f(a + 3.0 * (_onp.arange(
+                                        shape_of(a)[-1]) == 0))),  # (a[0] away from 0)
+                name="scipy.linalg.companion", numpy_values=True)
+def companion(a):
+    """scipy.linalg.companion of one polynomial's coefficients (highest first, ``a[0]`` not
+    0): the first row ``-a[1:] / a[0]``, ones below the diagonal."""
+    a = fnp.asarray(a)
+    if _onp.ndim(value_for_shape(a)) != 1:
+        raise NotImplementedError("fgrad.scipy.linalg.companion: one polynomial (a 1-d array) "
+                                  "on traced values; use fgrad.vmap for a stack of them")
+    top = -fnp.getitem(a, slice(1, None)) / (1.0 * fnp.getitem(a, slice(0, 1)))
+    n = shape_of(top)[0]
+    ones = _onp.eye(n, n, -1, value_dtype(top))[1:]  # row i has 1 in column i - 1
+    return fnp.concatenate([fnp.expand_dims(top, 0), ones], axis=0)
+
+
+@differentiable(_sl.leslie, Spec([(((3,), (2,)), {}), (((4,), (3,)), {})]),
+                name="scipy.linalg.leslie", numpy_values=True)
+def leslie(f, s):
+    """scipy.linalg.leslie: the fecundities ``f`` in the first row, the survival rates ``s``
+    below the diagonal."""
+    f, s = fnp.ravel(fnp.asarray(f)), fnp.ravel(fnp.asarray(s))
+    n = shape_of(f)[0]
+    dtype = _onp.result_type(value_for_shape(f), value_for_shape(s))
+    below = fnp.concatenate([fnp.diag(s), _onp.zeros((n - 1, 1), dtype)], axis=1)
+    return fnp.concatenate([fnp.expand_dims(fnp.astype(f, dtype), 0),
+                            fnp.astype(below, dtype)], axis=0)
 
 
 @differentiable(_sl.circulant, Spec([(((3,),), {}), (((4,),), {})]),
