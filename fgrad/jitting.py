@@ -15,6 +15,7 @@ import warnings
 
 import numpy as _onp
 
+from . import staged_vjp
 from .traces.graph import GuardError, interpreting
 from .core import errors
 from .core.values import foreign_array
@@ -23,6 +24,7 @@ from .core.pytree import tree_flatten, tree_unflatten
 from .traces.staging import trace_graph
 from .core.tracer import STAGING, ambient, value_for_shape
 from .traces.arguments import static_split
+from .traces.tape import TapeTracer
 
 __all__ = ["jit"]
 
@@ -104,6 +106,9 @@ class _Jitted:
         self.lock = _thread.RLock()
         self.passing = set()  # the graphs whose passes run now
         self.warned = set()
+        # (signature, differentiated leaves) -> the staged VJP's halves, for calls under
+        # reverse mode (``staged_vjp``)
+        self.reverse = {}
 
     def __repr__(self):
         return f"<fgrad.jit of {self.f!r}>"
@@ -175,7 +180,7 @@ class _Jitted:
                 # the passes and an interpretation per level on their first call: 2.1-2.4x
                 # the instructions at the 2nd-4th derivatives.
                 return call(leaves)
-            sig, arrays = [], True
+            sig, arrays, taped = [], True, False
             for x in leaves:
                 if x.__class__ is _onp.ndarray:
                     sig.append((x.shape, x.dtype))
@@ -184,9 +189,14 @@ class _Jitted:
                     # weakly)
                     sig.append(_signature(x))
                     arrays = False
+                    taped = taped or x.__class__ is TapeTracer
             key = (in_tree, statics, tuple(sig))
             if plain is not None:
                 self.keys[plain[1]] = key
+            if taped:  # (under reverse mode: the staged VJP's generated code, if it applies)
+                out = staged_vjp.call(self, key, leaves, in_tree, call, MAX_TRACES)
+                if out is not NotImplemented:
+                    return out
         # arrays only, and no staged function around the call: the generated code directly
         direct = arrays and not interpreting(())
         graphs = self.cache.get(key, ())

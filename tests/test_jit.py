@@ -95,6 +95,46 @@ def test_grad_of_jit_runs_the_graph_not_the_python():
     assert len(calls) == 1
 
 
+def test_grad_of_jit_runs_generated_code_for_both_passes(monkeypatch):
+    # under reverse mode the call is one tape node: the staged VJP's forward half now, its
+    # backward half in the walk, both generated code (it ran f's graph node by node)
+    from fgrad.traces.graph import Graph
+    rng = onp.random.default_rng(0)
+    xs, w1, w2 = rng.normal(size=(8, 16)), rng.normal(size=(16, 16)), rng.normal(size=(16, 1))
+
+    def loss(w1, w2):
+        return np.sum((np.tanh(xs @ w1) @ w2) ** 2)
+
+    g = fgrad.grad(jit(loss), argnums=(0, 1))
+    want = fgrad.grad(loss, argnums=(0, 1))(w1, w2)
+    for got in (g(w1, w2), g(w1, w2)):
+        for a, b in zip(got, want):
+            onp.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-15)
+    vg = fgrad.value_and_grad(jit(loss))
+    vg(w1, w2)  # (its staging runs f's graph on the VJP's tracers, node by node, once)
+    with monkeypatch.context() as m:
+        m.setattr(Graph, "interpret", lambda self, leaves: pytest.fail("node by node"))
+        g(2 * w1, w2)
+        assert vg(w1, w2)[0] == loss(w1, w2)
+    tape = fgrad.make_tape(lambda w: jit(loss)(w, w2))(w1)
+    assert [e.primitive for e in tape.entries] == ["jit_vjp"]
+
+
+def test_grad_of_jit_where_the_branch_changes_or_the_function_draws():
+    def f(x):
+        return np.sum(x ** 2) if np.sum(x) > 0 else np.sum(np.sin(x))
+
+    g = fgrad.grad(jit(f))
+    for v in (1.0, -1.0, 2.0, -2.0):  # (a second staging for the other branch, then both)
+        _same(g(onp.full(3, v)), fgrad.grad(f)(onp.full(3, v)))
+    noisy = fgrad.grad(jit(lambda x: np.sum(x * np.random.normal(size=3))))
+    for _ in range(2):  # (node by node, drawing as the eager call does)
+        np.random.seed(0)
+        got = noisy(onp.ones(3))
+        np.random.seed(0)
+        _same(got, onp.random.normal(size=3))
+
+
 def test_static_arguments_by_position_and_name_and_unhashable_ones():
     calls = []
 
