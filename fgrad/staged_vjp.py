@@ -20,7 +20,6 @@ from .core.pytree import tree_flatten, tree_unflatten
 from .core.table import Primitive
 from .core.tracer import Tracer, value_dtype, value_for_shape, without_derivative
 from .core.values import NUMPY_FLOATS
-from .numpy import astype
 from .traces.graph import GuardError
 from .traces.passes import optimize
 from .traces.splitting import split_vjp
@@ -126,11 +125,11 @@ def _staged(name, plain, in_tree, run, wrt):
         seeds = [(y._node, g)] if y.__class__ is TapeTracer and y._trace is tape else []
         back = tape.backward(seeds, consume=True) if seeds else {}
         cts = []
-        for i in wrt:
-            c = back.get(xs[i]._node)
+        for i in wrt:  # (the rules give each cotangent its input's dtype, a Python number's
+            c = back.get(xs[i]._node)  # the computation's, as eagerly)
             x = ins[i]
             cts.append(_onp.zeros(_onp.shape(value_for_shape(x)), value_dtype(x)) if c is None
-                       else astype(c, value_dtype(x)))
+                       else c)
         return [without_derivative(y), *cts]
 
     seed = _onp.ones_like(out)
