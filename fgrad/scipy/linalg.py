@@ -544,12 +544,8 @@ def svd(a, full_matrices=True, compute_uv=True, **kwargs):
     a = fnp.asarray(a)
     if not compute_uv:
         return _svdvals(a, **kw)
-    m, n = shape_of(a)[-2:]
-    if full_matrices and m != n:
-        raise NotImplementedError(
-            "fgrad.scipy.linalg.svd: full_matrices=True (scipy's default) on a non-square traced "
-            "matrix: the extra columns of u (or rows of vh) are any orthonormal completion, "
-            "which has no derivative; pass full_matrices=False.")
+    if full_matrices:
+        _dec._refuse_completion("fgrad.scipy.linalg.svd", a, " (scipy's default)")
     u, s, vh = _svd(a, full_matrices=bool(full_matrices), **kw)
     return u, _real_part(s), vh
 

@@ -241,6 +241,17 @@ _svdvals = define("linalg.svdvals", lambda a: _la.svd(a, compute_uv=False),
                   batch=batch_rules.stacked(2))
 
 
+def _refuse_completion(name, a, default=""):
+    """``full_matrices=True`` (``default``: how the caller's library defaults to it) is
+    refused for a non-square traced matrix."""
+    m, n = shape_of(a)[-2:]
+    if m != n:
+        raise NotImplementedError(
+            f"{name}: full_matrices=True{default} on a non-square traced matrix: the extra "
+            "columns of u (or rows of vh) are any orthonormal completion, which has no "
+            "derivative; pass full_matrices=False.")
+
+
 def _refuse_hermitian(name, hermitian):
     if hermitian:
         raise NotImplementedError(
@@ -271,12 +282,8 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     _refuse_hermitian("svd", hermitian)
     if not compute_uv:
         return _svdvals(a)
-    m, n = shape_of(a)[-2:]
-    if full_matrices and m != n:
-        raise NotImplementedError(
-            "fgrad.numpy.linalg.svd: full_matrices=True on a non-square traced matrix: the "
-            "extra columns of u (or rows of vh) are any orthonormal completion, which has no "
-            "derivative; use full_matrices=False.")
+    if full_matrices:
+        _refuse_completion("fgrad.numpy.linalg.svd", a)
     u, s, vh = _svd(a, full_matrices=bool(full_matrices))
     return SVDResult(u, _real_part(s), vh)
 
