@@ -36,11 +36,17 @@ class _Halves:
 
     __slots__ = ("forward", "backward", "wrt", "out_tree")
 
+    def __repr__(self):  # (a parameter in a printed tape, make_tape)
+        return f"<{self.forward.name[:-len(' forward')]} in leaves {self.wrt}>"
+
 
 class _Residuals:
     """The backward half's inputs from one call's forward half (a parameter of its node)."""
 
     __slots__ = ("values",)
+
+    def __repr__(self):
+        return f"<{len(getattr(self, 'values', ()))} residuals>"
 
 
 def _forward(*leaves, halves, res):
