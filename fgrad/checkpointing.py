@@ -32,12 +32,15 @@ class _Checkpointed(_Custom):
     exactly as the caller called it: no defaults are filled in."""
 
     kind = "checkpoint"
+    _nondiff_name = "static_argnums"
+    _nondiff_advice = ("static_argnums are for values with no derivative (a count, a flag, a "
+                       "function); pass a traced value as an ordinary argument.")
 
-    def __init__(self, f):
+    def __init__(self, f, static_argnums=()):
         def with_keywords(*args):
             return f(*args[:-1], **args[-1])
 
-        super().__init__(with_keywords, wraps=f)
+        super().__init__(with_keywords, static_argnums, wraps=f)
 
     def _positional(self, args, kwargs):
         return args + (kwargs,)
@@ -120,7 +123,8 @@ def _same_impl(saved, *nows, layout, name):
 _same = Primitive("checkpoint_same_output", _same_impl, differentiable=False, effect=True)
 
 
-def checkpoint(f: Callable[..., Any]) -> Callable[..., Any]:
+def checkpoint(f: Callable[..., Any], *, prevent_cse: bool = True, policy: Any = None,
+               static_argnums: Any = ()) -> Callable[..., Any]:
     """``f``, computed so that reverse mode keeps only its inputs and output, recomputing
     its inside on the backward pass (memory for time; JAX's ``checkpoint``/``remat``).
 
@@ -130,6 +134,12 @@ def checkpoint(f: Callable[..., Any]) -> Callable[..., Any]:
     recomputation that disagrees with the forward pass raises ``ValueError``. Values ``f``
     depends on and that are being differentiated must be arguments, not closed over
     (``ClosedOverTracerError`` says so).
+
+    JAX's keywords: ``static_argnums`` (positions of arguments with no derivative, passed to
+    ``f`` as they are: counts, flags, functions; a traced value there is a ``TypeError``);
+    ``prevent_cse`` is accepted and changes nothing (a staged graph holds the forward call as
+    one node, which no pass merges with the recomputation); ``policy`` (which intermediates
+    to save) is not supported: fgrad saves the inputs only, JAX's ``nothing_saveable``.
 
     >>> import fgrad, fgrad.numpy as np
     >>> def layers(x, w):
@@ -152,7 +162,12 @@ def checkpoint(f: Callable[..., Any]) -> Callable[..., Any]:
     """
     if not callable(f):
         raise TypeError(f"fgrad.checkpoint takes a function, got {type(f).__name__}")
-    return _Checkpointed(f)
+    if policy is not None:
+        raise NotImplementedError(
+            "fgrad.checkpoint: policy= (which intermediates to save) is not supported: fgrad "
+            "saves the function's inputs only, as JAX's checkpoint_policies.nothing_saveable; "
+            "to keep more, checkpoint a smaller part of the function.")
+    return _Checkpointed(f, static_argnums)
 
 
 remat = checkpoint

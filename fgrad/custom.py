@@ -340,6 +340,12 @@ class _Custom:
     """What custom_jvp, custom_vjp and checkpoint share: argument handling and the call."""
 
     kind = "custom"
+    # what the arguments without derivative are called, and what to do with a traced one
+    _nondiff_name = "nondiff_argnums"
+    _nondiff_advice = ("nondiff_argnums are for values with no derivative, such as functions, "
+                       "shapes or flags; pass an array as an ordinary argument (and give it no "
+                       "cotangent: None), or wrap it in fgrad.stop_gradient if a zero "
+                       "derivative is what you want.")
 
     def __init__(self, fun, nondiff_argnums=(), wraps=None):
         if not callable(fun):
@@ -347,8 +353,8 @@ class _Custom:
         nums = (nondiff_argnums,) if isinstance(nondiff_argnums, int) else nondiff_argnums
         for n in nums:
             if not isinstance(n, int) or n < 0:
-                raise ValueError(f"{self.kind}: nondiff_argnums must be non-negative ints, "
-                                 f"got {nondiff_argnums!r}")
+                raise ValueError(f"{self.kind}: {self._nondiff_name} must be non-negative "
+                                 f"ints, got {nondiff_argnums!r}")
         functools.update_wrapper(self, wraps or fun)
         self.fun = fun
         self.nondiff_argnums = tuple(sorted(set(nums)))
@@ -412,12 +418,9 @@ class _Custom:
         for i, v in nondiff.items():
             t = first_tracer(tree_flatten(v)[0])
             if t is not None:
-                raise TypeError(
-                    f"{self._describe()}: argument {i} is in nondiff_argnums but holds a "
-                    f"traced value (from {t._trace}). nondiff_argnums are for values with no "
-                    "derivative, such as functions, shapes or flags; pass an array as an "
-                    "ordinary argument (and give it no cotangent: None), or wrap it in "
-                    "fgrad.stop_gradient if a zero derivative is what you want.")
+                raise TypeError(f"{self._describe()}: argument {i} is in {self._nondiff_name} "
+                                f"but holds a traced value (from {t._trace}). "
+                                f"{self._nondiff_advice}")
         diff = tuple(a for i, a in enumerate(args) if i not in nondiff)
         leaves, in_tree = tree_flatten(diff)
         if first_tracer(leaves) is None:

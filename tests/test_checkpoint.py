@@ -220,3 +220,26 @@ def test_closing_over_a_traced_value_is_refused_with_the_way_out():
 def test_checkpoint_takes_a_function():
     with pytest.raises(TypeError, match="fgrad.checkpoint takes a function, got int"):
         fgrad.checkpoint(3)
+
+
+def test_jaxs_keywords_static_argnums_prevent_cse_and_policy():
+    def layers(x, n, act):
+        for _ in range(n):
+            x = act(0.9 * x + 0.1)
+        return np.sum(x)
+
+    x = onp.linspace(-1.0, 1.0, 4)
+    block = fgrad.checkpoint(layers, static_argnums=(1, 2), prevent_cse=False)
+    want = fgrad.grad(layers)(x, 3, np.tanh)
+    onp.testing.assert_array_equal(fgrad.grad(block)(x, 3, np.tanh), want)
+    onp.testing.assert_array_equal(
+        fgrad.jit(fgrad.grad(block), static_argnums=(1, 2))(x, 3, np.tanh), want)
+    onp.testing.assert_allclose(fgrad.jacfwd(block)(x, 2, np.sin),
+                                fgrad.jacfwd(layers)(x, 2, np.sin), rtol=1e-14)
+    with pytest.raises(TypeError, match=r"fgrad.checkpoint\(layers\): argument 1 is in "
+                                        r"static_argnums but holds a traced value"):
+        fgrad.grad(lambda n: block(x, n, np.tanh))(2.0)
+    with pytest.raises(ValueError, match="static_argnums must be non-negative ints"):
+        fgrad.checkpoint(layers, static_argnums=-1)
+    with pytest.raises(NotImplementedError, match="policy=.*nothing_saveable"):
+        fgrad.checkpoint(layers, policy=lambda *a, **k: False)
