@@ -9,7 +9,9 @@ into the part that runs with the forward pass and the part that needs the cotang
 reads (the residuals) are what the node keeps.
 
 This is one trace's fast path, taken only where nothing else needs to see ``f``'s
-operations: every traced argument a tracer of one tape over plain float values (not an outer
+operations: every traced argument a tracer of one tape that is only walked backward (``grad``,
+``vjp``, ``jacrev``: ``linearize`` and ``jacfwd`` walk theirs forward too, which would
+transpose the backward half at every sweep, 5x slower) over plain float values (not an outer
 transform's tracer: under ``hessian`` or ``vmap`` of ``grad`` the graph runs node by node, as
 before), one float output, and no random draws (the backward half would not draw again). A
 graph whose guards fail on a call is staged again for it, as ``jit`` traces again.
@@ -75,8 +77,9 @@ def call(jitted, key, leaves, in_tree, run, max_traces):
     tape, wrt = None, []
     for i, x in enumerate(leaves):
         if isinstance(x, Tracer):
-            if x.__class__ is not TapeTracer or (tape is not None and x._trace is not tape):
-                return NotImplemented
+            if x.__class__ is not TapeTracer or (tape is not None and x._trace is not tape) \
+                    or not x._trace.lean:  # (a tape walked forward too, by linearize or
+                return NotImplemented  # jacfwd, would transpose the backward half per sweep)
             v = x._value
             if v.__class__ is not _onp.ndarray or v.dtype.kind != "f":
                 if v.__class__ not in NUMPY_FLOATS and v.__class__ is not float:
