@@ -101,10 +101,12 @@ def call(jitted, key, leaves, in_tree, run, max_traces):
     staged = staged or []
     if len(staged) >= max_traces:
         return NotImplemented
-    halves = _staged(jitted.__name__, [x._value if isinstance(x, Tracer) else x
-                                       for x in leaves], in_tree, run, wrt)
+    halves, graph = _staged(jitted.__name__, [x._value if isinstance(x, Tracer) else x
+                                              for x in leaves], in_tree, run, wrt)
     with jitted.lock:
         jitted.reverse[entry] = _NOT_HERE if halves is None else staged + [halves]
+        if halves is None:  # (jit runs this graph node by node: f is not traced again)
+            jitted.cache.setdefault(key, []).append(graph)
     if halves is None:
         return NotImplemented
     return tree_unflatten(halves.out_tree, [_call(*leaves, halves=halves, res=_Residuals())])
@@ -112,15 +114,16 @@ def call(jitted, key, leaves, in_tree, run, max_traces):
 
 def _staged(name, plain, in_tree, run, wrt):
     """The two halves of ``run``'s VJP in the leaves at ``wrt``, staged on the plain values
-    ``plain``; None where its output is not one float array, or where it draws."""
+    ``plain`` (None where its output is not one float array, or where it draws), and
+    ``run``'s own graph."""
     state = _onp.random.get_state()
     graph, values = trace_graph(f"jit({name})", run, plain, in_tree)
     if graph.effects:  # (the call itself draws, node by node: what the trace drew, again)
         _onp.random.set_state(state)
-        return None
+        return None, graph
     out = values[0] if len(values) == 1 else None
     if out is None or _onp.result_type(out).kind != "f":
-        return None
+        return None, graph
     out_tree = graph.out_tree
 
     def joint(ins):
@@ -147,4 +150,4 @@ def _staged(name, plain, in_tree, run, wrt):
     halves = _Halves()
     halves.forward, halves.backward = split_vjp(optimize(staged, in_place=True), len(plain))
     halves.wrt, halves.out_tree = wrt, out_tree
-    return halves
+    return halves, graph

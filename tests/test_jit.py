@@ -124,6 +124,21 @@ def test_grad_of_jit_runs_generated_code_for_both_passes(monkeypatch):
     onp.testing.assert_allclose(push(w1), onp.sum(want[0] * w1), rtol=1e-12)
 
 
+def test_grad_of_jit_with_several_outputs_traces_once():
+    # (node by node, as before, on the graph the fast path's check traced: f's Python once)
+    calls = []
+
+    def f(w):
+        calls.append(1)
+        return np.sum(w), np.sum(w * w)
+
+    staged = jit(f)
+    x = onp.arange(3.0)
+    for _ in range(3):
+        _same(fgrad.grad(lambda w: staged(w)[1])(x), 2 * x)
+    assert len(calls) == 1
+
+
 def test_grad_of_jit_where_the_branch_changes_or_the_function_draws():
     def f(x):
         return np.sum(x ** 2) if np.sum(x) > 0 else np.sum(np.sin(x))
