@@ -22,9 +22,9 @@ from .core.values import foreign_array
 from .traces.passes import optimize
 from .core.pytree import tree_flatten, tree_unflatten
 from .traces.staging import trace_graph
-from .core.tracer import STAGING, ambient, value_for_shape
+from .core.tracer import STAGING, Tracer, ambient, value_for_shape
 from .traces.arguments import static_split
-from .traces.tape import TapeTracer
+from .traces.tape import Tape
 
 __all__ = ["jit"]
 
@@ -109,6 +109,8 @@ class _Jitted:
         # (signature, differentiated leaves) -> the staged VJP's halves, for calls under
         # reverse mode (``staged_vjp``)
         self.reverse = {}
+        # (signature, a transform's name) -> its jitted function (``_derived``)
+        self.derived = {}
 
     def __repr__(self):
         return f"<fgrad.jit of {self.f!r}>"
@@ -180,7 +182,7 @@ class _Jitted:
                 # the passes and an interpretation per level on their first call: 2.1-2.4x
                 # the instructions at the 2nd-4th derivatives.
                 return call(leaves)
-            sig, arrays, taped = [], True, False
+            sig, arrays, top = [], True, None
             for x in leaves:
                 if x.__class__ is _onp.ndarray:
                     sig.append((x.shape, x.dtype))
@@ -189,12 +191,17 @@ class _Jitted:
                     # weakly)
                     sig.append(_signature(x))
                     arrays = False
-                    taped = taped or x.__class__ is TapeTracer
+                    if isinstance(x, Tracer) and (top is None or x._trace.level > top.level):
+                        top = x._trace
             key = (in_tree, statics, tuple(sig))
             if plain is not None:
                 self.keys[plain[1]] = key
-            if taped:  # (under reverse mode: the staged VJP's generated code, if it applies)
-                out = staged_vjp.call(self, key, leaves, in_tree, call, MAX_TRACES)
+            if top is not None:  # (under a transform: the transformed function's generated
+                # code, where the innermost transform has a rule for it; the tape's is the
+                # staged VJP, which needs the tape itself)
+                out = staged_vjp.call(self, key, leaves, in_tree, call, MAX_TRACES) \
+                    if top.__class__ is Tape else \
+                    top.process_staged(functools.partial(self._derived, key, call), leaves)
                 if out is not NotImplemented:
                     return out
         # arrays only, and no staged function around the call: the generated code directly
@@ -247,6 +254,19 @@ class _Jitted:
         with self.lock:
             self.cache.setdefault(key, []).append(graph)
         return tree_unflatten(graph.out_tree, values)
+
+    def _derived(self, key, run, name, make):
+        """``jit(make(run))``, kept per signature ``key`` and ``name`` (a transform of this
+        function and what it transforms: ``Trace.process_staged``)."""
+        entry = (key, name)
+        out = self.derived.get(entry)
+        if out is None:
+            out = _Jitted(make(run), (), ())
+            # (named as the user's function: its errors and warnings are about that one)
+            out.__name__, out.warns = self.__name__, self.warns
+            with self.lock:
+                out = self.derived.setdefault(entry, out)
+        return out
 
     def _optimized(self, key, graphs, i):
         """``graphs[i]`` (of signature ``key``), a graph as traced, through the passes. They

@@ -154,6 +154,48 @@ def test_grad_of_jit_where_the_branch_changes_or_the_function_draws():
         _same(got, onp.random.normal(size=3))
 
 
+def test_jvp_and_vmap_of_jit_run_the_transformed_functions_code(monkeypatch):
+    # a jitted call under jvp or vmap runs jit(jvp(f)) or jit(vmap(f)) one level down, staged
+    # once per signature: generated code (it ran f's graph node by node on the dual numbers
+    # or the batches), equal to the eager transform of f bit for bit
+    from fgrad.traces.graph import Graph
+    rng = onp.random.default_rng(0)
+    x, xs = rng.normal(size=(8, 16)), rng.normal(size=(5, 8, 16))
+    w, t, w2 = rng.normal(size=(16, 16)), rng.normal(size=(16, 16)), rng.normal(size=(16, 1))
+    calls = []
+
+    def layer(x, w, scale):
+        calls.append(1)
+        h = np.tanh(x @ w)
+        # (an int and a value of no input: untraced under jvp, broadcast under vmap)
+        return {"loss": np.sum((h @ w2) ** 2) * scale, "h": h, "n": 3, "c": np.sum(w2)}
+
+    forms = {
+        "jvp": lambda f, w: fgrad.jvp(lambda w_: f(x, w_, 2.0), (w,), (t,)),
+        "jvp, a Python float": lambda f, w: fgrad.jvp(lambda s: f(x, w, s), (2.0,), (1.0,)),
+        "vmap": lambda f, w: fgrad.vmap(f, (0, None, None))(xs, w, 2.0),
+        "vmap on axis 1": lambda f, w: fgrad.vmap(f, (None, 1, None))(
+            x, onp.stack([w, 2 * w, t], 1), 2.0),
+        "vmap(vmap)": lambda f, w: fgrad.vmap(fgrad.vmap(f, (0, None, None)), (None, 0, None))(
+            xs, onp.stack([w, t]), 2.0),
+        "vmap(jvp)": lambda f, w: fgrad.vmap(
+            lambda x_: fgrad.jvp(lambda w_: f(x_, w_, 2.0), (w,), (t,)))(xs),
+        "jvp(vmap)": lambda f, w: fgrad.jvp(
+            lambda w_: fgrad.vmap(f, (0, None, None))(xs, w_, 2.0), (w,), (t,)),
+    }
+    for name, form in forms.items():
+        jf, eager = jit(layer), functools.partial(form, layer)
+        del calls[:]
+        _same(form(jf, w), eager(w))  # (the first call: the trace's own values)
+        assert len(calls) == 2, name  # (the trace, and the eager call)
+        with monkeypatch.context() as m:
+            m.setattr(Graph, "interpret", lambda self, leaves: pytest.fail("node by node"))
+            for v in (2 * w, w - 1):
+                got = form(jf, v)
+                _same(got, eager(v))
+        assert len(calls) == 4, name  # (only the eager calls)
+
+
 def test_static_arguments_by_position_and_name_and_unhashable_ones():
     calls = []
 

@@ -73,6 +73,16 @@ class Trace:
     def process(self, prim, args, params):
         raise NotImplementedError
 
+    def process_staged(self, derived, leaves):
+        """A staged function (``jit``) called with this trace's tracers among ``leaves``
+        (its flat arguments), this trace the innermost there: its output, computed by
+        the staged function's transform one level down, or ``NotImplemented`` (its graph
+        then runs node by node, each primitive coming here). ``derived(name, make)`` is the
+        jitted function's cached ``jit(make(run))``, ``run(leaves)`` calling the function
+        itself (JAX's rules for its jit primitive: the transformed function is staged
+        again, so its generated code runs)."""
+        return NotImplemented
+
     def kept_by_tape(self, tracer):
         """What a tape takes as its input where it is given ``tracer``. On a plain array
         there it would keep a copy (``traces.keeping``), laid out anew where the array was a
@@ -212,6 +222,29 @@ def batching(trace):
 def batches():
     """The batching traces running in this thread, outermost first (a list, maybe empty)."""
     return BATCHING.get(_thread.get_ident(), []) if BATCHING else []
+
+
+class below:
+    """The block runs one level below ``trace``, this thread's innermost batching trace (on
+    its batches: a batching trace's rule for a staged function), where a random draw is one
+    draw, not one per example of ``trace``."""
+
+    __slots__ = ("trace", "key")
+
+    def __init__(self, trace):
+        self.trace = trace
+
+    def __enter__(self):
+        self.key = _thread.get_ident()
+        stack = BATCHING[self.key]
+        assert stack[-1] is self.trace
+        stack.pop()
+        if not stack:
+            del BATCHING[self.key]
+
+    def __exit__(self, *exc):
+        BATCHING.setdefault(self.key, []).append(self.trace)
+        return False
 
 
 # Reading under a tracer: three reads, named for what they cost.

@@ -24,7 +24,8 @@ from ..core.fpwarnings import at_user_code, fgrad_code
 from ..numpy.array_tracer import ArrayTracer
 from ..numpy.batch_rules import example_shape, one_at_a_time
 from ..core.pytree import tree_flatten, tree_unflatten
-from ..core.tracer import Trace, batching, map_tracers, set_shape, value_for_shape
+from ..core.tracer import (Trace, batches, batching, below, map_tracers, set_shape,
+                           value_for_shape)
 from .arguments import outputs_of
 
 __all__ = ["vmap"]
@@ -139,6 +140,21 @@ class BatchTrace(Trace):
     def __init__(self, size):
         super().__init__("vmap")
         self.size = size
+
+    def process_staged(self, derived, leaves):
+        """``vmap(jit(f))``: ``f`` mapped over the leaves this trace batches, staged, one
+        level down; its code runs once for the batch (it ran ``f``'s graph node by node,
+        each primitive's batching rule in turn: 1.3x slower than ``vmap(f)`` on a small
+        MLP). Every output is batched along its first axis."""
+        if batches()[-1:] != [self]:  # (a vmap inside this one runs: a draw in f is one
+            return NotImplemented  # per example of both)
+        axes = tuple(x._bdim if x.__class__ is BatchTracer and x._trace is self else None
+                     for x in leaves)
+        fn = derived(f"vmap over {axes}", lambda run: vmap(lambda *xs: run(list(xs)), axes))
+        with below(self):  # (a draw in f, staged inside fn's vmap, is per example there)
+            out = fn(*[x if a is None else x._value for x, a in zip(leaves, axes)])
+        flat, tree = tree_flatten(out)
+        return tree_unflatten(tree, [BatchTracer(self, o, 0) for o in flat])
 
     def process(self, prim, args, params):
         vals, dims, _, _ = self.arguments(prim, args)
