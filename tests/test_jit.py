@@ -154,10 +154,10 @@ def test_grad_of_jit_where_the_branch_changes_or_the_function_draws():
         _same(got, onp.random.normal(size=3))
 
 
-def test_jvp_and_vmap_of_jit_run_the_transformed_functions_code(monkeypatch):
-    # a jitted call under jvp or vmap runs jit(jvp(f)) or jit(vmap(f)) one level down, staged
-    # once per signature: generated code (it ran f's graph node by node on the dual numbers
-    # or the batches), equal to the eager transform of f bit for bit
+def test_jvp_vmap_and_jet_of_jit_run_the_transformed_functions_code(monkeypatch):
+    # a jitted call under jvp, vmap or jet runs jit(jvp(f)), jit(vmap(f)) or jit(jet(f)) one
+    # level down, staged once per signature: generated code (it ran f's graph node by node on
+    # the dual numbers, batches or series), equal to the eager transform of f bit for bit
     from fgrad.traces.graph import Graph
     rng = onp.random.default_rng(0)
     x, xs = rng.normal(size=(8, 16)), rng.normal(size=(5, 8, 16))
@@ -182,6 +182,9 @@ def test_jvp_and_vmap_of_jit_run_the_transformed_functions_code(monkeypatch):
             lambda x_: fgrad.jvp(lambda w_: f(x_, w_, 2.0), (w,), (t,)))(xs),
         "jvp(vmap)": lambda f, w: fgrad.jvp(
             lambda w_: fgrad.vmap(f, (0, None, None))(xs, w_, 2.0), (w,), (t,)),
+        "jet": lambda f, w: fgrad.jet(lambda w_: f(x, w_, 2.0), (w,), ([t, -t, t],)),
+        "vmap(jet)": lambda f, w: fgrad.vmap(
+            lambda x_: fgrad.jet(lambda w_: f(x_, w_, 2.0), (w,), ([t, t],)))(xs),
     }
     for name, form in forms.items():
         jf, eager = jit(layer), functools.partial(form, layer)

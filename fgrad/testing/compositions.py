@@ -8,8 +8,9 @@ one such composition of an entry, beside what it must equal:
 * a derivative of a staged function (``grad(jit(f))``, ``hessian(jit(f))``, ``grad`` of a
   ``make_graph`` graph) equals the same derivative of ``f`` to rounding;
 * a staged derivative (``jit(grad(f))``, ``jit(jvp(f))``, ``jit(jet(f))``) equals the eager one
-  bit for bit, on the values it was traced on and replayed on new ones; so do ``jvp(jit(f))``
-  and ``vmap(jit(f))``, which run ``jit(jvp(f))`` and ``jit(vmap(f))`` one level down;
+  bit for bit, on the values it was traced on and replayed on new ones; so do ``jvp(jit(f))``,
+  ``vmap(jit(f))`` and ``jet(jit(f))``, which run ``jit(jvp(f))``, ``jit(vmap(f))`` and
+  ``jit(jet(f))`` one level down;
 * a batched derivative (``vmap(grad(f))``, ``vmap(jvp(f))``, ``vmap(hessian(f))``,
   ``vmap(jet(f))``, and the triples ``vmap(jit(grad(f)))``, ``jit(vmap(grad(f)))``) equals the
   loop over the examples, and a derivative of a batched function (``grad(vmap(f))``) the
@@ -26,9 +27,10 @@ from ..core.pytree import tree_flatten
 
 # the forms, cheapest first; ``HEAVY`` ones (second derivatives) rotate through the table in
 # the default test run (every entry under every form in the thorough profile)
-FORMS = ("grad(jit)", "jvp(jit)", "vmap(jit)", "grad(make_graph)", "jit(grad)", "jit(jvp)",
-         "vmap(grad)", "vmap(jvp)", "grad(vmap)", "vmap(jit(grad))", "jit(vmap(grad))",
-         "jit(jet)", "vmap(jet)", "grad(jet)", "hessian(jit)", "vmap(hessian)")
+FORMS = ("grad(jit)", "jvp(jit)", "vmap(jit)", "jet(jit)", "grad(make_graph)", "jit(grad)",
+         "jit(jvp)", "vmap(grad)", "vmap(jvp)", "grad(vmap)", "vmap(jit(grad))",
+         "jit(vmap(grad))", "jit(jet)", "vmap(jet)", "grad(jet)", "hessian(jit)",
+         "vmap(hessian)")
 HEAVY = ("hessian(jit)", "vmap(hessian)")
 
 
@@ -186,6 +188,12 @@ def form_functions(form, case):
         staged_f, again = jit(f), [b[::-1] for b in batch]
         return (lambda: (vmap(staged_f)(*batch), vmap(staged_f)(*again)),
                 lambda: (vmap(f)(*batch), vmap(f)(*again)), True)
+    if form == "jet(jit)":  # (jit(jet(f)) one level down: traced, then replayed)
+        staged_f = jit(f)
+        return (lambda: (jet(staged_f, xs, series(ts)),
+                         jet(staged_f, examples[1], series(tangents[1]))),
+                lambda: (jet(f, xs, series(ts)), jet(f, examples[1], series(tangents[1]))),
+                True)
     if form == "grad(make_graph)":
         return (lambda: grad(make_graph(scalar)(*xs), argnums=every)(*xs),
                 lambda: d_scalar(*xs), False)

@@ -67,6 +67,37 @@ def outputs_of(trace, out, fname):
     return leaves, tree, own
 
 
+def staged_under(trace, derived, leaves, name, new_trace, carried):
+    """A staged function called with ``trace``'s tracers among ``leaves`` (``Trace.
+    process_staged``), for a trace whose tracers carry something beside their value (``jvp``'s
+    tangents, ``jet``'s terms, read by ``carried``): the function transformed under a trace
+    from ``new_trace()`` is staged one level down, kept by the jitted function under ``name``
+    and the transformed leaves; its outputs come back as ``trace``'s tracers (an output that
+    does not depend on them as a plain value, as eagerly)."""
+    own = trace.tracer_type
+    wrt = tuple(i for i, x in enumerate(leaves) if x.__class__ is own and x._trace is trace)
+    primals = [x._value if x.__class__ is own and x._trace is trace else x for x in leaves]
+
+    def transformed(run):
+        def staged(primals, extras):
+            inner = new_trace()
+            ins = list(primals)
+            for i, e in zip(wrt, extras):
+                ins[i] = own(inner, primals[i], e)
+            out = inner.run(lambda *xs: run(list(xs)), ins, inner.kind)
+            flat, tree, mine = outputs_of(inner, out, inner.kind)
+            return (tree_unflatten(tree, [o if t is None else t._value
+                                          for o, t in zip(flat, mine)]),
+                    [None if t is None else carried(t) for t in mine])
+        return staged
+
+    out, extras = derived(f"{name} in {wrt}", transformed)(
+        primals, [carried(leaves[i]) for i in wrt])
+    flat, tree = tree_flatten(out)
+    return tree_unflatten(tree, [o if e is None else own(trace, o, e)
+                                 for o, e in zip(flat, extras)])
+
+
 def fresh(v, given):
     """``v``, or a copy of it if it may share memory with an array the caller passed in
     (``given``): a result the caller scales in place must not change their input."""

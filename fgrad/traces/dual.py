@@ -5,9 +5,8 @@ output's tangent in the same step; nothing is recorded, so memory stays that of 
 pass. (``linearize`` and ``jacfwd`` instead record a tape once and sweep it per tangent.)
 """
 from ..numpy.array_tracer import ArrayTracer
-from .arguments import outputs_of
+from .arguments import staged_under
 from .rules import jvp_all
-from ..core.pytree import tree_flatten, tree_unflatten
 from ..core.tracer import Trace
 from ..core.values import strong
 
@@ -44,31 +43,7 @@ class DualTrace(Trace):
         return ans if out is None else DualTracer(self, ans, out)
 
     def process_staged(self, derived, leaves):
-        """``jvp(jit(f))``: the staged JVP of ``f`` in the leaves this trace traces, one
-        level down; its code gives the outputs and their tangents in one run (it ran ``f``'s
-        graph node by node on dual numbers, 1.3x slower than ``jvp(f)`` on a small MLP)."""
-        wrt = tuple(i for i, x in enumerate(leaves)
-                    if x.__class__ is DualTracer and x._trace is self)
-        primals = [x._value if x.__class__ is DualTracer and x._trace is self else x
-                   for x in leaves]
-        out, tangents = derived(f"jvp in {wrt}", lambda run: _jvp_of(run, wrt))(
-            primals, [leaves[i]._tangent for i in wrt])
-        flat, tree = tree_flatten(out)
-        return tree_unflatten(tree, [o if t is None else DualTracer(self, o, t)
-                                     for o, t in zip(flat, tangents)])
-
-
-def _jvp_of(run, wrt):
-    """``(primals, tangents) -> (out, tangents of out's leaves)``: ``run``'s JVP in the leaves
-    at ``wrt``, None for an output that does not depend on them (its value untraced, as
-    eagerly)."""
-    def jvp_of(primals, tangents):
-        trace = DualTrace()
-        ins = list(primals)
-        for i, t in zip(wrt, tangents):
-            ins[i] = DualTracer(trace, primals[i], t)
-        out = trace.run(lambda *xs: run(list(xs)), ins, "jvp")
-        flat, tree, own = outputs_of(trace, out, "jvp")
-        return (tree_unflatten(tree, [o if t is None else t._value for o, t in zip(flat, own)]),
-                [None if t is None else t._tangent for t in own])
-    return jvp_of
+        """``jvp(jit(f))``: the staged JVP of ``f``, one level down; its code gives the outputs
+        and their tangents in one run (it ran ``f``'s graph node by node on dual numbers,
+        1.3x slower than ``jvp(f)`` on a small MLP)."""
+        return staged_under(self, derived, leaves, "jvp", DualTrace, lambda t: t._tangent)

@@ -38,7 +38,8 @@ import fgrad.numpy as fnp
 from ..core.tracer import STAGING, Trace, Tracer, concrete, value_dtype, value_for_shape
 from .rules import jvp_all
 from .transpose import zeros_like
-from .arguments import check_like, finish, flat_inputs, fresh, outputs_of, zeros_for
+from .arguments import (check_like, finish, flat_inputs, fresh, outputs_of, staged_under,
+                        zeros_for)
 
 __all__ = ["jet", "derivatives", "expansions"]
 
@@ -82,6 +83,15 @@ class JetTrace(Trace):
             return ans
         # (a rule's None is a zero term: the rules see arrays, or None for a whole constant)
         return JetTracer(self, ans, [zeros_like(ans) if t is None else t for t in out])
+
+
+    def process_staged(self, derived, leaves):
+        """``jet(jit(f))``: the staged jet of ``f`` (of this order), one level down: its code
+        gives the outputs and their terms in one run."""
+        if self.log is not None:  # (``expansions`` notes each primitive's expansion)
+            return NotImplemented
+        return staged_under(self, derived, leaves, f"jet of order {self.order}",
+                            lambda: JetTrace(self.order), lambda t: list(t._series))
 
 
 # Whether a composition's ``where`` holds at the point: a primitive without derivative, so a
