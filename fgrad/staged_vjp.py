@@ -13,8 +13,11 @@ operations: every traced argument a tracer of one tape that is only walked backw
 ``vjp``, ``jacrev``: ``linearize`` and ``jacfwd`` walk theirs forward too, which would
 transpose the backward half at every sweep, 5x slower) over plain float values (not an outer
 transform's tracer: under ``hessian`` or ``vmap`` of ``grad`` the graph runs node by node, as
-before), one float output, and no random draws (the backward half would not draw again). A
-graph whose guards fail on a call is staged again for it, as ``jit`` traces again.
+before), at least one float output, and no random draws (the backward half would not draw
+again). Several float outputs (``has_aux``, a dict of results) are a node each, the later ones
+reading the first (``_part``), and the backward half runs once, when the walk reaches the
+call's node, with every output's cotangent. A graph whose guards fail on a call is staged
+again for it, as ``jit`` traces again.
 """
 import numpy as _onp
 
@@ -34,18 +37,21 @@ _NOT_HERE = ()
 
 class _Halves:
     """One staging of ``f``'s VJP: its two graphs, the positions of the differentiated
-    leaves, the output's structure."""
+    leaves, the output's structure and leaf count, and the positions of its float leaves (the
+    ones the tape differentiates) with each one's shape and dtype."""
 
-    __slots__ = ("forward", "backward", "wrt", "out_tree")
+    __slots__ = ("forward", "backward", "wrt", "out_tree", "n_out", "diff", "likes")
 
     def __repr__(self):  # (a parameter in a printed tape, make_tape)
         return f"<{self.forward.name[:-len(' forward')]} in leaves {self.wrt}>"
 
 
 class _Residuals:
-    """The backward half's inputs from one call's forward half (a parameter of its node)."""
+    """One call's record (a parameter of its nodes): the backward half's inputs from the
+    forward half, its outputs until the call has read them, and the cotangents of its float
+    outputs after the first, as a backward walk reaches their nodes."""
 
-    __slots__ = ("values",)
+    __slots__ = ("values", "outs", "cts")
 
     def __repr__(self):
         return f"<{len(getattr(self, 'values', ()))} residuals>"
@@ -53,12 +59,19 @@ class _Residuals:
 
 def _forward(*leaves, halves, res):
     outs = halves.forward.run(list(leaves))
-    res.values = outs[1:]
-    return outs[0]
+    n = halves.n_out
+    res.values, res.outs = outs[n:], outs[:n]
+    return outs[halves.diff[0]]
 
 
 def _backward(g, ans, *leaves, halves, res):
-    cts = halves.backward.run([*res.values, g])
+    seeds = [g]
+    if len(halves.diff) > 1:
+        got, res.cts = res.cts, {}
+        for j, like in zip(halves.diff[1:], halves.likes[1:]):
+            c = got.get(j)
+            seeds.append(_onp.zeros(*like) if c is None else c)
+    cts = halves.backward.run([*res.values, *seeds])
     out = [None] * len(leaves)
     for i, c in zip(halves.wrt, cts):
         out[i] = c
@@ -68,6 +81,39 @@ def _backward(g, ans, *leaves, halves, res):
 # (its rules read neither the arguments nor the output: a lean tape sheds both)
 _call = Primitive("jit_vjp", _forward, vjp_joint=_backward, residuals=((), False),
                   keeps_python_numbers=True)
+
+
+# A float output after the first is a node of its own, whose argument is the first output:
+# the table's primitives have one output. A walk reaching it keeps its cotangent for the
+# call's node and gives the first output a zero one, so that the call's node, walked after
+# it, runs the backward half with every output's cotangent (a zero for one not reached).
+def _output(first, *, halves, res, j):
+    return res.outs[j]
+
+
+def _output_vjp(g, ans, first, *, halves, res, j):
+    res.cts[j] = g
+    return [_onp.zeros(*halves.likes[0])]
+
+
+_part = Primitive("jit_vjp_output", _output, vjp_joint=_output_vjp, residuals=((), False),
+                  keeps_python_numbers=True)
+
+
+def _outputs(halves, first, res):
+    """The call's output: its first float leaf the call's node, the other float leaves nodes
+    after it, the rest as they came."""
+    outs, diff = res.outs, halves.diff
+    if len(outs) == 1:
+        res.outs = None
+        return tree_unflatten(halves.out_tree, [first])
+    if len(diff) > 1:
+        res.cts = {}
+        for j in diff[1:]:
+            outs[j] = _part(first, halves=halves, res=res, j=j)
+    outs[diff[0]] = first
+    res.outs = None
+    return tree_unflatten(halves.out_tree, outs)
 
 
 def call(jitted, key, leaves, in_tree, run, max_traces):
@@ -93,11 +139,12 @@ def call(jitted, key, leaves, in_tree, run, max_traces):
     if staged is _NOT_HERE:
         return NotImplemented
     for halves in staged or ():
+        res = _Residuals()
         try:
-            out = _call(*leaves, halves=halves, res=_Residuals())
+            out = _call(*leaves, halves=halves, res=res)
         except GuardError:  # (another branch: staged again below, as jit traces again)
             continue
-        return tree_unflatten(halves.out_tree, [out])
+        return _outputs(halves, out, res)
     staged = staged or []
     if len(staged) >= max_traces:
         return NotImplemented
@@ -109,32 +156,34 @@ def call(jitted, key, leaves, in_tree, run, max_traces):
             jitted.cache.setdefault(key, []).append(graph)
     if halves is None:
         return NotImplemented
-    return tree_unflatten(halves.out_tree, [_call(*leaves, halves=halves, res=_Residuals())])
+    res = _Residuals()
+    return _outputs(halves, _call(*leaves, halves=halves, res=res), res)
 
 
 def _staged(name, plain, in_tree, run, wrt):
     """The two halves of ``run``'s VJP in the leaves at ``wrt``, staged on the plain values
-    ``plain`` (None where its output is not one float array, or where it draws), and
-    ``run``'s own graph."""
+    ``plain`` (None where no output is a float array, or where it draws), and ``run``'s own
+    graph."""
     state = _onp.random.get_state()
     graph, values = trace_graph(f"jit({name})", run, plain, in_tree)
     if graph.effects:  # (the call itself draws, node by node: what the trace drew, again)
         _onp.random.set_state(state)
         return None, graph
-    out = values[0] if len(values) == 1 else None
-    if out is None or _onp.result_type(out).kind != "f":
+    diff = [j for j, v in enumerate(values) if _onp.result_type(v).kind == "f"]
+    if not diff:
         return None, graph
-    out_tree = graph.out_tree
+    n = len(plain)
 
     def joint(ins):
         # f's graph, run node by node on a tape's tracers (f's Python runs once, above), and
-        # the tape walked back from g
-        xs, g = list(ins[:-1]), ins[-1]
+        # the tape walked back from the g's
+        xs, gs = list(ins[:n]), ins[n:]
         tape = Tape(f"jit({name})", lean=True, inputs="keep")
         for i in wrt:
             xs[i] = tape.new_input(xs[i])
-        y = tape.run(lambda: graph.run(xs)[0], (), f"jit({name})")
-        seeds = [(y._node, g)] if y.__class__ is TapeTracer and y._trace is tape else []
+        ys = tape.run(lambda: graph.run(xs), (), f"jit({name})")
+        seeds = [(ys[j]._node, g) for j, g in zip(diff, gs)
+                 if ys[j].__class__ is TapeTracer and ys[j]._trace is tape]
         back = tape.backward(seeds, consume=True) if seeds else {}
         cts = []
         for i in wrt:  # (the rules give each cotangent its input's dtype, a Python number's
@@ -142,12 +191,14 @@ def _staged(name, plain, in_tree, run, wrt):
             x = ins[i]
             cts.append(_onp.zeros(_onp.shape(value_for_shape(x)), value_dtype(x)) if c is None
                        else c)
-        return [without_derivative(y), *cts]
+        return [*(without_derivative(y) for y in ys), *cts]
 
-    seed = _onp.ones_like(out)
-    leaves = [*plain, seed]
+    leaves = [*plain, *(_onp.ones_like(values[j]) for j in diff)]
     staged, _ = trace_graph(f"jit({name}) VJP", joint, leaves, tree_flatten(tuple(leaves))[1])
     halves = _Halves()
-    halves.forward, halves.backward = split_vjp(optimize(staged, in_place=True), len(plain))
-    halves.wrt, halves.out_tree = wrt, out_tree
+    halves.forward, halves.backward = split_vjp(optimize(staged, in_place=True), n,
+                                                len(values))
+    halves.wrt, halves.out_tree, halves.n_out = wrt, graph.out_tree, len(values)
+    halves.diff = diff
+    halves.likes = [(_onp.shape(values[j]), value_dtype(values[j])) for j in diff]
     return halves, graph

@@ -10,12 +10,13 @@ from .graph import Graph
 from .nodes import Var
 
 
-def split_vjp(graph, n_primal):
-    """The graph of ``(x_1, ..., x_n, g) -> (out, ct_1, ..., ct_k)`` (``n = n_primal``) as
-    ``(forward, backward)``: ``forward(x_1, ..., x_n) -> (out, r_1, ..., r_m)`` and
-    ``backward(r_1, ..., r_m, g) -> (ct_1, ..., ct_k)``. A node belongs to the backward half
-    when it reads ``g`` (at any remove); the residuals ``r`` are the forward half's values
-    (inputs included) that the backward half reads, given inputs of their own there."""
+def split_vjp(graph, n_primal, n_out=1):
+    """The graph of ``(x_1, ..., x_n, g_1, ...) -> (out_1, ..., out_l, ct_1, ..., ct_k)``
+    (``n = n_primal``, ``l = n_out``) as ``(forward, backward)``: ``forward(x_1, ..., x_n) ->
+    (out_1, ..., out_l, r_1, ..., r_m)`` and ``backward(r_1, ..., r_m, g_1, ...) -> (ct_1,
+    ..., ct_k)``. A node belongs to the backward half when it reads a ``g`` (at any remove);
+    the residuals ``r`` are the forward half's values (inputs included) that the backward
+    half reads, given inputs of their own there."""
     late = set(graph.inputs[n_primal:])
     early_nodes, late_nodes = [], []
     for n in graph.nodes:
@@ -26,7 +27,7 @@ def split_vjp(graph, n_primal):
                 break
         else:
             early_nodes.append(n)
-    outputs = graph.outputs[1:]
+    outputs = graph.outputs[n_out:]
     residuals = {}  # a forward value the backward half reads -> its input there
     next_id = 1 + max([v.id for v in graph.inputs] + [n.id for n in graph.nodes])
 
@@ -47,7 +48,7 @@ def split_vjp(graph, n_primal):
     late_guards = [g for g in graph.guards if g[0] in late]
     forward = Graph(f"{graph.name} forward", graph.inputs[:n_primal], _flat(n_primal),
                     early_nodes, graph.consts, early_guards,
-                    [graph.outputs[0], *residuals], _flat(1 + len(residuals)))
+                    [*graph.outputs[:n_out], *residuals], _flat(n_out + len(residuals)))
     backward = Graph(f"{graph.name} backward", [*residuals.values(), *graph.inputs[n_primal:]],
                      _flat(len(residuals) + len(graph.inputs) - n_primal), late_nodes,
                      graph.consts, late_guards, outputs, _flat(len(outputs)))
