@@ -199,7 +199,7 @@ class _Jitted:
             if top is not None:  # (under a transform: the transformed function's generated
                 # code, where the innermost transform has a rule for it; the tape's is the
                 # staged VJP, which needs the tape itself)
-                out = staged_vjp.call(self, key, leaves, in_tree, call, MAX_TRACES) \
+                out = staged_vjp.call(self, key, leaves, in_tree, call, MAX_TRACES, staged) \
                     if top.__class__ is Tape else \
                     top.process_staged(functools.partial(self._derived, key, call), leaves)
                 if out is not NotImplemented:

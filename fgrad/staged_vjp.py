@@ -11,10 +11,12 @@ reads (the residuals) are what the node keeps.
 This is one trace's fast path, taken only where nothing else needs to see ``f``'s
 operations: every traced argument a tracer of one tape that is only walked backward (``grad``,
 ``vjp``, ``jacrev``: ``linearize`` and ``jacfwd`` walk theirs forward too, which would
-transpose the backward half at every sweep, 5x slower) over plain float values (not an outer
-transform's tracer: under ``hessian`` or ``vmap`` of ``grad`` the graph runs node by node, as
-before), at least one float output, and no random draws (the backward half would not draw
-again). Several float outputs (``has_aux``, a dict of results) are a node each, the later ones
+transpose the backward half at every sweep, 5x slower) over float values, at least one
+float output, and no random draws (the backward half would not draw again). Where the values
+under the tape are another transform's (``vmap(grad(jit(f)))``, ``jvp(grad(jit(f)))``), the
+halves run as staged functions on them (``_below``), so that transform's rule for a staged
+function runs their code; so does the backward half on a batch of cotangents (``jacrev``).
+Several float outputs (``has_aux``, a dict of results) are a node each, the later ones
 reading the first (``_part``), and the backward half runs once, when the walk reaches the
 call's node, with every output's cotangent. A graph whose guards fail on a call is staged
 again for it, as ``jit`` traces again.
@@ -40,7 +42,7 @@ class _Halves:
     leaves, the output's structure and leaf count, and the positions of its float leaves (the
     ones the tape differentiates) with each one's shape and dtype."""
 
-    __slots__ = ("forward", "backward", "wrt", "out_tree", "n_out", "diff", "likes")
+    __slots__ = ("forward", "backward", "wrt", "out_tree", "n_out", "diff", "likes", "jits")
 
     def __repr__(self):  # (a parameter in a printed tape, make_tape)
         return f"<{self.forward.name[:-len(' forward')]} in leaves {self.wrt}>"
@@ -51,7 +53,7 @@ class _Residuals:
     forward half, its outputs until the call has read them, and the cotangents of its float
     outputs after the first, as a backward walk reaches their nodes."""
 
-    __slots__ = ("values", "outs", "cts")
+    __slots__ = ("values", "outs", "cts", "below")
 
     def __repr__(self):
         return f"<{len(getattr(self, 'values', ()))} residuals>"
@@ -60,7 +62,7 @@ class _Residuals:
 def _forward(*leaves, halves, res):
     outs = halves.forward.run(list(leaves))
     n = halves.n_out
-    res.values, res.outs = outs[n:], outs[:n]
+    res.values, res.outs, res.below = outs[n:], outs[:n], False
     return outs[halves.diff[0]]
 
 
@@ -71,7 +73,16 @@ def _backward(g, ans, *leaves, halves, res):
         for j, like in zip(halves.diff[1:], halves.likes[1:]):
             c = got.get(j)
             seeds.append(_onp.zeros(*like) if c is None else c)
-    cts = halves.backward.run([*res.values, *seeds])
+    below = res.below
+    for c in seeds:  # (a loop: any() over a generator costs more on this per-call path)
+        if isinstance(c, Tracer):
+            below = True
+    if below:
+        # (another transform's values: a staged function, which that transform's rule runs;
+        # jacrev's batch of cotangents runs jit(vmap(backward half)))
+        cts = halves.jits[1](*res.values, *seeds)
+    else:
+        cts = halves.backward.run([*res.values, *seeds])
     out = [None] * len(leaves)
     for i, c in zip(halves.wrt, cts):
         out[i] = c
@@ -100,9 +111,10 @@ _part = Primitive("jit_vjp_output", _output, vjp_joint=_output_vjp, residuals=((
                   keeps_python_numbers=True)
 
 
-def _outputs(halves, first, res):
+def _outputs(halves, first, res, tape=None):
     """The call's output: its first float leaf the call's node, the other float leaves nodes
-    after it, the rest as they came."""
+    after it (recorded on ``tape`` where the values are another transform's), the rest as they
+    came."""
     outs, diff = res.outs, halves.diff
     if len(outs) == 1:
         res.outs = None
@@ -110,34 +122,44 @@ def _outputs(halves, first, res):
     if len(diff) > 1:
         res.cts = {}
         for j in diff[1:]:
-            outs[j] = _part(first, halves=halves, res=res, j=j)
+            params = {"halves": halves, "res": res, "j": j}
+            outs[j] = _part(first, **params) if tape is None else \
+                tape.record(_part, [first], params, outs[j])
     outs[diff[0]] = first
     res.outs = None
     return tree_unflatten(halves.out_tree, outs)
 
 
-def call(jitted, key, leaves, in_tree, run, max_traces):
+def call(jitted, key, leaves, in_tree, run, max_traces, stage):
     """``jitted``'s output for ``leaves`` (of signature ``key``) recorded on their tape as
     one call, or ``NotImplemented`` where the fast path does not apply (see the module's
-    text). ``run(leaves)`` calls the function itself."""
-    tape, wrt = None, []
+    text). ``run(leaves)`` calls the function itself; ``stage(f)`` is a quiet ``jit(f)``."""
+    tape, wrt, below = None, [], False
     for i, x in enumerate(leaves):
-        if isinstance(x, Tracer):
-            if x.__class__ is not TapeTracer or (tape is not None and x._trace is not tape) \
-                    or not x._trace.lean:  # (a tape walked forward too, by linearize or
-                return NotImplemented  # jacfwd, would transpose the backward half per sweep)
+        if x.__class__ is TapeTracer:
+            if tape is not None and x._trace is not tape or not x._trace.lean:
+                return NotImplemented  # (a tape walked forward too, by linearize or jacfwd,
+                # would transpose the backward half per sweep)
             v = x._value
             if v.__class__ is not _onp.ndarray or v.dtype.kind != "f":
-                if v.__class__ not in NUMPY_FLOATS and v.__class__ is not float:
+                if isinstance(v, Tracer):  # (another transform's, below the tape)
+                    if value_dtype(v).kind != "f":
+                        return NotImplemented
+                    below = True
+                elif v.__class__ not in NUMPY_FLOATS and v.__class__ is not float:
                     return NotImplemented
             tape = x._trace
             wrt.append(i)
+        elif isinstance(x, Tracer):  # (another transform's, below the tape, an argument the
+            below = True  # tape does not differentiate)
     if tape is None:
         return NotImplemented
     entry = (key, tuple(wrt))
     staged = jitted.reverse.get(entry)
     if staged is _NOT_HERE:
         return NotImplemented
+    if below:
+        return _below(jitted, staged, leaves, in_tree, run, wrt, entry, tape, stage)
     for halves in staged or ():
         res = _Residuals()
         try:
@@ -149,7 +171,7 @@ def call(jitted, key, leaves, in_tree, run, max_traces):
     if len(staged) >= max_traces:
         return NotImplemented
     halves, graph = _staged(jitted.__name__, [x._value if isinstance(x, Tracer) else x
-                                              for x in leaves], in_tree, run, wrt)
+                                              for x in leaves], in_tree, run, wrt, stage)
     with jitted.lock:
         jitted.reverse[entry] = _NOT_HERE if halves is None else staged + [halves]
         if halves is None:  # (jit runs this graph node by node: f is not traced again)
@@ -160,7 +182,33 @@ def call(jitted, key, leaves, in_tree, run, max_traces):
     return _outputs(halves, _call(*leaves, halves=halves, res=res), res)
 
 
-def _staged(name, plain, in_tree, run, wrt):
+def _below(jitted, staged, leaves, in_tree, run, wrt, entry, tape, stage):
+    """The call where values under the tape are another transform's (``vmap(grad(jit(f)))``,
+    ``jvp(grad(jit(f)))``): both halves run as staged functions on them, so that transform's
+    rule for a staged function runs them (``Trace.process_staged``: ``jit(vmap(half))``,
+    ``jit(jvp(half))``, ...), and the tape records the call with the output they gave.
+    Halves staged on one example's values (a batch's first, a primal) serve; where they
+    branch (guards), the graph runs node by node, as the transform of ``f`` would read the
+    values."""
+    if staged is None:
+        halves, graph = _staged(jitted.__name__, [value_for_shape(x) for x in leaves],
+                                in_tree, run, wrt, stage)
+        with jitted.lock:
+            jitted.reverse[entry] = staged = _NOT_HERE if halves is None else [halves]
+            if halves is None:
+                jitted.cache.setdefault(entry[0], []).append(graph)
+    if staged is _NOT_HERE or staged[0].forward.guards or staged[0].backward.guards:
+        return NotImplemented
+    halves = staged[0]
+    outs = halves.jits[0](*[x._value if x.__class__ is TapeTracer else x for x in leaves])
+    res = _Residuals()
+    n = halves.n_out
+    res.values, res.outs, res.below = outs[n:], outs[:n], True
+    first = tape.record(_call, leaves, {"halves": halves, "res": res}, outs[halves.diff[0]])
+    return _outputs(halves, first, res, tape)
+
+
+def _staged(name, plain, in_tree, run, wrt, stage):
     """The two halves of ``run``'s VJP in the leaves at ``wrt``, staged on the plain values
     ``plain`` (None where no output is a float array, or where it draws), and ``run``'s own
     graph."""
@@ -200,5 +248,8 @@ def _staged(name, plain, in_tree, run, wrt):
                                                 len(values))
     halves.wrt, halves.out_tree, halves.n_out = wrt, graph.out_tree, len(values)
     halves.diff = diff
+    # (the halves as staged functions, for values of another transform: ``_below``)
+    halves.jits = (stage(lambda *xs: halves.forward.run(list(xs))),
+                   stage(lambda *xs: halves.backward.run(list(xs))))
     halves.likes = [(_onp.shape(values[j]), value_dtype(values[j])) for j in diff]
     return halves, graph

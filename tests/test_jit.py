@@ -158,6 +158,44 @@ def test_grad_of_jit_with_several_outputs_runs_generated_code(monkeypatch):
                                         err_msg=name)
 
 
+def test_grad_of_jit_under_vmap_or_jvp_runs_generated_code(monkeypatch):
+    # per-example gradients and Hessian-vector products through a jitted loss: the staged
+    # VJP's halves run as staged functions on the batches or dual numbers below the tape
+    # (jit(vmap(half)), jit(jvp(half))); a graph that branches runs node by node, as before
+    from fgrad.traces.graph import Graph
+    rng = onp.random.default_rng(0)
+    ws, x, t = rng.normal(size=(5, 4, 3)), rng.normal(size=(6, 4)), rng.normal(size=(4, 3))
+
+    def loss(w, x):
+        return np.sum(np.tanh(x @ w) ** 2)
+
+    def with_aux(w, x):
+        return loss(w, x), np.mean(w)
+
+    def branchy(w, x):
+        return np.sum(np.sin(x @ w)) if np.sum(w) > 0 else np.sum(np.cos(x @ w))
+
+    forms = {
+        "vmap(grad)": lambda g: fgrad.vmap(fgrad.grad(g), (0, None))(ws, x),
+        "vmap(grad), has_aux": lambda g: fgrad.vmap(fgrad.grad(g, has_aux=True),
+                                                    (0, None))(ws, x),
+        "vmap(grad), x batched": lambda g: fgrad.vmap(lambda xx: fgrad.grad(g)(ws[0], xx))(
+            onp.stack([x, 2 * x])),
+        "hvp": lambda g: fgrad.jvp(lambda w: fgrad.grad(g)(w, x), (ws[0],), (t,)),
+    }
+    for f, name in ((loss, "vmap(grad)"), (with_aux, "vmap(grad), has_aux"),
+                    (loss, "vmap(grad), x batched"), (loss, "hvp"), (branchy, "hvp")):
+        jf, form = jit(f), forms[name]
+        want = form(f)
+        form(jf)
+        with monkeypatch.context() as m:
+            if f is not branchy:
+                m.setattr(Graph, "interpret", lambda self, leaves: pytest.fail("node by node"))
+            got = form(jf)
+        for a, b in zip(tree_flatten(got)[0], tree_flatten(want)[0]):
+            onp.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-14, err_msg=name)
+
+
 def test_grad_of_jit_with_several_outputs_traces_once():
     calls = []
 

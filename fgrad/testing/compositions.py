@@ -12,9 +12,10 @@ one such composition of an entry, beside what it must equal:
   ``vmap(jit(f))`` and ``jet(jit(f))``, which run ``jit(jvp(f))``, ``jit(vmap(f))`` and
   ``jit(jet(f))`` one level down;
 * a batched derivative (``vmap(grad(f))``, ``vmap(jvp(f))``, ``vmap(hessian(f))``,
-  ``vmap(jet(f))``, and the triples ``vmap(jit(grad(f)))``, ``jit(vmap(grad(f)))``) equals the
-  loop over the examples, and a derivative of a batched function (``grad(vmap(f))``) the
-  stacked derivatives;
+  ``vmap(jet(f))``, and the triples ``vmap(jit(grad(f)))``, ``jit(vmap(grad(f)))``,
+  ``vmap(grad(jit(f)))``) equals the loop over the examples, and a derivative of a batched
+  function (``grad(vmap(f))``) the stacked derivatives; ``jvp(grad(jit(f)))`` equals
+  ``jvp(grad(f))`` to rounding;
 * ``grad`` of a jet's first term equals ``grad`` of the ``jvp`` it equals.
 
 Where the reference raises, the composition must raise the same exception class (no
@@ -29,8 +30,8 @@ from ..core.pytree import tree_flatten
 # the default test run (every entry under every form in the thorough profile)
 FORMS = ("grad(jit)", "jvp(jit)", "vmap(jit)", "jet(jit)", "grad(make_graph)", "jit(grad)",
          "jit(jvp)", "vmap(grad)", "vmap(jvp)", "grad(vmap)", "vmap(jit(grad))",
-         "jit(vmap(grad))", "jit(jet)", "vmap(jet)", "grad(jet)", "hessian(jit)",
-         "vmap(hessian)")
+         "jit(vmap(grad))", "vmap(grad(jit))", "jvp(grad(jit))", "jit(jet)", "vmap(jet)",
+         "grad(jet)", "hessian(jit)", "vmap(hessian)")
 HEAVY = ("hessian(jit)", "vmap(hessian)")
 
 
@@ -235,6 +236,15 @@ def form_functions(form, case):
     if form == "jit(vmap(grad))":
         return (lambda: jit(vmap(d_scalar))(*batch),
                 lambda: stack([d_scalar(*ex) for ex in examples]), False)
+    if form == "vmap(grad(jit))":  # (the tape's staged VJP, its halves run under vmap)
+        per_example = grad(jit(scalar), argnums=every)
+        return (lambda: (vmap(per_example)(*batch), vmap(per_example)(*batch)),
+                lambda: 2 * [stack([d_scalar(*ex) for ex in examples])], False)
+    if form == "jvp(grad(jit))":  # (a Hessian-vector product: the halves run under jvp)
+        d_staged = grad(jit(scalar), argnums=every)
+        return (lambda: (jvp(d_staged, xs, ts), jvp(d_staged, examples[1], tangents[1])),
+                lambda: (jvp(d_scalar, xs, ts), jvp(d_scalar, examples[1], tangents[1])),
+                False)
     if form == "vmap(jet)":
         def expand_at(*a):
             return jet(f, a[:k], series(a[k:]))

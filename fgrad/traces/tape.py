@@ -210,6 +210,18 @@ class Tape(Trace):
         out._base = None
         return out
 
+    def record(self, prim, args, params, ans):
+        """Record a call of ``prim`` on ``args`` whose output ``ans`` the caller computed one
+        level down (a staged VJP's forward half, run as another transform's staged function:
+        ``fgrad.staged_vjp``), as ``process`` records one; on a lean tape its arguments and
+        output are shed, so ``prim``'s rules must read neither."""
+        node = new_node(prim, args, params, ans, [
+            a._node if a.__class__ is TapeTracer and a._trace is self else None for a in args])
+        if self.lean:
+            shed(node, ((), False))
+        self.nodes.append(node)
+        return TapeTracer(self, ans, node)
+
     def backward(self, seeds, consume=False, keep=None):
         """``fgrad.traces.backward.backward`` of this tape."""
         return backward(self, seeds, consume, keep)
