@@ -215,8 +215,9 @@ class Tape(Trace):
         level down (a staged VJP's forward half, run as another transform's staged function:
         ``fgrad.staged_vjp``), as ``process`` records one; on a lean tape its arguments and
         output are shed, so ``prim``'s rules must read neither."""
-        node = new_node(prim, args, params, ans, [
-            a._node if a.__class__ is TapeTracer and a._trace is self else None for a in args])
+        mine = [a.__class__ is TapeTracer and a._trace is self for a in args]
+        node = new_node(prim, [a._value if m else a for a, m in zip(args, mine)], params, ans,
+                        [a._node if m else None for a, m in zip(args, mine)])
         if self.lean:
             shed(node, ((), False))
         self.nodes.append(node)
