@@ -504,6 +504,27 @@ def test_svd_qr_lu_derivatives_against_finite_differences_and_closed_forms():
     onp.testing.assert_allclose(p @ (dl @ up + lo @ du), e, atol=1e-12)
 
 
+def test_pinv_is_scipys_and_its_derivative_numpys():
+    # scipy's cutoffs give the values (bit for bit, staged and batched); the derivative is
+    # numpy's pinv's, here checked against central differences of scipy's own pinv
+    for a in (M, TALL, WIDE):
+        onp.testing.assert_array_equal(fgrad.jit(linalg.pinv)(a), sl.pinv(a))
+        onp.testing.assert_array_equal(fgrad.vmap(linalg.pinv)(onp.stack([a, 2 * a])),
+                                       onp.stack([sl.pinv(a), sl.pinv(2 * a)]))
+        check_grads(linalg.pinv, (a,), order=2)
+        g = fgrad.grad(lambda x: np.sum(linalg.pinv(x, rtol=1e-3) ** 2))(a)
+        e, h = rng.standard_normal(a.shape), 1e-6
+        fd = (onp.sum(sl.pinv(a + h * e, rtol=1e-3) ** 2) -
+              onp.sum(sl.pinv(a - h * e, rtol=1e-3) ** 2)) / (2 * h)
+        onp.testing.assert_allclose(onp.sum(g * e), fd, rtol=1e-6)
+    staged = fgrad.jit(lambda a: linalg.pinv(a, return_rank=True))
+    for a, want in ((TALL, 3), (onp.outer(TALL[:, 0], WIDE[0]), 1), (TALL, 3)):
+        out, rank = staged(a)  # (the rank is a guard: read again at each replay)
+        assert rank == want and onp.array_equal(out, sl.pinv(a))
+    with pytest.raises(NotImplementedError, match="fgrad.scipy.linalg.pinv: the argument"):
+        fgrad.grad(lambda a: np.sum(linalg.pinv(a, cond=1e-3)))(M)
+
+
 def test_polar_derivative_holds_at_repeated_singular_values():
     # at an orthogonal q (every singular value 1) u = q, p = I, and a tangent e moves them by
     # q skew(q^T e) and sym(q^T e); rules through the SVD divide by the zero gaps there

@@ -29,7 +29,8 @@ import scipy.linalg as _sl
 import fgrad.numpy as fnp
 from ..numpy import batch_rules, taylor_rules
 from ..numpy.broadcasting import cast_like, mask, shape_of
-from ..numpy.linalg import decompositions as _dec, norms as _norms, solving as _solving
+from ..numpy.linalg import (decompositions as _dec, least_squares as _lsq, norms as _norms,
+                            solving as _solving)
 from ..numpy.linalg.common import (_dominant, _mT, _qr_call, _qr_valid, _real_part, _shift,
                                    _shifted, _svd_call, _svd_valid)
 from ..numpy.multi_output import define_multi
@@ -39,7 +40,7 @@ from ..numpy.wrapping import differentiable, traced_version_of
 from ..core.table import Spec
 from .defining import define
 from ..core.errors import NoDerivativeRuleError
-from ..core.tracer import contains_tracer, value_for_shape, value_dtype
+from ..core.tracer import contains_tracer, read_value, value_for_shape, value_dtype
 
 _IGNORED = ("overwrite_a", "overwrite_b", "check_finite", "overwrite_c")
 SQUARE = [(((2, 2),), {}), (((3, 3),), {})]
@@ -125,6 +126,32 @@ def solve(a, b, **kwargs):
 
 
 inv._fgrad_entry, det._fgrad_entry, solve._fgrad_entry = _inv, _det, _solve
+
+
+# --- pseudo-inverse: numpy's rules, scipy's cutoffs ------------------------------------------
+
+_pinv = _same_rules("scipy.linalg.pinv", lambda a, kw=(): _sl.pinv(a, **dict(kw)), _lsq._pinv,
+                    Spec([(((2, 2),), {}), (((3, 2),), {}), (((2, 3),), {}),
+                          (((3, 2),), {"kw": (("rtol", 1e-3),)})],
+                         domain=(-1.0, 1.0), valid=_lsq._well_conditioned))
+
+
+@traced_version_of(_sl.pinv)
+def pinv(a, *, atol=None, rtol=None, return_rank=False, **kwargs):
+    """scipy.linalg.pinv: scipy's values (its SVD cutoffs ``atol``, ``rtol``), numpy's
+    ``pinv``'s derivative (Golub and Pereyra's formula: exact for full-rank input; where the
+    cutoffs drop singular values, along perturbations that keep the rank).
+    ``return_rank=True`` also gives the rank, an int."""
+    _only("pinv", kwargs)
+    kw = tuple((k, v) for k, v in (("atol", atol), ("rtol", rtol)) if v is not None)
+    out = _pinv(a, kw=kw)
+    if not return_rank:
+        return out
+    # (the rank is read from the values: a guard under jit, refused under vmap)
+    return out, int(_sl.pinv(read_value(a), atol=atol, rtol=rtol, return_rank=True)[1])
+
+
+pinv._fgrad_entry = _pinv
 
 
 # --- Cholesky: numpy's rules, scipy's upper default ---------------------------------------
@@ -925,7 +952,7 @@ def block_diag(*arrs):
 
 
 def __getattr__(name):
-    """scipy.linalg's other functions (``schur``, ``pinv``, ``hessenberg``, ...), as autograd's
+    """scipy.linalg's other functions (``schur``, ``lstsq``, ``hessenberg``, ...), as autograd's
     ``scipy.linalg`` has them: scipy's own on plain values; handed a traced value, a
     ``NoDerivativeRuleError`` naming the function and, where ``fgrad.numpy.linalg`` has a
     function of that name, pointing to it (numpy's version: check that its defaults are
