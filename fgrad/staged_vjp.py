@@ -60,6 +60,8 @@ class _Residuals:
 
 
 def _forward(*leaves, halves, res):
+    # (``_below`` keeps its outputs the same way; a shared helper here cost grad(jit(f)) of
+    # the MLP 2% a call)
     outs = halves.forward.run(list(leaves))
     n = halves.n_out
     res.values, res.outs, res.below = outs[n:], outs[:n], False
@@ -167,19 +169,26 @@ def call(jitted, key, leaves, in_tree, run, max_traces, stage):
         except GuardError:  # (another branch: staged again below, as jit traces again)
             continue
         return _outputs(halves, out, res)
-    staged = staged or []
-    if len(staged) >= max_traces:
+    if staged is not None and len(staged) >= max_traces:
         return NotImplemented
-    halves, graph = _staged(jitted.__name__, [x._value if isinstance(x, Tracer) else x
-                                              for x in leaves], in_tree, run, wrt, stage)
-    with jitted.lock:
-        jitted.reverse[entry] = _NOT_HERE if halves is None else staged + [halves]
-        if halves is None:  # (jit runs this graph node by node: f is not traced again)
-            jitted.cache.setdefault(key, []).append(graph)
-    if halves is None:
+    staged = _stage(jitted, entry, staged or [], leaves, in_tree, run, wrt, stage)
+    if staged is _NOT_HERE:
         return NotImplemented
-    res = _Residuals()
+    halves, res = staged[-1], _Residuals()
     return _outputs(halves, _call(*leaves, halves=halves, res=res), res)
+
+
+def _stage(jitted, entry, staged, leaves, in_tree, run, wrt, stage):
+    """Stage ``entry``'s halves once more (``staged``: those it has) on the plain values
+    under ``leaves`` and keep them; the entry's new value, ``_NOT_HERE`` where the fast path
+    does not apply (jit then runs ``f``'s graph node by node: ``f`` is not traced again)."""
+    halves, graph = _staged(jitted.__name__, [value_for_shape(x) for x in leaves], in_tree,
+                            run, wrt, stage)
+    with jitted.lock:
+        jitted.reverse[entry] = out = _NOT_HERE if halves is None else staged + [halves]
+        if halves is None:
+            jitted.cache.setdefault(entry[0], []).append(graph)
+    return out
 
 
 def _below(jitted, staged, leaves, in_tree, run, wrt, entry, tape, stage):
@@ -191,12 +200,7 @@ def _below(jitted, staged, leaves, in_tree, run, wrt, entry, tape, stage):
     branch (guards), the graph runs node by node, as the transform of ``f`` would read the
     values."""
     if staged is None:
-        halves, graph = _staged(jitted.__name__, [value_for_shape(x) for x in leaves],
-                                in_tree, run, wrt, stage)
-        with jitted.lock:
-            jitted.reverse[entry] = staged = _NOT_HERE if halves is None else [halves]
-            if halves is None:
-                jitted.cache.setdefault(entry[0], []).append(graph)
+        staged = _stage(jitted, entry, [], leaves, in_tree, run, wrt, stage)
     if staged is _NOT_HERE or staged[0].forward.guards or staged[0].backward.guards:
         return NotImplemented
     halves = staged[0]
