@@ -48,7 +48,8 @@ def jit(f: Callable[..., Any], static_argnums: int | Sequence[int] = (),
     as they are at each call; values ``f`` computes with plain ``numpy`` while tracing are
     constants. Python side effects (``print``, appending to a list) happen while tracing only.
     ``jit`` composes with every transform in both orders (``jit(grad(f))``,
-    ``grad(jit(f))``).
+    ``grad(jit(f))``); a jitted function made inside a transformed one may close over its
+    traced values (it then runs as ``f`` under that transform).
 
     >>> import numpy, fgrad, fgrad.numpy as np
     >>> @fgrad.jit
@@ -75,6 +76,17 @@ def staged(f: Callable[..., Any]) -> Callable[..., Any]:
 class _Jitted:
     # whether it says so when it stops tracing a signature (``MAX_TRACES``)
     warns = True
+    # whether ``f`` reached a transform's tracer other than through its arguments (a
+    # closure, a ``functools.partial``, an attribute): it then runs eagerly under
+    # transforms, as it is. (JAX stages the closure's tracers as inputs; here a graph of them
+    # would serve that call only, and the outer transform's own work on them while tracing
+    # would be the staging trace's: a rerun of ``f`` is simpler and no slower than
+    # interpreting that graph.)
+    closes_over = False
+    # False for a transform's staged rule (``_derived``): it runs one level below that
+    # transform, where such a tracer would be read as a value; the error goes up to the
+    # user's jitted function, which runs ``f`` eagerly
+    reruns = True
 
     def __init__(self, f, static_argnums, static_argnames):
         if not callable(f):
@@ -199,9 +211,16 @@ class _Jitted:
             if top is not None:  # (under a transform: the transformed function's generated
                 # code, where the innermost transform has a rule for it; the tape's is the
                 # staged VJP, which needs the tape itself)
-                out = staged_vjp.call(self, key, leaves, in_tree, call, MAX_TRACES, staged) \
-                    if top.__class__ is Tape else \
-                    top.process_staged(functools.partial(self._derived, key, call), leaves)
+                if self.closes_over:
+                    return call(leaves)
+                try:
+                    out = staged_vjp.call(self, key, leaves, in_tree, call, MAX_TRACES,
+                                          staged) if top.__class__ is Tape else \
+                        top.process_staged(functools.partial(self._derived, key, call), leaves)
+                except errors.ClosedOverTracerError:
+                    if not self.reruns:
+                        raise
+                    return self._closes_over(call, leaves)
                 if out is not NotImplemented:
                     return out
         # arrays only, and no staged function around the call: the generated code directly
@@ -234,7 +253,12 @@ class _Jitted:
         # (arrays only: no tracer among the leaves, and ``direct`` asked the rest already)
         interpret = not direct if arrays else interpreting(leaves)
         state = _onp.random.get_state() if interpret else None
-        graph, values = trace_graph(f"jit({self.__name__})", call, leaves, in_tree)
+        try:
+            graph, values = trace_graph(f"jit({self.__name__})", call, leaves, in_tree)
+        except errors.ClosedOverTracerError:
+            if not self.reruns:
+                raise
+            return self._closes_over(call, leaves)
         if interpret and interpreting(leaves, graph):  # transforms around it see each primitive
             graph = optimize(graph, in_place=True, merge=False)
             if graph.effects:  # (the run draws what the trace drew, as one call would)
@@ -255,6 +279,13 @@ class _Jitted:
             self.cache.setdefault(key, []).append(graph)
         return tree_unflatten(graph.out_tree, values)
 
+    def _closes_over(self, call, leaves):
+        """``f`` on ``leaves`` eagerly, for a trace of it that met a tracer of a transform
+        around the call other than among its arguments (see ``closes_over``; an error that
+        eager code raises too, such as a custom rule's closure, comes from this call)."""
+        self.closes_over = True
+        return call(leaves)
+
     def _derived(self, key, run, name, make):
         """``jit(make(run))``, kept per signature ``key`` and ``name`` (a transform of this
         function and what it transforms: ``Trace.process_staged``)."""
@@ -263,7 +294,7 @@ class _Jitted:
         if out is None:
             out = _Jitted(make(run), (), ())
             # (named as the user's function: its errors and warnings are about that one)
-            out.__name__, out.warns = self.__name__, self.warns
+            out.__name__, out.warns, out.reruns = self.__name__, self.warns, False
             with self.lock:
                 out = self.derived.setdefault(entry, out)
         return out

@@ -4,6 +4,7 @@ right number or the same error as the transform of ``f`` itself gives.
 The generated side is ``tests/test_compositions.py`` (every table entry under every
 composition); these are the programs users wrote that found the classes of bugs.
 """
+import functools
 import math
 
 import numpy as onp
@@ -96,6 +97,62 @@ def test_grad_of_jit_keeps_a_stop_gradient_and_a_cast_to_integers_constant():
         onp.testing.assert_array_equal(fgrad.grad(fgrad.jit(f))(x), fgrad.grad(f)(x))
         onp.testing.assert_array_equal(fgrad.grad(fgrad.make_graph(f)(x))(x),
                                        fgrad.grad(f)(x))
+
+
+class _Model:
+    def __init__(self, w):
+        self.w = w
+
+
+# Programs calling a jit made inside the differentiated function (``stage(g)`` is the jit),
+# which reaches the outer transform's value ``x`` other than through its arguments.
+CLOSURES = {
+    "a closure": lambda stage, x: stage(lambda y: np.sin(x) * y)(onp.arange(3.0)),
+    "an output of the closure only": lambda stage, x: stage(lambda y: (x + 1.0, y))(2.0)[0],
+    "in a list": lambda stage, x: stage(lambda y: np.stack([x, y]) ** 2)(onp.ones(3)),
+    "also as its argument": lambda stage, x: (lambda g: g(x) + g(3.0))(stage(lambda y: x * y)),
+    "a partial": lambda stage, x: stage(functools.partial(
+        lambda w, y: np.tanh(w * y), x))(onp.arange(3.0)),
+    "an attribute": lambda stage, x: stage(lambda m, y: np.exp(m.w) / y)(_Model(x), 2.0),
+    "called twice, a jit inside": lambda stage, x: sum(
+        stage(lambda y: stage(lambda z: z * x)(y) + x)(onp.full(3, k)) for k in (1.0, 2.0)),
+}
+
+OUTER = {
+    "grad": lambda f: fgrad.grad(lambda x: np.sum(f(x))),
+    "jvp": lambda f: lambda x: fgrad.jvp(f, (x,), (onp.linspace(0.5, 1.5, 3),)),
+    "vmap": lambda f: lambda x: fgrad.vmap(f)(onp.stack([x, 2 * x])),
+    "hessian": lambda f: fgrad.hessian(lambda x: np.sum(f(x))),
+    "jacfwd": fgrad.jacfwd,
+    "jacrev": fgrad.jacrev,
+    "linearize": lambda f: lambda x: fgrad.linearize(f, x)[1](onp.ones(3)),
+    "jet": lambda f: lambda x: fgrad.jet(f, (x,), ([onp.ones(3), onp.zeros(3)],)),
+    "vmap(grad)": lambda f: fgrad.vmap(fgrad.grad(lambda x: np.sum(f(x)))),
+    "jit(grad)": lambda f: fgrad.jit(fgrad.grad(lambda x: np.sum(f(x)))),
+}
+
+
+@pytest.mark.parametrize("outer", sorted(OUTER))
+@pytest.mark.parametrize("program", sorted(CLOSURES))
+def test_a_jit_closing_over_an_outer_transforms_value_gives_what_the_function_gives(program,
+                                                                                      outer):
+    # (JAX stages the closure's tracers as inputs; fgrad runs such a function eagerly under
+    # the transforms: it was a ClosedOverTracerError, or an escaped staging tracer where the
+    # closure's value was returned as it came)
+    prog = CLOSURES[program]
+    x = onp.array([0.3, -0.7, 1.1])
+    if outer == "vmap(grad)":
+        x = onp.stack([x, 2 * x])
+    want = OUTER[outer](lambda x: prog(lambda g: g, x))(x)
+    got = OUTER[outer](lambda x: prog(fgrad.jit, x))(x)
+    for w, g in zip(*(fgrad.tree_util.tree_leaves(t) for t in (want, got))):
+        onp.testing.assert_array_equal(g, w)
+    assert len(fgrad.tree_util.tree_leaves(got)) == len(fgrad.tree_util.tree_leaves(want))
+
+
+def test_a_graph_returning_an_outer_transforms_value_says_so():
+    with pytest.raises(fgrad.ClosedOverTracerError, match="make_graph: an output closed over"):
+        fgrad.grad(lambda x: fgrad.make_graph(lambda y: x * 2.0)(1.0))(3.0)
 
 
 # --- 2. random draws under vmap --------------------------------------------------------------

@@ -402,6 +402,10 @@ def trace_graph(name, call, leaves, in_tree):
     out_leaves, out_tree, own = outputs_of(trace, out, name)
     outputs, values = [], []
     for o, t in zip(out_leaves, own):
+        if t is None and isinstance(o, Tracer):  # (computed from a closure by a transform
+            # around the trace: the graph could not compute it from its inputs)
+            raise errors.closed_over(f"{name}: an output", o._trace,
+                                     "Pass the value as an argument instead.")
         if t is None:
             outputs.append(trace.const(o) if _is_value(o) else o)
             values.append(o)
