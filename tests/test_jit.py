@@ -238,13 +238,17 @@ def test_jvp_vmap_and_jet_of_jit_run_the_transformed_functions_code(monkeypatch)
     def layer(x, w, scale):
         calls.append(1)
         h = np.tanh(x @ w)
-        # (an int and a value of no input: untraced under jvp, broadcast under vmap)
-        return {"loss": np.sum((h @ w2) ** 2) * scale, "h": h, "n": 3, "c": np.sum(w2)}
+        # (an int, a value of no input and an input as it came: untraced under jvp,
+        # broadcast under vmap, or passed out as they are with out_axes None)
+        return {"loss": np.sum((h @ w2) ** 2) * scale, "h": h, "n": 3, "c": np.sum(w2),
+                "w": w}
 
     forms = {
         "jvp": lambda f, w: fgrad.jvp(lambda w_: f(x, w_, 2.0), (w,), (t,)),
         "jvp, a Python float": lambda f, w: fgrad.jvp(lambda s: f(x, w, s), (2.0,), (1.0,)),
         "vmap": lambda f, w: fgrad.vmap(f, (0, None, None))(xs, w, 2.0),
+        "vmap, out_axes None": lambda f, w: fgrad.vmap(f, (0, None, None), out_axes={
+            "loss": 0, "h": 0, "n": None, "c": None, "w": None})(xs, w, 2.0),
         "vmap on axis 1": lambda f, w: fgrad.vmap(f, (None, 1, None))(
             x, onp.stack([w, 2 * w, t], 1), 2.0),
         "vmap(vmap)": lambda f, w: fgrad.vmap(fgrad.vmap(f, (0, None, None)), (None, 0, None))(

@@ -14,6 +14,7 @@ the values): it is a whole batch, not one example. That raises ``ConcretizationE
 JAX's ``vmap`` does, never a silently batched constant.
 """
 from typing import Any, Callable
+import functools
 import sys
 
 import numpy as _onp
@@ -129,6 +130,23 @@ class BatchTracer(ArrayTracer):
     __hash__ = None  # type: ignore[assignment]
 
 
+def _mapped(run, axes, *leaves):
+    """``run(leaves)`` mapped over ``axes`` (one per leaf, None for one not mapped), as
+    ``vmap`` maps it: the outputs, each batched one along its first axis, and per output leaf
+    whether it is batched (Python's bools, constants of a graph staged from this)."""
+    size = next(_onp.shape(value_for_shape(x))[a] for x, a in zip(leaves, axes)
+                if a is not None)
+    trace = BatchTrace(size)
+    ins = [x if a is None else BatchTracer(trace, x, a) for x, a in zip(leaves, axes)]
+    with batching(trace):
+        out = trace.run(lambda *xs: run(list(xs)), ins, "vmap")
+    flat, tree, own = outputs_of(trace, out, "vmap")
+    return (tree_unflatten(tree, [o if t is None else t._value if t._bdim == 0 else
+                                  fnp.moveaxis(t._value, t._bdim, 0)
+                                  for o, t in zip(flat, own)]),
+            tuple(t is not None for t in own))
+
+
 class BatchTrace(Trace):
     """A ``vmap`` call: ``size`` examples at once."""
 
@@ -145,16 +163,18 @@ class BatchTrace(Trace):
         """``vmap(jit(f))``: ``f`` mapped over the leaves this trace batches, staged, one
         level down; its code runs once for the batch (it ran ``f``'s graph node by node,
         each primitive's batching rule in turn: 1.3x slower than ``vmap(f)`` on a small
-        MLP). Every output is batched along its first axis."""
+        MLP). An output batched there is batched along its first axis; one that does not
+        depend on the batch stays as it is, as under ``vmap(f)``."""
         if batches()[-1:] != [self]:  # (a vmap inside this one runs: a draw in f is one
             return NotImplemented  # per example of both)
         axes = tuple(x._bdim if x.__class__ is BatchTracer and x._trace is self else None
                      for x in leaves)
-        fn = derived(f"vmap over {axes}", lambda run: vmap(lambda *xs: run(list(xs)), axes))
+        fn = derived(f"vmap over {axes}", lambda run: functools.partial(_mapped, run, axes))
         with below(self):  # (a draw in f, staged inside fn's vmap, is per example there)
-            out = fn(*[x if a is None else x._value for x, a in zip(leaves, axes)])
+            out, batched = fn(*[x if a is None else x._value for x, a in zip(leaves, axes)])
         flat, tree = tree_flatten(out)
-        return tree_unflatten(tree, [BatchTracer(self, o, 0) for o in flat])
+        return tree_unflatten(tree, [BatchTracer(self, o, 0) if b else o
+                                     for o, b in zip(flat, batched)])
 
     def process(self, prim, args, params):
         vals, dims, _, _ = self.arguments(prim, args)
