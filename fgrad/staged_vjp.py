@@ -221,7 +221,9 @@ def _staged(name, plain, in_tree, run, wrt, stage):
     if graph.effects:  # (the call itself draws, node by node: what the trace drew, again)
         _onp.random.set_state(state)
         return None, graph
-    diff = [j for j, v in enumerate(values) if _onp.result_type(v).kind == "f"]
+    # (the outputs the tape differentiates: real and complex ones; a complex output beside a
+    # float one lost its derivative when only float outputs counted)
+    diff = [j for j, v in enumerate(values) if _onp.result_type(v).kind in "fc"]
     if not diff:
         return None, graph
     n = len(plain)
