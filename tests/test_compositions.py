@@ -79,12 +79,14 @@ _REDUCE = [np.sum, np.prod, np.max, np.linalg.norm, np.mean, np.median, np.var,
 
 def _program(ops, reduce):
     """Two inputs through a chain of ops (a binary op combines the current value with the
-    previous one); two outputs: both values stacked, and a reduction."""
+    previous one); three outputs: both values stacked, a reduction, and a complex value of
+    the last (a complex output beside real ones once lost its derivative under
+    ``grad(jit)``)."""
     def f(x, y):
         a, b = x, y
         for binary, i in ops:
             a, b = (_BINARY[i](a, b), a) if binary else (_UNARY[i](a), b)
-        return np.stack([a, b]), _REDUCE[reduce](a + b)
+        return np.stack([a, b]), _REDUCE[reduce](a + b), np.exp(0.5j * a)
     return f
 
 
@@ -96,18 +98,19 @@ _OPS = st.lists(st.one_of(st.tuples(st.just(False), st.integers(0, len(_UNARY) -
 @settings(max_examples=settings.default.max_examples)
 @given(ops=_OPS, reduce=st.integers(0, len(_REDUCE) - 1), seed=st.integers(0, 2**32 - 1))
 def test_random_programs_under_every_composition_of_transforms(ops, reduce, seed):
-    """Random programs of common functions, each under the nineteen compositions against the
+    """Random programs of common functions, each under the twenty compositions against the
     loop, the eager transform or the eager replay (at the baseline of this issue, 100 such
     programs failed 531 times; an outside tester's 5,691 found the issue's classes)."""
     rng = onp.random.default_rng(seed)
     f = _program(ops, reduce)
     examples = [tuple(rng.uniform(-1.5, 1.5, 4) for _ in range(2)) for _ in range(3)]
     tangents = [tuple(rng.uniform(-1.0, 1.0, 4) for _ in range(2)) for _ in range(3)]
-    weights = [rng.uniform(0.5, 1.5, (2, 4)), rng.uniform(0.5, 1.5)]
+    weights = [rng.uniform(0.5, 1.5, (2, 4)), rng.uniform(0.5, 1.5), rng.uniform(0.5, 1.5, 4)]
 
     def scalar(x, y):
-        stacked, reduced = f(x, y)
-        return np.sum(stacked * weights[0]) + reduced * weights[1]
+        stacked, reduced, turned = f(x, y)
+        return np.sum(stacked * weights[0]) + reduced * weights[1] + \
+            np.sum(np.real(turned) * weights[2])
 
     failures = []
     for form in FORMS:

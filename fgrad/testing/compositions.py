@@ -6,7 +6,9 @@ Each transform is checked on its own elsewhere (finite differences, stacked call
 one such composition of an entry, beside what it must equal:
 
 * a derivative of a staged function (``grad(jit(f))``, ``hessian(jit(f))``, ``grad`` of a
-  ``make_graph`` graph) equals the same derivative of ``f`` to rounding;
+  ``make_graph`` graph) equals the same derivative of ``f`` to rounding, the jitted function
+  the weighted scalar or the entry itself, its outputs (several, complex, integer) weighted
+  outside;
 * a staged derivative (``jit(grad(f))``, ``jit(jvp(f))``, ``jit(jet(f))``) equals the eager one
   bit for bit, on the values it was traced on and replayed on new ones; so do ``jvp(jit(f))``,
   ``vmap(jit(f))`` and ``jet(jit(f))``, which run ``jit(jvp(f))``, ``jit(vmap(f))`` and
@@ -28,7 +30,7 @@ from ..core.pytree import tree_flatten
 
 # the forms, cheapest first; ``HEAVY`` ones (second derivatives) rotate through the table in
 # the default test run (every entry under every form in the thorough profile)
-FORMS = ("grad(jit)", "jvp(jit)", "vmap(jit)", "jet(jit)", "grad(make_graph)", "jit(grad)",
+FORMS = ("grad(jit)", "grad(jit) of outputs", "jvp(jit)", "vmap(jit)", "jet(jit)", "grad(make_graph)", "jit(grad)",
          "jit(jvp)", "vmap(grad)", "vmap(jvp)", "grad(vmap)", "vmap(jit(grad))",
          "jit(vmap(grad))", "vmap(grad(jit))", "jvp(grad(jit))", "jit(jet)", "vmap(jet)",
          "grad(jet)", "hessian(jit)", "vmap(hessian)")
@@ -104,7 +106,6 @@ def composition_case(entry, rng, n=3):
     ``scalar`` a weighted sum of its (real parts of its) outputs, ``n`` drawn argument tuples
     and a tangent tuple for each. None where the entry has no differentiable argument."""
     from . import as_function, random_case
-    from .. import numpy as fnp
 
     case = entry.spec.cases[0]
     drawn = [random_case(entry, rng, case) for _ in range(n)]
@@ -117,6 +118,13 @@ def composition_case(entry, rng, n=3):
     outs = tree_flatten(f(*examples[0]))[0]
     weights = [rng.uniform(0.5, 1.5, _onp.shape(o)) for o in outs]
 
+    return f, _weighted(f, weights), examples, tangents, weights
+
+
+def _weighted(f, weights):
+    """A weighted sum of the real parts of ``f``'s real and complex outputs."""
+    from .. import numpy as fnp
+
     def scalar(*xs):
         total = 0.0
         for o, w in zip(tree_flatten(f(*xs))[0], weights):
@@ -124,7 +132,7 @@ def composition_case(entry, rng, n=3):
                 total = total + fnp.sum(fnp.real(o) * w)
         return total
 
-    return f, scalar, examples, tangents, weights
+    return scalar
 
 
 def _meta(x):
@@ -181,6 +189,11 @@ def form_functions(form, case):
 
     if form == "grad(jit)":
         return lambda: grad(jit(scalar), argnums=every)(*xs), lambda: d_scalar(*xs), False
+    if form == "grad(jit) of outputs":  # (the staged VJP's nodes for each output, traced
+        # and replayed)
+        d_staged = grad(_weighted(jit(f), weights), argnums=every)
+        return (lambda: (d_staged(*xs), d_staged(*examples[1])),
+                lambda: (d_scalar(*xs), d_scalar(*examples[1])), False)
     if form == "jvp(jit)":  # (jit(jvp(f)) one level down: traced, then replayed)
         staged_f = jit(f)
         return (lambda: (jvp(staged_f, xs, ts), jvp(staged_f, examples[1], tangents[1])),
