@@ -1,4 +1,5 @@
-"""``grad(jit(f))``: a jitted function called under reverse mode runs generated code.
+"""``grad(jit(f))``, ``jacfwd(jit(f))``: a jitted function called on a tape runs generated
+code.
 
 Handed a reverse-mode tracer, a jitted function ran its graph node by node, so that the tape
 saw each call: an MLP's gradient through a jitted loss took longer than through the loss
@@ -8,17 +9,23 @@ into the part that runs with the forward pass and the part that needs the cotang
 (``traces.splitting``), and both halves run as generated code; the values the backward half
 reads (the residuals) are what the node keeps.
 
+A tape walked forward only (``linearize``, ``jacfwd``, so ``hessian``'s outer one: a
+``swept`` tape) records the call the same way, with the halves of ``f``'s staged JVP (``jit``
+of ``jvp``, cut where the tangents enter): the forward half runs at once, the tangent half at
+each sweep reaching the node, on the residuals (a ``cos`` of the forward values is
+computed once, not per sweep). (The VJP's backward half transposed per sweep was 5x slower.)
+
 This is one trace's fast path, taken only where nothing else needs to see ``f``'s
-operations: every traced argument a tracer of one tape that is only walked backward (``grad``,
-``vjp``, ``jacrev``: ``linearize`` and ``jacfwd`` walk theirs forward too, which would
-transpose the backward half at every sweep, 5x slower) over float values, at least one
-float output, and no random draws (the backward half would not draw again). Where the values
+operations: every traced argument a tracer of one tape that is walked one way only (not
+``make_tape``'s, shown and walked both ways) over float values, at least one real or complex
+output, and no random draws (the second half would not draw again). Where the values
 under the tape are another transform's (``vmap(grad(jit(f)))``, ``jvp(grad(jit(f)))``), the
 halves run as staged functions on them (``_below``), so that transform's rule for a staged
 function runs their code; so does the backward half on a batch of cotangents (``jacrev``).
-Several float outputs (``has_aux``, a dict of results) are a node each, the later ones
-reading the first (``_part``), and the backward half runs once, when the walk reaches the
-call's node, with every output's cotangent. A graph whose guards fail on a call is staged
+Several outputs (``has_aux``, a dict of results) are a node each, the later ones reading
+the first (``_part``), and the backward half runs once, when the walk reaches the call's
+node, with every output's cotangent; forward, the tangent half runs at the call's node and
+the later nodes take their tangents from it. A graph whose guards fail on a call is staged
 again for it, as ``jit`` traces again.
 """
 import numpy as _onp
@@ -30,6 +37,7 @@ from .core.values import NUMPY_FLOATS
 from .traces.graph import GuardError
 from .traces.passes import optimize
 from .traces.splitting import split_vjp
+from .traces.dual import DualTrace, DualTracer
 from .traces.staging import trace_graph
 from .traces.tape import Tape, TapeTracer
 
@@ -38,11 +46,14 @@ _NOT_HERE = ()
 
 
 class _Halves:
-    """One staging of ``f``'s VJP: its two graphs, the positions of the differentiated
-    leaves, the output's structure and leaf count, and the positions of its float leaves (the
-    ones the tape differentiates) with each one's shape and dtype."""
+    """One staging of ``f``'s VJP (or JVP): its two graphs, the positions of the
+    differentiated leaves, the output's structure and leaf count, the positions of its real
+    and complex leaves (the ones the tape differentiates), the shape and dtype of each seed of
+    the second half (those outputs' cotangents, or the differentiated leaves' tangents), and
+    the primitives of the call's node and of its later outputs' nodes."""
 
-    __slots__ = ("forward", "backward", "wrt", "out_tree", "n_out", "diff", "likes", "jits")
+    __slots__ = ("forward", "backward", "wrt", "out_tree", "n_out", "diff", "likes", "jits",
+                 "call", "part")
 
     def __repr__(self):  # (a parameter in a printed tape, make_tape)
         return f"<{self.forward.name[:-len(' forward')]} in leaves {self.wrt}>"
@@ -57,6 +68,18 @@ class _Residuals:
 
     def __repr__(self):
         return f"<{len(getattr(self, 'values', ()))} residuals>"
+
+
+def _second_half(halves, res, seeds, below):
+    """The second half's outputs for these seeds (the forward half's values kept in
+    ``res``): as a staged function where values are another transform's (that transform's
+    rule runs it: jacrev's or jacfwd's batch of seeds runs jit(vmap(half)))."""
+    for c in seeds:  # (a loop: any() over a generator costs more on this per-call path)
+        if isinstance(c, Tracer):
+            below = True
+    if below:
+        return halves.jits[1](*res.values, *seeds)
+    return halves.backward.run([*res.values, *seeds])
 
 
 def _forward(*leaves, halves, res):
@@ -75,16 +98,7 @@ def _backward(g, ans, *leaves, halves, res):
         for j, like in zip(halves.diff[1:], halves.likes[1:]):
             c = got.get(j)
             seeds.append(_onp.zeros(*like) if c is None else c)
-    below = res.below
-    for c in seeds:  # (a loop: any() over a generator costs more on this per-call path)
-        if isinstance(c, Tracer):
-            below = True
-    if below:
-        # (another transform's values: a staged function, which that transform's rule runs;
-        # jacrev's batch of cotangents runs jit(vmap(backward half)))
-        cts = halves.jits[1](*res.values, *seeds)
-    else:
-        cts = halves.backward.run([*res.values, *seeds])
+    cts = _second_half(halves, res, seeds, res.below)
     out = [None] * len(leaves)
     for i, c in zip(halves.wrt, cts):
         out[i] = c
@@ -113,6 +127,31 @@ _part = Primitive("jit_vjp_output", _output, vjp_joint=_output_vjp, residuals=((
                   keeps_python_numbers=True)
 
 
+# On a tape walked forward only (``linearize``, ``jacfwd``) the call is a node the same way,
+# its halves those of ``f``'s staged JVP: the forward half runs at once, the tangent half at
+# each sweep reaching the node (all the outputs' tangents, which the later outputs' nodes
+# take from ``res``, walked after it).
+def _tangent(tangents, ans, *leaves, halves, res):
+    seeds = []
+    for i, like in zip(halves.wrt, halves.likes):
+        t = tangents[i]
+        seeds.append(_onp.zeros(*like) if t is None else t)
+    outs = _second_half(halves, res, seeds, res.below)
+    if len(outs) > 1:
+        res.cts = dict(zip(halves.diff[1:], outs[1:]))
+    return outs[0]
+
+
+def _output_jvp(tangents, ans, first, *, halves, res, j):
+    return res.cts.pop(j)
+
+
+_jvp_call = Primitive("jit_jvp", _forward, jvp_joint=_tangent, residuals=((), False),
+                      keeps_python_numbers=True)
+_jvp_part = Primitive("jit_jvp_output", _output, jvp_joint=_output_jvp,
+                      residuals=((), False), keeps_python_numbers=True)
+
+
 def _outputs(halves, first, res, tape=None):
     """The call's output: its first float leaf the call's node, the other float leaves nodes
     after it (recorded on ``tape`` where the values are another transform's), the rest as they
@@ -125,8 +164,8 @@ def _outputs(halves, first, res, tape=None):
         res.cts = {}
         for j in diff[1:]:
             params = {"halves": halves, "res": res, "j": j}
-            outs[j] = _part(first, **params) if tape is None else \
-                tape.record(_part, [first], params, outs[j])
+            outs[j] = halves.part(first, **params) if tape is None else \
+                tape.record(halves.part, [first], params, outs[j])
     outs[diff[0]] = first
     res.outs = None
     return tree_unflatten(halves.out_tree, outs)
@@ -139,9 +178,9 @@ def call(jitted, key, leaves, in_tree, run, max_traces, stage):
     tape, wrt, below = None, [], False
     for i, x in enumerate(leaves):
         if x.__class__ is TapeTracer:
-            if tape is not None and x._trace is not tape or not x._trace.lean:
-                return NotImplemented  # (a tape walked forward too, by linearize or jacfwd,
-                # would transpose the backward half per sweep)
+            t = x._trace
+            if tape is not None and t is not tape or not (t.lean or t.swept):
+                return NotImplemented  # (a tape walked both ways, make_tape's: the nodes)
             v = x._value
             if v.__class__ is not _onp.ndarray or v.dtype.kind != "f":
                 if isinstance(v, Tracer):  # (another transform's, below the tape)
@@ -156,7 +195,7 @@ def call(jitted, key, leaves, in_tree, run, max_traces, stage):
             below = True  # tape does not differentiate)
     if tape is None:
         return NotImplemented
-    entry = (key, tuple(wrt))
+    entry = (key, tuple(wrt), tape.lean)
     staged = jitted.reverse.get(entry)
     if staged is _NOT_HERE:
         return NotImplemented
@@ -165,7 +204,7 @@ def call(jitted, key, leaves, in_tree, run, max_traces, stage):
     for halves in staged or ():
         res = _Residuals()
         try:
-            out = _call(*leaves, halves=halves, res=res)
+            out = halves.call(*leaves, halves=halves, res=res)
         except GuardError:  # (another branch: staged again below, as jit traces again)
             continue
         return _outputs(halves, out, res)
@@ -175,7 +214,7 @@ def call(jitted, key, leaves, in_tree, run, max_traces, stage):
     if staged is _NOT_HERE:
         return NotImplemented
     halves, res = staged[-1], _Residuals()
-    return _outputs(halves, _call(*leaves, halves=halves, res=res), res)
+    return _outputs(halves, halves.call(*leaves, halves=halves, res=res), res)
 
 
 def _stage(jitted, entry, staged, leaves, in_tree, run, wrt, stage):
@@ -183,7 +222,7 @@ def _stage(jitted, entry, staged, leaves, in_tree, run, wrt, stage):
     under ``leaves`` and keep them; the entry's new value, ``_NOT_HERE`` where the fast path
     does not apply (jit then runs ``f``'s graph node by node: ``f`` is not traced again)."""
     halves, graph = _staged(jitted.__name__, [value_for_shape(x) for x in leaves], in_tree,
-                            run, wrt, stage)
+                            run, wrt, stage, entry[2])
     with jitted.lock:
         jitted.reverse[entry] = out = _NOT_HERE if halves is None else staged + [halves]
         if halves is None:
@@ -208,14 +247,15 @@ def _below(jitted, staged, leaves, in_tree, run, wrt, entry, tape, stage):
     res = _Residuals()
     n = halves.n_out
     res.values, res.outs, res.below = outs[n:], outs[:n], True
-    first = tape.record(_call, leaves, {"halves": halves, "res": res}, outs[halves.diff[0]])
+    first = tape.record(halves.call, leaves, {"halves": halves, "res": res},
+                        outs[halves.diff[0]])
     return _outputs(halves, first, res, tape)
 
 
-def _staged(name, plain, in_tree, run, wrt, stage):
-    """The two halves of ``run``'s VJP in the leaves at ``wrt``, staged on the plain values
-    ``plain`` (None where no output is a float array, or where it draws), and ``run``'s own
-    graph."""
+def _staged(name, plain, in_tree, run, wrt, stage, reverse=True):
+    """The two halves of ``run``'s VJP (``reverse``; else its JVP) in the leaves at ``wrt``,
+    staged on the plain values ``plain`` (None where no output is a real or complex array,
+    or where it draws), and ``run``'s own graph."""
     state = _onp.random.get_state()
     graph, values = trace_graph(f"jit({name})", run, plain, in_tree)
     if graph.effects:  # (the call itself draws, node by node: what the trace drew, again)
@@ -228,7 +268,7 @@ def _staged(name, plain, in_tree, run, wrt, stage):
         return None, graph
     n = len(plain)
 
-    def joint(ins):
+    def vjp(ins):
         # f's graph, run node by node on a tape's tracers (f's Python runs once, above), and
         # the tape walked back from the g's
         xs, gs = list(ins[:n]), ins[n:]
@@ -247,9 +287,25 @@ def _staged(name, plain, in_tree, run, wrt, stage):
                        else c)
         return [*(without_derivative(y) for y in ys), *cts]
 
-    leaves = [*plain, *(_onp.ones_like(values[j]) for j in diff)]
-    staged, _ = trace_graph(f"jit({name}) VJP", joint, leaves, tree_flatten(tuple(leaves))[1])
+    def jvp(ins):
+        # f's graph run node by node on dual numbers: the outputs, then the tangents of the
+        # differentiated ones (zeros for one that does not depend on the leaves at wrt)
+        xs = list(ins[:n])
+        trace = DualTrace()
+        for i, t in zip(wrt, ins[n:]):
+            xs[i] = DualTracer(trace, xs[i], t)
+        ys = trace.run(lambda: graph.run(xs), (), f"jit({name})")
+        mine = [y.__class__ is DualTracer and y._trace is trace for y in ys]
+        return [*(y._value if m else y for y, m in zip(ys, mine)),
+                *(ys[j]._tangent if mine[j] else
+                  _onp.zeros(_onp.shape(values[j]), value_dtype(values[j])) for j in diff)]
+
+    seeds = [values[j] for j in diff] if reverse else [plain[i] for i in wrt]
+    leaves = [*plain, *(_onp.ones_like(v) for v in seeds)]
+    staged, _ = trace_graph(f"jit({name}) {'VJP' if reverse else 'JVP'}",
+                            vjp if reverse else jvp, leaves, tree_flatten(tuple(leaves))[1])
     halves = _Halves()
+    halves.call, halves.part = (_call, _part) if reverse else (_jvp_call, _jvp_part)
     halves.forward, halves.backward = split_vjp(optimize(staged, in_place=True), n,
                                                 len(values))
     halves.wrt, halves.out_tree, halves.n_out = wrt, graph.out_tree, len(values)
@@ -257,5 +313,5 @@ def _staged(name, plain, in_tree, run, wrt, stage):
     # (the halves as staged functions, for values of another transform: ``_below``)
     halves.jits = (stage(lambda *xs: halves.forward.run(list(xs))),
                    stage(lambda *xs: halves.backward.run(list(xs))))
-    halves.likes = [(_onp.shape(values[j]), value_dtype(values[j])) for j in diff]
+    halves.likes = [(_onp.shape(v), value_dtype(v)) for v in seeds]
     return halves, graph

@@ -34,13 +34,14 @@ class Recording:
     """A function run once on a fresh tape: flat inputs and outputs with their nodes."""
 
     def __init__(self, f, args, fname, has_aux=False, lean=False, inputs="copy",
-                 allow_int=False):
-        """``lean`` and ``inputs``: the tape's policy (``Tape``); with ``inputs="read-only"`` the
-        caller walks the tape before returning and calls ``release()`` when done, errors
-        included. ``allow_int``: integer inputs pass through untraced (their node is None)."""
+                 allow_int=False, swept=False):
+        """``lean``, ``swept`` and ``inputs``: the tape's policy (``Tape``); with
+        ``inputs="read-only"`` the caller walks the tape before returning and calls
+        ``release()`` when done, errors included. ``allow_int``: integer inputs pass through
+        untraced (their node is None)."""
         flat, self.in_tree = flat_inputs(args, fname, allow_int)
         self.inputs = flat
-        self.tape = tape = Tape(fname, lean=lean, inputs=inputs)
+        self.tape = tape = Tape(fname, lean=lean, inputs=inputs, swept=swept)
         if allow_int:
             tracers = [x if is_integer(x) else tape.new_input(x) for x in flat]
             self.in_nodes = [t._node if t.__class__ is TapeTracer else None for t in tracers]
@@ -306,7 +307,7 @@ def linearize(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., 
     3.0
     """
     with at_user_code():
-        rec = Recording(f, primals, "linearize")
+        rec = Recording(f, primals, "linearize", swept=True)
 
     def jvp_fn(*tangents):
         t_flat, t_tree = tree_flatten(tuple(tangents))
@@ -487,7 +488,7 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: boo
         else:
             _refuse_complex(tree_flatten(dyn)[0], "jacfwd: input", _COMPLEX_INPUT)
         with at_user_code():
-            rec = Recording(g, dyn, "jacfwd", has_aux, inputs="read-only")
+            rec = Recording(g, dyn, "jacfwd", has_aux, inputs="read-only", swept=True)
             try:
                 if holomorphic:
                     check_holomorphic("jacfwd", rec.out_vals, "output")

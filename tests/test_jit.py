@@ -200,6 +200,59 @@ def test_grad_of_jit_under_vmap_or_jvp_runs_generated_code(monkeypatch):
             onp.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-14, err_msg=name)
 
 
+def test_linearize_jacfwd_and_hessian_of_jit_run_generated_code(monkeypatch):
+    # a tape walked forward only (linearize, jacfwd, and so hessian's outer tape) records a
+    # jitted call as one node: f's staged JVP cut in two, the forward half run at once, the
+    # tangent half at each sweep (under jacfwd's vmap, jit(vmap(tangent half))); it ran f's
+    # graph node by node. Equal to the eager transform bit for bit; a branch stages again.
+    from fgrad.traces.graph import Graph
+    rng = onp.random.default_rng(0)
+    w, b, x, t = (rng.normal(size=(6, 6)) / 3, rng.normal(size=6), rng.normal(size=6),
+                  rng.normal(size=6))
+    calls = []
+
+    def layer(v):
+        calls.append(1)
+        return np.tanh(w @ v + b)
+
+    def outputs(v, s):  # (several outputs: complex, an int, one of no input, a Python float)
+        h = np.sin(v) * s
+        return {"h": h, "s": np.sum(h ** 2), "z": np.exp(1j * h[:2]), "n": 3, "c": np.ones(2)}
+
+    def branchy(v):
+        return np.sin(v) if np.sum(v) > 0 else np.cos(v) * v
+
+    def sq(v):
+        return np.sum(layer(v) ** 2)
+
+    def real(d):
+        return {k: d[k] for k in ("h", "s", "c")}
+
+    forms = {
+        "linearize": (layer, lambda f, v: (lambda push: [push(t), push(2 * t)])(
+            fgrad.linearize(f, v)[1])),
+        "linearize, several outputs": (outputs, lambda f, v: (lambda push: [push(t, 2.0)])(
+            fgrad.linearize(f, v, 1.5)[1])),
+        "jacfwd": (layer, lambda f, v: fgrad.jacfwd(f)(v)),
+        "jacfwd, several outputs": (outputs, lambda f, v: fgrad.jacfwd(
+            lambda *a: real(f(*a)), argnums=(0, 1))(v, 1.5)),
+        "hessian": (sq, lambda f, v: fgrad.hessian(f)(v)),
+        "vmap(jacfwd)": (layer, lambda f, v: fgrad.vmap(fgrad.jacfwd(f))(onp.stack([v, -v]))),
+        "jacfwd(jacfwd)": (sq, lambda f, v: fgrad.jacfwd(fgrad.jacfwd(f))(v)),
+        "jacfwd, a branch": (branchy, lambda f, v: [fgrad.jacfwd(f)(v), fgrad.jacfwd(f)(-v)]),
+    }
+    for name, (f, form) in forms.items():
+        jf = jit(f)
+        _same(form(jf, x), form(f, x))  # (the first call: staged, and run at once)
+        del calls[:]
+        with monkeypatch.context() as m:
+            m.setattr(Graph, "interpret", lambda self, leaves: pytest.fail("node by node"))
+            for v in (2 * x, x - 1):
+                _same(form(jf, v), form(f, v))
+        if f is sq:
+            assert len(calls) == 2, name  # (the eager calls only: f's Python ran no more)
+
+
 def test_grad_of_jit_with_several_outputs_traces_once():
     calls = []
 

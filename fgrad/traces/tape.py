@@ -69,17 +69,19 @@ class Tape(Trace):
     ``kind`` names the tape in messages. Its policy is said where it is made: ``lean``, the
     tape is only walked backward, so it keeps just the values its VJP rules read (the
     primitives' ``residuals``); one also walked forward (linearize, jacfwd) or shown
-    (make_tape) keeps everything. ``inputs``: how it keeps input arrays (``keeping.Kept``).
+    (make_tape) keeps everything; ``swept``, it is only walked forward (linearize, jacfwd), so
+    a jitted call may be one node whose rule is its staged JVP's (``fgrad.staged_vjp``).
+    ``inputs``: how it keeps input arrays (``keeping.Kept``).
     """
 
-    __slots__ = ("nodes", "kept", "lean", "walk_lock", "walker", "shares_constants")
+    __slots__ = ("nodes", "kept", "lean", "swept", "walk_lock", "walker", "shares_constants")
     tracer_type = TapeTracer
     keeps_constants = True
 
-    def __init__(self, kind="vjp", *, lean=False, inputs="copy"):
+    def __init__(self, kind="vjp", *, lean=False, inputs="copy", swept=False):
         super().__init__(kind)
         self.nodes = []
-        self.lean = lean
+        self.lean, self.swept = lean, swept
         # a tape inside a staged function hands its plain values down uncopied: staging
         # records them and reads them anew at each replay (see tracer.STAGING)
         self.shares_constants = self.staged
