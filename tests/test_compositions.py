@@ -98,7 +98,7 @@ _OPS = st.lists(st.one_of(st.tuples(st.just(False), st.integers(0, len(_UNARY) -
 @settings(max_examples=settings.default.max_examples)
 @given(ops=_OPS, reduce=st.integers(0, len(_REDUCE) - 1), seed=st.integers(0, 2**32 - 1))
 def test_random_programs_under_every_composition_of_transforms(ops, reduce, seed):
-    """Random programs of common functions, each under the twenty compositions against the
+    """Random programs of common functions, each under the twenty-one compositions against the
     loop, the eager transform or the eager replay (at the baseline of this issue, 100 such
     programs failed 531 times; an outside tester's 5,691 found the issue's classes)."""
     rng = onp.random.default_rng(seed)

@@ -12,7 +12,8 @@ one such composition of an entry, beside what it must equal:
 * a staged derivative (``jit(grad(f))``, ``jit(jvp(f))``, ``jit(jet(f))``) equals the eager one
   bit for bit, on the values it was traced on and replayed on new ones; so do ``jvp(jit(f))``,
   ``vmap(jit(f))`` and ``jet(jit(f))``, which run ``jit(jvp(f))``, ``jit(vmap(f))`` and
-  ``jit(jet(f))`` one level down;
+  ``jit(jet(f))`` one level down, and ``linearize(jit(f))``, whose tape runs ``f``'s staged
+  JVP in two halves;
 * a batched derivative (``vmap(grad(f))``, ``vmap(jvp(f))``, ``vmap(hessian(f))``,
   ``vmap(jet(f))``, and the triples ``vmap(jit(grad(f)))``, ``jit(vmap(grad(f)))``,
   ``vmap(grad(jit(f)))``) equals the loop over the examples, and a derivative of a batched
@@ -30,7 +31,7 @@ from ..core.pytree import tree_flatten
 
 # the forms, cheapest first; ``HEAVY`` ones (second derivatives) rotate through the table in
 # the default test run (every entry under every form in the thorough profile)
-FORMS = ("grad(jit)", "grad(jit) of outputs", "jvp(jit)", "vmap(jit)", "jet(jit)", "grad(make_graph)", "jit(grad)",
+FORMS = ("grad(jit)", "grad(jit) of outputs", "linearize(jit)", "jvp(jit)", "vmap(jit)", "jet(jit)", "grad(make_graph)", "jit(grad)",
          "jit(jvp)", "vmap(grad)", "vmap(jvp)", "grad(vmap)", "vmap(jit(grad))",
          "jit(vmap(grad))", "vmap(grad(jit))", "jvp(grad(jit))", "jit(jet)", "vmap(jet)",
          "grad(jet)", "hessian(jit)", "vmap(hessian)")
@@ -151,7 +152,7 @@ def _random_like(x, rng):
 def form_functions(form, case):
     """``(got, want, exact)`` for one form on a case from ``composition_case``: two
     functions of no argument, and whether they must agree bit for bit."""
-    from .. import grad, hessian, jit, jvp, make_graph, vmap
+    from .. import grad, hessian, jit, jvp, linearize, make_graph, vmap
     from ..traces.taylor import jet
     from .. import numpy as fnp
 
@@ -194,6 +195,14 @@ def form_functions(form, case):
         d_staged = grad(_weighted(jit(f), weights), argnums=every)
         return (lambda: (d_staged(*xs), d_staged(*examples[1])),
                 lambda: (d_scalar(*xs), d_scalar(*examples[1])), False)
+    if form == "linearize(jit)":  # (the staged JVP's halves: the tangent half per sweep, two
+        # sweeps; staged, then replayed on another example)
+        def pushes(g, x_, t_):
+            push = linearize(g, *x_)[1]
+            return push(*t_), push(*[2 * t for t in t_])
+        staged_f = jit(f)
+        return (lambda: (pushes(staged_f, xs, ts), pushes(staged_f, examples[1], tangents[1])),
+                lambda: (pushes(f, xs, ts), pushes(f, examples[1], tangents[1])), True)
     if form == "jvp(jit)":  # (jit(jvp(f)) one level down: traced, then replayed)
         staged_f = jit(f)
         return (lambda: (jvp(staged_f, xs, ts), jvp(staged_f, examples[1], tangents[1])),
