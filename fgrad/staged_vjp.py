@@ -60,9 +60,10 @@ class _Halves:
 
 
 class _Residuals:
-    """One call's record (a parameter of its nodes): the backward half's inputs from the
-    forward half, its outputs until the call has read them, and the cotangents of its float
-    outputs after the first, as a backward walk reaches their nodes."""
+    """One call's record (a parameter of its nodes): the second half's inputs from the
+    forward half, its outputs until the call has read them, and the cotangents of its
+    differentiated outputs after the first, as a backward walk reaches their nodes (forward:
+    their tangents, from the call's node until theirs reads them)."""
 
     __slots__ = ("values", "outs", "cts", "below")
 
