@@ -8,6 +8,7 @@ reported as not measured, with the reason.
 from dataclasses import dataclass
 
 from .case import FGRAD, FWD, JIT
+from .workloads.around_jit import INSIDE, JAX_INSIDE, TRANSFORMS
 
 
 @dataclass
@@ -104,6 +105,19 @@ def _staged_limit_targets():
     return out
 
 
+def _around_jit_targets():
+    """A transform of a jitted function runs the jitted call's own rule for it (generated
+    code, not the graph node by node): no slower than the same transform of ``f``; against
+    JAX's transform of ``jax.jit(f)``, reported."""
+    out = []
+    for case in TRANSFORMS:
+        out += [Target(f"around_jit ({case}): T(jit(f)) no slower than T(f)", "around_jit",
+                       case, FGRAD, 1.0, label=INSIDE),
+                Target(f"around_jit ({case}): T(jit(f)) against JAX's T(jax.jit(f)) (no "
+                       "limit)", "around_jit", case, JAX_INSIDE, 0.0, "info", label=INSIDE)]
+    return out
+
+
 #: ``import fgrad.numpy`` against ``import numpy``, in fresh processes (benchmarks.import_time)
 IMPORT_LIMIT = 1.5
 
@@ -167,6 +181,7 @@ TARGETS = (
        Target("taylor_tanh (k=8): fgrad's jet against JAX's (eager jax.experimental.jet)",
               "taylor_tanh", "k=8", "jax", 0.0, "info")]
     + _staged_limit_targets()
+    + _around_jit_targets()
 )
 
 

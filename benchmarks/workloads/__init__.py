@@ -1,5 +1,6 @@
 """The workloads, in the order the suite runs them (``--only NAME`` picks one by name)."""
 from ..names import NAMES
+from .around_jit import AROUND_JIT
 from .arrays import ELEMENTWISE, MATMUL
 from .batched import PER_EXAMPLE
 from .inference import SVI
@@ -10,6 +11,6 @@ from .taylor import TAYLOR_TANH
 
 WORKLOADS = [SCALAR_CHAIN, MLP, ELEMENTWISE, MATMUL, ROSENBROCK, TANH_DERIVATIVES,
              LAYER_JACOBIAN, RNN, LOGREG, SVI, PER_EXAMPLE, VJP_ONLY_HESSIAN,
-             TAYLOR_TANH]
+             TAYLOR_TANH, AROUND_JIT]
 BY_NAME = {w.name: w for w in WORKLOADS}
 assert tuple(BY_NAME) == NAMES, "benchmarks/names.py lists the workloads in this order"
