@@ -57,9 +57,10 @@ def by_hand(name, p, a):
     if name == "grad":
         return grad_and_hvp(x, t)[0]
     if name == "jvp":
-        return push(x, t)[1], push(x, t)[3]
+        _, y, _, dy = push(x, t)
+        return y, dy
     if name == "vmap":
-        return push(X, X)[1]
+        return numpy.tanh(numpy.tanh(X @ w1 + b1) @ w2)
     if name == "jacfwd":  # (one direction per unit vector: the Jacobian's columns)
         return push(x, numpy.eye(x.size))[3].T
     if name == "hessian":
