@@ -28,6 +28,8 @@ node, with every output's cotangent; forward, the tangent half runs at the call'
 the later nodes take their tangents from it. A graph whose guards fail on a call is staged
 again for it, as ``jit`` traces again.
 """
+from _thread import get_ident
+
 import numpy as _onp
 
 from .core.pytree import tree_flatten, tree_unflatten
@@ -131,7 +133,8 @@ _part = Primitive("jit_vjp_output", _output, vjp_joint=_output_vjp, residuals=((
 # On a tape walked forward only (``linearize``, ``jacfwd``) the call is a node the same way,
 # its halves those of ``f``'s staged JVP: the forward half runs at once, the tangent half at
 # each sweep reaching the node (all the outputs' tangents, which the later outputs' nodes
-# take from ``res``, walked after it).
+# take from ``res``, walked after it). (Kept per thread: unlike a backward walk, a forward
+# sweep takes no lock, and two threads may push tangents through one linearization at once.)
 def _tangent(tangents, ans, *leaves, halves, res):
     seeds = []
     for i, like in zip(halves.wrt, halves.likes):
@@ -139,12 +142,14 @@ def _tangent(tangents, ans, *leaves, halves, res):
         seeds.append(_onp.zeros(*like) if t is None else t)
     outs = _second_half(halves, res, seeds, res.below)
     if len(outs) > 1:
-        res.cts = dict(zip(halves.diff[1:], outs[1:]))
+        me = get_ident()
+        for j, t in zip(halves.diff[1:], outs[1:]):
+            res.cts[me, j] = t
     return outs[0]
 
 
 def _output_jvp(tangents, ans, first, *, halves, res, j):
-    return res.cts.pop(j)
+    return res.cts.pop((get_ident(), j))
 
 
 _jvp_call = Primitive("jit_jvp", _forward, jvp_joint=_tangent, residuals=((), False),
