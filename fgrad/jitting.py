@@ -360,6 +360,8 @@ def _plain(items, leaves, key):
 
 
 def _is_value(x):
+    if isinstance(x, Tracer):  # (a traced array or number: a value, whatever its trace)
+        return True
     m = value_for_shape(x)
     return isinstance(m, (_onp.ndarray, _onp.generic, int, float, complex)) or foreign_array(m)
 

@@ -79,10 +79,11 @@ def _public_function(frame, module):
 class BatchTracer(ArrayTracer):
     """One example of a batch: the batched value ``_b`` (one level down), batch axis ``_bdim``."""
 
-    __slots__ = ("_bdim",)
+    __slots__ = ("_bdim", "_example")
 
     def __init__(self, trace, batched, bdim):
         self._trace, self._value, self._bdim, self._base = trace, batched, bdim, None
+        self._example = None
 
     def _read(self):
         called = _library_function_reading()
@@ -102,12 +103,19 @@ class BatchTracer(ArrayTracer):
     def _meta(self):
         """One example for its class, shape and dtype: the batch's first (a view), so that a
         function staged for one example (``vmap(jit(f))``) is traced on real values, not on
-        zeros where ``inv`` would fail and a branch could take the wrong side."""
-        b = value_for_shape(self._value)
-        if _onp.shape(b)[self._bdim] == 0:  # (an empty batch has no first example)
-            return _onp.broadcast_to(_onp.zeros((), _onp.result_type(b)),
-                                     example_shape(b, self._bdim))
-        return b[(slice(None),) * self._bdim + (0,)]
+        zeros where ``inv`` would fail and a branch could take the wrong side. Made once
+        (a jitted call under ``vmap(grad)`` reads it several times per leaf: its signature,
+        and again one level down; sliced anew each time, it was 9% of the call)."""
+        e = self._example
+        if e is None:
+            b = value_for_shape(self._value)
+            if _onp.shape(b)[self._bdim] == 0:  # (an empty batch has no first example)
+                e = _onp.broadcast_to(_onp.zeros((), _onp.result_type(b)),
+                                      example_shape(b, self._bdim))
+            else:
+                e = b[(slice(None),) * self._bdim + (0,)]
+            self._example = e
+        return e
 
     # (one example's, where ``Tracer`` reads the batch's)
     shape = property(lambda self: self._meta.shape, set_shape)
