@@ -15,7 +15,7 @@ import warnings
 
 import numpy as _onp
 
-from . import staged_vjp
+from . import jit_on_tape
 from .traces.graph import GuardError, interpreting
 from .core import errors
 from .core.values import foreign_array
@@ -119,7 +119,7 @@ class _Jitted:
         self.passing = set()  # the graphs whose passes run now
         self.warned = set()
         # (signature, differentiated leaves) -> the staged VJP's halves, for calls under
-        # reverse mode (``staged_vjp``)
+        # reverse mode (``jit_on_tape``)
         self.reverse = {}
         # (signature, a transform's name) -> its jitted function (``_derived``)
         self.derived = {}
@@ -214,7 +214,7 @@ class _Jitted:
                 if self.closes_over:
                     return call(leaves)
                 try:
-                    out = staged_vjp.call(self, key, leaves, in_tree, call, MAX_TRACES,
+                    out = jit_on_tape.call(self, key, leaves, in_tree, call, MAX_TRACES,
                                           staged) if top.__class__ is Tape else \
                         top.process_staged(functools.partial(self._derived, key, call), leaves)
                 except errors.ClosedOverTracerError:

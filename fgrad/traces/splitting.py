@@ -4,7 +4,7 @@ when the cotangent arrives (what JAX's partial evaluation does to a linearized j
 ``grad(jit(f))`` records one call on the tape for the jitted function: its forward half runs
 as generated code at once and keeps the values its backward half reads (the residuals), and
 the backward half runs as generated code when the tape's walk reaches the call
-(``fgrad.staged_vjp``)."""
+(``fgrad.jit_on_tape``)."""
 from ..core.pytree import tree_flatten
 from .graph import Graph
 from .nodes import Var

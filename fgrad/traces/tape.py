@@ -70,7 +70,7 @@ class Tape(Trace):
     tape is only walked backward, so it keeps just the values its VJP rules read (the
     primitives' ``residuals``); one also walked forward (linearize, jacfwd) or shown
     (make_tape) keeps everything; ``swept``, it is only walked forward (linearize, jacfwd), so
-    a jitted call may be one node whose rule is its staged JVP's (``fgrad.staged_vjp``).
+    a jitted call may be one node whose rule is its staged JVP's (``fgrad.jit_on_tape``).
     ``inputs``: how it keeps input arrays (``keeping.Kept``).
     """
 
@@ -215,7 +215,7 @@ class Tape(Trace):
     def record(self, prim, args, params, ans):
         """Record a call of ``prim`` on ``args`` whose output ``ans`` the caller computed one
         level down (a staged VJP's forward half, run as another transform's staged function:
-        ``fgrad.staged_vjp``), as ``process`` records one; on a lean tape its arguments and
+        ``fgrad.jit_on_tape``), as ``process`` records one; on a lean tape its arguments and
         output are shed, so ``prim``'s rules must read neither."""
         mine = [a.__class__ is TapeTracer and a._trace is self for a in args]
         node = new_node(prim, [a._value if m else a for a, m in zip(args, mine)], params, ans,
