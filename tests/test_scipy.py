@@ -185,7 +185,8 @@ def test_t_logpdf_takes_keyword_parameters_and_differentiates_in_df():
 @pytest.mark.parametrize("name, x, shapes", [
     ("gumbel_r", 0.7, {}), ("gumbel_l", -0.4, {}), ("pareto", 3.1, {"b": 2.5}),
     ("weibull_min", 1.2, {"c": 1.7}), ("truncnorm", 0.6, {"a": -1.2, "b": 2.1}),
-    ("vonmises", 0.9, {"kappa": 2.2})])
+    ("vonmises", 0.9, {"kappa": 2.2}), ("gennorm", -0.8, {"beta": 1.6}),
+    ("wrapcauchy", 2.5, {"c": 0.35})])
 def test_more_distributions_against_scipys_own_values(name, x, shapes):
     # every parameter by keyword, loc and scale too: the gradient of logpdf against central
     # differences of scipy's logpdf; cdf's derivative in the point is scipy's pdf
@@ -209,6 +210,22 @@ def test_more_distributions_against_scipys_own_values(name, x, shapes):
         assert g == pytest.approx(fd, rel=1e-6, abs=1e-8), (name, i)
     assert fgrad.grad(lambda x: ours.cdf(x, **params))(x) == pytest.approx(
         theirs.pdf(x, **params), rel=1e-12)
+
+
+def test_betabinom_logpmf_in_its_shapes_and_no_cdf():
+    # d/da log pmf = psi(k + a) - psi(n + a + b) - psi(a) + psi(a + b), b alike with n - k
+    k, n, a, b = onp.array([0, 2, 5]), 6, 1.3, 2.1
+    ga, gb = fgrad.grad(lambda a, b: np.sum(stats.betabinom.logpmf(k, n, a, b)),
+                        argnums=(0, 1))(a, b)
+    psi = sc.digamma
+    assert ga == pytest.approx(onp.sum(psi(k + a) - psi(n + a + b) - psi(a) + psi(a + b)),
+                               rel=1e-13)
+    assert gb == pytest.approx(onp.sum(psi(n - k + b) - psi(n + a + b) - psi(b) + psi(a + b)),
+                               rel=1e-13)
+    onp.testing.assert_array_equal(stats.betabinom.pmf(k, n, a, b), st.betabinom.pmf(k, n, a, b))
+    with pytest.raises(AttributeError, match=r"betabinom has logpmf and pmf only .* call "
+                                             r"scipy\.stats\.betabinom\.cdf"):
+        stats.betabinom.cdf
 
 
 def test_ppf_derivative_is_the_reciprocal_density():

@@ -15,7 +15,8 @@ description per distribution:
 
 Not differentiable, and refused by name when traced: ``cdf``/``sf``/``ppf`` (and their logs)
 in a continuous distribution's shape parameters (scipy has no closed form: incomplete gamma
-and beta functions in their parameters), and ``nbinom``'s cdf in ``n``.
+and beta functions in their parameters), and ``nbinom``'s cdf in ``n``; ``betabinom`` has
+``logpmf`` and ``pmf`` only, as JAX's.
 """
 import functools
 
@@ -267,6 +268,24 @@ truncnorm = Continuous("truncnorm", ("a", "b"), lambda z, a, b: -z,
                        [lambda z, a, b: _truncnorm_bound_score(a, a, b, 1.0),
                         lambda z, a, b: _truncnorm_bound_score(b, a, b, -1.0)],
                        shape_domains=[(-3.0, -1.5), (1.5, 3.0)])
+# l = log beta - log 2 - gammaln(1 / beta) - |z|^beta (the points drawn keep |z| > 0.05: the
+# kink at 0 for beta <= 2 is no point to differentiate at)
+gennorm = Continuous(
+    "gennorm", ("beta",),
+    lambda z, beta: -beta * fnp.sign(without_derivative(z)) * fnp.abs(z) ** (beta - 1),
+    [lambda z, beta: (1 + sp.digamma(1 / beta) / beta) / beta
+     - fnp.abs(z) ** beta * fnp.log(fnp.abs(z))],
+    shape_domains=[(1.0, 3.0)],
+    # (x, beta, loc, scale), or (x, loc, scale) for the methods not differentiated in beta
+    valid=lambda x, *rest: _onp.all(_onp.abs(x - rest[-2]) > 0.1),
+    ppf_valid=lambda q, loc, scale: _onp.all(_onp.abs(q - 0.5) > 0.02))
+# l = log(1 - c^2) - log(2 pi) - log(1 + c^2 - 2 c cos z) on 0 <= z <= 2 pi (the points drawn
+# give z in (0.15, 6.1))
+wrapcauchy = Continuous(
+    "wrapcauchy", ("c",),
+    lambda z, c: -2 * c * fnp.sin(z) / (1 + c * c - 2 * c * fnp.cos(z)),
+    [lambda z, c: -2 * c / (1 - c * c) - 2 * (c - fnp.cos(z)) / (1 + c * c - 2 * c * fnp.cos(z))],
+    x_domain=(0.5, 9.0), shape_domains=[(0.1, 0.8)])
 # l = kappa cos z - log(2 pi I0(kappa)); I0'/I0 = I1/I0, the exponentially scaled ratio
 vonmises = Continuous("vonmises", ("kappa",), lambda z, kappa: -kappa * fnp.sin(z),
                       [lambda z, kappa: fnp.cos(z) - sp.i1e(kappa) / sp.i0e(kappa)],
@@ -285,13 +304,16 @@ class Discrete:
     batched (counts passed to a jitted likelihood), and refuses them by name where they are
     differentiated. The tests draw the shapes from ``domains`` and use ``statics`` for the
     fixed ones, at the points ``ks`` (``cdf_ks`` for the cdf family, where it must stay off
-    the support's end)."""
+    the support's end). ``methods``: where the cdf family has no closed form in any shape
+    parameter, only ``logpmf`` and ``pmf`` (as JAX's ``betabinom``)."""
 
     methods = ("logpmf", "pmf", "cdf", "logcdf", "sf", "logsf")
 
     def __init__(self, name, shapes, logpmf_d, cdf_d, domains=(), ks=(0, 1, 3), statics=None,
-                 cdf_ks=None):
+                 cdf_ks=None, methods=None):
         self.name, self.shapes = name, tuple(shapes)
+        if methods is not None:
+            self.methods = methods
         self.logpmf_d, self.cdf_d = logpmf_d, cdf_d
         self.scipy = getattr(_st, name)
         self._free, self._fixed, self._prims = {}, {}, {}
@@ -317,6 +339,14 @@ class Discrete:
 
     def __repr__(self):
         return f"<fgrad.scipy.stats.{self.name}>"
+
+    def __getattr__(self, name):  # (only for what the instance lacks)
+        if name in Discrete.methods:
+            raise AttributeError(
+                f"fgrad.scipy.stats.{self.name} has {' and '.join(self.methods)} only (its "
+                f"{name} has no closed form in the parameters {tuple(self.logpmf_d)}, as in "
+                f"JAX); for plain values call scipy.stats.{self.name}.{name}")
+        raise AttributeError(name)
 
     def _split(self, method, vals):
         """A primitive's arguments ``(*shapes, k, loc, *fixed shapes)``: ``(shapes by name,
@@ -409,6 +439,16 @@ bernoulli = Discrete(
     "bernoulli", ("p",), {"p": lambda k, p: k / p - (1 - k) / (1 - p)},
     {"p": lambda k, p: -1.0 * ((k >= 0) & (k < 1)) * fnp.ones_like(p)}, domains=[_P],
     ks=(0, 1, 1), cdf_ks=(0, 0, 0))
+
+# log C(n, k) + betaln(k + a, n - k + b) - betaln(a, b), in a and b (n an integer)
+betabinom = Discrete(
+    "betabinom", ("n", "a", "b"),
+    {"a": lambda k, n, a, b: sp.digamma(k + a) - sp.digamma(n + a + b) - sp.digamma(a)
+     + sp.digamma(a + b),
+     "b": lambda k, n, a, b: sp.digamma(n - k + b) - sp.digamma(n + a + b) - sp.digamma(b)
+     + sp.digamma(a + b)},
+    {}, domains=[None, (0.5, 3.0), (0.5, 3.0)], ks=(0, 2, 5), statics={"n": 6},
+    methods=("logpmf", "pmf"))
 
 
 # --- multivariate: dirichlet, multivariate_normal ------------------------------------------
