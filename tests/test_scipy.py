@@ -212,6 +212,19 @@ def test_more_distributions_against_scipys_own_values(name, x, shapes):
         theirs.pdf(x, **params), rel=1e-12)
 
 
+def test_sici_and_fresnel_derivatives_are_their_integrands():
+    x = onp.array([0.4, -1.3, 2.7])
+    si, ci = fgrad.jacfwd(special.sici)(x)
+    onp.testing.assert_allclose(onp.diag(si), onp.sin(x) / x, rtol=1e-14)
+    onp.testing.assert_allclose(onp.diag(ci), onp.cos(x) / x, rtol=1e-14)
+    g = fgrad.vmap(fgrad.grad(lambda z: special.fresnel(z)[0] + 2 * special.fresnel(z)[1]))(x)
+    onp.testing.assert_allclose(g, onp.sin(onp.pi * x * x / 2) + 2 * onp.cos(onp.pi * x * x / 2),
+                                rtol=1e-14)
+    for fn, theirs in ((special.sici, sc.sici), (special.fresnel, sc.fresnel)):
+        for got, want in zip(fgrad.jit(fn)(x), theirs(x)):  # (scipy's values, staged too)
+            onp.testing.assert_array_equal(got, want)
+
+
 def test_betabinom_logpmf_in_its_shapes_and_no_cdf():
     # d/da log pmf = psi(k + a) - psi(n + a + b) - psi(a) + psi(a + b), b alike with n - k
     k, n, a, b = onp.array([0, 2, 5]), 6, 1.3, 2.1

@@ -23,7 +23,7 @@ from ..core import errors, table
 from . import defining
 from ..numpy import batch_rules, taylor_rules
 from ..numpy.broadcasting import broadcast_like, cast_like, dtype_of, unbroadcast_like
-from ..numpy.elementwise import binary, unary
+from ..numpy.elementwise import UNARY, binary, unary
 from ..numpy.wrapping import numpy_reference, traced_version_of
 from ..core.table import Spec
 from ..numpy.namespace import values_only
@@ -409,6 +409,41 @@ expn = _with_static(_sc.expn, "n", _expn_d,
 # spence(z) is the integral from 1 to z of log(t) / (1 - t), so its derivative is the integrand
 spence = _ufunc(_sc.spence, lambda ans, z: fnp.log(z) / (1 - z), domain=(0.1, 3.0),
                 valid=lambda z: _onp.all(_onp.abs(z - 1) > 0.05), reads="x")
+
+
+def _pair(fn, names, derivatives, domain, valid=None, doc=None):
+    """scipy's ufunc ``fn`` of one argument and two outputs (``sici``, ``fresnel``): a
+    primitive per output (scipy computes both at each; a primitive's output is one array),
+    ``derivatives[i](x)`` output ``i``'s, and the public function giving both, scipy's own
+    on plain values."""
+    # (not ufuncs: scipy's module takes only numpy arrays, ``defining.define``; the rules
+    # read the input only)
+    parts = [define(f"scipy.special.{fn.__name__}.{name}", lambda x, i=i: fn(x)[i],
+                    [lambda g, ans, x, d=d: g * d(x)], [lambda t, ans, x, d=d: t * d(x)],
+                    spec=Spec(UNARY, domain=domain, valid=valid), residuals=((0,), False))
+             for i, (name, d) in enumerate(zip(names, derivatives))]
+
+    @traced_version_of(fn)
+    def public(x):
+        return parts[0](x), parts[1](x)
+
+    public._fgrad_entry = parts[0]
+    if doc:
+        public.__doc__ = f"fgrad: {doc}\n\n{fn.__doc__ or ''}"
+    return public
+
+
+# Si(x) = integral of sin(t) / t from 0, Ci(x) = gamma + log x + integral of (cos t - 1) / t:
+# Si' = sinc, Ci' = cos(x) / x (scipy's Ci of a negative x is Ci(-x)'s real part: the same)
+sici = _pair(_sc.sici, ("si", "ci"), (lambda x: fnp.sinc(x / fnp.pi), lambda x: fnp.cos(x) / x),
+             domain=(-4.0, 4.0), valid=lambda x: _onp.all(_onp.abs(x) > 0.2),
+             doc="differentiable in x in both outputs: Si' = sin(x)/x, Ci' = cos(x)/x.")
+# S(z), C(z): the integrals of sin(pi t^2 / 2) and cos(pi t^2 / 2) from 0 to z
+fresnel = _pair(_sc.fresnel, ("S", "C"), (lambda z: fnp.sin(0.5 * fnp.pi * z * z),
+                                          lambda z: fnp.cos(0.5 * fnp.pi * z * z)),
+                domain=(-2.0, 2.0),
+                doc="differentiable in z in both outputs: S' = sin(pi z^2 / 2), C' = "
+                    "cos(pi z^2 / 2).")
 
 _zeta_q = _with_static(_sc.zeta, "x", lambda ans, q, x: -x * _zeta_q(x + 1, q),
                        [(((),), {"x": 2.0}), (((3,),), {"x": 3.5})], domain=(0.3, 3.0),
