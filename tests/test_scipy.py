@@ -212,6 +212,19 @@ def test_more_distributions_against_scipys_own_values(name, x, shapes):
         theirs.pdf(x, **params), rel=1e-12)
 
 
+def test_scipy_lstsq_gives_scipys_values_and_numpys_derivatives():
+    a, b = rng.standard_normal((5, 3)), rng.standard_normal(5)
+    for got, want in zip(fgrad.jit(linalg.lstsq)(a, b), sl.lstsq(a, b)):  # (residues: a 0-d
+        onp.testing.assert_array_equal(got, want)  # array for a vector b, as scipy's)
+
+    def total(lstsq):
+        return lambda a, b: sum(np.sum(out) for i, out in enumerate(lstsq(a, b)) if i != 2)
+    got = fgrad.grad(total(linalg.lstsq), argnums=(0, 1))(a, b)
+    want = fgrad.grad(total(np.linalg.lstsq), argnums=(0, 1))(a, b)
+    for g, w in zip(got, want):
+        onp.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14)
+
+
 def test_sici_and_fresnel_derivatives_are_their_integrands():
     x = onp.array([0.4, -1.3, 2.7])
     si, ci = fgrad.jacfwd(special.sici)(x)

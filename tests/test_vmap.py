@@ -55,7 +55,8 @@ READS_VALUES = {
     'np.histogram',
     'np.linalg.lstsq', 'np.polydiv', 'np.polymul',
     'np.real_if_close', 'np.setdiff1d', 'np.trim_zeros', 'np.union1d', 'np.unique',
-    'np.unique_all', 'np.unique_counts', 'np.unique_inverse', 'np.unique_values', 'roots'}
+    'np.unique_all', 'np.unique_counts', 'np.unique_inverse', 'np.unique_values', 'roots',
+    'scipy.linalg.lstsq'}
 
 
 @pytest.mark.parametrize("name", sorted(ENTRIES))

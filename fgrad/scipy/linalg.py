@@ -154,6 +154,31 @@ def pinv(a, *, atol=None, rtol=None, return_rank=False, **kwargs):
 pinv._fgrad_entry = _pinv
 
 
+@differentiable(_sl.lstsq, Spec([(((3, 2), (3,)), {}), (((4, 2), (4, 2)), {}),
+                                 (((2, 3), (2,)), {}), (((3, 3), (3, 1)), {"cond": 1e-3}),
+                                 (((4, 3), (4,)), {"lapack_driver": "gelss"})],
+                                domain=((-1.0, 1.0), (-2.0, 2.0)), valid=_lsq._lstsq_valid),
+                name="scipy.linalg.lstsq", numpy_values=True)
+def lstsq(a, b, cond=None, overwrite_a=False, overwrite_b=False, check_finite=True,
+          lapack_driver=None):
+    """scipy.linalg.lstsq: scipy's values (its driver, and its cutoff ``cond``, by default
+    the dtype's epsilon), ``numpy.linalg.lstsq``'s derivatives: the solution as
+    ``pinv(a) @ b`` at scipy's cutoff (exact for full column rank, and for full row rank the
+    least-norm solution's), the residues where scipy gives them (rank N < M), no derivative
+    for the rank, the singular values ``svdvals(a)``'s (None from ``gelsy``, as scipy's)."""
+    a, b = fnp.asarray(a), fnp.asarray(b)
+    ref = _sl.lstsq(read_value(a), read_value(b), cond, lapack_driver=lapack_driver)
+    m, n = shape_of(a)[-2:]
+    if cond is None:  # (scipy's default: LAPACK's own epsilon for the computation's dtype)
+        cond = _onp.finfo(_onp.result_type(ref[0])).eps
+    x = fnp.matmul(_lsq._pinv(a, kw=(("rcond", cond),)), b)
+    rank, resid = ref[2], ref[1]
+    if rank == n and m > n:
+        r = fnp.matmul(a, x) - b
+        resid = fnp.reshape(fnp.sum(_real_part(r * fnp.conj(r)), axis=0), shape_of(ref[1]))
+    return x, resid, rank, None if ref[3] is None else _svdvals(a)
+
+
 # --- Cholesky: numpy's rules, scipy's upper default ---------------------------------------
 
 _SPD = Spec([(((2, 2),), {}), (((3, 3),), {"lower": True})], domain=(-1.0, 1.0),
@@ -952,7 +977,7 @@ def block_diag(*arrs):
 
 
 def __getattr__(name):
-    """scipy.linalg's other functions (``schur``, ``lstsq``, ``hessenberg``, ...), as autograd's
+    """scipy.linalg's other functions (``schur``, ``eigvals``, ``hessenberg``, ...), as autograd's
     ``scipy.linalg`` has them: scipy's own on plain values; handed a traced value, a
     ``NoDerivativeRuleError`` naming the function and, where ``fgrad.numpy.linalg`` has a
     function of that name, pointing to it (numpy's version: check that its defaults are
