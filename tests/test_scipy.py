@@ -225,6 +225,19 @@ def test_scipy_lstsq_gives_scipys_values_and_numpys_derivatives():
         onp.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14)
 
 
+def test_detrend_is_the_projection_off_a_line_its_own_transpose():
+    n = 7
+    basis = onp.stack([onp.ones(n), onp.arange(n) / n], axis=1)
+    projection = onp.eye(n) - basis @ onp.linalg.solve(basis.T @ basis, basis.T)
+    x = rng.standard_normal((4, n))
+    onp.testing.assert_allclose(fgrad.jacfwd(signal.detrend)(x[0]), projection, atol=1e-12)
+    onp.testing.assert_allclose(fgrad.jacrev(signal.detrend)(x[0]), projection, atol=1e-12)
+    for got in (fgrad.jit(signal.detrend)(x), fgrad.vmap(signal.detrend)(x)):
+        onp.testing.assert_array_equal(got, ss.detrend(x))
+    with pytest.raises(ValueError, match="Trend type must be 'linear' or 'constant'"):
+        fgrad.grad(lambda v: np.sum(signal.detrend(v, type="quadratic")))(x[0])
+
+
 def test_sici_and_fresnel_derivatives_are_their_integrands():
     x = onp.array([0.4, -1.3, 2.7])
     si, ci = fgrad.jacfwd(special.sici)(x)

@@ -1,4 +1,4 @@
-"""fgrad.scipy.signal: convolutions and correlations with derivatives in both inputs.
+"""fgrad.scipy.signal: convolutions and correlations with derivatives in both inputs; detrend.
 
 Each is bilinear, so its JVP is the primitive itself with a tangent in place of one input;
 its VJP is a correlation: every mode is a crop of the ``'full'`` output (``'same'`` starts at
@@ -154,7 +154,34 @@ def correlate2d(in1, in2, mode="full", boundary="fill", fillvalue=0):
     return _correlate2d(in1, in2, mode=_mode("correlate2d", mode))
 
 
+# detrend: the data less its least-squares fit (a constant, or a line per segment between the
+# breakpoints) along an axis, I - P with P an orthogonal projection: symmetric, so the map is
+# its own transpose, and every other axis goes through untouched (a batch too)
+def _detrend_vjp(g, ans, x, **params):
+    return cast_like(_detrend(g, **params), x)
+
+
+_detrend = define(
+    "scipy.signal.detrend",
+    lambda x, axis=-1, type="linear", bp=0: _ss.detrend(x, axis=axis, type=type, bp=bp),
+    [_detrend_vjp], linear=True,
+    spec=Spec([(((6,),), {}), (((3, 5),), {"axis": 0}), (((4, 6),), {"type": "constant"}),
+               (((9,),), {"bp": (3, 6)}), (((2, 7),), {"type": "l", "bp": 2})]),
+    batch=batch_rules.along("axis", default=-1))
+
+
+@traced_version_of(_ss.detrend)
+def detrend(data, axis=-1, type="linear", bp=0, overwrite_data=False):
+    """scipy.signal.detrend, differentiable in ``data``: a linear map (the data less its
+    least-squares constant, or lines between the breakpoints ``bp``) and its own transpose."""
+    if type not in ("linear", "l", "constant", "c"):
+        raise ValueError("Trend type must be 'linear' or 'constant'.")  # (scipy's words)
+    # (breakpoints as a tuple: a primitive's parameters are hashable)
+    bp = bp if isinstance(bp, (int, _onp.integer)) else tuple(int(b) for b in _onp.ravel(bp))
+    return _detrend(data, axis=axis, type=type, bp=bp)
+
+
 for _public, _prim in ((convolve, _convolve), (correlate, _correlate),
                        (fftconvolve, _fftconvolve), (convolve2d, _convolve2d),
-                       (correlate2d, _correlate2d)):
+                       (correlate2d, _correlate2d), (detrend, _detrend)):
     _public._fgrad_entry = _prim
