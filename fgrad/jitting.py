@@ -118,8 +118,8 @@ class _Jitted:
         self.lock = _thread.RLock()
         self.passing = set()  # the graphs whose passes run now
         self.warned = set()
-        # (signature, differentiated leaves) -> the staged VJP's halves, for calls under
-        # reverse mode (``jit_on_tape``)
+        # (signature, differentiated leaves, whether the tape is walked backward) -> the
+        # staged VJP's (or JVP's) halves, for calls on a tape (``jit_on_tape``)
         self.reverse = {}
         # (signature, a transform's name) -> its jitted function (``_derived``)
         self.derived = {}
@@ -210,7 +210,7 @@ class _Jitted:
                 self.keys[plain[1]] = key
             if top is not None:  # (under a transform: the transformed function's generated
                 # code, where the innermost transform has a rule for it; the tape's is the
-                # staged VJP, which needs the tape itself)
+                # staged VJP or JVP, which needs the tape itself)
                 if self.closes_over:
                     return call(leaves)
                 try:

@@ -1,5 +1,6 @@
 """A staged VJP cut in two: the part that runs with the forward pass, and the part that runs
-when the cotangent arrives (what JAX's partial evaluation does to a linearized jaxpr).
+when the cotangent arrives (what JAX's partial evaluation does to a linearized jaxpr). A
+staged JVP is cut the same way, where its tangents enter (``linearize(jit(f))``).
 
 ``grad(jit(f))`` records one call on the tape for the jitted function: its forward half runs
 as generated code at once and keeps the values its backward half reads (the residuals), and
