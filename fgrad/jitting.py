@@ -138,7 +138,7 @@ class _Jitted:
                 if x.__class__ not in _ARRAYS and not _is_value(x):
                     break
             else:
-                return leaves, in_tree, (), lambda ins: self.f(*tree_unflatten(in_tree, ins))
+                return leaves, in_tree, (), self._caller(in_tree)
             kwargs = {}
         count = len(args)
         for n in self.static_argnums:
@@ -175,6 +175,10 @@ class _Jitted:
                                 "tuple for a list, or make it a traced argument") from None
         return leaves, in_tree, statics, call
 
+    def _caller(self, in_tree):
+        """``call(leaves)``: ``f`` on leaves of the pytree structure ``in_tree``."""
+        return lambda ins: self.f(*tree_unflatten(in_tree, ins))
+
     def __call__(self, *args, **kwargs):
         nested = STAGING and ambient() is not None
         # The common call, arrays in tuples, lists and dicts, finds its signature's key by a
@@ -182,8 +186,15 @@ class _Jitted:
         # width-16 MLP gradient's 40 us).
         plain = None if kwargs or self.static_argnums or nested else _plain_signature(args)
         key = None if plain is None else self.keys.get(plain[1])
+        top = None
         if key is not None:
-            leaves, call, arrays = plain[0], None, True
+            leaves, arrays, call = plain[0], not plain[2], None
+            if not arrays:  # (tracers among them: a transform's rule for this call, below)
+                for x in leaves:
+                    if isinstance(x, Tracer) and (top is None or x._trace.level > top.level):
+                        top = x._trace
+                in_tree = key[0]
+                call = self._caller(in_tree)
         else:
             leaves, in_tree, statics, call = self._split(args, kwargs)
             if nested:
@@ -194,7 +205,7 @@ class _Jitted:
                 # the passes and an interpretation per level on their first call: 2.1-2.4x
                 # the instructions at the 2nd-4th derivatives.
                 return call(leaves)
-            sig, arrays, top = [], True, None
+            sig, arrays = [], True
             for x in leaves:
                 if x.__class__ is _onp.ndarray:
                     sig.append((x.shape, x.dtype))
@@ -208,21 +219,21 @@ class _Jitted:
             key = (in_tree, statics, tuple(sig))
             if plain is not None:
                 self.keys[plain[1]] = key
-            if top is not None:  # (under a transform: the transformed function's generated
-                # code, where the innermost transform has a rule for it; the tape's is the
-                # staged VJP or JVP, which needs the tape itself)
-                if self.closes_over:
-                    return call(leaves)
-                try:
-                    out = jit_on_tape.call(self, key, leaves, in_tree, call, MAX_TRACES,
-                                          staged) if top.__class__ is Tape else \
-                        top.process_staged(functools.partial(self._derived, key, call), leaves)
-                except errors.ClosedOverTracerError:
-                    if not self.reruns:
-                        raise
-                    return self._closes_over(call, leaves)
-                if out is not NotImplemented:
-                    return out
+        if top is not None:  # (under a transform: the transformed function's generated
+            # code, where the innermost transform has a rule for it; the tape's is the
+            # staged VJP or JVP, which needs the tape itself)
+            if self.closes_over:
+                return call(leaves)
+            try:
+                out = jit_on_tape.call(self, key, leaves, in_tree, call, MAX_TRACES,
+                                      staged) if top.__class__ is Tape else \
+                    top.process_staged(functools.partial(self._derived, key, call), leaves)
+            except errors.ClosedOverTracerError:
+                if not self.reruns:
+                    raise
+                return self._closes_over(call, leaves)
+            if out is not NotImplemented:
+                return out
         # arrays only, and no staged function around the call: the generated code directly
         direct = arrays and not interpreting(())
         graphs = self.cache.get(key, ())
@@ -328,12 +339,16 @@ _ARRAYS = frozenset([_onp.ndarray, _onp.float64])
 def _plain_signature(args):
     """``(leaves, key)`` of arguments made of arrays in tuples, lists and dicts, the key a
     flat tuple that tells such signatures apart (per array its shape, a tuple, and dtype; per
-    container an int tag, then its length or keys); None for anything else."""
-    leaves, key = [], []
-    return (leaves, tuple(key)) if _plain(args, leaves, key) else None
+    container an int tag, then its length or keys), and whether a tracer over an array is
+    among the leaves (its signature is its value's, as ``_signature`` says); None for
+    anything else."""
+    leaves, key, traced = [], [], []
+    if not _plain(args, leaves, key, traced):
+        return None
+    return leaves, tuple(key), bool(traced)
 
 
-def _plain(items, leaves, key):
+def _plain(items, leaves, key, traced):
     for x in items:
         c = x.__class__
         if c is _onp.ndarray:
@@ -347,13 +362,21 @@ def _plain(items, leaves, key):
                 return False
             key.append(3)
             key.append(tuple(keys))
-            if not _plain([x[k] for k in keys], leaves, key):
+            if not _plain([x[k] for k in keys], leaves, key, traced):
                 return False
         elif c is list or c is tuple:
             key.append(1 if c is list else 2)
             key.append(len(x))
-            if not _plain(x, leaves, key):
+            if not _plain(x, leaves, key, traced):
                 return False
+        elif isinstance(x, Tracer):  # (a transform's value: the call goes to its rule)
+            m = value_for_shape(x)
+            if m.__class__ is not _onp.ndarray:
+                return False
+            leaves.append(x)
+            key.append(m.shape)
+            key.append(m.dtype)
+            traced.append(x)
         else:
             return False
     return True
