@@ -238,6 +238,18 @@ def test_detrend_is_the_projection_off_a_line_its_own_transpose():
         fgrad.grad(lambda v: np.sum(signal.detrend(v, type="quadratic")))(x[0])
 
 
+def test_wofz_is_holomorphic_with_its_closed_form_derivative():
+    # w' = -2 z w + 2 i / sqrt(pi); a real x gets the real gradient of the part asked for
+    z = onp.array([0.3 + 0.4j, -1.2 + 0.1j, 0.7 - 0.5j])
+    w, t = fgrad.jvp(special.wofz, (z,), (onp.ones(3, complex),))
+    onp.testing.assert_array_equal(w, sc.wofz(z))
+    onp.testing.assert_allclose(t, -2 * z * w + 2j / onp.sqrt(onp.pi), rtol=1e-14)
+    x = onp.array([0.3, -1.2, 1.7])
+    g = fgrad.grad(lambda v: np.sum(np.imag(special.wofz(v))))(x)
+    onp.testing.assert_allclose(g, onp.imag(-2 * x * sc.wofz(x) + 2j / onp.sqrt(onp.pi)),
+                                rtol=1e-14)
+
+
 def test_sici_and_fresnel_derivatives_are_their_integrands():
     x = onp.array([0.4, -1.3, 2.7])
     si, ci = fgrad.jacfwd(special.sici)(x)
