@@ -186,13 +186,9 @@ class _Jitted:
         # width-16 MLP gradient's 40 us).
         plain = None if kwargs or self.static_argnums or nested else _plain_signature(args)
         key = None if plain is None else self.keys.get(plain[1])
-        top = None
         if key is not None:
             leaves, arrays, call = plain[0], not plain[2], None
             if not arrays:  # (tracers among them: a transform's rule for this call, below)
-                for x in leaves:
-                    if isinstance(x, Tracer) and (top is None or x._trace.level > top.level):
-                        top = x._trace
                 in_tree = key[0]
                 call = self._caller(in_tree)
         else:
@@ -214,11 +210,14 @@ class _Jitted:
                     # weakly)
                     sig.append(_signature(x))
                     arrays = False
-                    if isinstance(x, Tracer) and (top is None or x._trace.level > top.level):
-                        top = x._trace
             key = (in_tree, statics, tuple(sig))
             if plain is not None:
                 self.keys[plain[1]] = key
+        top = None
+        if not arrays:  # (the innermost transform among the leaves, if any)
+            for x in leaves:
+                if isinstance(x, Tracer) and (top is None or x._trace.level > top.level):
+                    top = x._trace
         if top is not None:  # (under a transform: the transformed function's generated
             # code, where the innermost transform has a rule for it; the tape's is the
             # staged VJP or JVP, which needs the tape itself)

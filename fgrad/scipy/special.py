@@ -482,9 +482,8 @@ def _lambertw_d(ans, z, k):
 
 
 def _lambertw_vjp(g, ans, z, k=0, tol=1e-8):
-    c = g * _lambertw_d(ans, z, k)
-    # a real z gets the real part (the transpose of the real-to-complex JVP)
-    return cast_like(c if dtype_of(z).kind == "c" else fnp.real(c), z)
+    # (a real z gets the real part, the transpose of the real-to-complex JVP: cast_like's)
+    return cast_like(g * _lambertw_d(ans, z, k), z)
 
 
 _lambertw = define("scipy.special.lambertw",
@@ -506,21 +505,17 @@ def lambertw(z, k=0, tol=1e-8):
 lambertw._fgrad_entry, lambertw._fgrad_not_in = _lambertw, ("k",)
 
 
-
 # the Faddeeva function w(z) = exp(-z^2) erfc(-i z): w' = -2 z w + 2 i / sqrt(pi), holomorphic
 def _wofz_d(ans, z):
     return -2 * z * ans + 2j / math.sqrt(math.pi)
 
 
-def _wofz_vjp(g, ans, z):
-    c = g * _wofz_d(ans, z)
-    # a real z gets the real part (the transpose of the real-to-complex JVP), as lambertw's
-    return cast_like(c if dtype_of(z).kind == "c" else fnp.real(c), z)
-
-
-wofz = define("scipy.special.wofz", _sc.wofz, [_wofz_vjp],
+wofz = define("scipy.special.wofz", _sc.wofz,
+              # (a real z gets the real part, as lambertw's: cast_like's)
+              [lambda g, ans, z: cast_like(g * _wofz_d(ans, z), z)],
               [lambda t, ans, z: t * _wofz_d(ans, z)],
               spec=Spec([(((),), {}), (((3,),), {}), (((2, 3),), {})], domain=(-2.0, 2.0)))
+
 
 # --- reductions: logsumexp, softmax, log_softmax ---------------------------------------
 

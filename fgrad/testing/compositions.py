@@ -31,7 +31,8 @@ from ..core.pytree import tree_flatten
 
 # the forms, cheapest first; ``HEAVY`` ones (second derivatives) rotate through the table in
 # the default test run (every entry under every form in the thorough profile)
-FORMS = ("grad(jit)", "grad(jit) of outputs", "linearize(jit)", "jvp(jit)", "vmap(jit)", "jet(jit)", "grad(make_graph)", "jit(grad)",
+FORMS = ("grad(jit)", "grad(jit) of outputs", "linearize(jit)", "jvp(jit)", "vmap(jit)",
+         "jet(jit)", "grad(make_graph)", "jit(grad)",
          "jit(jvp)", "vmap(grad)", "vmap(jvp)", "grad(vmap)", "vmap(jit(grad))",
          "jit(vmap(grad))", "vmap(grad(jit))", "jvp(grad(jit))", "jit(jet)", "vmap(jet)",
          "grad(jet)", "hessian(jit)", "vmap(hessian)")
