@@ -68,18 +68,18 @@ def test_vjp_wrt_int_input_is_type_error():
 
 def test_function_without_rule_names_itself_and_shows_defvjp():
     with pytest.raises(fgrad.NoDerivativeRuleError) as info:
-        fgrad.grad(lambda x: np.histogramdd(x))(1.5)
+        fgrad.grad(lambda x: np.intersect1d(x, X3))(1.5)
     msg = str(info.value)
-    assert "fgrad.numpy.histogramdd has no" in msg
-    assert "histogramdd = fgrad.primitive(numpy.histogramdd)" in msg
-    assert "fgrad.defvjp(histogramdd, lambda g, ans, x:" in msg
+    assert "fgrad.numpy.intersect1d has no" in msg
+    assert "intersect1d = fgrad.primitive(numpy.intersect1d)" in msg
+    assert "fgrad.defvjp(intersect1d, lambda g, ans, x:" in msg
     assert "stop_gradient" in msg
     assert isinstance(info.value, TypeError)  # never a bare AttributeError
 
 
 def test_function_without_rule_raises_under_jvp_too():
-    with pytest.raises(fgrad.NoDerivativeRuleError, match=r"fgrad\.numpy\.histogramdd has no"):
-        fgrad.jvp(np.histogramdd, (1.5,), (1.0,))
+    with pytest.raises(fgrad.NoDerivativeRuleError, match=r"fgrad\.numpy\.intersect1d has no"):
+        fgrad.jvp(lambda x: np.intersect1d(x, X3), (1.5,), (1.0,))
 
 
 def test_linalg_function_without_rule_names_linalg_path():
@@ -94,12 +94,11 @@ def test_linalg_function_without_rule_names_linalg_path():
 
 def test_function_without_rule_names_the_traced_argument():
     with pytest.raises(fgrad.NoDerivativeRuleError, match=r"argument 1 is being differentiated"):
-        fgrad.grad(lambda x: np.sum(np.histogram2d(onp.ones(3), x)[0]))(X3)
+        fgrad.grad(lambda x: np.sum(np.setxor1d(onp.ones(3), x)))(X3)
 
 
 def test_function_without_rule_still_works_on_plain_values():
-    for got, want in zip(np.histogramdd(X3), onp.histogramdd(X3)):
-        onp.testing.assert_array_equal(got, want)
+    onp.testing.assert_array_equal(np.intersect1d(X3, X3[1:]), onp.intersect1d(X3, X3[1:]))
 
 
 # --- conversions that would drop the derivative ------------------------------------------
@@ -330,8 +329,8 @@ def test_plain_numpy_array_of_list_holding_tracer_raises_concretization_error():
 
 
 def test_plain_numpy_function_without_rule_raises_no_rule_error():
-    with pytest.raises(fgrad.NoDerivativeRuleError, match=r"fgrad\.numpy\.histogramdd has no"):
-        fgrad.grad(lambda x: onp.sum(onp.histogramdd(x)[0]))(X3)
+    with pytest.raises(fgrad.NoDerivativeRuleError, match=r"fgrad\.numpy\.intersect1d has no"):
+        fgrad.grad(lambda x: onp.sum(onp.intersect1d(x, X3)))(X3)
 
 
 def test_plain_numpy_linalg_function_is_redirected_to_fgrads():

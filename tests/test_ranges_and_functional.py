@@ -1,5 +1,7 @@
-"""linspace/logspace/geomspace, apply_along_axis/apply_over_axes/fromfunction and bincount:
-closed-form derivatives and agreement with numpy."""
+"""linspace/logspace/geomspace/arange, the Kaiser window, apply_along_axis/apply_over_axes/
+fromfunction, bincount and the histograms: closed-form derivatives and agreement with numpy."""
+import math
+
 import numpy as onp
 import pytest
 
@@ -69,6 +71,35 @@ def test_apply_over_axes_keeps_reduced_axes():
     onp.testing.assert_array_equal(f_vjp(onp.ones((1, 3, 1)))[0], onp.ones((2, 3, 4)))
 
 
+
+def test_arange_is_start_plus_i_times_step():
+    # (its derivative was zero: arange was taken as a constant)
+    got = fgrad.grad(lambda s, d: np.sum(np.arange(s, 2.0, d) * onp.arange(1.0, 5.0)),
+                     argnums=(0, 1))(0.1, 0.5)  # 0.1, 0.6, 1.1, 1.6
+    assert got == (pytest.approx(10.0), pytest.approx(0 * 1 + 1 * 2 + 2 * 3 + 3 * 4))
+    assert fgrad.grad(lambda s: np.sum(np.arange(s, 4.3)))(0.7) == 4.0  # 0.7 .. 3.7
+    assert fgrad.grad(lambda t: np.sum(np.arange(t)))(3.5) == 0.0  # the stop moves no value
+    for f, x in ((lambda s: np.arange(s, 4.3), 0.7), (lambda d: np.arange(0.1, 2.0, d), 0.3),
+                 (lambda t: np.arange(t), 3.5), (lambda s: np.arange(s, 6, dtype=int), 1.5)):
+        y = fgrad.jvp(f, (x,), (1.0,))[0]
+        want = f(x)
+        assert y.dtype == want.dtype
+        onp.testing.assert_array_equal(y, want)
+
+
+def test_kaiser_window_in_its_shape_parameter():
+    def i(n, x):  # the modified Bessel function I_n by its series
+        return sum((x / 2) ** (2 * k + n) / (math.factorial(k) * math.factorial(k + n))
+                   for k in range(40))
+    beta, m = 2.3, 7
+    r = onp.sqrt(1 - ((onp.arange(m) - 3.0) / 3.0) ** 2)
+    want = r * i(1, beta * r) / i(0, beta) - i(0, beta * r) * i(1, beta) / i(0, beta) ** 2
+    onp.testing.assert_allclose(fgrad.jacfwd(lambda b: np.kaiser(m, b))(beta), want,
+                                rtol=1e-12)
+    onp.testing.assert_array_equal(fgrad.jit(lambda b: np.kaiser(m, b))(beta),
+                                   onp.kaiser(m, beta))
+    assert fgrad.grad(lambda b: np.sum(np.kaiser(1, b)))(beta) == 0.0
+
 def test_fromfunction_differentiates_what_the_function_closes_over():
     got = fgrad.grad(lambda s: np.sum(np.fromfunction(lambda i, j: s * i * j, (3, 3))))(2.0)
     assert got == pytest.approx(9.0)  # sum of i * j over 3x3
@@ -96,6 +127,60 @@ def test_histogram_without_weights_gives_plain_counts():
     assert hist.tolist() == [2, 2] and hist.dtype == onp.histogram(a, bins=2)[0].dtype
     check_grads(lambda a: np.histogram(a, bins=3, density=True)[0], (a,))
 
+
+
+def test_histogram_edges_given_or_spread_over_a_range_carry_their_derivative():
+    # (these derivatives were zero: given edges, an estimator's edges and histogram_bin_edges
+    # were taken as constants)
+    a = onp.array([0.1, 0.5, 0.9, 0.3, 0.7])
+    # density with given edges e: bins of 2 and 3 entries, d_k = n_k / (5 (e_k+1 - e_k))
+    got = fgrad.grad(lambda e: np.sum(np.histogram(a, e, density=True)[0]))(
+        onp.array([0.0, 0.5, 1.0]))
+    w0, w1 = 0.5, 0.5
+    onp.testing.assert_allclose(got, [2 / (5 * w0**2), 3 / (5 * w1**2) - 2 / (5 * w0**2),
+                                      -3 / (5 * w1**2)])
+    # edges spread over the data: linspace(min, max, n + 1), whatever picked n ("auto": 4)
+    n = len(onp.histogram_bin_edges(a, "auto")) - 1
+    for bins in (3, "auto"):
+        k = 3 if bins == 3 else n
+        for f in (lambda v: np.histogram_bin_edges(v, bins), lambda v: np.histogram(v, bins)[1]):
+            onp.testing.assert_allclose(fgrad.grad(lambda v: np.sum(f(v)))(a),
+                                        [(k + 1) / 2, 0, (k + 1) / 2, 0, 0])
+            onp.testing.assert_array_equal(fgrad.jit(f)(a), onp.histogram_bin_edges(a, bins))
+    # over a range: the edges' sum is 2 (lo + hi) for 3 bins; given edges are themselves
+    onp.testing.assert_allclose(
+        fgrad.grad(lambda r: np.sum(np.histogram_bin_edges(a, 3, range=(r[0], r[1]))))(
+            onp.array([0.0, 1.0])), [2.0, 2.0])
+    e = onp.array([0.0, 0.4, 1.0])
+    onp.testing.assert_array_equal(fgrad.jacfwd(lambda e: np.histogram_bin_edges(a, e))(e),
+                                   onp.eye(3))
+
+
+def test_histogramdd_and_histogram2d_are_numpys_and_linear_in_the_weights():
+    rng = onp.random.default_rng(3)
+    x, y, w = rng.uniform(-1, 1, 40), rng.uniform(0, 2, 40), rng.uniform(0.5, 1.5, 40)
+    for bins in (3, [2, 4], [onp.array([-1.0, 0.0, 0.5, 1.0]), 3]):
+        want = onp.histogram2d(x, y, bins, weights=w)
+        got = fgrad.jit(lambda w: np.histogram2d(x, y, bins, weights=w))(w)
+        for g, v in zip(got, want):
+            onp.testing.assert_array_equal(g, v)
+        want = onp.histogramdd(onp.stack([x, y], 1), bins, weights=w, density=True)
+        hist, edges = fgrad.vjp(lambda s, w: np.histogramdd(s, bins, weights=w, density=True),
+                                onp.stack([x, y], 1), w)[0]
+        onp.testing.assert_array_equal(hist, want[0])
+        for g, v in zip(edges, want[1]):
+            onp.testing.assert_array_equal(g, v)
+    # each weight goes to its bin: the Jacobian in w is the 0/1 matrix of bin membership
+    jac = fgrad.jacrev(lambda w: np.histogram2d(x, y, 3, weights=w)[0])(w)
+    member = onp.stack([onp.histogram2d(x, y, 3, weights=onp.eye(40)[i])[0]
+                        for i in range(40)], -1)
+    onp.testing.assert_array_equal(jac, member)
+    # density = H / (total volume-weighted): d/d(range end) by finite differences
+    s = onp.stack([x, y], 1)
+    check_grads(lambda r: np.histogramdd(s, 3, range=[(r[0], r[1]), None], weights=w,
+                                         density=True)[0], (onp.array([-1.2, 1.1]),))
+    check_grads(lambda v: np.histogram2d(v[:, 0], v[:, 1], [2, 3], weights=w, density=True)[0],
+                (s,))
 
 def test_union1d_and_setdiff1d_share_derivatives_like_unique():
     a = onp.array([3.0, 1.0, 3.0, 2.0])

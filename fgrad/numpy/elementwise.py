@@ -569,6 +569,21 @@ fgrad: the derivative is the modified Bessel function I1, computed by its power 
 """
 
 
+@differentiable(_onp.kaiser, Spec([(((),), {"M": 6}), (((),), {"M": 1})],
+                                  call=lambda f, beta, M: f(M, beta), domain=(0.5, 5.0)),
+                numpy_values=True)
+def kaiser(M, beta):
+    """Differentiable in ``beta`` (the window is ``i0(beta * r) / i0(beta)``, ``r`` a fixed
+    profile); ``M`` counts the samples."""
+    M = float(read_value(M))
+    beta = fnp.astype(beta, _onp.result_type(0.0, value_for_shape(beta)))
+    if M == 1:
+        return _onp.ones(1, _onp.result_type(0.0, value_for_shape(beta)))
+    n = _onp.arange(0, M)
+    alpha = (M - 1) / 2.0
+    return i0(beta * _onp.sqrt(1 - ((n - alpha) / alpha) ** 2.0)) / i0(beta)
+
+
 def _where_impl(c, x, y):
     return _onp.where(c, x, y)
 

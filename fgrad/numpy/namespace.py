@@ -39,10 +39,10 @@ can_cast common_type min_scalar_type mintypecode promote_types issubdtype isdtyp
 may_share_memory shares_memory iterable broadcast_shapes typename
 array2string array_repr array_str format_float_positional format_float_scientific
 base_repr binary_repr
-arange empty eye identity ones zeros tri indices diag_indices tril_indices triu_indices
+empty eye identity ones zeros tri indices diag_indices tril_indices triu_indices
 diag_indices_from tril_indices_from triu_indices_from
-mask_indices bartlett blackman hamming hanning kaiser ravel_multi_index unravel_index
-packbits unpackbits bitwise_count gcd lcm isin digitize histogram_bin_edges einsum_path
+mask_indices bartlett blackman hamming hanning ravel_multi_index unravel_index
+packbits unpackbits bitwise_count gcd lcm isin digitize einsum_path
 fftfreq rfftfreq matrix_rank
 greater greater_equal less less_equal equal not_equal
 logical_and logical_or logical_not logical_xor

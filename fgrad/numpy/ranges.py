@@ -1,14 +1,15 @@
-"""Evenly spaced values between traced endpoints: linspace, logspace, geomspace.
+"""Evenly spaced values between traced endpoints: linspace, logspace, geomspace, arange.
 
-Each value is an affine (or, for geomspace, log-affine) function of the endpoints, so the
-derivatives are exact weights ``1 - t`` and ``t``; the values themselves are numpy's own
-(``numpy_values``), whose rounding differs from the composite's in the last bit.
+Each value is an affine (or, for geomspace, log-affine) function of the endpoints (of
+``arange``'s start and step), so the derivatives are exact weights ``1 - t`` and ``t`` (``1``
+and ``i``); the values themselves are numpy's own (``numpy_values``), whose rounding differs
+from the composite's in the last bit.
 """
 import numpy as _onp
 
 import fgrad.numpy as fnp
 from ..core.table import Spec
-from ..core.tracer import without_derivative
+from ..core.tracer import read_values, without_derivative
 from .broadcasting import dtype_of, shape_of
 from .wrapping import differentiable, unsupported_kwargs
 
@@ -76,4 +77,32 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     sign = fnp.sign(without_derivative(start))  # (a batch of signs under vmap)
     y, axis = _spaced(fnp.log(fnp.abs(start)), fnp.log(fnp.abs(stop)), num, endpoint, axis)
     y = fnp.exp(y) * (fnp.expand_dims(sign, axis) if shape_of(start) else sign)
+    return y if dtype is None else fnp.astype(y, dtype)
+
+
+def _arange_case(f, start, *step):
+    """A test case of ``arange``: ``start`` to 4.3 by 1, or to 2.0 by ``step``."""
+    return f(start, 2.0, step[0]) if step else f(start, 4.3)
+
+
+def _apart_from_a_new_value(start, *step, margin=0.02):
+    """The count, ``ceil((stop - start) / step)``, stays put within ``margin`` of the case
+    (finite differences cannot step over a value appearing at the end)."""
+    span = (2.0 - start) / step[0] if step else 4.3 - start
+    return abs(span - round(span)) > margin
+
+
+@differentiable(_onp.arange, Spec([(((),), {}), (((), ()), {})], call=_arange_case,
+                                  domain=((-2.0, 2.0), (0.3, 0.7)),
+                                  valid=_apart_from_a_new_value),
+                numpy_values=True)
+def arange(start, stop=None, step=None, dtype=None, **kwargs):
+    """Differentiable in ``start`` and ``step``: value ``i`` is ``start + i * step``; how many
+    values there are is piecewise constant, so ``stop`` has zero derivative. An integer
+    ``dtype`` gives a plain array."""
+    unsupported_kwargs("arange", kwargs)
+    n = len(_onp.arange(*read_values((start, stop, step)), dtype=dtype))
+    if stop is None:
+        start = 0
+    y = fnp.asarray(start) + _onp.arange(n) * (1 if step is None else fnp.asarray(step))
     return y if dtype is None else fnp.astype(y, dtype)

@@ -20,9 +20,6 @@ _GROUPS = {
     "them: moving either side alone changes which values survive, so there is no derivative; "
     "union1d and setdiff1d are differentiable":
         "intersect1d setxor1d",
-    "multi-dimensional histogram: not implemented on traced values; for weighted counts use "
-    "np.bincount(np.ravel_multi_index(...), weights=w), which is differentiable in w":
-        "histogram2d histogramdd",
     "calls an arbitrary Python function through numpy's C loop, which cannot see tracers; "
     "write the loop in Python, or use fgrad.numpy functions directly":
         "frompyfunc nested_iters",
