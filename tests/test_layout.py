@@ -212,6 +212,33 @@ def test_full_and_full_like_and_astype():
         A.astype(int).tolist()
 
 
+
+def test_ndarray_methods_take_numpys_keywords():
+    # (x.max(initial=...), x.sum(where=...), x.reshape(copy=...) and the like raised
+    # TypeError on a traced x)
+    x = onp.array([0.3, -1.2, 2.5])
+
+    def f(x):
+        return (x.max(initial=5.0) + x.sum(where=x > 0) + x.mean(where=x > 0)
+                + x.prod(initial=2.0) + x.min(initial=-5.0) + x.clip(min=0.0).sum()
+                + x.dot(b=x) + x.reshape(3, copy=False).swapaxes(0, 0)[0])
+
+    assert fgrad.value_and_grad(f)(x)[0] == f(x)
+    prod = x.prod()
+    onp.testing.assert_allclose(fgrad.grad(f)(x), [1 + 0.5 + 2 * prod / 0.3 + 1 + 0.6 + 1,
+                                                   2 * prod / -1.2 - 2.4,
+                                                   1 + 0.5 + 2 * prod / 2.5 + 1 + 5.0])
+    seen = []
+
+    def g(x):
+        seen.append((x.itemsize, x.nbytes, x.device))
+        return x.astype(onp.float32, casting="same_kind").sum()
+
+    fgrad.grad(g)(x)
+    assert seen == [(x.itemsize, x.nbytes, x.device)]
+    with pytest.raises(TypeError, match="according to the rule 'safe'"):
+        fgrad.grad(lambda x: x.astype(onp.float32, casting="safe").sum())(x)
+
 @pytest.mark.parametrize("name", ["zeros_like", "ones_like", "empty_like"])
 def test_like_constructors_have_zero_derivative(name):
     seen = []

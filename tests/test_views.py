@@ -151,8 +151,22 @@ def flattened_copy(x):
     return np.sum(c * x)
 
 
+def astype_copy(x):
+    c = x.astype(np.float64)  # numpy copies, to the same dtype too (copy=True by default)
+    c += 1.0
+    d = np.astype(x, x.dtype)
+    d *= 2.0
+    return np.sum(c * d * x)
+
+
+def reshaped_copy(x):
+    c = x.reshape(2, copy=True)
+    c -= 0.5
+    return np.sum(c * x)
+
+
 REBINDS = [accumulate, argument_rebound, copy_of_an_element, view_of_a_temporary,
-           fancy_index_copy, flattened_copy]
+           fancy_index_copy, flattened_copy, astype_copy, reshaped_copy]
 
 
 def _numerical_grad(f, x, eps=1e-6):

@@ -176,31 +176,32 @@ class ArrayTracer(Viewable):
         raise errors.mutation(f"x[{_show_index(idx)}] = ...")
 
     # --- ndarray methods -------------------------------------------------------------
-    def reshape(self, *shape, order="C"):
+    def reshape(self, *shape, order="C", copy=None):
         if len(shape) == 1 and not isinstance(shape[0], int):
             shape = shape[0]
-        return reshape(self, shape, order=order)
+        return reshape(self, shape, order=order, copy=copy)
 
-    def sum(self, axis=None, dtype=None, out=None, keepdims=False):
-        return sum(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+    # (``initial=`` and ``where=`` go to the functions as numpy's methods pass them)
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+        return sum(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kwargs)
 
-    def mean(self, axis=None, dtype=None, out=None, keepdims=False):
-        return mean(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+        return mean(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kwargs)
 
-    def prod(self, axis=None, dtype=None, out=None, keepdims=False):
-        return prod(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+        return prod(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, **kwargs)
 
-    def max(self, axis=None, out=None, keepdims=False):
-        return max(self, axis=axis, out=out, keepdims=keepdims)
+    def max(self, axis=None, out=None, keepdims=False, **kwargs):
+        return max(self, axis=axis, out=out, keepdims=keepdims, **kwargs)
 
-    def min(self, axis=None, out=None, keepdims=False):
-        return min(self, axis=axis, out=out, keepdims=keepdims)
+    def min(self, axis=None, out=None, keepdims=False, **kwargs):
+        return min(self, axis=axis, out=out, keepdims=keepdims, **kwargs)
 
-    def clip(self, min=None, max=None):
-        return clip(self, min, max)
+    def clip(self, min=None, max=None, out=None, **kwargs):
+        return clip(self, min, max, out=out, **kwargs)
 
-    def dot(self, other):
-        return dot(self, other)
+    def dot(self, b, out=None):
+        return dot(self, b, out=out)
 
     def compress(self, condition, axis=None, out=None):  # numpy.compress takes them swapped
         return compress(condition, self, axis=axis, out=out)
@@ -210,8 +211,8 @@ class ArrayTracer(Viewable):
             axes = axes[0]
         return transpose(self, axes or None)
 
-    def swapaxes(self, a, b):
-        return swapaxes(self, a, b)
+    def swapaxes(self, axis1, axis2):
+        return swapaxes(self, axis1, axis2)
 
     def ravel(self, order="C"):
         return ravel(self, order=order)
@@ -226,8 +227,16 @@ class ArrayTracer(Viewable):
     def squeeze(self, axis=None):
         return squeeze(self, axis=axis)
 
-    def astype(self, dtype, copy=True):
-        return astype(self, dtype)
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        if casting != "unsafe" and not _onp.can_cast(self.dtype, dtype, casting):
+            raise TypeError(f"Cannot cast array data from {self.dtype!r} to "
+                            f"{_onp.dtype(dtype)!r} according to the rule {casting!r}")
+        return astype(self, dtype, copy=copy)  # (a traced value has no memory order)
+
+    # what numpy says of an array's memory that its shape and dtype tell
+    itemsize = property(lambda self: self.dtype.itemsize)
+    nbytes = property(lambda self: self.size * self.dtype.itemsize)
+    device = property(lambda self: "cpu")
 
     def conj(self):
         return conjugate(self)

@@ -79,7 +79,8 @@ reshape_p = define("reshape", lambda x, shape, order: as_array(x).reshape(shape,
 def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     shape = as_tuple(newshape if shape is None else shape)
     a = fnp.asarray(a)
-    return view_of(reshape_p(a, shape=shape, order=order), a)
+    out = reshape_p(a, shape=shape, order=order)
+    return copied(out) if copy else view_of(out, a)
 
 
 ravel_p = define("ravel", lambda x, order: _onp.ravel(x, order=order) if order != "C" else
@@ -264,7 +265,9 @@ def astype(x, dtype, /, *, copy=True, device=None):
     x = asarray(x)
     if not _onp.issubdtype(dtype, _onp.inexact):
         return _to_integers(x, dtype=dtype)
-    return x if dtype_of(x) == dtype else astype_p(x, dtype=dtype)
+    if dtype_of(x) == dtype:  # (numpy's copy by default: a new name, no alias of x)
+        return copied(x) if copy else x
+    return astype_p(x, dtype=dtype)
 
 
 # to an integer or boolean dtype: no derivative (staged or batched, never read)
