@@ -6,8 +6,12 @@ import pytest
 
 import fgrad
 import fgrad.numpy as np
+import fgrad.tools.check  # noqa: F401  (the whole table)
 from fgrad import TracerMutationError
-from fgrad.testing import check_grads
+from fgrad.core.pytree import tree_flatten
+from fgrad.core.table import checked
+from fgrad.core.tracer import Tracer
+from fgrad.testing import as_function, check_grads, random_case
 
 
 def _jvp(f):
@@ -112,6 +116,136 @@ def test_a_refused_write_under_vmap_too():
         fgrad.vmap(rows_normalised)(onp.ones((2, 2, 2)))
 
 
+
+# numpy's functions that give views of their argument (before, only indexing, reshape, ravel,
+# the transposes, squeeze, expand_dims, moveaxis and .real were marked: a write through the
+# others rebound, and f computed another function than numpy's)
+def through_flip(x):
+    r = np.flip(x)
+    r *= 2.0
+    return np.sum(x * x)
+
+
+def through_rot90(x):
+    A = np.reshape(x * 1.0, (1, 2))
+    r = np.rot90(A)
+    r += 1.0
+    return np.sum(A * A)
+
+
+def through_split(x):
+    A = x * 1.0
+    a, _ = np.split(A, 2)
+    a *= 3.0
+    return np.sum(A * A)
+
+
+def through_unstack(x):
+    A = np.reshape(x * 1.0, (1, 2))
+    (row,) = np.unstack(A)
+    row -= 1.0
+    return np.sum(A * A)
+
+
+def through_diagonal(x):
+    A = np.outer(x, x)
+    d = np.einsum("ii->i", A)
+    d *= 2.0
+    return np.sum(A)
+
+
+def through_trim_zeros(x):
+    t = np.trim_zeros(x)
+    t += 1.0
+    return np.sum(x * x)
+
+
+FUNCTION_VIEWS = [through_flip, through_rot90, through_split, through_unstack,
+                  through_diagonal, through_trim_zeros]
+
+
+@pytest.mark.parametrize("f", FUNCTION_VIEWS, ids=[f.__name__ for f in FUNCTION_VIEWS])
+def test_a_write_through_a_view_a_numpy_function_gave_is_refused(f):
+    x = onp.array([1.0, 2.0])
+    for transform in (fgrad.grad, fgrad.jit, fgrad.jacfwd, fgrad.make_graph):
+        with pytest.raises(TracerMutationError, match="views"):
+            transform(f)(x)
+
+
+def test_the_function_views_change_the_other_name_in_numpy():
+    x = onp.array([1.0, 2.0])
+    assert through_flip(x.copy()) == 4.0 + 16.0
+    assert through_rot90(x.copy()) == 4.0 + 9.0
+    assert through_split(x.copy()) == 9.0 + 4.0
+    assert through_unstack(x.copy()) == 0.0 + 1.0
+    assert through_trim_zeros(x.copy()) == 4.0 + 9.0
+    assert through_diagonal(x.copy()) == 1.0 + 2.0 + 2.0 + 4.0 + 1.0 + 4.0
+
+
+
+# where a traced result's being a view of an argument is not numpy's, and why (strict)
+_NOT_NUMPYS_VIEWS = {
+    "np.asfortranarray": "a copy or the array itself by its memory order, which a traced "
+                         "value does not have: taken for a view",
+    "np.ravel": "in Fortran order, as asfortranarray",
+    "np.reshape": "in Fortran order, as asfortranarray",
+    "np.broadcast_to": "numpy's read-only view: not marked, as tile, repeat and full use it",
+    "np.broadcast_arrays": "as broadcast_to"}
+
+
+def _views_of(out, args):
+    """(argument, output leaf) pairs where the leaf is the argument or a view of it."""
+    def related(t, x):
+        while t is not None:
+            if t is x:
+                return True
+            t = getattr(t, "_base", None)
+        return False
+    leaves = tree_flatten(out)[0]
+    return {(i, j) for j, leaf in enumerate(leaves) for i, x in enumerate(args)
+            if isinstance(leaf, Tracer) and onp.size(leaf) and related(leaf, x)}
+
+
+def test_every_entry_gives_a_view_exactly_where_numpy_does():
+    rng = onp.random.default_rng(0)
+    differ = set()
+    for name, entry in sorted(checked().items()):
+        if not name.startswith("np."):
+            continue
+        for case in entry.spec.cases:
+            args, params = random_case(entry, rng, case)
+            f, xs = as_function(entry, args, params)
+            if not all(onp.result_type(x).kind in "fc" for x in xs):
+                continue
+            plain = [onp.array(x) for x in xs]
+            leaves = tree_flatten(f(*plain))[0]
+            want = {(i, j) for j, leaf in enumerate(leaves) for i, x in enumerate(plain)
+                    if isinstance(leaf, onp.ndarray) and leaf.size and
+                    onp.shares_memory(leaf, x)}
+            got = []
+            fgrad.jvp(lambda *ts: got.append(_views_of(f(*ts), ts)) or 0.0, tuple(xs),
+                      tuple(onp.ones_like(x) for x in xs))
+            if got[0] != want:
+                differ.add(name)
+    assert differ == set(_NOT_NUMPYS_VIEWS)
+
+def positive_copy(x):
+    y = +x  # numpy: a new array (as np.positive, np.roll by 0, np.asarray(copy=True))
+    y += 1.0
+    z = np.roll(x, 0)
+    z *= 2.0
+    w = np.asarray(x, copy=True)
+    w -= 0.5
+    return np.sum(y * z * w * x)
+
+
+def copied_grids(x):
+    g, h = np.meshgrid(x, x)  # copies (copy=True): no view of x
+    g += 1.0
+    a = np.array(x, ndmin=2)  # a copy, however many dimensions it gains
+    a *= 3.0
+    return np.sum(g * h) + np.sum(a * x)
+
 def accumulate(x):
     total = 0.0
     for i in range(1, 4):
@@ -166,7 +300,8 @@ def reshaped_copy(x):
 
 
 REBINDS = [accumulate, argument_rebound, copy_of_an_element, view_of_a_temporary,
-           fancy_index_copy, flattened_copy, astype_copy, reshaped_copy]
+           fancy_index_copy, flattened_copy, astype_copy, reshaped_copy, positive_copy,
+           copied_grids]
 
 
 def _numerical_grad(f, x, eps=1e-6):

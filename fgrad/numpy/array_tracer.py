@@ -126,7 +126,7 @@ class ArrayTracer(Viewable):
 
     # --- arithmetic (each is one primitive call) -------------------------------------
     def __neg__(self): return _pythons(negative(self), self)
-    def __pos__(self): return self
+    def __pos__(self): return copied(self)  # (numpy's +x is a new array)
     def __abs__(self): return _pythons(abs(self), self)
     __add__, __radd__ = _arithmetic(add)
     __sub__, __rsub__ = _arithmetic(subtract)

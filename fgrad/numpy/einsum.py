@@ -24,6 +24,7 @@ from . import batch_rules
 from ..core.table import Spec, define, multilinear_taylor
 from .broadcasting import dtype_of, shape_of
 from .namespace import zero_derivative
+from .views import view_of
 from .wrapping import differentiable, unsupported_kwargs
 
 # numpy's labels for the interleaved (operand, sublist) form: 0..25 are 'A'..'Z', 26..51 are
@@ -197,7 +198,12 @@ def einsum(*operands, out=None, optimize=False, **kwargs):
     else:
         subscripts, ops = _from_sublists(operands)
     ops = [fnp.asarray(x) for x in ops]
-    return einsum_p(*ops, subscripts=subscripts, optimize=optimize)
+    out = einsum_p(*ops, subscripts=subscripts, optimize=optimize)
+    if len(ops) == 1:  # numpy gives a view where it sums nothing (a transpose, a diagonal)
+        (term,), kept, _ = _parse(subscripts, [shape_of(ops[0])])
+        if set(term) <= set(kept):
+            return view_of(out, ops[0])
+    return out
 
 
 einsum_path = zero_derivative(_onp.einsum_path)

@@ -41,6 +41,7 @@ from ..core.tracer import Tracer, contains_tracer, without_derivative, value_dty
 from .namespace import values_only
 from .broadcasting import dtype_of, shape_of, unbroadcast_like
 from .wrapping import differentiable
+from .views import view_of
 
 
 def _may_repeat(idx):
@@ -766,7 +767,8 @@ maximum_at_p = _extreme_rows("maximum_at", _onp.maximum)
 def sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=False):
     """numpy's windows of ``x`` (the im2col of a convolution): on a traced ``x`` a gather of
     its entries by their positions, whose derivative adds each window's cotangent back (a
-    copy, where numpy gives a read-only view; a traced value is never written anyway)."""
+    copy, where numpy gives a read-only view: a view here too, so a write into it while ``x``
+    is still read raises)."""
     if writeable:
         raise errors.mutation("sliding_window_view(x, ..., writeable=True)",
                               "the windows read only, and np.at(x)[idx] for an update")
@@ -775,4 +777,4 @@ def sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=Fa
     # (numpy's own windows of the positions: its checks, its axis and window order)
     where = _onp.lib.stride_tricks.sliding_window_view(
         _onp.arange(math.prod(shape)).reshape(shape), window_shape, axis)
-    return getitem_p(fnp.reshape(x, (-1,)), idx=_onp.ascontiguousarray(where))
+    return view_of(getitem_p(fnp.reshape(x, (-1,)), idx=_onp.ascontiguousarray(where)), x)

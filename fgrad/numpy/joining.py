@@ -23,6 +23,7 @@ from .broadcasting import dtype_of, shape_of
 from .layout import (array, asarray, astype, atleast_1d, atleast_2d, atleast_3d,
                      axis_index, axis_tuple, broadcast_to, concatenate, list_call, ravel,
                      reshape)
+from .views import view_of
 from .wrapping import differentiable, numpy_reference, with_numpy_values
 
 _F64 = _onp.dtype("float64")
@@ -167,7 +168,7 @@ def _pieces(ary, indices_or_sections, axis):
             raise ValueError("number sections must be larger than 0.") from None
         each, extras = divmod(n, sections)
         points = _onp.cumsum([0] + extras * [each + 1] + (sections - extras) * [each])
-    return [fnp.getitem(ary, _along(axis, slice(points[i], points[i + 1])))
+    return [view_of(fnp.getitem(ary, _along(axis, slice(points[i], points[i + 1]))), ary)
             for i in range(len(points) - 1)]
 
 
@@ -175,7 +176,8 @@ def _pieces(ary, indices_or_sections, axis):
                                         (((2, 4),), {"indices_or_sections": (1, -1, 9),
                                                      "axis": 1})]))
 def array_split(ary, indices_or_sections, axis=0):
-    """A list of (traced) pieces, each with its own derivative."""
+    """A list of (traced) pieces, each with its own derivative (views of ``ary``, as
+    numpy's)."""
     ary = asarray(ary)
     return _pieces(ary, indices_or_sections, axis_index(axis, _ndim(ary)))
 
@@ -218,7 +220,7 @@ def unstack(x, /, *, axis=0):
     if _ndim(x) == 0:
         raise ValueError("Input array must be at least 1-d.")
     axis = axis_index(axis, _ndim(x))
-    return tuple(fnp.getitem(x, _along(axis, i)) for i in range(shape_of(x)[axis]))
+    return tuple(view_of(fnp.getitem(x, _along(axis, i)), x) for i in range(shape_of(x)[axis]))
 
 
 # --- repeating -----------------------------------------------------------------------------
@@ -340,7 +342,8 @@ def trim_zeros(filt, trim="fb", axis=None):
     sl = tuple(slice(start[i], stop[i]) if i in axes else slice(None) for i in range(v.ndim))
     if len(sl) == 1 and isinstance(filt, (list, tuple)):
         return filt[sl[0]]  # numpy: a list in, a list out
-    return fnp.getitem(asarray(filt), sl)
+    filt = asarray(filt)
+    return view_of(fnp.getitem(filt, sl), filt)  # (numpy's slice of filt)
 
 
 # --- padding -------------------------------------------------------------------------------

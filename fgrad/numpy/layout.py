@@ -173,6 +173,8 @@ def squeeze(a, axis=None):
 @differentiable(_onp.broadcast_to, Spec([(((3,),), {"shape": (2, 3)}), (((),), {"shape": 3}),
                                          (((2, 1),), {"shape": (2, 2, 3)})]))
 def broadcast_to(array, shape, subok=False):
+    # (numpy's result is a read-only view, which no write reaches: not marked as a view,
+    # since tile, repeat and full, numpy's copies, are built on this function)
     return broadcast_to_p(fnp.asarray(array), shape=as_tuple(read_values(shape)))
 
 
@@ -286,7 +288,7 @@ register_function("astype", astype, _onp.astype,
 def _from_nested(obj, dtype):
     """An array from a (nested) list or tuple holding tracers: stacked, so it is traced."""
     if isinstance(obj, Tracer):
-        return obj if dtype is None else astype(obj, dtype)
+        return obj if dtype is None else astype(obj, dtype, copy=False)
     if isinstance(obj, (list, tuple)) and contains_tracer(obj):
         return stack_p(*[asarray(_from_nested(o, dtype)) for o in obj], axis=0)
     return _onp.asarray(obj, dtype=dtype)
@@ -321,7 +323,8 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
     with numpy's dtype. ``like=`` (and a device other than 'cpu') is refused on traced
     values. Another library's array (Dask, CuPy) is returned as it is, in its own library."""
     _no_like("asarray", like, device)
-    return _from_nested(a, None if dtype is None else _onp.dtype(dtype))
+    out = _from_nested(a, None if dtype is None else _onp.dtype(dtype))
+    return copied(out) if copy and out is a else out
 
 
 @differentiable(_onp.array, Spec([(((2, 3),), {}), (((3,),), {"ndmin": 3}),
@@ -336,7 +339,7 @@ def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, ndm
     out = _from_nested(object, None if dtype is None else _onp.dtype(dtype))
     if _ndim(out) < ndmin:
         out = reshape(out, (1,) * (ndmin - _ndim(out)) + shape_of(out))
-    return copied(out) if copy and out is object else out
+    return copied(out) if copy and isinstance(object, Tracer) else out
 
 
 def _filled(fill_value, shape, dtype):
@@ -456,7 +459,8 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     if indexing == "xy" and n > 1:
         shapes[0], shapes[1] = (1, -1) + (1,) * (n - 2), (-1, 1) + (1,) * (n - 2)
     out = [reshape(asarray(x), s) for x, s in zip(xi, shapes)]
-    return tuple(out) if sparse else broadcast_arrays(*out)
+    out = out if sparse else broadcast_arrays(*out)
+    return tuple(copied(o) for o in out) if copy else tuple(out)
 
 
 @differentiable(_onp.copy, Spec([(((2, 3),), {}), (((),), {"order": "F"})]))

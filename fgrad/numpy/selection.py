@@ -29,6 +29,7 @@ from ..core.tracer import Tracer, without_derivative, contains_tracer, read_valu
 from .broadcasting import dtype_of, shape_of
 from .indexing import along_axis_index, gather_p, gather_rows, traced_index
 from .namespace import values_only
+from .views import copied, view_of
 from .wrapping import differentiable, unsupported_kwargs, with_numpy_values
 
 
@@ -372,8 +373,8 @@ def flip(m, axis=None):
     m = fnp.asarray(m)
     nd = _ndim(m)
     axes = range(nd) if axis is None else normalize_axis_tuple(axis, nd)
-    return fnp.getitem(m, tuple(slice(None, None, -1) if d in axes else slice(None)
-                                for d in range(nd)))
+    return view_of(fnp.getitem(m, tuple(slice(None, None, -1) if d in axes else slice(None)
+                                        for d in range(nd))), m)
 
 
 @differentiable(_onp.fliplr, Spec([(((2, 3),), {}), (((2, 3, 2),), {})]))
@@ -421,8 +422,8 @@ def rot90(m, k=1, axes=(0, 1)):
 def _roll_axis(a, shift, axis):
     n = shape_of(a)[axis]
     shift %= n or 1
-    if not shift:
-        return a
+    if not shift:  # (numpy's roll gives a new array all the same)
+        return copied(a)
     head = fnp.getitem(a, _on_axis(axis, slice(n - shift, None)))
     tail = fnp.getitem(a, _on_axis(axis, slice(None, n - shift)))
     return fnp.concatenate([head, tail], axis=axis)
@@ -510,7 +511,7 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     ax1, ax2 = normalize_axis_index(int(axis1), nd), normalize_axis_index(int(axis2), nd)
     if ax1 == ax2:
         raise ValueError("axis1 and axis2 cannot be the same")
-    return diagonal_p(a, offset=int(offset), axis1=ax1, axis2=ax2)
+    return view_of(diagonal_p(a, offset=int(offset), axis1=ax1, axis2=ax2), a)
 
 
 @differentiable(_onp.diag, Spec([
