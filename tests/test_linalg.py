@@ -475,6 +475,22 @@ def test_complex_qr_pinv_and_lstsq_of_rectangular_matrices(shape):
 
 # --- the rest --------------------------------------------------------------------------------
 
+
+def test_a_traced_singular_value_cutoff_is_refused_by_name():
+    # (it reached LAPACK's wrappers, which failed on it with their own message)
+    A = onp.array([[1.0, 2.0], [3.0, 4.0], [5.0, 7.0]])
+    b = onp.array([1.0, 2.0, 3.0])
+    for name, f in (("rcond", lambda c: np.linalg.pinv(A, rcond=c)),
+                    ("rtol", lambda c: np.linalg.pinv(A, rtol=c)),
+                    ("rcond", lambda c: np.linalg.lstsq(A, b, rcond=c)[0])):
+        with pytest.raises(fgrad.NoDerivativeRuleError,
+                           match=f"has no derivative in its argument '{name}' \\(a cutoff"):
+            fgrad.jacrev(f)(1e-10)
+        with pytest.raises(fgrad.ConcretizationError, match=f"make '{name}' static"):
+            fgrad.jit(f)(1e-10)
+    onp.testing.assert_array_equal(fgrad.jit(lambda a: np.linalg.pinv(a, rcond=1e-10))(A),
+                                   onp.linalg.pinv(A, rcond=1e-10))
+
 def test_pinv_full_rank_equals_inverse_derivative():
     a = well_conditioned(3, 3)
     t = RNG.standard_normal((3, 3))

@@ -962,6 +962,41 @@ def test_solve_ivp_refusals_name_what_to_do():
         fgrad.grad(lambda k: decay(k, t_eval=[1.5]))(0.5)
 
 
+
+def test_a_traced_solver_setting_is_refused_by_name_before_scipy_sees_it():
+    # (handed to scipy, a traced rtol made odepack print the conversion's error and raise its
+    # own; within a few such calls the process died in the garbage collector)
+    def ode(p, setting):
+        return np.sum(integrate.odeint(lambda y, t: -y, p[:1], onp.array([0.0, 1.0]),
+                                       **{setting: p[1]}))
+
+    def ivp(p, setting):
+        return np.sum(integrate.solve_ivp(lambda t, y: -y, (0.0, 1.0), p[:1], t_eval=[1.0],
+                                          method="LSODA", **{setting: p[1]}).y)
+
+    p = onp.array([1.0, 1e-6])
+    for f, settings in ((ode, ("rtol", "atol", "h0", "hmax", "hmin")),
+                        (ivp, ("rtol", "atol", "first_step", "max_step"))):
+        for setting in settings:
+            for plain_y0 in (False, True):
+                g = (lambda q: f(onp.concatenate([p[:1], q[None]]), setting)) if plain_y0 \
+                    else (lambda q: f(q, setting))
+                with pytest.raises(NoDerivativeRuleError,
+                                   match=f"no derivative in its argument '{setting}'"):
+                    fgrad.grad(g)(p[1] if plain_y0 else p)
+            with pytest.raises(ConcretizationError, match=f"make '{setting}' static"):
+                fgrad.jit(lambda q: f(q, setting))(p)
+
+
+def test_scipys_traced_singular_value_cutoffs_are_refused_by_name():
+    A = onp.array([[1.0, 2.0], [3.0, 4.0], [5.0, 7.0]])
+    b = onp.array([1.0, 2.0, 3.0])
+    for name, f in (("cond", lambda c: linalg.lstsq(A, b, cond=c)[0]),
+                    ("atol", lambda c: linalg.pinv(A, atol=c)),
+                    ("rtol", lambda c: linalg.pinv(A, rtol=c))):
+        with pytest.raises(NoDerivativeRuleError, match=f"argument '{name}' \\(a cutoff"):
+            fgrad.jacfwd(f)(1e-10)
+
 # --- optimisation -----------------------------------------------------------------------------
 
 def _quadratic(p, a=3.0):

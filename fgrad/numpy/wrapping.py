@@ -14,7 +14,8 @@ import numpy as _onp
 import fgrad.numpy as fnp
 from ..core import errors
 from ..core.table import Primitive, register_function, zero_rule
-from ..core.tracer import Tracer, without_derivative, contains_tracer, value_for_shape, map_tracers
+from ..core.tracer import (Tracer, contains_tracer, differentiated, map_tracers, value_for_shape,
+                           without_derivative)
 from .batch_rules import batch_first
 from .namespace import values_only
 
@@ -152,6 +153,15 @@ def with_numpy_values(result, np_fn, args, kwargs):
         # a namedtuple (numpy's QRResult, ...) is built from fields, a tuple from an iterable
         return type(result)(*parts) if hasattr(result, "_fields") else tuple(parts)
     return _numpy_value(result, value) if contains_tracer(result) else value
+
+
+def refuse_traced(name, arg, value, why):
+    """Raise where ``value``, argument ``arg`` of ``fgrad.<name>``, which takes it as a fixed
+    value (``why``), holds a tracer: differentiated, that it has no derivative; staged or
+    batched, how to keep it fixed (the library it would go to fails on it, or reads it)."""
+    if contains_tracer(value):
+        raise (errors.no_derivative_in if differentiated(value) else
+               errors.fixed_argument_traced)(name, arg, why)
 
 
 def as_tuple(x):

@@ -1,9 +1,10 @@
-"""The primitive table's ``define`` for scipy's functions, and the refusal of a traced
-argument they take as a fixed value."""
+"""The primitive table's ``define`` for scipy's functions, and the refusal of a
+differentiated argument they have no derivative in (a fixed one, traced at all:
+``fgrad.numpy.wrapping.refuse_traced``)."""
 import numpy as _onp
 
 from ..core import errors, table
-from ..core.tracer import contains_tracer, differentiated
+from ..core.tracer import differentiated
 
 
 def define(name, impl, *rules, **fields):
@@ -13,15 +14,6 @@ def define(name, impl, *rules, **fields):
     """
     fields.setdefault("other_arrays", isinstance(impl, _onp.ufunc))
     return table.define(name, impl, *rules, **fields)
-
-
-def refuse_traced(name, arg, value, why):
-    """Raise where ``value``, argument ``arg`` of ``fgrad.<name>``, which takes it as a fixed
-    value (``why``), holds a tracer: differentiated, that it has no derivative; staged or
-    batched, how to keep it fixed."""
-    if contains_tracer(value):
-        raise (errors.no_derivative_in if differentiated(value) else
-               errors.fixed_argument_traced)(name, arg, why)
 
 
 def refuse_differentiated(name, arg, value, why):

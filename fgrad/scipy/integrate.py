@@ -40,10 +40,10 @@ import fgrad.numpy as fnp
 from ..core import errors
 from ..numpy import batch_rules
 from ..numpy.broadcasting import cast_like, shape_of
-from ..numpy.wrapping import traced_version_of
+from ..numpy.wrapping import refuse_traced, traced_version_of
 from ..core.pytree import tree_flatten, tree_unflatten
 from ..core.table import FUNCTIONS, Spec
-from .defining import define, refuse_traced
+from .defining import define
 from ..core.tracer import Tracer, contains_tracer, map_tracers, staging, value_for_shape
 from ..traces.taylor import jet as _jet
 from ..jitting import staged
@@ -230,6 +230,12 @@ _solve_ivp = define(
     taylor=_taylor_rule)
 
 
+# (scipy's odepack, handed a tracer for a tolerance, prints the conversion's error and raises
+# its own; after a few such calls a process crashed in the garbage collector)
+_SETTING = ("a solver's setting: how far the result is from the ODE's solution, not a "
+            "quantity the solution depends on smoothly")
+
+
 def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None, mu=None,
            rtol=None, atol=None, tcrit=None, h0=0.0, hmax=0.0, hmin=0.0, ixpr=0, mxstep=0,
            mxhnil=0, mxordn=12, mxords=5, printmessg=0, tfirst=False):
@@ -241,6 +247,9 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
     not (the derivative rules solve other ODEs than ``func``'s). Traced values that ``func``
     closes over are taken as arguments too (``_closure_lifted``); one it reaches otherwise
     (a global, an object's attribute) is refused, as its dependence would be lost."""
+    for name, value in (("rtol", rtol), ("atol", atol), ("h0", h0), ("hmax", hmax),
+                        ("hmin", hmin), ("mxstep", mxstep)):
+        refuse_traced("scipy.integrate.odeint", name, value, _SETTING)
     args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
     user, args = _closure_lifted(func, args)
     func = user
@@ -410,6 +419,8 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     >>> bool(np.isclose(fgrad.grad(end)(0.5), -2 * np.exp(-1.0)))
     True
     """
+    for name, value in options.items():
+        refuse_traced("scipy.integrate.solve_ivp", name, value, _SETTING)
     extra = () if args is None else tuple(args) if isinstance(args, (tuple, list)) else (args,)
     user, extra = _closure_lifted(fun, extra)
 

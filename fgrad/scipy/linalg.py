@@ -36,7 +36,7 @@ from ..numpy.linalg.common import (_dominant, _mT, _qr_call, _qr_valid, _real_pa
 from ..numpy.multi_output import define_multi
 from ..numpy.indexing import gather_p
 from ..numpy.namespace import values_only
-from ..numpy.wrapping import differentiable, traced_version_of
+from ..numpy.wrapping import differentiable, refuse_traced, traced_version_of
 from ..core.table import Spec
 from .defining import define
 from ..core.errors import NoDerivativeRuleError
@@ -143,6 +143,8 @@ def pinv(a, *, atol=None, rtol=None, return_rank=False, **kwargs):
     cutoffs drop singular values, along perturbations that keep the rank).
     ``return_rank=True`` also gives the rank, an int."""
     _only("pinv", kwargs)
+    for name, value in (("atol", atol), ("rtol", rtol)):
+        refuse_traced("scipy.linalg.pinv", name, value, _lsq.CUTOFF)
     kw = tuple((k, v) for k, v in (("atol", atol), ("rtol", rtol)) if v is not None)
     out = _pinv(a, kw=kw)
     if not return_rank:
@@ -166,6 +168,7 @@ def lstsq(a, b, cond=None, overwrite_a=False, overwrite_b=False, check_finite=Tr
     ``pinv(a) @ b`` at scipy's cutoff (exact for full column rank, and for full row rank the
     least-norm solution's), the residues where scipy gives them (rank N < M), no derivative
     for the rank, the singular values ``svdvals(a)``'s (None from ``gelsy``, as scipy's)."""
+    refuse_traced("scipy.linalg.lstsq", "cond", cond, _lsq.CUTOFF)
     a, b = fnp.asarray(a), fnp.asarray(b)
     ref = _sl.lstsq(read_value(a), read_value(b), cond, lapack_driver=lapack_driver)
     m, n = shape_of(a)[-2:]

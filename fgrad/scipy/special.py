@@ -24,7 +24,7 @@ from . import defining
 from ..numpy import batch_rules, taylor_rules
 from ..numpy.broadcasting import broadcast_like, cast_like, dtype_of, unbroadcast_like
 from ..numpy.elementwise import UNARY, binary, unary
-from ..numpy.wrapping import numpy_reference, traced_version_of
+from ..numpy.wrapping import numpy_reference, refuse_traced, traced_version_of
 from ..core.table import Spec
 from ..numpy.namespace import values_only
 from ..core.other_arrays import surely_none
@@ -99,7 +99,7 @@ def _with_static(fn, static, d, cases, domain=POSITIVE, first=True, name=None,
         if operand:
             defining.refuse_differentiated(qualname, static, n, why)
             return p(x, n)
-        defining.refuse_traced(qualname, static, n, why)
+        refuse_traced(qualname, static, n, why)
         return p(x, **{static: n})
 
     public._fgrad_entry, public._fgrad_not_in = p, (static,)
@@ -200,7 +200,7 @@ def _in_last(fn, params, d, cases, domain, why, doc):
         if len(args) != len(params) + 1:
             raise TypeError(f"{fn.__name__}() takes {', '.join(params)} and x")
         for k, v in zip(params, args):
-            defining.refuse_traced(name, k, v, why)
+            refuse_traced(name, k, v, why)
         return p(args[-1], **dict(zip(params, args)))
 
     public.__doc__ = f"fgrad: {doc}\n\n{fn.__doc__ or ''}"
@@ -497,8 +497,8 @@ def lambertw(z, k=0, tol=1e-8):
     """scipy.special.lambertw: complex like scipy's, differentiable in ``z`` (holomorphic:
     ``W'(z) = W / (z (1 + W))``, 1 at 0 on branch 0); a real ``z`` gets a real gradient (of
     the real part). Take ``np.real(lambertw(x))`` for the real branch as a real function."""
-    defining.refuse_traced("scipy.special.lambertw", "k", k, "it is a branch index")
-    defining.refuse_traced("scipy.special.lambertw", "tol", tol, "it is a tolerance")
+    refuse_traced("scipy.special.lambertw", "k", k, "it is a branch index")
+    refuse_traced("scipy.special.lambertw", "tol", tol, "it is a tolerance")
     return _lambertw(z, k=k, tol=tol)
 
 

@@ -29,7 +29,7 @@ from . import defining
 from ..numpy import batch_rules
 from ..numpy.broadcasting import broadcast_like, cast_like, unbroadcast_like
 from ..numpy.linalg.common import _dominant, _read_triangle, _read_triangle_adjoint
-from ..numpy.wrapping import traced_version_of
+from ..numpy.wrapping import refuse_traced, traced_version_of
 from ..core.table import Spec
 from ..core.tracer import contains_tracer, differentiated, value_for_shape, without_derivative
 from . import special as sp
@@ -542,7 +542,7 @@ class _Dirichlet:
         """``scipy.stats.dirichlet.rvs``: scipy's draws, for a plain ``alpha`` (a traced one
         is refused: the draws have no derivative in it, and a staged call would replay one
         draw)."""
-        defining.refuse_traced("scipy.stats.dirichlet.rvs", "alpha", alpha,
+        refuse_traced("scipy.stats.dirichlet.rvs", "alpha", alpha,
                                "scipy draws from it; pass a plain value")
         return _st.dirichlet.rvs(alpha, size=size, random_state=random_state)
 

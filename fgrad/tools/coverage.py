@@ -263,8 +263,9 @@ def scipy_section():
            "`vmap`, the discrete distributions' `k`, `loc` and fixed shapes and "
            "scipy.special's orders and parameters (`polygamma`'s `n`, the Bessel functions' "
            "`v`, `gammainc`'s `a`, `zeta`'s `x`) are operands; `multigammaln`'s `d`, `expn`'s "
-           "`n`, `betainc`'s `a`, `b`, `lambertw`'s `k` and `simpson`'s `x` are refused by "
-           "name (`ConcretizationError`, saying how to keep them fixed). "
+           "`n`, `betainc`'s `a`, `b`, `lambertw`'s `k`, `simpson`'s `x`, the ODE solvers' "
+           "settings (`rtol`, `atol`, step sizes) and `pinv`'s and `lstsq`'s cutoffs are "
+           "refused by name (`ConcretizationError`, saying how to keep them fixed). "
            "Every other float argument is differentiable. Any other scipy function handed a "
            "traced value raises an error naming it and saying how to add a rule.",
            "", "| function | VJP | JVP | order checked | not differentiable in | checked as |",

@@ -7,7 +7,7 @@ from .. import batch_rules
 from ...core.table import Spec, define
 from ...core.tracer import contains_tracer, read_values
 from ..broadcasting import shape_of
-from ..wrapping import differentiable
+from ..wrapping import differentiable, refuse_traced
 from .common import (_adjoint, _conj, _eye, _la, _mT, _min_gap, _real_part,
                      _well_conditioned)
 from .decompositions import _refuse_hermitian, _svdvals
@@ -47,6 +47,8 @@ _pinv = define("linalg.pinv", lambda a, kw=(): _la.pinv(a, **dict(kw)),
                batch=batch_rules.stacked(2))
 
 _NO_VALUE = object()
+# (handed to LAPACK's wrappers, a traced cutoff fails in their conversion, with their message)
+CUTOFF = "a cutoff for small singular values: the result jumps where one crosses it"
 
 
 @differentiable(_la.pinv, Spec(_PINV_CASES + [(((3, 2),), {"rcond": 1e-3}),
@@ -62,6 +64,8 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=_NO_VALUE):
     traced values."""
     a = fnp.asarray(a)
     _refuse_hermitian("pinv", hermitian)
+    refuse_traced("numpy.linalg.pinv", "rcond", rcond, CUTOFF)
+    refuse_traced("numpy.linalg.pinv", "rtol", rtol, CUTOFF)
     kw = (() if rcond is None else (("rcond", rcond),)) + \
         (() if rtol is _NO_VALUE else (("rtol", rtol),))
     return _pinv(a, kw=kw)
@@ -87,6 +91,7 @@ def lstsq(a, b, rcond=None):
     solution); for rank-deficient ``a`` see ``pinv``. The residuals are differentiated too
     (they are given, as in numpy, when the rank is N < M; real, sums of ``|r|^2``); the rank
     has no derivative; the singular values are ``svdvals(a)``'s."""
+    refuse_traced("numpy.linalg.lstsq", "rcond", rcond, CUTOFF)
     a, b = fnp.asarray(a), fnp.asarray(b)
     ref = _la.lstsq(read_values(a), read_values(b), rcond)  # numpy's errors, and its rank
     m, n = shape_of(a)[-2:]
