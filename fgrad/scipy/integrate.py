@@ -243,8 +243,9 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
     sensitivities in forward mode, the adjoint method in reverse mode; see the module);
     ``args`` may hold tuples, lists and dicts of arrays of any shapes (a pytree).
     On traced values: ``rtol``, ``atol``, ``h0``, ``hmax``, ``hmin``, ``mxstep`` and
-    ``tfirst`` are taken; ``full_output``, ``Dfun``, ``tcrit`` and the banded options are
-    not (the derivative rules solve other ODEs than ``func``'s). Traced values that ``func``
+    ``tfirst`` are taken (plain: a traced setting is refused by name); ``full_output``,
+    ``Dfun``, ``tcrit`` and the banded options are not (the derivative rules solve other
+    ODEs than ``func``'s). Traced values that ``func``
     closes over are taken as arguments too (``_closure_lifted``); one it reaches otherwise
     (a global, an object's attribute) is refused, as its dependence would be lost."""
     for name, value in (("rtol", rtol), ("atol", atol), ("h0", h0), ("hmax", hmax),
@@ -403,10 +404,11 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     solve_ivp with the user's method and options. The values are scipy's, bit for bit.
 
     On traced values ``t_eval`` is needed (without it the solver picks the times by the
-    values), ``rtol``, ``atol``, ``first_step``, ``max_step`` and ``min_step`` are taken,
-    and ``dense_output``, ``events``, ``vectorized`` and a Jacobian are not. The result has
-    scipy's fields ``t``, ``y``, ``status``, ``message`` and ``success`` (``sol``,
-    ``t_events`` and ``y_events`` None); the solver's counts (``nfev``) are not kept.
+    values), ``rtol``, ``atol``, ``first_step``, ``max_step`` and ``min_step`` are taken
+    (plain: a traced one is refused by name), and ``dense_output``, ``events``,
+    ``vectorized`` and a Jacobian are not. The result has scipy's fields ``t``, ``y``,
+    ``status``, ``message`` and ``success`` (``sol``, ``t_events`` and ``y_events`` None);
+    the solver's counts (``nfev``) are not kept.
     Traced values that ``fun`` closes over are taken as arguments too; one it reaches
     otherwise (a global, an object's attribute) is refused (pass it through ``args``).
 
