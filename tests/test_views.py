@@ -229,6 +229,33 @@ def test_every_entry_gives_a_view_exactly_where_numpy_does():
                 differ.add(name)
     assert differ == set(_NOT_NUMPYS_VIEWS)
 
+
+def test_a_traced_arrays_methods_give_views_where_numpys_do():
+    # (a real array's conj() is the array itself in numpy, a complex one's imag a view of it:
+    # a write through either changes the array; x.flat[idx] is a copy)
+    def through_conj(x):
+        c = x.conj()
+        c += 1.0
+        return np.sum(x * x)
+
+    def through_imag(x):
+        z = x * (1.0 + 1.0j)
+        i = z.imag
+        i *= 2.0
+        return np.sum(np.abs(z))
+
+    def flat_copy(x):
+        f = x.flat[0:2]
+        f += 1.0
+        return np.sum(f * x)
+
+    x = onp.array([1.0, 2.0])
+    assert through_conj(x.copy()) == 4.0 + 9.0
+    for f in (through_conj, through_imag):
+        with pytest.raises(TracerMutationError):
+            fgrad.grad(f)(x)
+    assert fgrad.value_and_grad(flat_copy)(x)[0] == flat_copy(x.copy())
+
 def positive_copy(x):
     y = +x  # numpy: a new array (as np.positive, np.roll by 0, np.asarray(copy=True))
     y += 1.0

@@ -114,7 +114,9 @@ class ArrayTracer(Viewable):
     T = property(lambda self: transpose(self))
     mT = property(lambda self: swapaxes(self, -1, -2))
     real = property(lambda self: view_of(real(self), self))
-    imag = property(lambda self: imag(self))
+    # (of a complex array numpy's imag is a view; of a real one, new zeros)
+    imag = property(lambda self: view_of(imag(self), self) if self.dtype.kind == "c"
+                    else imag(self))
     at = property(at)  # (x.at[idx].set(v): the same as fgrad.numpy.at(x)[idx].set(v))
 
     def __iter__(self):
@@ -239,7 +241,8 @@ class ArrayTracer(Viewable):
     device = property(lambda self: "cpu")
 
     def conj(self):
-        return conjugate(self)
+        # (numpy's method gives a real array itself back: a write into it changes the array)
+        return conjugate(self) if self.dtype.kind == "c" else self
 
     conjugate = conj
 
@@ -292,7 +295,7 @@ class _Flat:
         self.base = base
 
     def __getitem__(self, idx):
-        return ravel(self.base)[idx]
+        return copied(ravel(self.base)[idx])  # (numpy's x.flat[idx] is a copy)
 
     def __iter__(self):
         return iter(ravel(self.base))
