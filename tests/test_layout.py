@@ -212,7 +212,6 @@ def test_full_and_full_like_and_astype():
         A.astype(int).tolist()
 
 
-
 def test_ndarray_methods_take_numpys_keywords():
     # (x.max(initial=...), x.sum(where=...), x.reshape(copy=...) and the like raised
     # TypeError on a traced x)

@@ -71,7 +71,6 @@ def test_apply_over_axes_keeps_reduced_axes():
     onp.testing.assert_array_equal(f_vjp(onp.ones((1, 3, 1)))[0], onp.ones((2, 3, 4)))
 
 
-
 def test_arange_is_start_plus_i_times_step():
     # (its derivative was zero: arange was taken as a constant)
     got = fgrad.grad(lambda s, d: np.sum(np.arange(s, 2.0, d) * onp.arange(1.0, 5.0)),
@@ -126,7 +125,6 @@ def test_histogram_without_weights_gives_plain_counts():
     (hist, _), _ = fgrad.vjp(lambda a: np.histogram(a, bins=2), a)
     assert hist.tolist() == [2, 2] and hist.dtype == onp.histogram(a, bins=2)[0].dtype
     check_grads(lambda a: np.histogram(a, bins=3, density=True)[0], (a,))
-
 
 
 def test_histogram_edges_given_or_spread_over_a_range_carry_their_derivative():

@@ -962,7 +962,6 @@ def test_solve_ivp_refusals_name_what_to_do():
         fgrad.grad(lambda k: decay(k, t_eval=[1.5]))(0.5)
 
 
-
 def test_a_traced_solver_setting_is_refused_by_name_before_scipy_sees_it():
     # (handed to scipy, a traced rtol made odepack print the conversion's error and raise its
     # own; within a few such calls the process died in the garbage collector)

@@ -116,7 +116,6 @@ def test_a_refused_write_under_vmap_too():
         fgrad.vmap(rows_normalised)(onp.ones((2, 2, 2)))
 
 
-
 # numpy's functions that give views of their argument (before, only indexing, reshape, ravel,
 # the transposes, squeeze, expand_dims, moveaxis and .real were marked: a write through the
 # others rebound, and f computed another function than numpy's)
@@ -180,7 +179,6 @@ def test_the_function_views_change_the_other_name_in_numpy():
     assert through_unstack(x.copy()) == 0.0 + 1.0
     assert through_trim_zeros(x.copy()) == 4.0 + 9.0
     assert through_diagonal(x.copy()) == 1.0 + 2.0 + 2.0 + 4.0 + 1.0 + 4.0
-
 
 
 # where a traced result's being a view of an argument is not numpy's, and why (strict)

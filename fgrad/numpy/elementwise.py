@@ -275,9 +275,6 @@ divide = define("divide", _onp.divide,
 true_divide = divide
 
 
-
-
-
 def _dpow_base(ans, x, y, power):
     # y * x**(y-1). At the single point x == 0, y == 0 it is 0 * inf; there the base is
     # replaced by 1 (giving 0). Guarding the exponent instead would change the derivative

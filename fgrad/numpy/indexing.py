@@ -559,7 +559,6 @@ def index_max(x, v, idx):
     return index_max_p(x, v, idx=read_values(idx))
 
 
-
 # --- at(x)[idx]: the functional updates, on plain and traced arrays alike --------------------
 
 def at(x):

@@ -522,8 +522,6 @@ def pad(array, pad_width, mode="constant", **kwargs):
     return with_numpy_values(out, lambda *a, **k: value, (), {})
 
 
-
-
 # --- r_ and c_ ----------------------------------------------------------------------------
 
 class _AxisConcatenator:

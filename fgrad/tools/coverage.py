@@ -163,8 +163,6 @@ def differentiable_names(rows=None):
     return {q: e for q, s, e, _ in (rows or classify()) if s == "differentiable"}
 
 
-
-
 def render():
     rows = classify()
     counts = {}

@@ -71,7 +71,6 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=_NO_VALUE):
     return _pinv(a, kw=kw)
 
 
-
 # --- least squares, powers ---------------------------------------------------------------
 
 def _lstsq_valid(a, b):
