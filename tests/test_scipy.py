@@ -996,6 +996,32 @@ def test_scipys_traced_singular_value_cutoffs_are_refused_by_name():
         with pytest.raises(NoDerivativeRuleError, match=f"argument '{name}' \\(a cutoff"):
             fgrad.jacfwd(f)(1e-10)
 
+
+def test_scipys_other_functions_run_on_plain_values_and_refuse_traced_ones_by_name():
+    # (fgrad.scipy.optimize.brentq and the like were AttributeErrors; only scipy.linalg had
+    # scipy's other functions)
+    x = onp.array([0.3, 1.2, -0.5, 2.0])
+    for module, name, call, want in (
+            (optimize, "brentq", lambda f, t: f(lambda z, t: z * z - t, 0.0, 3.0, args=(t,)),
+             "root or minimize"),
+            (integrate, "quad", lambda f, t: f(lambda z, t: t * z, 0.0, 1.0, args=(t,))[0],
+             "odeint, solve_ivp"),
+            (signal, "lfilter", lambda f, t: f([1.0], [1.0, -0.5], x * t), "stop_gradient"),
+            (special, "ellipk", lambda f, t: f(t), "stop_gradient"),
+            (stats, "zscore", lambda f, t: f(x * t), "stop_gradient")):
+        fn = getattr(module, name)
+        theirs = getattr(sys.modules[module.__name__.replace("fgrad.", "")], name)
+        onp.testing.assert_array_equal(call(fn, 0.5), call(theirs, 0.5))
+        with pytest.raises(NoDerivativeRuleError, match=rf"{module.__name__}\.{name} has no "
+                           rf"derivative rule: it runs scipy's function on plain values only; .*"
+                           rf"{want}"):
+            fgrad.jacrev(lambda t: call(fn, t))(0.5)
+    with pytest.raises(AttributeError, match="fgrad has no derivatives of "
+                       "scipy.stats.gaussian_kde; on plain values use scipy's own"):
+        stats.gaussian_kde  # noqa: B018
+    assert not hasattr(optimize, "no_such_function")
+
+
 # --- optimisation -----------------------------------------------------------------------------
 
 def _quadratic(p, a=3.0):

@@ -1,10 +1,15 @@
-"""The primitive table's ``define`` for scipy's functions, and the refusal of a
-differentiated argument they have no derivative in (a fixed one, traced at all:
-``fgrad.numpy.wrapping.refuse_traced``)."""
+"""The primitive table's ``define`` for scipy's functions, the refusal of a differentiated
+argument they have no derivative in (a fixed one, traced at all:
+``fgrad.numpy.wrapping.refuse_traced``), and each module's fallback for scipy's other
+functions (``plain_only_fallback``)."""
+import functools
+import inspect
+import sys
+
 import numpy as _onp
 
 from ..core import errors, table
-from ..core.tracer import differentiated
+from ..core.tracer import contains_tracer, differentiated
 
 
 def define(name, impl, *rules, **fields):
@@ -21,3 +26,38 @@ def refuse_differentiated(name, arg, value, why):
     it (``why``), is differentiated; a staged or batched one is an operand like any other."""
     if differentiated(value):
         raise errors.no_derivative_in(name, arg, why)
+
+
+def plain_only_fallback(module, library, hint=lambda name: ""):
+    """The module ``__getattr__`` of ``fgrad.scipy.<x>`` (``module``, mirroring ``library``):
+    scipy's other functions, as autograd's scipy modules had them, run as scipy's own on plain
+    values and raise ``NoDerivativeRuleError`` naming themselves when handed a traced value
+    (``hint(name)`` adds what to use instead); a name scipy has that is no function (a class,
+    a distribution object) raises ``AttributeError`` saying fgrad has no derivatives of it.
+    (Each one is made once, when first read, and kept in the module.)"""
+    def __getattr__(name):
+        fn = getattr(library, name, None)
+        if name.startswith("_") or fn is None:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        if not (inspect.isroutine(fn) or isinstance(fn, _onp.ufunc)):
+            raise AttributeError(
+                f"module {module!r} has no attribute {name!r}: fgrad has no derivatives of "
+                f"{library.__name__}.{name}; on plain values use scipy's own")
+
+        @functools.wraps(fn)
+        def plain_only(*args, **kwargs):
+            if contains_tracer(args) or contains_tracer(kwargs):
+                raise errors.NoDerivativeRuleError(
+                    f"fgrad.{module.removeprefix('fgrad.')}.{name} has no derivative rule: it "
+                    f"runs scipy's function on plain values only{hint(name)}.")
+            return fn(*args, **kwargs)
+
+        plain_only._fgrad_status = "plain only"
+        vars(sys.modules[module])[name] = plain_only
+        return plain_only
+    return __getattr__
+
+
+def stop_gradient_hint(name):
+    return "; call it on fgrad.stop_gradient(x), or give it rules with fgrad.primitive and " \
+        "fgrad.defvjp"

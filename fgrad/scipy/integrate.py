@@ -43,6 +43,7 @@ from ..numpy.broadcasting import cast_like, shape_of
 from ..numpy.wrapping import refuse_traced, traced_version_of
 from ..core.pytree import tree_flatten, tree_unflatten
 from ..core.table import FUNCTIONS, Spec
+from . import defining
 from .defining import define
 from ..core.tracer import Tracer, contains_tracer, map_tracers, staging, value_for_shape
 from ..traces.taylor import jet as _jet
@@ -469,3 +470,10 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
 
 
 solve_ivp._fgrad_entry = _solve_ivp
+
+
+# scipy.integrate's other functions (``quad``, ``trapezoid``, ...): scipy's own on plain
+# values, refused by name on traced ones
+__getattr__ = defining.plain_only_fallback(
+    __name__, _si, lambda name: "; fgrad.scipy.integrate has odeint, solve_ivp and simpson, "
+    "and fgrad.numpy.trapezoid")

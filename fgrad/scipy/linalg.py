@@ -21,7 +21,6 @@ is piecewise constant; only real input. On traced values the arguments that chan
 checks or overwrites its inputs (``overwrite_*``, ``check_finite``) are accepted and ignored;
 others are refused by name.
 """
-import functools
 
 import numpy as _onp
 import scipy.linalg as _sl
@@ -38,9 +37,9 @@ from ..numpy.indexing import gather_p
 from ..numpy.namespace import values_only
 from ..numpy.wrapping import differentiable, refuse_traced, traced_version_of
 from ..core.table import Spec
+from . import defining
 from .defining import define
-from ..core.errors import NoDerivativeRuleError
-from ..core.tracer import contains_tracer, read_value, value_for_shape, value_dtype
+from ..core.tracer import read_value, value_for_shape, value_dtype
 
 _IGNORED = ("overwrite_a", "overwrite_b", "check_finite", "overwrite_c")
 SQUARE = [(((2, 2),), {}), (((3, 3),), {})]
@@ -979,29 +978,13 @@ def block_diag(*arrs):
     return fnp.concatenate(out, axis=0)
 
 
-def __getattr__(name):
-    """scipy.linalg's other functions (``schur``, ``eigvals``, ``hessenberg``, ...), as autograd's
-    ``scipy.linalg`` has them: scipy's own on plain values; handed a traced value, a
-    ``NoDerivativeRuleError`` naming the function and, where ``fgrad.numpy.linalg`` has a
-    function of that name, pointing to it (numpy's version: check that its defaults are
-    scipy's, as ``qr``'s mode is not)."""
-    fn = getattr(_sl, name, None)
-    if name.startswith("_") or not callable(fn) or isinstance(fn, type):
-        raise AttributeError(f"module 'fgrad.scipy.linalg' has no attribute {name!r}")
+def _hint(name):
+    if hasattr(fnp.linalg, name):
+        return (f"; fgrad.numpy.linalg.{name}, numpy's version of it, is differentiable "
+                "(check that its defaults are scipy's)")
+    return defining.stop_gradient_hint(name)
 
-    @functools.wraps(fn)
-    def plain_only(*args, **kwargs):
-        if contains_tracer(args) or contains_tracer(kwargs):
-            ours = (f"; fgrad.numpy.linalg.{name}, numpy's version of it, is differentiable "
-                    "(check that its defaults are scipy's)"
-                    if hasattr(fnp.linalg, name) else
-                    "; call it on fgrad.stop_gradient(x), or give it rules with "
-                    "fgrad.primitive and fgrad.defvjp")
-            raise NoDerivativeRuleError(
-                f"fgrad.scipy.linalg.{name} has no derivative rule: it runs scipy's function on "
-                f"plain values only{ours}.")
-        return fn(*args, **kwargs)
 
-    plain_only._fgrad_status = "plain only"
-    globals()[name] = plain_only
-    return plain_only
+# scipy.linalg's other functions (``schur``, ``eigvals``, ``hessenberg``, ...), as autograd's
+# ``scipy.linalg`` has them: scipy's own on plain values, refused by name on traced ones
+__getattr__ = defining.plain_only_fallback(__name__, _sl, _hint)

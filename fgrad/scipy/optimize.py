@@ -24,6 +24,7 @@ from ..numpy.broadcasting import cast_like
 from ..core.pytree import tree_flatten, tree_unflatten
 from ..numpy import batch_rules
 from ..core.table import Spec
+from . import defining
 from .defining import define
 from ..core.tracer import contains_tracer, read_values, staging, value_for_shape
 from ..transforms import grad, hessian, jacfwd, jvp, value_and_grad, vjp
@@ -187,3 +188,10 @@ def root(fun, x0, args=(), method="hybr", jac=None, tol=None, callback=None, opt
         x_star = res.x
         res.x = implicit_solution(*args, F=fun, solve=lambda *a: x_star)
     return res
+
+
+# scipy.optimize's other functions (``brentq``, ``least_squares``, ...): scipy's own on plain
+# values, refused by name on traced ones
+__getattr__ = defining.plain_only_fallback(
+    __name__, _so, lambda name: "; a solution differentiable in the problem's parameters: "
+    "fgrad.scipy.optimize.root or minimize with the parameters in args")

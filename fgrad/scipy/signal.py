@@ -20,6 +20,7 @@ from ..numpy import batch_rules
 from ..numpy.broadcasting import cast_like, shape_of
 from ..numpy.wrapping import traced_version_of
 from ..core.table import Spec
+from . import defining
 from .defining import define
 
 _MODES = ("full", "same", "valid")
@@ -185,3 +186,7 @@ for _public, _prim in ((convolve, _convolve), (correlate, _correlate),
                        (fftconvolve, _fftconvolve), (convolve2d, _convolve2d),
                        (correlate2d, _correlate2d), (detrend, _detrend)):
     _public._fgrad_entry = _prim
+
+
+# scipy.signal's other functions: scipy's own on plain values, refused by name on traced ones
+__getattr__ = defining.plain_only_fallback(__name__, _ss, defining.stop_gradient_hint)

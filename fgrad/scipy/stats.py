@@ -697,3 +697,8 @@ class _MultivariateNormal:
 
 multivariate_normal = _MultivariateNormal()
 multivariate_normal.entropy._fgrad_entry = _mvn_entropy
+
+
+# scipy.stats' other functions (``zscore``, ``entropy``, ...): scipy's own on plain values,
+# refused by name on traced ones; a distribution fgrad has not is an AttributeError saying so
+__getattr__ = defining.plain_only_fallback(__name__, _st, defining.stop_gradient_hint)

@@ -264,8 +264,10 @@ def scipy_section():
            "`n`, `betainc`'s `a`, `b`, `lambertw`'s `k`, `simpson`'s `x`, the ODE solvers' "
            "settings (`rtol`, `atol`, step sizes) and `pinv`'s and `lstsq`'s cutoffs are "
            "refused by name (`ConcretizationError`, saying how to keep them fixed). "
-           "Every other float argument is differentiable. Any other scipy function handed a "
-           "traced value raises an error naming it and saying how to add a rule.",
+           "Every other float argument is differentiable. scipy's other functions are there "
+           "too (`fgrad.scipy.optimize.brentq`, `fgrad.scipy.signal.lfilter`, ...): scipy's "
+           "own on plain values; handed a traced value, any of them, and any scipy function "
+           "called directly, raises an error naming it and saying what to do.",
            "", "| function | VJP | JVP | order checked | not differentiable in | checked as |",
            "|---|---|---|---|---|---|"]
     for name, entry, not_in in rows:
