@@ -27,24 +27,35 @@ def bincount(x, weights=None, minlength=0):
     return fnp.index_add(_onp.zeros(n, dtype), weights, x)
 
 
-def _edges(a, bins, range, plain):
-    """``plain``, numpy's bin edges, as functions of the arguments: given edges are themselves
-    (differentiable in ``bins``); edges spread over a range are linear in its ends, ``range``'s
-    or, without one, the data's min and max. How many bins an estimator's name (``"auto"``)
-    picks is piecewise constant in the data."""
+def _edges(a, values, bins, range, plain):
+    """``plain``, numpy's bin edges for the data ``a`` (whose values, read already, are
+    ``values``), as functions of the arguments: given edges are themselves (differentiable in
+    ``bins``); edges spread over a range are linear in its ends, ``range``'s or, without one,
+    the data's min and max. How many bins an estimator's name (``"auto"``) picks is piecewise
+    constant in the data."""
     if _onp.ndim(read_values(bins)) == 1:
         return fnp.asarray(bins) if contains_tracer(bins) else plain
     if range is not None:
         lo, hi = range
-    elif fnp.size(a):
+        empty = read_values(lo) == read_values(hi)  # (read for numpy's edges already)
+    elif values.size:
         lo, hi = fnp.min(a), fnp.max(a)
+        empty = values.min() == values.max()  # (no value of min or max read: no guard)
     else:  # (numpy spreads empty data over [0, 1])
         return plain
     if not contains_tracer((lo, hi)):
         return plain
-    if read_value(lo) == read_value(hi):  # numpy widens an empty range by 0.5 on each side
+    if empty:  # numpy widens an empty range by 0.5 on each side
         lo, hi = lo - 0.5, hi + 0.5
     return fnp.linspace(lo, hi, len(plain))
+
+
+def _binned(a, bins, range):
+    """``a`` raveled, its values, numpy's bin edges for it and the same edges traced."""
+    a = fnp.ravel(fnp.asarray(a))
+    values = _onp.asarray(read_value(a))
+    plain = _onp.histogram_bin_edges(values, read_values(bins), read_values(range))
+    return a, values, plain, _edges(a, values, bins, range, plain)
 
 
 def _bin_of(a, edges):
@@ -108,10 +119,8 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
     when the edges come from the data (no ``range``), in ``a`` through its min and max. Which
     bin an entry lands in is piecewise constant, so the counts themselves have zero
     derivative in ``a``."""
-    a = fnp.ravel(fnp.asarray(a))
-    plain_edges = _onp.histogram_bin_edges(read_value(a), read_values(bins), read_values(range))
-    edges = _edges(a, bins, range, plain_edges)
-    idx, inside = _bin_of(_onp.asarray(read_value(a)), plain_edges)
+    a, values, plain_edges, edges = _binned(a, bins, range)
+    idx, inside = _bin_of(values, plain_edges)
     n = len(plain_edges) - 1
     if weights is None:
         hist = _onp.bincount(idx[inside], minlength=n).astype(float if density else _onp.intp)
@@ -134,9 +143,7 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):
     """Differentiable in given ``bins`` (they are the edges), in ``range`` (the edges spread
     over it) and, without one, in ``a`` through its min and max; how many bins an
     estimator's name (``"auto"``) picks is piecewise constant in ``a``."""
-    a = fnp.ravel(fnp.asarray(a))
-    plain = _onp.histogram_bin_edges(read_value(a), read_values(bins), read_values(range))
-    return _edges(a, bins, range, plain)
+    return _binned(a, bins, range)[3]
 
 
 def _histogramdd_case(f, sample, w, *e, **p):
@@ -178,7 +185,8 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None):
     except TypeError:
         bins = d * [bins]
     ranges = d * [None] if range is None else range
-    edges = [_edges(sample[:, i], b, r, p) for i, (b, r, p) in enumerate(zip(bins, ranges, plain))]
+    edges = [_edges(sample[:, i], values[:, i], b, r, p)
+             for i, (b, r, p) in enumerate(zip(bins, ranges, plain))]
     count = []
     for i, e in enumerate(plain):  # numpy's bins: right-open, the last edge in the last bin
         k = _onp.searchsorted(e, values[:, i], side="right")
