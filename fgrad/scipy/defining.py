@@ -28,7 +28,13 @@ def refuse_differentiated(name, arg, value, why):
         raise errors.no_derivative_in(name, arg, why)
 
 
-def plain_only_fallback(module, library, hint=lambda name: ""):
+def stop_gradient_hint(name):
+    """What a function without rules can be called on instead (``plain_only_fallback``)."""
+    return "; call it on fgrad.stop_gradient(x), or give it rules with fgrad.primitive and " \
+        "fgrad.defvjp"
+
+
+def plain_only_fallback(module, library, hint=stop_gradient_hint):
     """The module ``__getattr__`` of ``fgrad.scipy.<x>`` (``module``, mirroring ``library``):
     scipy's other functions, as autograd's scipy modules had them, run as scipy's own on plain
     values and raise ``NoDerivativeRuleError`` naming themselves when handed a traced value
@@ -48,16 +54,11 @@ def plain_only_fallback(module, library, hint=lambda name: ""):
         def plain_only(*args, **kwargs):
             if contains_tracer(args) or contains_tracer(kwargs):
                 raise errors.NoDerivativeRuleError(
-                    f"fgrad.{module.removeprefix('fgrad.')}.{name} has no derivative rule: it "
-                    f"runs scipy's function on plain values only{hint(name)}.")
+                    f"{module}.{name} has no derivative rule: it runs scipy's function on "
+                    f"plain values only{hint(name)}.")
             return fn(*args, **kwargs)
 
         plain_only._fgrad_status = "plain only"
         vars(sys.modules[module])[name] = plain_only
         return plain_only
     return __getattr__
-
-
-def stop_gradient_hint(name):
-    return "; call it on fgrad.stop_gradient(x), or give it rules with fgrad.primitive and " \
-        "fgrad.defvjp"

@@ -189,4 +189,4 @@ for _public, _prim in ((convolve, _convolve), (correlate, _correlate),
 
 
 # scipy.signal's other functions: scipy's own on plain values, refused by name on traced ones
-__getattr__ = defining.plain_only_fallback(__name__, _ss, defining.stop_gradient_hint)
+__getattr__ = defining.plain_only_fallback(__name__, _ss)

@@ -681,4 +681,4 @@ softmax._fgrad_entry, log_softmax._fgrad_entry = _softmax, _log_softmax
 
 
 # scipy.special's other functions: scipy's own on plain values, refused by name on traced ones
-__getattr__ = defining.plain_only_fallback(__name__, _sc, defining.stop_gradient_hint)
+__getattr__ = defining.plain_only_fallback(__name__, _sc)

@@ -543,7 +543,7 @@ class _Dirichlet:
         is refused: the draws have no derivative in it, and a staged call would replay one
         draw)."""
         refuse_traced("scipy.stats.dirichlet.rvs", "alpha", alpha,
-                               "scipy draws from it; pass a plain value")
+                      "scipy draws from it; pass a plain value")
         return _st.dirichlet.rvs(alpha, size=size, random_state=random_state)
 
     def __repr__(self):
@@ -701,4 +701,4 @@ multivariate_normal.entropy._fgrad_entry = _mvn_entropy
 
 # scipy.stats' other functions (``zscore``, ``entropy``, ...): scipy's own on plain values,
 # refused by name on traced ones; a distribution fgrad has not is an AttributeError saying so
-__getattr__ = defining.plain_only_fallback(__name__, _st, defining.stop_gradient_hint)
+__getattr__ = defining.plain_only_fallback(__name__, _st)
