@@ -573,9 +573,10 @@ def kaiser(M, beta):
     """Differentiable in ``beta`` (the window is ``i0(beta * r) / i0(beta)``, ``r`` a fixed
     profile); ``M`` counts the samples."""
     M = float(read_value(M))
-    beta = fnp.astype(beta, _onp.result_type(0.0, value_for_shape(beta)))
+    dtype = _onp.result_type(0.0, value_for_shape(beta))  # (numpy's: at least float64)
+    beta = fnp.astype(beta, dtype)
     if M == 1:
-        return _onp.ones(1, _onp.result_type(0.0, value_for_shape(beta)))
+        return _onp.ones(1, dtype)
     n = _onp.arange(0, M)
     alpha = (M - 1) / 2.0
     return i0(beta * _onp.sqrt(1 - ((n - alpha) / alpha) ** 2.0)) / i0(beta)

@@ -246,9 +246,9 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
     On traced values: ``rtol``, ``atol``, ``h0``, ``hmax``, ``hmin``, ``mxstep`` and
     ``tfirst`` are taken (plain: a traced setting is refused by name); ``full_output``,
     ``Dfun``, ``tcrit`` and the banded options are not (the derivative rules solve other
-    ODEs than ``func``'s). Traced values that ``func``
-    closes over are taken as arguments too (``_closure_lifted``); one it reaches otherwise
-    (a global, an object's attribute) is refused, as its dependence would be lost."""
+    ODEs than ``func``'s). Traced values that ``func`` closes over are taken as arguments too
+    (``_closure_lifted``); one it reaches otherwise (a global, an object's attribute) is
+    refused, as its dependence would be lost."""
     for name, value in (("rtol", rtol), ("atol", atol), ("h0", h0), ("hmax", hmax),
                         ("hmin", hmin), ("mxstep", mxstep)):
         refuse_traced("scipy.integrate.odeint", name, value, _SETTING)
