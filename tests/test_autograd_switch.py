@@ -633,3 +633,135 @@ def test_autograds_tracer_nodes_are_made_from_the_recorded_tape():
     assert [(f, a) for f, a, _ in lines] == [("add", ("x", "x")), ("sin", ("v0",)),
                                              ("add", ("v1", 2.0)), ("divide", ("v2", 2))]
     assert trace(Printed.new_root(1.0), lambda x: onp.ones(2), 1.0)[1] is None
+
+
+# A library in the form several written for autograd take: scipy.linalg's functions wrapped
+# as primitives by autograd's wrap_namespace, then given rules with defvjp and defjvp, the
+# rules written with numpy_vjps' and numpy_jvps' helpers and the wrapper's namespace.
+WRAPPING_LIBRARY = {
+    "wrapped/__init__.py": """
+        import scipy.linalg
+        import autograd.numpy.numpy_wrapper as anw
+        from autograd.numpy.numpy_wrapper import wrap_namespace, metadata
+        from autograd.numpy.numpy_jvps import broadcast
+        from autograd.numpy.numpy_vjps import unbroadcast
+        from autograd.extend import defvjp, defjvp, primitive
+
+        wrap_namespace(scipy.linalg.__dict__, globals())
+        defvjp(sqrtm, lambda ans, A, disp=True, blocksize=64:
+               lambda g: solve_sylvester(ans, ans, g))
+
+        @primitive
+        def shift(x, c):
+            return x + c
+
+        defvjp(shift, lambda ans, x, c: lambda g: g,
+               lambda ans, x, c: lambda g: unbroadcast(g, metadata(c)))
+        defjvp(shift, lambda g, ans, x, c: g, lambda g, ans, x, c: broadcast(g, ans))
+        total = lambda x: anw.sum(anw.sin(x))
+    """,
+}
+
+
+def test_a_library_wrapping_scipys_namespace_gets_its_rules_on_fgrad(tmp_path):
+    linalg = pytest.importorskip("scipy.linalg", reason="the library wraps scipy's namespace")
+    run = _run(tmp_path, """
+        import numpy
+        import fgrad.autograd
+        fgrad.autograd.install()
+        import autograd, autograd.numpy as anp
+        import wrapped
+        A = numpy.array([[2.0, 0.3], [0.3, 1.5]])
+        W = numpy.arange(4.0).reshape(2, 2)
+        print(autograd.grad(lambda A: anp.sum(wrapped.sqrtm(A) ** 2 * W))(A).tolist())
+        x, c = numpy.array([[1.0, 2.0], [3.0, 4.0]]), numpy.array([0.5, -1.0])
+        print(autograd.grad(lambda c: anp.sum(wrapped.shift(x, c) ** 2))(c).tolist())
+        import fgrad
+        print(fgrad.jvp(lambda c: wrapped.shift(x, c), (c,), (numpy.ones(2),))[1].tolist())
+        print(float(autograd.grad(wrapped.total)(0.0)),
+              wrapped.LinAlgError is numpy.linalg.LinAlgError)
+    """, files=WRAPPING_LIBRARY)
+    assert run.returncode == 0, run.stderr
+    sq, shift_grad, shift_jvp, rest = run.stdout.strip().split("\n")
+    A = onp.array([[2.0, 0.3], [0.3, 1.5]])
+    W = onp.arange(4.0).reshape(2, 2)
+    loss = lambda A: onp.sum(linalg.sqrtm(A) ** 2 * W)
+    onp.testing.assert_allclose(eval(sq), _central_gradient(loss, A), rtol=1e-6, atol=1e-8)
+    x, c = onp.array([[1.0, 2.0], [3.0, 4.0]]), onp.array([0.5, -1.0])
+    assert eval(shift_grad) == (2 * (x + c)).sum(axis=0).tolist()
+    assert eval(shift_jvp) == onp.ones((2, 2)).tolist()
+    assert rest == "1.0 True"  # (a class is copied as it is)
+
+
+def _central_gradient(f, A, h=1e-6):
+    g = onp.zeros_like(A)
+    for i in onp.ndindex(A.shape):
+        E = onp.zeros_like(A)
+        E[i] = h
+        g[i] = (f(A + E) - f(A - E)) / (2 * h)
+    return g
+
+
+def test_autograd_numpys_helper_modules_and_their_names():
+    from fgrad.autograd import numpy as anp
+    from fgrad.autograd.core import JVPNode as CoreJVPNode, getval, isbox
+    from fgrad.autograd.numpy.numpy_vjps import match_complex, repeat_to_match_shape
+    from fgrad.autograd.differential_operators import atuple, grad_named, unary_to_nary
+    from fgrad.autograd.extend import JVPNode, VJPNode, register_notrace
+    from fgrad.autograd.numpy.numpy_jvps import broadcast
+    from fgrad.autograd.numpy.numpy_vspaces import ArrayVSpace, ComplexArrayVSpace
+    from fgrad.autograd.numpy.numpy_wrapper import (array_from_args, concatenate_args,
+                                                    metadata, notrace_functions,
+                                                    parse_einsum_input, wrap_if_boxes_inside)
+    A = onp.arange(6.0).reshape(2, 3)
+    assert anp.numpy_wrapper.sin is anp.sin is np.sin and CoreJVPNode is JVPNode
+    assert isinstance(vspace(A), ArrayVSpace) and not isinstance(vspace(A), ComplexArrayVSpace)
+    assert isinstance(vspace(1j * A), ComplexArrayVSpace) and vspace(1j * A).iscomplex
+    assert ArrayVSpace(A) == vspace(onp.zeros((2, 3))) != ArrayVSpace(onp.zeros(3))
+    with pytest.raises(TypeError, match="the space of one array or number"):
+        ArrayVSpace((A, A))
+    assert metadata(A) == ((2, 3), 2, onp.dtype(float), False) and onp.shape in notrace_functions
+    # traced: metadata reads no value; array_from_args and concatenate_args carry derivatives
+    assert fgrad.grad(lambda x: np.sum(x) * metadata(x)[1])(A).tolist() == [[2.0] * 3] * 2
+    assert fgrad.grad(lambda x: np.sum(array_from_args((), {}, x, 3 * x) ** 2))(1.5) == 30.0
+    assert fgrad.grad(lambda x: np.sum(concatenate_args(0, x, x ** 2)))(
+        onp.array([2.0])).tolist() == [5.0]
+    b = broadcast(onp.array([1.0, 2.0]), onp.zeros((3, 2), complex))
+    assert b.shape == (3, 2) and b.dtype == complex and b[2].tolist() == [1.0, 2.0]
+    ins, out, ops = parse_einsum_input("ij,j->i", A, onp.ones(3))
+    assert (ins, out, len(ops)) == ("ij,j", "i", 2)
+
+    def boxed(x):  # (an object array holding traced values, as autograd's libraries build)
+        a = onp.empty(2, object)
+        a[0], a[1] = x, 2 * x
+        return np.sum(wrap_if_boxes_inside(a))
+
+    assert fgrad.grad(boxed)(1.0) == 3.0
+    # grad_named: the positional parameter of that name
+    assert grad_named(lambda x, y: x * y ** 2, "y")(3.0, 2.0) == 12.0
+    with pytest.raises(ValueError, match="has no positional parameter 'z'"):
+        grad_named(lambda x, *z: x, "z")
+    assert atuple((1, 2)) == (1, 2) and callable(unary_to_nary)
+    # numpy_vjps' helpers, in a rule of one's own: a mean over axis 1 spread back
+    g, n = repeat_to_match_shape(onp.array([1.0, 2.0]), (2, 3), float, -1, False)
+    assert g.tolist() == [[1.0] * 3, [2.0] * 3] and n == 3
+    g, n = repeat_to_match_shape(onp.ones((1, 3, 1)), (2, 3, 4), float, (0, 2), True)
+    assert g.shape == (2, 3, 4) and n == 8
+    assert match_complex(1.0, 2.0 + 3.0j) == 2.0 and match_complex(1j, 2.0) == 2.0 + 0j
+    assert getval(3.0) == 3.0 and not isbox(A)
+
+    @primitive
+    def clipped(x):
+        return onp.clip(x, -1.0, 1.0)
+
+    defvjp_argnums(clipped, lambda argnums, ans, args, kwargs: lambda g: (g * 7.0,))
+    fgrad.defjvp(clipped, lambda t, ans, x: t * 7.0)
+    assert fgrad.grad(clipped)(0.5) == 7.0 and fgrad.jvp(clipped, (0.5,), (1.0,))[1] == 7.0
+    register_notrace(VJPNode, clipped)  # no derivative in reverse mode; forward keeps its rule
+    assert fgrad.grad(lambda x: x * clipped(x))(0.5) == 0.5
+    assert fgrad.jvp(clipped, (0.5,), (1.0,))[1] == 7.0
+    register_notrace(JVPNode, clipped)
+    assert fgrad.jvp(clipped, (0.5,), (1.0,))[1] == 0.0
+    register_notrace(VJPNode, np.zeros_like)  # (fgrad's own: its rules stand)
+    with pytest.raises(TypeError, match="VJPNode or JVPNode"):
+        register_notrace(object, clipped)

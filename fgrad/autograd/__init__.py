@@ -8,9 +8,9 @@ imported (in a test suite's ``conftest.py``, or at the top of the program)::
 after which ``import autograd``, ``autograd.numpy``, ``autograd.scipy.*``,
 ``autograd.extend``, ``autograd.builtins``, ``autograd.misc.*``,
 ``autograd.differential_operators``, ``autograd.numpy.numpy_boxes``,
-``autograd.numpy.numpy_vjps`` and ``autograd.test_util`` are fgrad's (this package's modules of
-those names, ``fgrad.numpy`` and ``fgrad.scipy``). Code of one's own can also be moved by
-renaming its imports::
+``autograd.numpy.numpy_vjps`` (and ``numpy_jvps``, ``numpy_vspaces``, ``numpy_wrapper``) and
+``autograd.test_util`` are fgrad's (this package's modules of those names, ``fgrad.numpy`` and
+``fgrad.scipy``). Code of one's own can also be moved by renaming its imports::
 
     import autograd.numpy as np            ->   import fgrad.numpy as np
     import autograd.scipy.stats as stats   ->   import fgrad.scipy.stats as stats
@@ -50,7 +50,8 @@ from . import builtins as _builtins
 __all__ = ["grad", "elementwise_grad", "value_and_grad", "grad_and_aux", "jacobian",
            "hessian", "make_vjp", "make_jvp", "make_hvp", "make_ggnvp", "deriv",
            "holomorphic_grad", "hessian_vector_product", "hessian_tensor_product",
-           "vector_jacobian_product", "tensor_jacobian_product", "multigrad_dict", "checkpoint",
+           "vector_jacobian_product", "tensor_jacobian_product", "multigrad_dict", "grad_named",
+           "checkpoint",
            "primitive", "defvjp", "defvjp_argnum", "defjvp", "def_linear", "install",
            "uninstall", "make_jvp_reversemode"]
 
@@ -383,6 +384,23 @@ def multigrad_dict(fun: Callable[..., Any]) -> Callable[..., Any]:
     return _named(gradfun, fun, "multigrad_dict")
 
 
+def grad_named(fun: Callable[..., Any], argname: str) -> Callable[..., Any]:
+    """autograd's ``grad_named(fun, argname)``: the gradient with respect to the positional
+    parameter named ``argname`` (``grad(fun, argnum)`` at its place).
+
+    >>> from fgrad.autograd import grad_named
+    >>> float(grad_named(lambda x, y: x * y ** 2, "y")(3.0, 2.0))
+    12.0
+    """
+    names = [n for n, p in inspect.signature(fun).parameters.items()
+             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if argname not in names:
+        raise ValueError(f"grad_named: {getattr(fun, '__name__', fun)!r} has no positional "
+                         f"parameter {argname!r} (it has {names}); *args and **kwargs are "
+                         "not named")
+    return grad(fun, names.index(argname))
+
+
 # --- defining primitives the autograd way ----------------------------------------------------
 
 def primitive(f: Callable[..., Any]) -> Any:
@@ -401,7 +419,9 @@ def primitive(f: Callable[..., Any]) -> Any:
     """
     # (a numpy or scipy ufunc, which autograd-gamma wraps, has a name but no module)
     where = getattr(f, "__module__", None) or f"{type(f).__module__}.{type(f).__name__}"
-    prim = user_primitives.primitive(f, name=f"{where}.{getattr(f, '__qualname__', f.__name__)}")
+    # (a callable object, scipy's PytestTester say, has neither name: its class names it)
+    name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or type(f).__name__
+    prim = user_primitives.primitive(f, name=f"{where}.{name}")
     _old_methods(prim)
     return prim
 

@@ -125,10 +125,11 @@ def install() -> None:
     """Make ``import autograd`` (and ``autograd.numpy``, ``autograd.scipy.*``,
     ``autograd.extend``, ``autograd.builtins``, ``autograd.misc.*``,
     ``autograd.differential_operators``, ``autograd.numpy.numpy_boxes``,
-    ``autograd.numpy.numpy_vjps``, ``autograd.test_util``) give fgrad's, in every module
-    imported after the call: one line in a library's ``conftest.py`` runs its test suite on
-    fgrad. Calling it again does nothing. Raises ``RuntimeError`` if the real autograd was
-    imported already (its functions would be mixed with fgrad's).
+    ``autograd.numpy.numpy_vjps``, ``autograd.numpy.numpy_wrapper``,
+    ``autograd.test_util``) give fgrad's, in every module imported after the call: one line
+    in a library's ``conftest.py`` runs its test suite on fgrad. Calling it again does
+    nothing. Raises ``RuntimeError`` if the real autograd was imported already (its functions
+    would be mixed with fgrad's).
 
     >>> import fgrad.autograd
     >>> fgrad.autograd.install()

@@ -8,12 +8,15 @@ from .. import transforms
 from ..core import table
 from ..core.table import Primitive
 from . import def_linear, defjvp, defvjp, defvjp_argnum, primitive  # noqa: F401
-from .extend import SparseObject, defjvp_argnum, defjvp_argnums, defvjp_argnums  # noqa: F401
+from .extend import (JVPNode, SparseObject, VJPNode, defjvp_argnum,  # noqa: F401
+                     defjvp_argnums, defvjp_argnums)
 from .vspaces import VSpace, vspace  # noqa: F401
+from .tracer import Box, getval, isbox  # noqa: F401  (autograd's core has them too)
 
 __all__ = ["make_vjp", "make_jvp", "vspace", "VSpace", "SparseObject", "primitive",
            "defvjp", "defvjp_argnum", "defvjp_argnums", "defjvp", "defjvp_argnum",
-           "defjvp_argnums", "def_linear", "primitive_vjps", "primitive_jvps"]
+           "defjvp_argnums", "def_linear", "primitive_vjps", "primitive_jvps", "VJPNode",
+           "JVPNode", "Box", "getval", "isbox"]
 
 
 def make_vjp(fun: Callable[[Any], Any], x: Any) -> tuple[Callable[[Any], Any], Any]:

@@ -7,16 +7,18 @@ from .. import transforms
 from ..traces import arguments
 from . import _named  # (autograd's argument conventions)
 from . import (checkpoint, deriv, elementwise_grad, grad, grad_and_aux,  # noqa: F401
-               hessian, hessian_tensor_product, hessian_vector_product, holomorphic_grad,
-               jacobian, make_hvp, make_jvp, make_vjp, multigrad_dict,
+               grad_named, hessian, hessian_tensor_product, hessian_vector_product,
+               holomorphic_grad, jacobian, make_hvp, make_jvp, make_vjp, multigrad_dict,
                tensor_jacobian_product, value_and_grad, vector_jacobian_product)
+from .builtins import tuple as atuple  # noqa: F401  (autograd's module imports these two)
+from .wrap_util import unary_to_nary  # noqa: F401
 
 
 __all__ = ["grad", "elementwise_grad", "value_and_grad", "grad_and_aux", "jacobian",
            "hessian", "make_vjp", "make_jvp", "make_hvp", "make_ggnvp",
            "make_jvp_reversemode", "deriv", "holomorphic_grad", "hessian_vector_product",
            "hessian_tensor_product", "vector_jacobian_product", "tensor_jacobian_product",
-           "multigrad_dict", "checkpoint"]
+           "multigrad_dict", "grad_named", "checkpoint"]
 
 
 def make_jvp_reversemode(fun: Callable[..., Any], argnum: int = 0) -> Callable[..., Any]:

@@ -11,10 +11,11 @@ from .vspaces import VSpace, vspace  # noqa: F401
 from ..core import table
 from ..numpy.array_tracer import ArrayTracer
 from ..core.tracer import Tracer, read_values
+from ..user_primitives import UserPrimitive
 
 __all__ = ["primitive", "defvjp", "defvjp_argnum", "defvjp_argnums", "defjvp",
            "defjvp_argnum", "defjvp_argnums", "def_linear", "notrace_primitive", "Box",
-           "VSpace", "vspace", "SparseObject"]
+           "VSpace", "vspace", "SparseObject", "register_notrace", "VJPNode", "JVPNode"]
 
 #: autograd's base class of traced values: every fgrad tracer is an instance
 Box = Tracer
@@ -91,6 +92,38 @@ def notrace_primitive(f: Callable[..., Any]) -> Callable[..., Any]:
     plain.__name__ = getattr(f, "__name__", "notrace")
     plain.__doc__ = f.__doc__
     return plain
+
+
+class VJPNode:
+    """autograd's node of reverse mode; here only what :func:`register_notrace` takes."""
+
+
+class JVPNode:
+    """autograd's node of forward mode; here only what :func:`register_notrace` takes."""
+
+
+def register_notrace(trace_type: type, primitive_fun: Any) -> None:
+    """autograd's ``register_notrace(VJPNode, f)``: no derivative flows through the primitive
+    ``f`` in reverse mode (``JVPNode``: forward mode). A primitive made with ``primitive``
+    gets zero rules for every argument in that mode; fgrad's own functions keep theirs
+    (those libraries register, ``zeros_like``, ``full_like``, ``shape``, ``result_type``, have
+    none to give already).
+
+    >>> import fgrad
+    >>> from fgrad.autograd.extend import primitive, register_notrace, VJPNode
+    >>> @primitive
+    ... def step(x):
+    ...     return float(x > 0)
+    >>> register_notrace(VJPNode, step)
+    >>> float(fgrad.grad(lambda x: x * step(x))(2.0))
+    1.0
+    """
+    if trace_type not in (VJPNode, JVPNode):
+        raise TypeError(f"register_notrace: the trace type is VJPNode or JVPNode (from "
+                        f"autograd.extend), not {trace_type!r}")
+    if isinstance(primitive_fun, UserPrimitive):
+        zeros = [None] * _count(primitive_fun, "register_notrace")
+        (table.defvjp if trace_type is VJPNode else table.defjvp)(primitive_fun, *zeros)
 
 
 class SparseObject:

@@ -5,11 +5,12 @@ library asks of a value, ``isbox`` (is it traced?) and ``getval`` (its value, un
 from typing import Any, Callable
 
 from . import primitive  # noqa: F401
-from .extend import Box, notrace_primitive  # noqa: F401
+from .extend import Box, notrace_primitive, register_notrace  # noqa: F401
 from ..core.tracer import Tracer, without_derivative
 from ..tools.recorded import make_tape
 
-__all__ = ["primitive", "notrace_primitive", "Box", "isbox", "getval", "Node", "trace"]
+__all__ = ["primitive", "notrace_primitive", "register_notrace", "Box", "isbox", "getval",
+           "Node", "trace"]
 
 
 def isbox(x: Any) -> bool:

@@ -8,7 +8,7 @@ import numpy as _onp
 from ..core.pytree import tree_flatten, tree_unflatten
 from ..core.tracer import value_for_shape, value_dtype
 
-__all__ = ["VSpace", "vspace"]
+__all__ = ["VSpace", "ArrayVSpace", "ComplexArrayVSpace", "vspace"]
 
 
 class VSpace:
@@ -75,12 +75,34 @@ class VSpace:
         return _map(_onp.conj, x)
 
     def __eq__(self, other):
-        return type(other) is VSpace and self._tree == other._tree and all(
+        return isinstance(other, VSpace) and self._tree == other._tree and all(
             _onp.shape(a) == _onp.shape(b) and value_dtype(a) == value_dtype(b)
             for a, b in zip(self._metas, other._metas))
 
     def __repr__(self):
-        return f"VSpace(shape={self.shape}, dtype={self.dtype})"
+        return f"{type(self).__name__}(shape={self.shape}, dtype={self.dtype})"
+
+
+class ArrayVSpace(VSpace):
+    """The space of one real array or number (autograd's ``numpy_vspaces.ArrayVSpace``): what
+    ``vspace`` gives for one.
+
+    >>> import numpy
+    >>> from fgrad.autograd.extend import vspace
+    >>> from fgrad.autograd.numpy.numpy_vspaces import ArrayVSpace
+    >>> isinstance(vspace(numpy.ones(2)), ArrayVSpace), ArrayVSpace(1.0) == vspace(2.0)
+    (True, True)
+    """
+
+    def __init__(self, value):
+        super().__init__(value)
+        if self.shape is None:
+            raise TypeError(f"{type(self).__name__}: the space of one array or number, not of "
+                            f"a {type(value).__name__} (use vspace(value))")
+
+
+class ComplexArrayVSpace(ArrayVSpace):
+    """The space of one complex array or number (``iscomplex`` true)."""
 
 
 def _float(m):
@@ -100,4 +122,7 @@ def vspace(value: Any) -> VSpace:
     >>> vspace((1.0, [2.0, 3.0])).zeros()
     (0.0, [0.0, 0.0])
     """
-    return VSpace(value)
+    if isinstance(value, (tuple, list, dict)):
+        return VSpace(value)
+    return (ComplexArrayVSpace if value_dtype(value_for_shape(value)).kind == "c"
+            else ArrayVSpace)(value)
