@@ -288,6 +288,31 @@ def test_nan_quantiles_skip_nan():
                                    [[0, 0, 0, 1], [0.5, 0, 0, 0.5]])
 
 
+def test_weighted_quantiles_are_an_entry_with_its_derivative():
+    # numpy's weights (inverted_cdf): the first sorted entry whose cumulative weight reaches
+    # q of the total; derivative 1 there, none in the weights or in q (constant between jumps)
+    x = onp.array([[0.3, -1.2, 0.7, 2.0, -0.4], [1.0, 0.5, -0.5, 3.0, 2.5]])
+    w = onp.array([[1.0, 2.0, 0.5, 1.5, 1.0], [0.5, 0.5, 3.0, 1.0, 1.0]])
+    for fn, q in [(np.quantile, 0.4), (np.percentile, [25.0, 80.0]), (np.nanquantile, 0.6)]:
+        def f(x, w):
+            return fn(x, q, axis=1, method="inverted_cdf", weights=w)
+        want = getattr(onp, fn.__name__)(x, q, axis=1, method="inverted_cdf", weights=w)
+        out, f_vjp = fgrad.vjp(f, x, w)
+        onp.testing.assert_array_equal(out, want)
+        gx, gw = f_vjp(onp.ones_like(want))
+        picked = onp.reshape(want, (-1, 2)).T[..., None] == x[:, None, :]  # row, q, entry
+        onp.testing.assert_array_equal(gx, picked.sum(1))
+        assert not gw.any()
+        onp.testing.assert_array_equal(fgrad.jit(f)(x, w), want)
+        onp.testing.assert_array_equal(fgrad.vmap(f, in_axes=(0, 0))(x[:, None], w[:, None]),
+                                       onp.moveaxis(want, -1, 0)[..., None])
+    # 1-d weights along the axis; a traced q has zero derivative
+    q_of = lambda q: np.quantile(x, q, axis=1, method="inverted_cdf", weights=w[0])
+    onp.testing.assert_array_equal(q_of(0.5), onp.quantile(x, 0.5, axis=1,
+                                                           method="inverted_cdf", weights=w[0]))
+    assert fgrad.grad(lambda q: np.sum(q_of(q)))(0.5) == 0.0
+
+
 def test_median_of_a_slice_with_nan_is_nan():
     x = onp.array([[onp.nan, 1.0, 2.0], [0.0, 1.0, 2.0]])
     out, f_vjp = fgrad.vjp(lambda x: np.median(x, axis=1), x)
@@ -524,8 +549,8 @@ def _traced(f):
     (lambda x: np.sum(x, out=onp.empty(())), TracerMutationError, "out="),
     (lambda x: np.var(x, out=onp.empty(())), TracerMutationError, "out="),
     (lambda x: np.cumsum(x, out=onp.empty(3)), TracerMutationError, "out="),
-    (lambda x: np.quantile(x, 0.5, weights=onp.ones(3), method="inverted_cdf"),
-     NotImplementedError, "weights"),
+    (lambda x: np.quantile(x, 0.5, weights=onp.ones(3)), ValueError,
+     "Only method 'inverted_cdf' supports weights"),
     (lambda x: np.percentile(x, 150), ValueError, r"range \[0, 100\]"),
     (lambda x: np.quantile(x, 0.5, method="nope"), ValueError, "not a valid method"),
     (lambda x: np.sum(x, axis=1), onp.exceptions.AxisError, "out of bounds"),

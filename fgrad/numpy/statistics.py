@@ -561,19 +561,30 @@ def _weights(xv, sv, terms, dtype):
     return _onp.asarray(total, dtype=dtype)
 
 
-def _quantile_weights_impl(xv, qv, method, skip_nan, with_slope):
+def _quantile_weights_impl(xv, qv, *own, method, skip_nan, with_slope):
     """The weights (shape Q + L + (n,)) of the rows ``xv`` (shape L + (n,)) that give the
     quantiles ``qv`` (shape Q), and (``with_slope``, stacked after them on a new first axis)
-    those of their derivative in q: numpy on the values."""
+    those of their derivative in q: numpy on the values. ``own``: the rows' own weights
+    (numpy's ``weights=``), or nothing."""
     nan = _onp.isnan(xv)
-    sv = _onp.sort(xv, axis=-1)  # NaN sorts last
     n = (~nan).sum(-1) if skip_nan else _onp.full(xv.shape[:-1], xv.shape[-1])
     void = (n == 0) if skip_nan else nan.any(-1)  # all NaN / any NaN: numpy's value is NaN
 
-    def weights(terms):
-        w = _weights(xv, sv, terms, xv.dtype) if terms else _onp.zeros(
-            _onp.shape(qv) + xv.shape, xv.dtype)
+    def finished(w):
         return _onp.where(void[..., None], 0.0 if skip_nan else _onp.nan, w).astype(xv.dtype)
+
+    if own:  # (numpy's weighted quantiles, "inverted_cdf": each is an entry of its row,
+        # which moves with that entry; constant in q and in the weights between their jumps)
+        picked = (_onp.nanquantile if skip_nan else _onp.quantile)(
+            xv, qv, axis=-1, method=method, weights=own[0])
+        hit = xv == _onp.expand_dims(picked, -1)
+        w = finished(hit / _onp.maximum(hit.sum(-1, keepdims=True), 1))
+        return _onp.stack([w, _onp.zeros_like(w)]) if with_slope else w
+    sv = _onp.sort(xv, axis=-1)  # NaN sorts last
+
+    def weights(terms):
+        return finished(_weights(xv, sv, terms, xv.dtype) if terms else _onp.zeros(
+            _onp.shape(qv) + xv.shape, xv.dtype))
 
     terms, slope = _plan(method, _onp.maximum(n, 1), qv)
     return _onp.stack([weights(terms), weights(slope)]) if with_slope else weights(terms)
@@ -582,9 +593,19 @@ def _quantile_weights_impl(xv, qv, method, skip_nan, with_slope):
 _quantile_weights = values_only(_quantile_weights_impl, "quantile_weights")
 
 
-def _quantiles(a, q, axis, method, keepdims, skip_nan):
-    """The quantiles (q in [0, 1], shape Q) of ``a`` over ``axis``, shaped like numpy's."""
-    raw, kept = _rows(fnp.asarray(a), axis)
+def _quantiles(a, q, axis, method, keepdims, skip_nan, weights=None):
+    """The quantiles (q in [0, 1], shape Q) of ``a`` over ``axis``, shaped like numpy's;
+    ``weights`` numpy's (``a``'s shape, or 1-d along ``axis``, a single one)."""
+    a = fnp.asarray(a)
+    raw, kept = _rows(a, axis)
+    own = ()
+    if weights is not None:
+        shape, w = shape_of(a), fnp.asarray(weights)
+        if shape_of(w) != shape:  # (numpy's other form: along the one axis reduced)
+            ax = normalize_axis_index(axis, len(shape))
+            w = fnp.broadcast_to(fnp.reshape(w, tuple(-1 if i == ax else 1
+                                                     for i in range(len(shape)))), shape)
+        own = (_rows(w, axis)[0],)
     rows = raw
     if skip_nan:
         nan = _nan_mask(raw)
@@ -594,7 +615,8 @@ def _quantiles(a, q, axis, method, keepdims, skip_nan):
     lead = shape_of(rows)[:-1]
 
     traced_q = contains_tracer(q)
-    w = _quantile_weights(raw, q, method=method, skip_nan=skip_nan, with_slope=traced_q)
+    w = _quantile_weights(raw, q, *own, method=method, skip_nan=skip_nan,
+                          with_slope=traced_q)
     if not traced_q:
         r = fnp.sum(rows * w, axis=-1)
     else:  # (the slope's weights are zero for the methods constant in q)
@@ -609,8 +631,10 @@ tie splits them. With a traced ``q``, the derivative in ``q`` of a continuous me
 (``linear``, ``weibull``, ``hazen``, ...) jumps where ``q`` lands exactly on a sample: there it
 is the average of the one-sided slopes (one-sided at q = 0 and 1); the discrete methods
 (``lower``, ``higher``, ``nearest``, ``midpoint``, ...) have zero derivative in ``q``.
-``weights`` is not supported on traced values; ``overwrite_input`` is accepted and has no
-effect (traced arrays are never modified)."""
+``weights`` (numpy's, with ``method="inverted_cdf"``) may be traced: each quantile is then an
+entry of ``a``, with derivative 1 there, and zero derivative in the weights and in ``q``
+(constant between their jumps); ``overwrite_input`` is accepted and has no effect (traced
+arrays are never modified)."""
 
 
 def _valid_quantile(scale):
@@ -638,34 +662,38 @@ def _quantile_spec(scale, nan=False):
              (((2, 3, 2),), {"q": _onp.array([0.3, 0.7]) * scale, "axis": (0, 2),
                              "method": "midpoint"}),
              (((5,),), {"q": 0.6 * scale, "method": "nearest"}),
-             (((4,),), {"q": 0.2 * scale, "method": "higher"})]
+             (((4,),), {"q": 0.2 * scale, "method": "higher"}),
+             # (numpy's weights, inverted_cdf only: no sum of weights reaches q * 6 exactly)
+             (((5,),), {"q": 0.4 * scale, "method": "inverted_cdf",
+                        "weights": _onp.array([1.0, 2.0, 0.5, 1.5, 1.0])})]
     if nan:
         cases[2][1]["nans"] = _NANS
     return Spec(cases, domain=((-2.0, 2.0), (0.0, scale)), call=_q_call,
                 valid=_valid_quantile(scale))
 
 
-def _order_statistic(np_fn, name, a, q, scale, axis, method, keepdims, kwargs, skip_nan):
-    unsupported_kwargs(name, kwargs)
+def _order_statistic(np_fn, name, a, q, scale, axis, method, keepdims, out, skip_nan,
+                     weights):
+    unsupported_kwargs(name, {"out": out})
     value = numpy_reference(np_fn, a, q, axis=axis, method=method,
-                            **numpy_kwargs(keepdims=keepdims))
+                            **numpy_kwargs(keepdims=keepdims, weights=weights))
     qf = fnp.asarray(q) if scale == 1 else fnp.asarray(q) / scale
     keep = given(keepdims) and bool(keepdims)
-    return numpy_result(_quantiles(a, qf, axis, method, keep, skip_nan), value)
+    return numpy_result(_quantiles(a, qf, axis, method, keep, skip_nan, weights), value)
 
 
 @differentiable(_onp.quantile, _quantile_spec(1.0))
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
              *, weights=None):
     return _order_statistic(_onp.quantile, "quantile", a, q, 1, axis, method, keepdims,
-                            {"out": out, "weights": weights}, skip_nan=False)
+                            out, skip_nan=False, weights=weights)
 
 
 @differentiable(_onp.percentile, _quantile_spec(100.0))
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                keepdims=False, *, weights=None):
     return _order_statistic(_onp.percentile, "percentile", a, q, 100, axis, method, keepdims,
-                            {"out": out, "weights": weights}, skip_nan=False)
+                            out, skip_nan=False, weights=weights)
 
 
 @differentiable(_onp.nanquantile, _quantile_spec(1.0, nan=True))
@@ -673,7 +701,7 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear
                 keepdims=NoValue, *, weights=None):
     """NaN entries are skipped and get zero derivative."""
     return _order_statistic(_onp.nanquantile, "nanquantile", a, q, 1, axis, method, keepdims,
-                            {"out": out, "weights": weights}, skip_nan=True)
+                            out, skip_nan=True, weights=weights)
 
 
 @differentiable(_onp.nanpercentile, _quantile_spec(100.0, nan=True))
@@ -681,7 +709,7 @@ def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="line
                   keepdims=NoValue, *, weights=None):
     """NaN entries are skipped and get zero derivative."""
     return _order_statistic(_onp.nanpercentile, "nanpercentile", a, q, 100, axis, method,
-                            keepdims, {"out": out, "weights": weights}, skip_nan=True)
+                            keepdims, out, skip_nan=True, weights=weights)
 
 
 for _f in (quantile, percentile, nanquantile, nanpercentile):
