@@ -15,7 +15,7 @@ from .core.tracer import Tracer, value_for_shape, map_tracers, value_dtype
 from .numpy import concatenate, reshape, stack
 from .traces.arguments import (argnums_partial, check_holomorphic, check_like, finish,
                                flat_inputs, fresh, is_integer, lowered, outputs_of,
-                               shape_of_value, split_aux, zeros_for)
+                               shape_of_value, split_aux, staged_form, zeros_for)
 from .traces.batching import vmap
 from .traces.dual import DualTrace, DualTracer
 from .traces.rules import sweep_forward
@@ -161,6 +161,10 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_
     >>> float(v), g.tolist()
     (5.0, [2.0, 4.0])
     """
+    staged = staged_form(f, "value_and_grad", (argnums, has_aux, holomorphic, allow_int),
+                         lambda g: value_and_grad(g, argnums, has_aux, holomorphic, allow_int))
+    if staged is not None:  # (a jitted f: its transform staged whole)
+        return staged
 
     def value_and_grad_f(*args, **kwargs):
         g, dyn = argnums_partial(f, "grad", args, kwargs, argnums)
@@ -242,6 +246,10 @@ def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool 
     >>> complex(fgrad.grad(lambda z: z ** 3, holomorphic=True)(1 + 1j))   # 3 z**2
     6j
     """
+    staged = staged_form(f, "grad", (argnums, has_aux, holomorphic, allow_int),
+                         lambda g: grad(g, argnums, has_aux, holomorphic, allow_int))
+    if staged is not None:  # (a jitted f: its transform staged whole)
+        return staged
     vg = value_and_grad(f, argnums, has_aux, holomorphic, allow_int)
 
     def grad_f(*args, **kwargs):
@@ -268,6 +276,11 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("jvp(f, primals, tangents): primals and tangents must be tuples or "
                         f"lists, got {type(primals).__name__} and {type(tangents).__name__}")
+    k = len(primals)  # (a jitted f: jvp of it staged whole, taking primals then tangents)
+    staged = staged_form(f, "jvp", (k, has_aux),
+                         lambda g: lambda *both: jvp(g, both[:k], both[k:], has_aux))
+    if staged is not None:
+        return staged(*primals, *tangents)
     flat, in_tree = flat_inputs(tuple(primals), "jvp")
     t_flat, t_tree = tree_flatten(tuple(tangents))
     if t_tree != in_tree:
@@ -372,6 +385,10 @@ def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: boo
     >>> fgrad.jacrev(lambda x: x ** 2)(np.array([1.0, 2.0])).tolist()
     [[2.0, 0.0], [0.0, 4.0]]
     """
+    staged = staged_form(f, "jacrev", (argnums, has_aux, holomorphic, allow_int),
+                         lambda g: jacrev(g, argnums, has_aux, holomorphic, allow_int))
+    if staged is not None:  # (a jitted f: its transform staged whole)
+        return staged
 
     def jacrev_f(*args, **kwargs):
         g, dyn = argnums_partial(f, "jacrev", args, kwargs, argnums)
@@ -480,6 +497,10 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: boo
     >>> fgrad.jacfwd(lambda x: np.sin(x) * 2)(np.array([0.0, 0.0])).tolist()
     [[2.0, 0.0], [0.0, 2.0]]
     """
+    staged = staged_form(f, "jacfwd", (argnums, has_aux, holomorphic),
+                         lambda g: jacfwd(g, argnums, has_aux, holomorphic))
+    if staged is not None:  # (a jitted f: its transform staged whole)
+        return staged
 
     def jacfwd_f(*args, **kwargs):
         g, dyn = argnums_partial(f, "jacfwd", args, kwargs, argnums)

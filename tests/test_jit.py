@@ -960,3 +960,53 @@ def test_a_closed_over_array_differentiated_inside_jit_is_read_anew(inner):
     for value in (1.0, 2.0, -0.5):
         w[:] = value  # in place, between calls
         _same(jf(onp.ones(3)), onp.ones(3) * take())
+
+
+def test_a_transform_of_a_jitted_function_stages_the_two_whole():
+    # grad(jit(f)) is jit(grad(f)) (and so for value_and_grad, jacrev, jacfwd, hessian, vmap):
+    # a replay runs no Python of f, the values are the eager transform's bit for bit
+    traced = []
+
+    def f(x, n, scale=1.0):
+        traced.append(n)
+        return np.sum(np.sin(x) ** n) * scale
+
+    jf = jit(f, static_argnames="n")
+    x, y = onp.array([0.3, -1.2, 2.0]), onp.array([1.5, 0.2, -0.7])
+    g = fgrad.grad(jf)
+    assert type(g) is type(jf) and fgrad.grad(jf) is g  # (kept per transform and options)
+    want = [fgrad.grad(f)(v, n=3, scale=2.0) for v in (x, y, x)]
+    del traced[:]
+    for v, w in zip((x, y, x), want):
+        _same(g(v, n=3, scale=2.0), w)
+    assert traced == [3]  # (g traced once, on its first call; then replays)
+    _same(g(x, n=2), fgrad.grad(f)(x, n=2))  # another static value: traced again
+    two = fgrad.value_and_grad(jit(lambda a, b: (np.sum(a * b ** 2), a)), argnums=(0, 1),
+                               has_aux=True)
+    _same(two(x, y), fgrad.value_and_grad(lambda a, b: (np.sum(a * b ** 2), a),
+                                          argnums=(0, 1), has_aux=True)(x, y))
+    layer = lambda v: np.tanh(v * y) * v[0]
+    for T in (fgrad.jacrev, fgrad.jacfwd, fgrad.hessian):
+        _same(T(jit(layer))(x), T(layer)(x))
+    X = onp.stack([x, y])
+    _same(fgrad.vmap(jit(layer))(X), fgrad.vmap(layer)(X))
+    _same(fgrad.jvp(jit(layer), (x,), (y,)), fgrad.jvp(layer, (x,), (y,)))
+    per_example = fgrad.vmap(fgrad.grad(jit(lambda v: np.sum(layer(v)))))
+    assert type(per_example) is type(jf)  # (vmap of the jitted gradient: staged whole too)
+    _same(per_example(X), onp.stack([fgrad.grad(lambda v: np.sum(layer(v)))(v) for v in X]))
+    # in_axes that are no cache key (a dict) leave vmap's own rule for the jitted call
+    mapped = fgrad.vmap(jit(lambda d: d["a"] * 2), in_axes=({"a": 0},))
+    assert type(mapped) is not type(jf)
+    _same(mapped({"a": X}), 2 * X)
+
+
+def test_a_transform_of_a_jitted_function_closing_over_a_tracer_runs_eagerly():
+    def outer(w):
+        inner = jit(lambda v: np.sum(np.sin(v * w)))
+        return np.sum(fgrad.grad(inner)(onp.array([0.5, 1.0])))
+
+    w = 0.7
+    want = onp.sum([onp.cos(0.5 * w) * (1 - 0.5 * w * onp.tan(0.5 * w)),
+                    onp.cos(1.0 * w) * (1 - 1.0 * w * onp.tan(1.0 * w))])
+    assert fgrad.grad(outer)(w) == pytest.approx(want, rel=1e-12)
+    assert fgrad.jit(fgrad.grad(outer))(w) == pytest.approx(want, rel=1e-12)

@@ -14,6 +14,16 @@ from ..core.tracer import Tracer, value_for_shape, semantics_of_its_own, value_d
 from ..numpy import astype
 
 
+def staged_form(f, name, options, make):
+    """``make(f)`` staged whole where ``f`` is a jitted function: ``grad(jit(f))`` is
+    ``jit(grad(f))``, kept by the jitted function per transform ``name`` and its ``options``
+    (``_Jitted.staged_transform``), so a replay runs the whole transformed function's code
+    instead of the transform's own work around the jitted call. Both equal the eager
+    transform bit for bit. None for any other ``f`` (or options that are no cache key)."""
+    of = getattr(f, "_fgrad_staged_transform", None)
+    return None if of is None else of(name, options, make)
+
+
 def check_input(x, fname, where):
     """Differentiable inputs are float or complex (JAX's rule). A Python number stays one,
     so numpy promotes it as it promotes a number (weakly: ``x + float32(1)`` is float32).

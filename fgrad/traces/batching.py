@@ -27,7 +27,7 @@ from ..numpy.batch_rules import example_shape, one_at_a_time
 from ..core.pytree import tree_flatten, tree_unflatten
 from ..core.tracer import (Trace, batches, batching, below, map_tracers, set_shape,
                            value_for_shape)
-from .arguments import outputs_of
+from .arguments import outputs_of, staged_form
 
 __all__ = ["vmap"]
 
@@ -252,6 +252,10 @@ def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
     """
     if not callable(f):
         raise TypeError(f"vmap: expected a function, got {type(f).__name__}")
+    staged = staged_form(f, "vmap", (in_axes, out_axes, axis_size),
+                         lambda g: vmap(g, in_axes, out_axes, axis_size))
+    if staged is not None:  # (a jitted f: vmap of it staged whole)
+        return staged
 
     def batched(*args, **kwargs):
         spec = in_axes if not isinstance(in_axes, list) else tuple(in_axes)
