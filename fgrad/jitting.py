@@ -301,9 +301,10 @@ class _Jitted:
     def _fgrad_staged_transform(self, name, options, make):
         """``jit(make(f))``, this function's transform ``name`` with ``options`` staged whole
         (``traces.arguments.staged_form``), with the same static arguments; None where options
-        are no cache key. On the width-16 ``tanh`` map of ``benchmarks`` ``grad`` of a jitted
-        function took 3.8x the jitted gradient's time per call, ``hessian`` 8.5x: the
-        transform's own work around the call (its tracers, the tape, the staged halves)."""
+        are no cache key. On the width-16 ``tanh`` map of ``benchmarks`` (``around_jit``)
+        ``grad`` of a jitted function took 3.4x the jitted gradient's time per call,
+        ``hessian`` 8x: the transform's own work around the call (its tracers, the tape, the
+        staged halves)."""
         key = (name, options)
         try:
             hash(key)

@@ -17,7 +17,7 @@ from ..numpy import astype
 def staged_form(f, name, options, make):
     """``make(f)`` staged whole where ``f`` is a jitted function: ``grad(jit(f))`` is
     ``jit(grad(f))``, kept by the jitted function per transform ``name`` and its ``options``
-    (``_Jitted.staged_transform``), so a replay runs the whole transformed function's code
+    (``_Jitted._fgrad_staged_transform``), so a replay runs the whole transformed function's code
     instead of the transform's own work around the jitted call. Both equal the eager
     transform bit for bit. None for any other ``f`` (or options that are no cache key)."""
     of = getattr(f, "_fgrad_staged_transform", None)
