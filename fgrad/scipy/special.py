@@ -304,6 +304,105 @@ kl_div = _ufunc2(_sc.kl_div, lambda ans, x, y: fnp.log(x / y), lambda ans, x, y:
                  domain=(0.2, 3.0))
 
 
+# --- elementary functions in scipy's own evaluation ---------------------------------------------
+
+_DEG = math.pi / 180
+expm1 = _ufunc(_sc.expm1, lambda ans, x: ans + 1, reads="ans")
+log1p = _ufunc(_sc.log1p, lambda ans, x: 1 / (1 + x), domain=(-0.8, 3.0), reads="x")
+cbrt = _ufunc(_sc.cbrt, lambda ans, x: 1 / (3 * ans * ans), domain=(0.2, 4.0), reads="ans")
+exp2 = _ufunc(_sc.exp2, lambda ans, x: ans * math.log(2), reads="ans")
+exp10 = _ufunc(_sc.exp10, lambda ans, x: ans * math.log(10), reads="ans")
+cosm1 = _ufunc(_sc.cosm1, lambda ans, x: -fnp.sin(x), reads="x")  # (cos x - 1 near 0, exact)
+sindg = _ufunc(_sc.sindg, lambda ans, x: _DEG * cosdg(x), domain=(-200.0, 200.0), reads="x")
+cosdg = _ufunc(_sc.cosdg, lambda ans, x: -_DEG * sindg(x), domain=(-200.0, 200.0), reads="x")
+tandg = _ufunc(_sc.tandg, lambda ans, x: _DEG * (1 + ans * ans), domain=(-80.0, 80.0),
+               reads="ans")
+cotdg = _ufunc(_sc.cotdg, lambda ans, x: -_DEG * (1 + ans * ans), domain=(10.0, 170.0),
+               reads="ans")
+
+
+# d/dx of (e^x - 1) / x = sum_k (k + 1) x^k / (k + 2)!: its first 18 terms (for |x| < 1/2
+# their error is below 1e-22), with no cancellation in any derivative of theirs
+_EXPREL_D = [(k + 1) / math.factorial(k + 2) for k in range(18)]
+
+
+def _exprel_d(ans, x):
+    """d/dx of (e^x - 1) / x: (e^x - ans) / x, which cancels near 0 (and so do its own
+    derivatives, more at each order), where the series is taken (|x| < 1/2)."""
+    small = fnp.abs(without_derivative(x)) < 0.5
+    safe = fnp.where(small, 1.0, x)
+    series = 0.0
+    for c in reversed(_EXPREL_D):
+        series = series * x + c
+    return fnp.where(small, series, (fnp.exp(x) - ans) / safe)
+
+
+exprel = _ufunc(_sc.exprel, _exprel_d)
+# x^y - 1, exact near y log x = 0: d/dx = y x^(y-1), d/dy = x^y log x
+powm1 = _ufunc2(_sc.powm1, lambda ans, x, y: y * (ans + 1) / x,
+                lambda ans, x, y: (ans + 1) * fnp.log(x), domain=[(0.2, 3.0), (-2.0, 2.0)])
+# the binomial coefficient of real arguments, Gamma(n + 1) / (Gamma(k + 1) Gamma(n - k + 1))
+binom = _ufunc2(_sc.binom, lambda ans, n, k: ans * (digamma(n + 1) - digamma(n - k + 1)),
+                lambda ans, n, k: ans * (digamma(n - k + 1) - digamma(k + 1)),
+                domain=[(2.2, 6.0), (0.2, 1.8)])
+# the inverse of boxcox: (1 + lmbda y)^(1/lmbda), exp(y) at lmbda = 0; d/dy = ans^(1 - lmbda)
+inv_boxcox = _ufunc2(
+    _sc.inv_boxcox, lambda ans, y, lmbda: ans ** (1 - lmbda),
+    lambda ans, y, lmbda: -ans * _boxcox_d_lmbda(y, fnp.log(ans), lmbda) * ans ** -lmbda,
+    # (the tests' lmbda stays off 0, where the rule's cancellation, as boxcox's, grows with
+    # each order past the sixth-order comparison's tolerance: tests/test_scipy.py checks the
+    # first derivatives there)
+    domain=[(0.2, 2.0), (0.3, 2.0)])
+# the Huber loss of r at delta, and its smooth form delta^2 (sqrt(1 + (r/delta)^2) - 1)
+huber = _ufunc2(_sc.huber,
+                lambda ans, delta, r: fnp.where(fnp.abs(r) <= delta, 0.0, fnp.abs(r) - delta),
+                lambda ans, delta, r: fnp.where(fnp.abs(r) <= delta, r, delta * fnp.sign(r)),
+                domain=[(0.5, 2.0), (-3.0, 3.0)],
+                valid=lambda delta, r: bool(_onp.all(_onp.abs(_onp.abs(r) - delta) > 0.05)))
+
+
+def _pseudo_huber_d_delta(ans, delta, r):
+    s = ans / (delta * delta) + 1  # sqrt(1 + (r/delta)^2)
+    return 2 * delta * (s - 1) - r * r / (s * delta)
+
+
+pseudo_huber = _ufunc2(_sc.pseudo_huber, _pseudo_huber_d_delta,
+                       lambda ans, delta, r: r / fnp.sqrt(1 + (r / delta) * (r / delta)),
+                       domain=[(0.5, 2.0), (-3.0, 3.0)])
+# x with ndtr(x) = exp(y): dx/dy = exp(y) / phi(x)
+ndtri_exp = _ufunc(_sc.ndtri_exp,
+                   lambda ans, y: fnp.exp(y + 0.5 * (ans * ans) + _LOG_SQRT_2PI),
+                   domain=(-5.0, -0.1), reads="both")
+
+
+# --- complete elliptic integrals of the first and second kinds (parameter m) ------------------
+
+def _elliptic_derivatives(k, e, m, order):
+    """``([K', ..., K^(order)], [E', ..., E^(order)])`` at ``m`` from ``K = k``, ``E = e``, by
+    the system 2 m (1 - m) K' = E - (1 - m) K, 2 m E' = E - K (DLMF 19.4.1) differentiated
+    n times (Leibniz): each derivative from the ones before, O(order) (the JVP rules' jets
+    would branch in two per order, each kind's derivative holding the other kind)."""
+    ks, es = [k], [e]
+    for n in range(order):
+        k_before = ks[n - 1] if n else 0.0
+        ks.append((es[n] - (1 - m) * ks[n] + n * k_before - n * (2 - 4 * m) * ks[n] +
+                   2 * n * (n - 1) * k_before) / (2 * m * (1 - m)))
+        es.append(((1 - 2 * n) * es[n] - ks[n]) / (2 * m))
+    return ks[1:], es[1:]
+
+
+ellipk = _ufunc(_sc.ellipk, lambda ans, m: (ellipe(m) - (1 - m) * ans) / (2 * m * (1 - m)),
+                domain=(0.15, 0.9), reads="both",
+                taylor=taylor_rules.by_derivatives(
+                    lambda m, order: _elliptic_derivatives(ellipk(m), ellipe(m), m, order)[0]))
+# (the tests' domain starts at 0.15: below, E - K cancels, in the JVP rule's derivatives and
+# in the recurrence alike, past the sixth-order comparison's tolerance)
+ellipe = _ufunc(_sc.ellipe, lambda ans, m: (ans - ellipk(m)) / (2 * m), domain=(0.15, 0.9),
+                reads="both",
+                taylor=taylor_rules.by_derivatives(
+                    lambda m, order: _elliptic_derivatives(ellipk(m), ellipe(m), m, order)[1]))
+
+
 # --- Bessel functions: derivatives by the recurrences ----------------------------------------
 
 def _sign(x):
