@@ -19,6 +19,7 @@ and beta functions in their parameters), and ``nbinom``'s cdf in ``n``; ``betabi
 ``logpmf`` and ``pmf`` only, as JAX's.
 """
 import functools
+import math
 
 import numpy as _onp
 import scipy.stats as _st
@@ -291,6 +292,55 @@ vonmises = Continuous("vonmises", ("kappa",), lambda z, kappa: -kappa * fnp.sin(
                       [lambda z, kappa: fnp.cos(z) - sp.i1e(kappa) / sp.i0e(kappa)],
                       shape_domains=[(0.5, 4.0)])
 
+# half-normal and half-Cauchy on z >= 0, l = log sqrt(2/pi) - z^2/2 and log(2/pi) - log(1 + z^2)
+halfnorm = Continuous("halfnorm", (), lambda z: -z, x_domain=_POSITIVE)
+halfcauchy = Continuous("halfcauchy", (), lambda z: -2 * z / (1 + z * z), x_domain=_POSITIVE)
+# l = log z - z^2 / 2 on z >= 0
+rayleigh = Continuous("rayleigh", (), lambda z: 1 / z - z, x_domain=_POSITIVE)
+# l = (df - 1) log z - z^2 / 2 - (df / 2 - 1) log 2 - gammaln(df / 2) on z >= 0
+chi = Continuous("chi", ("df",), lambda z, df: (df - 1) / z - z,
+                 [lambda z, df: fnp.log(z) - 0.5 * (math.log(2) + sp.digamma(df / 2))],
+                 x_domain=_POSITIVE, shape_domains=[(1.5, 5.0)])
+# l = -(a + 1) log z - 1 / z - gammaln(a) on z > 0
+invgamma = Continuous("invgamma", ("a",), lambda z, a: (1 / z - (a + 1)) / z,
+                      [lambda z, a: -fnp.log(z) - sp.digamma(a)],
+                      x_domain=_POSITIVE, shape_domains=[(0.8, 3.0)])
+# l = log c - (c + 1) log(1 + z) on z >= 0 (Pareto of the second kind)
+lomax = Continuous("lomax", ("c",), lambda z, c: -(c + 1) / (1 + z),
+                   [lambda z, c: 1 / c - fnp.log1p(z)],
+                   x_domain=_POSITIVE, shape_domains=[(0.8, 3.0)])
+
+
+def _normal_hazard(u):
+    """phi(u) / Phi(u), in logs (finite far in the left tail)."""
+    return fnp.exp(-0.5 * (u * u) - sp._LOG_SQRT_2PI - sp.log_ndtr(u))
+
+
+# l = log 2 + log phi(z) + log Phi(a z)
+skewnorm = Continuous("skewnorm", ("a",), lambda z, a: a * _normal_hazard(a * z) - z,
+                      [lambda z, a: z * _normal_hazard(a * z)], shape_domains=[(-3.0, 3.0)])
+
+
+def _f_parts(z, dfn, dfd):
+    """Snedecor's F: (n z + d, (n + d) / 2) for its log-density
+    l = n/2 log n + d/2 log d + (n/2 - 1) log z - (n + d)/2 log(n z + d) - betaln(n/2, d/2)."""
+    return dfn * z + dfd, (dfn + dfd) / 2
+
+
+def _f_shape(z, dfn, dfd, first):
+    w, half = _f_parts(z, dfn, dfd)
+    own, other = (dfn, dfd) if first else (dfd, dfn)
+    tail = z / w if first else 1 / w
+    return (0.5 * (fnp.log(own) + 1 - fnp.log(w) + (fnp.log(z) if first else 0.0))
+            - half * tail - 0.5 * (sp.digamma(own / 2) - sp.digamma(half)))
+
+
+f = Continuous("f", ("dfn", "dfd"),
+               lambda z, dfn, dfd: (dfn / 2 - 1) / z - _f_parts(z, dfn, dfd)[1] * dfn /
+               _f_parts(z, dfn, dfd)[0],
+               [lambda z, dfn, dfd: _f_shape(z, dfn, dfd, True),
+                lambda z, dfn, dfd: _f_shape(z, dfn, dfd, False)],
+               x_domain=_POSITIVE, shape_domains=[(2.0, 8.0), (3.0, 10.0)])
 
 # --- discrete distributions -------------------------------------------------------------
 
