@@ -321,23 +321,19 @@ skewnorm = Continuous("skewnorm", ("a",), lambda z, a: a * _normal_hazard(a * z)
                       [lambda z, a: z * _normal_hazard(a * z)], shape_domains=[(-3.0, 3.0)])
 
 
-def _f_parts(z, dfn, dfd):
-    """Snedecor's F: (n z + d, (n + d) / 2) for its log-density
-    l = n/2 log n + d/2 log d + (n/2 - 1) log z - (n + d)/2 log(n z + d) - betaln(n/2, d/2)."""
-    return dfn * z + dfd, (dfn + dfd) / 2
+# Snedecor's F, l = n/2 log n + d/2 log d + (n/2 - 1) log z - (n + d)/2 log(n z + d)
+# - betaln(n/2, d/2) (n = dfn, d = dfd): its scores in z, n and d
+def _f_score(z, dfn, dfd):
+    return (dfn / 2 - 1) / z - (dfn + dfd) / 2 * dfn / (dfn * z + dfd)
 
 
 def _f_shape(z, dfn, dfd, first):
-    w, half = _f_parts(z, dfn, dfd)
-    own, other = (dfn, dfd) if first else (dfd, dfn)
-    tail = z / w if first else 1 / w
+    w, half, own = dfn * z + dfd, (dfn + dfd) / 2, dfn if first else dfd
     return (0.5 * (fnp.log(own) + 1 - fnp.log(w) + (fnp.log(z) if first else 0.0))
-            - half * tail - 0.5 * (sp.digamma(own / 2) - sp.digamma(half)))
+            - half * (z if first else 1) / w - 0.5 * (sp.digamma(own / 2) - sp.digamma(half)))
 
 
-f = Continuous("f", ("dfn", "dfd"),
-               lambda z, dfn, dfd: (dfn / 2 - 1) / z - _f_parts(z, dfn, dfd)[1] * dfn /
-               _f_parts(z, dfn, dfd)[0],
+f = Continuous("f", ("dfn", "dfd"), _f_score,
                [lambda z, dfn, dfd: _f_shape(z, dfn, dfd, True),
                 lambda z, dfn, dfd: _f_shape(z, dfn, dfd, False)],
                x_domain=_POSITIVE, shape_domains=[(2.0, 8.0), (3.0, 10.0)])
