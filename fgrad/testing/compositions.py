@@ -23,10 +23,10 @@ one such composition of an entry, beside what it must equal:
 
 A transform given a jitted function itself stages the two whole (``grad(jit(f))`` runs
 ``jit(grad(f))``: ``traces.arguments.staged_form``), which the forms ``jit(grad)``,
-``jit(jvp)`` and ``jit(vmap(grad))`` check; so the forms with a transform outside ``jit`` call
-the jitted function from a function of the user's, as a larger function calls it, where the
-transform meets the jitted call and runs its rule (the tape's staged halves,
-``process_staged``).
+``jit(jvp)``, ``jit(jet)`` and ``jit(vmap(grad))`` check; so the forms with a transform
+outside ``jit`` call the jitted function from a function of the user's, as a larger function
+calls it, where the transform meets the jitted call and runs its rule (the tape's staged
+halves, ``process_staged``).
 
 Where the reference raises, the composition must raise the same exception class (no
 composition may turn an error into a number). ``python -m fgrad check`` runs every form on
@@ -226,8 +226,8 @@ def form_functions(form, case):
                 lambda: (vmap(f)(*batch), vmap(f)(*again)), True)
     if form == "jet(jit)":  # (jit(jet(f)) one level down: traced, then replayed)
         staged_f = jit(f)
-        return (lambda: (jet(staged_f, xs, series(ts)),
-                         jet(staged_f, examples[1], series(tangents[1]))),
+        return (lambda: (jet(called(staged_f), xs, series(ts)),
+                         jet(called(staged_f), examples[1], series(tangents[1]))),
                 lambda: (jet(f, xs, series(ts)), jet(f, examples[1], series(tangents[1]))),
                 True)
     if form == "grad(make_graph)":

@@ -38,8 +38,8 @@ import fgrad.numpy as fnp
 from ..core.tracer import STAGING, Trace, Tracer, concrete, value_dtype, value_for_shape
 from .rules import jvp_all
 from .transpose import zeros_like
-from .arguments import (check_like, finish, flat_inputs, fresh, outputs_of, staged_under,
-                        zeros_for)
+from .arguments import (check_like, finish, flat_inputs, fresh, outputs_of, staged_form,
+                        staged_under, zeros_for)
 
 __all__ = ["jet", "derivatives", "expansions"]
 
@@ -210,6 +210,12 @@ def jet(f: Callable[..., Any], primals: Sequence[Any], series: Sequence[Any]) ->
     >>> float(y), float(y1), float(y2), float(y3)
     (1.0, 1.0, 1.0, 1.0)
     """
+    if isinstance(primals, (tuple, list)) and isinstance(series, (tuple, list)):
+        k = len(primals)  # (a jitted f: its jet staged whole, taking primals then series)
+        staged = staged_form(f, "jet", (k,),
+                             lambda g: lambda *both: jet(g, both[:k], both[k:]))
+        if staged is not None:
+            return staged(*primals, *series)
     return _jet(f, primals, series, None)
 
 
