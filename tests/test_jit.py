@@ -997,6 +997,15 @@ def test_a_transform_of_a_jitted_function_stages_the_two_whole():
     per_example = fgrad.vmap(fgrad.grad(jit(lambda v: np.sum(layer(v)))))
     assert type(per_example) is type(jf)  # (vmap of the jitted gradient: staged whole too)
     _same(per_example(X), onp.stack([fgrad.grad(lambda v: np.sum(layer(v)))(v) for v in X]))
+    # an object answering every attribute is no jitted function (asked on its class)
+    class Lenient:
+        def __getattr__(self, name):
+            return lambda *a, **k: "not a gradient"
+
+        def __call__(self, v):
+            return np.sum(v ** 2)
+
+    _same(fgrad.grad(Lenient())(x), 2 * x)
     # in_axes that are no cache key (a dict) leave vmap's own rule for the jitted call
     mapped = fgrad.vmap(jit(lambda d: d["a"] * 2), in_axes=({"a": 0},))
     assert type(mapped) is not type(jf)

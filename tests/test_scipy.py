@@ -1052,8 +1052,8 @@ def test_scipys_other_functions_run_on_plain_values_and_refuse_traced_ones_by_na
                            rf"{want}"):
             fgrad.jacrev(lambda t: call(fn, t))(0.5)
     with pytest.raises(AttributeError, match="fgrad has no derivatives of "
-                       "scipy.stats.gaussian_kde; on plain values use scipy's own"):
-        stats.gaussian_kde  # noqa: B018
+                       "scipy.stats.rv_histogram; on plain values use scipy's own"):
+        stats.rv_histogram  # noqa: B018
     assert not hasattr(optimize, "no_such_function")
 
 
@@ -1288,3 +1288,40 @@ def test_odeint_takes_nested_args_of_different_shapes():
     step = lambda s: [(W + s * dW, b + s * db) for (W, b), (dW, db) in zip(params, direction)]
     assert along == pytest.approx((loss(step(eps)) - loss(step(-eps))) / (2 * eps), rel=1e-5)
     assert fgrad.jvp(loss, (params,), (direction,))[1] == pytest.approx(along, rel=1e-6)
+
+
+def test_gaussian_kde_in_its_points_dataset_and_weights():
+    # scipy's values; the score in the points, and the derivatives in the dataset and the
+    # weights (through the bandwidth's effective count and the covariance), against scipy's
+    # own finite differences, for each bandwidth rule
+    rng = onp.random.default_rng(5)
+    D, W, P = rng.standard_normal((2, 12)), rng.uniform(0.5, 2.0, 12), rng.standard_normal((2, 3))
+    h = 1e-6
+
+    def central(f, x):
+        g = onp.zeros_like(x)
+        for i in onp.ndindex(x.shape):
+            e = onp.zeros_like(x)
+            e[i] = h
+            g[i] = (f(x + e) - f(x - e)) / (2 * h)
+        return g
+
+    for bw in (None, "silverman", 0.4, lambda kde: 0.8 * kde.scotts_factor()):
+        theirs = lambda d, w, p: onp.sum(st.gaussian_kde(d, bw, w).logpdf(p))
+        ours = lambda d, w, p: np.sum(stats.gaussian_kde(d, bw, w).logpdf(p))
+        onp.testing.assert_array_equal(stats.gaussian_kde(D, bw, W).logpdf(P),
+                                       st.gaussian_kde(D, bw, W).logpdf(P))
+        got = fgrad.grad(ours, argnums=(0, 1, 2))(D, W, P)
+        for i, want in enumerate([central(lambda d: theirs(d, W, P), D),
+                                  central(lambda w: theirs(D, w, P), W),
+                                  central(lambda p: theirs(D, W, p), P)]):
+            onp.testing.assert_allclose(got[i], want, rtol=1e-5, atol=1e-8)
+    kde = stats.gaussian_kde(D[0])  # (1-d: points as a vector)
+    pdf = lambda x: np.sum(kde.pdf(x))
+    x = onp.array([0.1, -0.4])
+    onp.testing.assert_array_equal(fgrad.jit(fgrad.grad(pdf))(x), fgrad.grad(pdf)(x))
+    onp.testing.assert_array_equal(fgrad.vmap(kde)(x[:, None]), kde(x)[:, None])
+    assert kde.integrate_box_1d(0.0, 1.0) == st.gaussian_kde(D[0]).integrate_box_1d(0.0, 1.0)
+    with pytest.raises(NoDerivativeRuleError, match="gaussian_kde.resample: fgrad "
+                       "differentiates logpdf, pdf and evaluate"):
+        fgrad.grad(lambda d: np.sum(stats.gaussian_kde(d).resample(2, seed=0)))(D[0])

@@ -20,8 +20,9 @@ def staged_form(f, name, options, make):
     (``_Jitted._fgrad_staged_transform``), so a replay runs the whole transformed function's code
     instead of the transform's own work around the jitted call. Both equal the eager
     transform bit for bit. None for any other ``f`` (or options that are no cache key)."""
-    of = getattr(f, "_fgrad_staged_transform", None)
-    return None if of is None else of(name, options, make)
+    # (looked up on the class: an object's own __getattr__ may answer any name)
+    of = getattr(type(f), "_fgrad_staged_transform", None)
+    return None if of is None else of(f, name, options, make)
 
 
 def check_input(x, fname, where):
