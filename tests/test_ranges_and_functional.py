@@ -205,3 +205,38 @@ def test_intersect1d_is_refused_with_its_reason():
                            match=r"intersect1d takes its argument 'ar1' as a fixed value \(keeps "
                                  r".*static_argnums.*in_axes=None"):
             transform(lambda a: np.intersect1d(a, onp.array([1.0])))(onp.ones((2, 2)))
+
+
+def test_vectorize_runs_the_function_on_each_traced_element_as_numpy_does():
+    # numpy.vectorize's function on each element, a branch on its value included; numpy's
+    # values, derivatives from closed forms (it was a ConcretizationError on traced values)
+    x = onp.array([-1.0, 2.0, 0.5])
+    relu_sq = np.vectorize(lambda v: v * v if v > 0 else 0.0 * v)
+    onp.testing.assert_array_equal(relu_sq(x), onp.vectorize(lambda v: v * v if v > 0 else
+                                                             0.0 * v)(x))
+    g = fgrad.grad(lambda x: np.sum(relu_sq(x)))
+    assert g(x).tolist() == [0.0, 4.0, 1.0]
+    staged = fgrad.jit(g)  # (the branch is a guard: another sign pattern is traced again)
+    assert staged(x).tolist() == [0.0, 4.0, 1.0] and staged(-x).tolist() == [2.0, 0.0, 0.0]
+    # broadcasting, several outputs, an excluded argument, otypes
+    pair = np.vectorize(lambda a, b, p: (a * b ** p, a + b), excluded={2})
+    b = onp.array([[1.0], [2.0]])
+    prod, total = pair(x, b, 2)
+    onp.testing.assert_array_equal(prod, x * b ** 2)
+    assert fgrad.jacfwd(lambda a: pair(a, b, 2)[0])(x).shape == (2, 3, 3)
+    assert fgrad.grad(lambda a: np.sum(pair(a, b, 2)[1]))(x).tolist() == [2.0, 2.0, 2.0]
+    halves = np.vectorize(lambda v: v / 2, otypes=[onp.float32])
+    assert fgrad.jvp(halves, (x,), (x,))[1].dtype == onp.float32
+    # a signature: the function gets core slices
+    dot = np.vectorize(lambda u, v: np.sum(u * v), signature="(n),(n)->()")
+    U = onp.arange(6.0).reshape(2, 3)
+    onp.testing.assert_array_equal(dot(U, U), [5.0, 50.0])
+    onp.testing.assert_array_equal(fgrad.grad(lambda U: np.sum(dot(U, U)))(U), 2 * U)
+    # under vmap a branch on a batched element is refused, as any; without one it maps
+    onp.testing.assert_array_equal(fgrad.vmap(np.vectorize(np.sin))(U), onp.sin(U))
+    with pytest.raises(fgrad.ConcretizationError, match="vmap: the values of a batched"):
+        fgrad.vmap(relu_sq)(U)
+    # no element: numpy's error without otypes, an empty result with them
+    with pytest.raises(ValueError, match="size 0 inputs unless `otypes` is set"):
+        fgrad.grad(lambda x: np.sum(relu_sq(x)))(onp.zeros(0))
+    assert fgrad.grad(lambda x: np.sum(halves(x)))(onp.zeros(0)).shape == (0,)

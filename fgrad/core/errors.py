@@ -176,8 +176,9 @@ def batch_indexes_plain():
 def vectorized():
     return ConcretizationError(
         "numpy.vectorize calls its function on plain numbers, one element at a time, so it "
-        "cannot carry derivatives. Write the function with fgrad.numpy's array operations, "
-        "or map it with fgrad.vmap(f) (nested for several axes).")
+        "cannot carry derivatives. Use fgrad.numpy.vectorize (the same call: it runs the "
+        "function on each traced element), write the function with fgrad.numpy's array "
+        "operations, or map it with fgrad.vmap(f).")
 
 
 def concretization(how, dtype=None):

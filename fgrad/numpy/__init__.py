@@ -44,6 +44,7 @@ for _family in (_elementwise, _reductions, _statistics, _layout, _joining, _prod
             globals()[_name] = _obj
 
 from .joining import c_, r_  # noqa: E402  (index objects, not functions)
+from .functional import vectorize  # noqa: E402,F401  (a class, as numpy's)
 from . import fft, lib, linalg  # noqa: E402  (ours, before numpy's modules are copied)
 from .namespace import LazySubmodule as _LazySubmodule  # noqa: E402
 
