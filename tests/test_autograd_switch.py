@@ -20,6 +20,7 @@ from fgrad.autograd.numpy import stack
 from fgrad.autograd.numpy.numpy_boxes import ArrayBox
 from fgrad.autograd.numpy.numpy_vjps import unbroadcast_f
 from fgrad.autograd.test_util import check_grads
+from numeric import central_gradient
 
 LIBRARY = {
     "mylib/__init__.py": """
@@ -686,20 +687,11 @@ def test_a_library_wrapping_scipys_namespace_gets_its_rules_on_fgrad(tmp_path):
     A = onp.array([[2.0, 0.3], [0.3, 1.5]])
     W = onp.arange(4.0).reshape(2, 2)
     loss = lambda A: onp.sum(linalg.sqrtm(A) ** 2 * W)
-    onp.testing.assert_allclose(eval(sq), _central_gradient(loss, A), rtol=1e-6, atol=1e-8)
+    onp.testing.assert_allclose(eval(sq), central_gradient(loss, A), rtol=1e-6, atol=1e-8)
     x, c = onp.array([[1.0, 2.0], [3.0, 4.0]]), onp.array([0.5, -1.0])
     assert eval(shift_grad) == (2 * (x + c)).sum(axis=0).tolist()
     assert eval(shift_jvp) == onp.ones((2, 2)).tolist()
     assert rest == "1.0 True"  # (a class is copied as it is)
-
-
-def _central_gradient(f, A, h=1e-6):
-    g = onp.zeros_like(A)
-    for i in onp.ndindex(A.shape):
-        E = onp.zeros_like(A)
-        E[i] = h
-        g[i] = (f(A + E) - f(A - E)) / (2 * h)
-    return g
 
 
 def test_autograd_numpys_helper_modules_and_their_names():

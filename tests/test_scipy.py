@@ -27,6 +27,7 @@ from fgrad.core.errors import (ClosedOverTracerError, ConcretizationError,  # no
                                NoDerivativeRuleError)
 from fgrad.scipy import integrate, linalg, optimize, signal, special, stats  # noqa: E402
 from fgrad.testing import check_grads  # noqa: E402
+from numeric import central_gradient  # noqa: E402
 
 rng = onp.random.default_rng(0)
 X = rng.uniform(0.5, 2.0, 4)
@@ -1296,15 +1297,6 @@ def test_gaussian_kde_in_its_points_dataset_and_weights():
     # own finite differences, for each bandwidth rule
     rng = onp.random.default_rng(5)
     D, W, P = rng.standard_normal((2, 12)), rng.uniform(0.5, 2.0, 12), rng.standard_normal((2, 3))
-    h = 1e-6
-
-    def central(f, x):
-        g = onp.zeros_like(x)
-        for i in onp.ndindex(x.shape):
-            e = onp.zeros_like(x)
-            e[i] = h
-            g[i] = (f(x + e) - f(x - e)) / (2 * h)
-        return g
 
     for bw in (None, "silverman", 0.4, lambda kde: 0.8 * kde.scotts_factor()):
         theirs = lambda d, w, p: onp.sum(st.gaussian_kde(d, bw, w).logpdf(p))
@@ -1312,9 +1304,9 @@ def test_gaussian_kde_in_its_points_dataset_and_weights():
         onp.testing.assert_array_equal(stats.gaussian_kde(D, bw, W).logpdf(P),
                                        st.gaussian_kde(D, bw, W).logpdf(P))
         got = fgrad.grad(ours, argnums=(0, 1, 2))(D, W, P)
-        for i, want in enumerate([central(lambda d: theirs(d, W, P), D),
-                                  central(lambda w: theirs(D, w, P), W),
-                                  central(lambda p: theirs(D, W, p), P)]):
+        for i, want in enumerate([central_gradient(lambda d: theirs(d, W, P), D),
+                                  central_gradient(lambda w: theirs(D, w, P), W),
+                                  central_gradient(lambda p: theirs(D, W, p), P)]):
             onp.testing.assert_allclose(got[i], want, rtol=1e-5, atol=1e-8)
     kde = stats.gaussian_kde(D[0])  # (1-d: points as a vector)
     pdf = lambda x: np.sum(kde.pdf(x))

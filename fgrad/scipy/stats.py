@@ -770,13 +770,11 @@ class gaussian_kde:
     def __init__(self, dataset, bw_method=None, weights=None):
         refuse_traced("scipy.stats.gaussian_kde", "bw_method", bw_method,
                       "it sets the bandwidth's rule")
-        self._bw_method = bw_method
         self.dataset = fnp.atleast_2d(fnp.asarray(dataset))
         self.d, self.n = fnp.shape(self.dataset)
         if self.n <= self.d:  # (scipy's message; its covariance would be singular)
             _st.gaussian_kde(_onp.zeros((self.d, self.n)))
-        given = weights is not None
-        w = fnp.ones(self.n) if not given else fnp.atleast_1d(fnp.asarray(weights, float))
+        w = fnp.ones(self.n) if weights is None else fnp.atleast_1d(fnp.asarray(weights, float))
         self.weights = w / fnp.sum(w)
         self._given_weights = weights
         self.neff = 1 / fnp.sum(self.weights ** 2)
@@ -816,11 +814,8 @@ class gaussian_kde:
 
     def _scipys(self, method, points):
         """scipy's ``method`` of its own object on the values (built as this one was)."""
-        bw = self._bw_method if not callable(self._bw_method) else \
-            (lambda kde: self._bw_method(kde))
-
         def run(data, pts, *w):
-            kde = _st.gaussian_kde(data, bw_method=bw, weights=w[0] if w else None)
+            kde = _st.gaussian_kde(data, bw_method=self._bw_method, weights=w[0] if w else None)
             return getattr(kde, method)(pts)
         extra = () if self._given_weights is None else (self._given_weights,)
         return numpy_reference(run, self.dataset, points, *extra)
