@@ -131,7 +131,13 @@ def test_gammaln_digamma_polygamma_chain():
     (special.huber, sc.huber, (1.2, -0.7)), (special.huber, sc.huber, (1.2, 2.5)),
     (special.pseudo_huber, sc.pseudo_huber, (0.8, -1.9)),
     (special.ndtri_exp, sc.ndtri_exp, (-2.3,)), (special.ellipk, sc.ellipk, (0.4,)),
-    (special.ellipe, sc.ellipe, (0.7,))])
+    (special.ellipe, sc.ellipe, (0.7,)),
+    (lambda t: special.stdtr(3.5, t), lambda t: sc.stdtr(3.5, t), (0.7,)),
+    (lambda p: special.stdtrit(3.5, p), lambda p: sc.stdtrit(3.5, p), (0.3,)),
+    (lambda x: special.chdtr(2.5, x), lambda x: sc.chdtr(2.5, x), (1.3,)),
+    (lambda x: special.chdtrc(2.5, x), lambda x: sc.chdtrc(2.5, x), (1.3,)),
+    (lambda m: special.pdtr(3, m), lambda m: sc.pdtr(3, m), (2.2,)),
+    (lambda m: special.pdtrc(3.7, m), lambda m: sc.pdtrc(3.7, m), (2.2,))])
 def test_more_special_functions_against_scipys_own_values(ours, theirs, args):
     got = fgrad.grad(ours, argnums=tuple(range(len(args))))(*args)
     assert ours(*args) == theirs(*args)

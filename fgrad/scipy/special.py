@@ -375,6 +375,46 @@ ndtri_exp = _ufunc(_sc.ndtri_exp,
                    domain=(-5.0, -0.1), reads="both")
 
 
+# --- distribution functions: in the point, the parameter (degrees of freedom, count) static ---
+
+_NO_PARAM = ("scipy has no closed form for the derivative in it; differentiate in the point, "
+             "or use fgrad.scipy.stats' distributions")
+
+
+def _t_log_density(t, df):
+    return (gammaln((df + 1) / 2) - gammaln(df / 2) - 0.5 * fnp.log(df * math.pi)
+            - (df + 1) / 2 * fnp.log1p(t * t / df))
+
+
+def _chi2_density(x, v):
+    return fnp.exp((v / 2 - 1) * fnp.log(x) - x / 2 - (v / 2) * math.log(2) - gammaln(v / 2))
+
+
+def _poisson_mass(k, m):  # (at the count floor(k), as scipy's pdtr)
+    k = fnp.floor(k)
+    return fnp.exp(k * fnp.log(m) - m - gammaln(k + 1))
+
+
+_DF = [(((),), {"df": 3.5}), (((3,),), {"df": 1.5})]
+# Student's t: the cdf in t and its inverse in p
+stdtr = _with_static(_sc.stdtr, "df", lambda ans, t, df: fnp.exp(_t_log_density(t, df)),
+                     _DF, domain=(-2.0, 2.0), why=_NO_PARAM)
+stdtrit = _with_static(_sc.stdtrit, "df", lambda ans, p, df: fnp.exp(-_t_log_density(ans, df)),
+                       _DF, domain=(0.1, 0.9), why=_NO_PARAM)
+# chi-square: the cdf and its complement in x
+_V = [(((),), {"v": 2.5}), (((3,),), {"v": 4.0})]
+chdtr = _with_static(_sc.chdtr, "v", lambda ans, x, v: _chi2_density(x, v), _V,
+                     why=_NO_PARAM)
+chdtrc = _with_static(_sc.chdtrc, "v", lambda ans, x, v: -_chi2_density(x, v), _V,
+                      why=_NO_PARAM)
+# Poisson: P(N <= k) and P(N > k) in the mean m, the count k static
+_K = [(((),), {"k": 3.0}), (((3,),), {"k": 1.0})]
+pdtr = _with_static(_sc.pdtr, "k", lambda ans, m, k: -_poisson_mass(k, m), _K,
+                    why="it is a count")
+pdtrc = _with_static(_sc.pdtrc, "k", lambda ans, m, k: _poisson_mass(k, m), _K,
+                     why="it is a count")
+
+
 # --- complete elliptic integrals of the first and second kinds (parameter m) ------------------
 
 def _elliptic_derivatives(k, e, m, order):
