@@ -8,7 +8,7 @@ import numpy as _onp
 
 import fgrad.numpy as fnp
 from ..core.table import Spec
-from ..core.tracer import contains_tracer, value_for_shape
+from ..core.tracer import contains_tracer, map_tracers, value_for_shape
 from .broadcasting import shape_of
 from .wrapping import differentiable
 
@@ -101,8 +101,9 @@ def _vectorized(vec, args, kwargs):
             raise ValueError(f"vectorize: an input has {len(s)} dimension(s), fewer than its "
                              f"core dimensions {core} in the signature {vec.signature!r}")
     loop = _onp.broadcast_shapes(*[s[:len(s) - len(c)] for s, c in zip(shapes, cores)])
-    if 0 in loop:  # (numpy's result, or its error, for no element at all)
-        return _onp.vectorize.__call__(vec, *_plain_like(args), **_plain_like(kwargs))
+    if 0 in loop:  # (numpy's result, or its error, for no element at all: no value is read)
+        return _onp.vectorize.__call__(vec, *map_tracers(args, value_for_shape),
+                                       **map_tracers(kwargs, value_for_shape))
     values = [fnp.broadcast_to(v, loop + s[len(s) - len(c):])
               for v, s, c in zip(values, shapes, cores)]
 
@@ -124,14 +125,3 @@ def _vectorized(vec, args, kwargs):
         outs = [fnp.astype(o, _onp.dtype(t)) for o, t in zip(outs, vec.otypes)]
     return tuple(outs) if several else outs[0]
 
-
-def _plain_like(tree):
-    """``tree`` with each traced value replaced by plain zeros of its shape and dtype."""
-    def plain(x):
-        if not contains_tracer(x):
-            return x
-        m = value_for_shape(x)
-        return _onp.zeros(_onp.shape(m), _onp.result_type(m))
-    if isinstance(tree, dict):
-        return {k: plain(v) for k, v in tree.items()}
-    return [plain(x) for x in tree]

@@ -829,24 +829,27 @@ class gaussian_kde:
             raise ValueError(f"points have dimension {d}, dataset has dimension {self.d}")
         return points
 
-    def logpdf(self, x):
-        """The log-density at the points ``x`` (shape ``(d, m)``; a 1-d dataset's points as
-        a vector): its derivatives by the formula in the class's text."""
+    def _method(self, method, x, of_log_density):
+        """scipy's ``method`` at the points ``x``, carrying, where anything is traced, the
+        derivatives of ``of_log_density(log-density)`` by the formula in the class's text."""
         points = self._points(x)
+        value = self._scipys(method, points)
         if not contains_tracer((points, self.dataset, self.weights)):
-            return self._scipys("logpdf", points)
+            return value
         diff = points[:, None, :] - self.dataset[:, :, None]  # (d, n, m)
         maha = fnp.einsum("inm,ij,jnm->nm", diff, self.inv_cov, diff)
-        out = sp.logsumexp(fnp.log(self.weights)[:, None] - 0.5 * maha, axis=0) \
+        log_density = sp.logsumexp(fnp.log(self.weights)[:, None] - 0.5 * maha, axis=0) \
             - 0.5 * self.log_det
-        return numpy_result(out, self._scipys("logpdf", points))
+        return numpy_result(of_log_density(log_density), value)
+
+    def logpdf(self, x):
+        """The log-density at the points ``x`` (shape ``(d, m)``; a 1-d dataset's points as
+        a vector)."""
+        return self._method("logpdf", x, lambda log_density: log_density)
 
     def evaluate(self, points):
         """The density at the points (shape ``(d, m)``), ``exp(logpdf)``."""
-        points = self._points(points)
-        if not contains_tracer((points, self.dataset, self.weights)):
-            return self._scipys("evaluate", points)
-        return numpy_result(fnp.exp(self.logpdf(points)), self._scipys("evaluate", points))
+        return self._method("evaluate", points, fnp.exp)
 
     __call__ = pdf = evaluate
 
