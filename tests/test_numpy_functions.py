@@ -143,7 +143,7 @@ def test_numpys_lazy_submodules_stay_lazy_until_used():
     import sys
     code = ("import sys, numpy, fgrad, fgrad.numpy as np\n"
             "lazy = ['numpy.testing', 'numpy.f2py', 'numpy.ma', 'numpy.polynomial',\n"
-            "        'numpy.random', 'fgrad.numpy.random']\n"
+            "        'numpy.random', 'fgrad.numpy.random', 'numpy.fft', 'fgrad.numpy.fft']\n"
             "assert not [m for m in lazy if m in sys.modules], sys.modules.keys()\n"
             "np.testing.assert_allclose(1.0, 1.0)\n"
             "import numpy.testing\n"
@@ -155,7 +155,12 @@ def test_numpys_lazy_submodules_stay_lazy_until_used():
             "assert np.random is fgrad.numpy.random is sys.modules['fgrad.numpy.random']\n"
             # and a staged function draws anew at each call
             "f = fgrad.jit(lambda x: x + np.random.normal())\n"
-            "assert f(1.0) != f(1.0)\n")
+            "assert f(1.0) != f(1.0)\n"
+            # fft's rules join the table when it is first used; sum_k Re X_k = n x_0
+            "assert not [p for p in fgrad.PRIMITIVES if p.startswith('fft.')]\n"
+            "g = fgrad.grad(lambda x: np.fft.fft(x).real.sum())(numpy.array([1.0, 2.0, 3.0]))\n"
+            "assert g.tolist() == [3.0, 0.0, 0.0], g\n"
+            "assert np.fft is sys.modules['fgrad.numpy.fft'] and 'fft.rfft' in fgrad.PRIMITIVES\n")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 

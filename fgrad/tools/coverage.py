@@ -120,7 +120,9 @@ IN_PLACE = ("modifies its argument in place; on a traced value it raises TracerM
             "naming the functional form (`np.at(x)[idx].set(v)`, `np.where`)")
 NO_RULE_YET = "no derivative rule yet; add one with fgrad.primitive and fgrad.defvjp/defjvp"
 
-MODULES = (("", _onp, fnp), ("linalg.", _onp.linalg, fnp.linalg), ("fft.", _onp.fft, fnp.fft),
+# (fgrad.numpy.fft is loaded on first use, as numpy's: here, so that its rules are in the table)
+MODULES = (("", _onp, fnp), ("linalg.", _onp.linalg, fnp.linalg),
+           ("fft.", _onp.fft, importlib.import_module("fgrad.numpy.fft")),
            ("lib.stride_tricks.", _onp.lib.stride_tricks, fnp.lib.stride_tricks))
 
 
