@@ -16,6 +16,8 @@ import fgrad.numpy as np
 from fgrad.core.table import FUNCTIONS, Primitive
 from fgrad.testing import check_grads
 
+from numeric import central_gradient
+
 rng = onp.random.default_rng(1)
 X = rng.uniform(-2, 2, 5)
 Y = rng.uniform(-2, 2, 5)
@@ -649,6 +651,49 @@ def test_nan_to_num_refuses_in_place_and_differentiates_traced_replacements():
     f = lambda c: np.sum(np.nan_to_num(v, nan=c, posinf=2 * c, neginf=c ** 2))  # noqa: E731
     assert f(0.5) == onp.sum(onp.nan_to_num(v, nan=0.5, posinf=1.0, neginf=0.25))
     assert fgrad.grad(f)(0.5) == 4.0
+
+
+@pytest.mark.parametrize("ufunc, kwargs", [
+    ("hypot", {}), ("hypot", {"axis": 1}),
+    ("logaddexp", {"where": [[True, False, True], [True, True, False]]}),
+    ("logaddexp", {"where": [True, False, True], "axis": 1, "keepdims": True}),
+    ("subtract", {"initial": 0.5}), ("subtract", {"initial": 0.5, "where": [True, False, True],
+                                                  "axis": 1}),
+    ("add", {"where": [True, False, True], "axis": 1}), ("add", {"initial": 2.0, "axis": None}),
+    ("maximum", {"where": [True, False, True], "initial": -5.0, "axis": 1}),
+    ("multiply", {"dtype": onp.float32}), ("maximum", {"dtype": onp.float32, "axis": 1}),
+    ("logaddexp2", {"dtype": onp.float32}), ("divide", {"initial": 3.0}),
+    ("fmax", {"axis": 1, "where": [True, False, True], "initial": 0.0})])
+def test_ufunc_reduce_takes_initial_where_and_dtype_on_traced_values(ufunc, kwargs):
+    x = onp.array([[1.0, -2.0, 0.5], [0.3, 1.5, -1.0]])
+    ours, theirs = getattr(np, ufunc).reduce, getattr(onp, ufunc).reduce
+    want = theirs(x, **kwargs)
+    got = fgrad.jit(lambda v: ours(v, **kwargs))(x)
+    onp.testing.assert_array_equal(got, want)
+    assert got.dtype == want.dtype
+    # float32 results: differences of the float64 inputs' function, derivatives to its rounding
+    g = fgrad.grad(lambda v: np.sum(ours(v, **kwargs)))(x)
+    fd = central_gradient(lambda v: onp.sum(theirs(v.astype(want.dtype), **kwargs)
+                                            .astype(float)), x, 1e-6 if want.dtype == float else 1e-2)
+    onp.testing.assert_allclose(g, fd, atol=1e-6 if want.dtype == float else 1e-4)
+
+
+def test_ufunc_reduce_folds_from_numpys_identity_and_raises_numpys_errors():
+    # numpy's hypot.reduce starts from its identity 0: hypot(0, -3) = 3, slope -1 (a fold
+    # from the first entry gave -3 and 1)
+    assert fgrad.jit(np.hypot.reduce)(onp.array([-3.0])) == onp.hypot.reduce([-3.0]) == 3.0
+    assert fgrad.grad(np.hypot.reduce)(onp.array([-3.0])).tolist() == [-1.0]
+    x = onp.ones((2, 2))
+    with pytest.raises(ValueError, match="'subtract' does not have an identity, so to use a "
+                                         "where mask one has to specify 'initial'"):
+        fgrad.grad(lambda v: np.subtract.reduce(v, where=[True, False]).sum())(x)
+    with pytest.raises(ValueError, match="'subtract' is not reorderable"):
+        fgrad.grad(lambda v: np.subtract.reduce(v, axis=None))(x)
+    # an empty fold is numpy's initial; a batched where mask is each example's
+    assert fgrad.jit(lambda v: np.subtract.reduce(v, initial=2.5))(onp.zeros(0)) == 2.5
+    w = onp.array([[True, False], [False, True]])
+    got = fgrad.vmap(lambda v, m: np.logaddexp.reduce(v, where=m))(x, w)
+    onp.testing.assert_array_equal(got, [onp.logaddexp.reduce(r, where=m) for r, m in zip(x, w)])
 
 
 def test_ufunc_methods_on_plain_values_are_numpys_and_at_on_traced_values_is_refused():

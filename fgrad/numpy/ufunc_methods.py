@@ -5,7 +5,9 @@ On plain values each is numpy's own method, untouched. On traced values they are
 the primitive itself (so its rules give the derivatives) or, where numpy computes the same
 values that way, from the reductions: ``add.reduce`` is ``sum``, ``multiply.accumulate`` is
 ``cumprod``, ``maximum.reduce`` is ``max`` (ties share evenly, as ``max``'s do). The other
-binary ufuncs reduce and accumulate as a left fold along the axis, numpy's order for them.
+binary ufuncs reduce and accumulate as a left fold along the axis, numpy's order for them,
+a reduction from ``initial`` or else the ufunc's identity as numpy's (``hypot.reduce`` from
+0), skipping the entries ``where`` masks. ``dtype`` casts the operand first.
 ``at`` writes in place: on a traced value it is refused, naming the functional form.
 
 >>> import numpy, fgrad, fgrad.numpy as np
@@ -19,7 +21,7 @@ import numpy as _onp
 import fgrad.numpy as fnp
 from ..core import errors
 from ..core.table import Primitive
-from ..core.tracer import contains_tracer, value_for_shape
+from ..core.tracer import contains_tracer, value_dtype, value_for_shape
 from .wrapping import unsupported_kwargs, with_numpy_values
 
 # the ufuncs whose reduce and accumulate are fgrad's reductions (same values as numpy's)
@@ -81,32 +83,60 @@ def _along(a, axis):
     return fnp.moveaxis(a, axis, 0), axis
 
 
-def _fold(prim, x):
-    """The left fold of ``prim`` over the first axis of ``x``, and its running values."""
-    runs = [x[0]]
-    for i in range(1, _shape(x)[0]):
-        runs.append(prim(runs[-1], x[i]))
+def _fold(prim, x, start=None, where=None):
+    """The left fold of ``prim`` over the first axis of ``x`` from ``start`` (None: from
+    ``x[0]``), skipping the entries where ``where`` (moved as ``x``) is false, and its running
+    values."""
+    runs = [x[0] if start is None else start]
+    for i in range(0 if start is not None else 1, _shape(x)[0]):
+        step = prim(runs[-1], x[i])
+        runs.append(step if where is None else fnp.where(where[i], step, runs[-1]))
     return runs
 
 
-def _reduce(prim, a, axis=0, dtype=None, out=None, keepdims=False, **kwargs):
-    unsupported_kwargs(f"{prim.name}.reduce", {"dtype": dtype, "out": out, **kwargs})
+def _reduce(prim, a, axis=0, dtype=None, out=None, keepdims=False, initial=_onp._NoValue,
+            where=True, **kwargs):
+    unsupported_kwargs(f"{prim.name}.reduce", {"out": out, **kwargs})
+    given = {} if initial is _onp._NoValue else {"initial": initial}
+    if where is not True:
+        given["where"] = where
     if prim.name in _REDUCE:
-        return getattr(fnp, _REDUCE[prim.name])(a, axis=axis, keepdims=bool(keepdims))
+        name = _REDUCE[prim.name]
+        if dtype is not None and name in ("sum", "prod"):
+            given["dtype"] = dtype
+        elif dtype is not None:  # (max and min take none: in any dtype they pick an entry)
+            a = fnp.asarray(a).astype(dtype)
+        return getattr(fnp, name)(a, axis=axis, keepdims=bool(keepdims), **given)
+    # numpy's own method on a stand-in of a's shape and dtype: its errors (no identity for a
+    # where mask, several axes of an order-dependent fold) and its result's dtype
+    plain = {k: v for k, v in given.items() if not contains_tracer(v)}
+    like = _onp.broadcast_to(_onp.zeros((), value_dtype(value_for_shape(a))), _shape(a))
+    with _onp.errstate(all="ignore"):  # (zeros: a stand-in, whose values mean nothing)
+        kind = prim.impl.reduce(like, axis=axis, dtype=dtype, keepdims=keepdims, **plain)
     x, ax = _along(a, axis)
-    if _shape(x)[0] == 0:  # numpy's identity, or its error
-        return getattr(prim.impl, "reduce")(_onp.zeros(_shape(x)), axis=0)
-    r = _fold(prim, x)[-1]
+    x = x if dtype is None else x.astype(dtype)
+    # numpy folds from the ufunc's identity where it has one (hypot.reduce([-3.0]) is 3.0)
+    start = initial if initial is not _onp._NoValue else prim.impl.identity
+    if start is not None and not contains_tracer(start):
+        start = _onp.asarray(start, _onp.result_type(kind))[()]
+    if _shape(x)[0] == 0:  # numpy's initial or identity (or its error, above)
+        return kind if start is None or not contains_tracer(start) else fnp.full(
+            _shape(kind), start, _onp.result_type(kind))
+    if where is not True:
+        where = fnp.broadcast_to(where, _shape(a))
+        where = fnp.ravel(where) if axis is None else fnp.moveaxis(where, ax, 0)
+    r = _fold(prim, x, start, None if where is True else where)[-1]
     if keepdims:
         r = fnp.expand_dims(r, ax if axis is not None else tuple(range(len(_shape(a)))))
     return r
 
 
 def _accumulate(prim, a, axis=0, dtype=None, out=None, **kwargs):
-    unsupported_kwargs(f"{prim.name}.accumulate", {"dtype": dtype, "out": out, **kwargs})
+    unsupported_kwargs(f"{prim.name}.accumulate", {"out": out, **kwargs})
     if prim.name in _ACCUMULATE:
-        return getattr(fnp, _ACCUMULATE[prim.name])(a, axis=axis)
+        return getattr(fnp, _ACCUMULATE[prim.name])(a, axis=axis, dtype=dtype)
     x, ax = _along(a, axis)
+    x = x if dtype is None else x.astype(dtype)
     return fnp.moveaxis(fnp.stack(_fold(prim, x)), 0, ax)
 
 
