@@ -641,13 +641,16 @@ _NODES = [
     lambda x, k: np.sum(np.linalg.matrix_power(x[:4].reshape(2, 2), 0) * x[:4].reshape(2, 2)),
     lambda x, k: np.sum(np.choose(np.array([0, 1, 0]) * (k % 2), [x[:3], x[3:]]) ** 2),
     lambda x, k: np.sum(np.choose(np.array([0, 1, 2]) + k, [x[:3], x[3:], x[1:4]],
-                                  mode="wrap") ** 2)]
+                                  mode="wrap") ** 2),
+    lambda x, k: np.sum(x * np.spacing(x * k)),
+    lambda x, k: np.sum(x * np.unpackbits(np.packbits(x > 0.5))[:6])
+    * np.bitwise_count(np.packbits(x > 0.6))[0]]
 
 
 @pytest.mark.parametrize("f", _BRANCHES + _NODES,
                          ids=["allclose", "array_equal", "count_nonzero", "isin", "argpartition",
                               "roll", "roll two axes", "matrix_power 0", "choose",
-                              "choose wrap"])
+                              "choose wrap", "spacing", "packbits"])
 def test_verdicts_counts_and_a_traced_shift_are_nodes(f):
     # these read the values (numpy's verdict, count or order; roll's shift): under jit a
     # guard on them, a trace per call; under vmap a refusal. A branch now guards its boolean
