@@ -250,6 +250,24 @@ def test_forward_values_are_numpys_bit_for_bit():
             assert onp.result_type(g) == onp.result_type(w)
 
 
+def test_lstsq_of_a_fixed_matrix_batches_and_stages_its_right_hand_side():
+    # the rank is a's: b's values are not read, so vmap maps over b and jit traces once
+    a = RNG.uniform(-1, 1, (4, 3))
+    bs = RNG.standard_normal((5, 4))
+    for part in (0, 1):
+        got = fgrad.vmap(lambda b: np.linalg.lstsq(a, b, rcond=None)[part])(bs)
+        want = [onp.linalg.lstsq(a, b, rcond=None)[part] for b in bs]
+        onp.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+    loss = lambda b: np.sum(np.linalg.lstsq(a, b, rcond=None)[0] ** 2)  # noqa: E731
+    onp.testing.assert_allclose(fgrad.vmap(fgrad.grad(loss))(bs),
+                                [fgrad.grad(loss)(b) for b in bs], rtol=1e-12)
+    staged = fgrad.jit(lambda b: np.linalg.lstsq(a, b, rcond=None)[:2])
+    for b in bs:
+        for g, w in zip(staged(b), onp.linalg.lstsq(a, b, rcond=None)):
+            onp.testing.assert_array_equal(g, w)
+    assert sum(len(graphs) for graphs in staged.cache.values()) == 1
+
+
 def test_float32_stays_float32():
     a = well_conditioned(3, 3).astype(onp.float32)
     for f in [np.linalg.det, lambda a: np.sum(np.linalg.inv(a)),

@@ -265,6 +265,15 @@ def test_scipy_lstsq_gives_scipys_values_and_numpys_derivatives():
     want = fgrad.grad(total(np.linalg.lstsq), argnums=(0, 1))(a, b)
     for g, w in zip(got, want):
         onp.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14)
+    # of a fixed matrix, b's values are not read: vmap maps over b, jit traces once
+    bs = rng.standard_normal((4, 5))
+    onp.testing.assert_allclose(fgrad.vmap(lambda b: linalg.lstsq(a, b)[0])(bs),
+                                [sl.lstsq(a, b)[0] for b in bs], rtol=1e-12)
+    staged = fgrad.jit(lambda b: linalg.lstsq(a, b)[:2])
+    for b in bs:
+        for got, want in zip(staged(b), sl.lstsq(a, b)):
+            onp.testing.assert_array_equal(got, want)
+    assert sum(len(graphs) for graphs in staged.cache.values()) == 1
 
 
 def test_detrend_is_the_projection_off_a_line_its_own_transpose():

@@ -169,7 +169,8 @@ def lstsq(a, b, cond=None, overwrite_a=False, overwrite_b=False, check_finite=Tr
     for the rank, the singular values ``svdvals(a)``'s (None from ``gelsy``, as scipy's)."""
     refuse_traced("scipy.linalg.lstsq", "cond", cond, _lsq.CUTOFF)
     a, b = fnp.asarray(a), fnp.asarray(b)
-    ref = _sl.lstsq(read_value(a), read_value(b), cond, lapack_driver=lapack_driver)
+    # scipy's errors and rank: a's values, b's shape (as numpy.linalg.lstsq's, b stays unread)
+    ref = _sl.lstsq(read_value(a), value_for_shape(b), cond, lapack_driver=lapack_driver)
     m, n = shape_of(a)[-2:]
     if cond is None:  # (scipy's default: LAPACK's own epsilon for the computation's dtype)
         cond = _onp.finfo(_onp.result_type(ref[0])).eps

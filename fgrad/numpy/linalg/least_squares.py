@@ -5,7 +5,7 @@ import numpy as _onp
 import fgrad.numpy as fnp
 from .. import batch_rules
 from ...core.table import Spec, define
-from ...core.tracer import contains_tracer, read_values
+from ...core.tracer import contains_tracer, read_values, value_for_shape
 from ..broadcasting import shape_of
 from ..wrapping import differentiable, refuse_traced
 from .common import (_adjoint, _conj, _eye, _la, _mT, _min_gap, _real_part,
@@ -92,7 +92,9 @@ def lstsq(a, b, rcond=None):
     has no derivative; the singular values are ``svdvals(a)``'s."""
     refuse_traced("numpy.linalg.lstsq", "rcond", rcond, CUTOFF)
     a, b = fnp.asarray(a), fnp.asarray(b)
-    ref = _la.lstsq(read_values(a), read_values(b), rcond)  # numpy's errors, and its rank
+    # numpy's errors and its rank, which read a's values and only b's shape (b's values are
+    # not read: a staged function does not guard them, vmap batches them)
+    ref = _la.lstsq(read_values(a), value_for_shape(b), rcond)
     m, n = shape_of(a)[-2:]
     if rcond is None:  # numpy's default, for its double-precision computation
         rcond = _onp.finfo(_onp.float64).eps * max(m, n)
