@@ -276,6 +276,62 @@ def test_scipy_lstsq_gives_scipys_values_and_numpys_derivatives():
     assert sum(len(graphs) for graphs in staged.cache.values()) == 1
 
 
+def _linalg_cases():
+    r = onp.random.default_rng(7)
+    c = r.uniform(-1, 1, 3) + [6.0, 0, 0]
+    ab = r.uniform(-1, 1, (3, 5)) + [[0.0], [0.0], [6.0]]
+    return {
+        "solve_discrete_lyapunov": ((0.3 * r.uniform(-1, 1, (3, 3)), r.uniform(-1, 1, (3, 3))),
+                                    {}),
+        "eigvalsh_tridiagonal": ((r.uniform(-1, 1, 4), r.uniform(-1, 1, 3)), {}),
+        "eigh_tridiagonal": ((r.uniform(-1, 1, 4), r.uniform(-1, 1, 3)), {}),
+        "solveh_banded": ((ab, r.uniform(-1, 1, (5, 2))), {}),
+        "orthogonal_procrustes": ((r.uniform(-1, 1, (4, 3)), r.uniform(-1, 1, (4, 3))), {}),
+        "pinvh": ((r.uniform(-1, 1, (3, 3)) + 4 * onp.eye(3),), {"lower": False}),
+        "solve_toeplitz": ((c, r.uniform(-1, 1, (3, 2))), {}),
+        "solve_circulant": ((c, r.uniform(-1, 1, 3)), {}),
+        "matmul_toeplitz": ((c, r.uniform(-1, 1, (3, 2))), {}),
+        "khatri_rao": ((r.uniform(-1, 1, (2, 3)), r.uniform(-1, 1, (4, 3))), {}),
+        "diagsvd": ((c,), {"M": 3, "N": 5})}
+
+
+@pytest.mark.parametrize("name", sorted(_linalg_cases()))
+def test_more_scipy_linalg_functions_have_scipys_values_and_its_central_differences(name):
+    args, kw = _linalg_cases()[name]
+    ours, theirs = getattr(linalg, name), getattr(sl, name)
+
+    def parts(out):
+        return out if isinstance(out, tuple) else (out,)
+    for got, want in zip(parts(fgrad.jit(lambda *a: ours(*a, **kw))(*args)),
+                         parts(theirs(*args, **kw)), strict=True):
+        onp.testing.assert_array_equal(got, want)
+    # a smooth scalar of every output (eigenvectors through their squares: signs are free)
+    for i, x in enumerate(args):
+        def at(v, f, m):
+            out = parts(f(*args[:i], v, *args[i + 1:], **kw))
+            return sum(m.sum(m.sin(o) if k == 0 or name != "eigh_tridiagonal" else o * o)
+                       for k, o in enumerate(out))
+        got = fgrad.grad(lambda v: at(v, ours, np))(x)
+        onp.testing.assert_allclose(got, central_gradient(lambda v: at(v, theirs, onp), x),
+                                    rtol=1e-6, atol=1e-7)
+
+
+def test_more_scipy_linalg_functions_refuse_what_they_do_not_differentiate_by_name():
+    d, e, c = onp.array([1.0, 2.0, 3.0]), onp.array([0.5, 0.5]), onp.array([4.0, 1.0, 0.5])
+    for f, what in [(lambda d: linalg.eigh_tridiagonal(d, e, select="i", select_range=(0, 1)),
+                     "select= and select_range="),
+                    (lambda c: linalg.solve_circulant(c, d, singular="lstsq"), "singular"),
+                    (lambda c: linalg.solve_circulant(c, d, tol=1e-3), "tol"),
+                    (lambda c: linalg.pinvh(onp.eye(3) * c[0], atol=c[1]), "atol")]:
+        with pytest.raises((NotImplementedError, NoDerivativeRuleError), match=what):
+            fgrad.grad(lambda v: np.sum(f(v)[0]))(d if "select" in what else c)
+    # a stack of right-hand sides: one band solve, the examples as its columns
+    ab = onp.array([[0.0, 0.3, -0.2], [4.0, 5.0, 6.0]])
+    bs = rng.standard_normal((4, 3))
+    onp.testing.assert_allclose(fgrad.vmap(lambda b: linalg.solveh_banded(ab, b))(bs),
+                                [sl.solveh_banded(ab, b) for b in bs], rtol=1e-12)
+
+
 def test_detrend_is_the_projection_off_a_line_its_own_transpose():
     n = 7
     basis = onp.stack([onp.ones(n), onp.arange(n) / n], axis=1)

@@ -10,9 +10,9 @@ itself again, so it nests to any order; ``sqrtm``'s the Sylvester equation
 ``X dX + dX X = dA``, and ``logm``'s the block matrix's logarithm taken at ``sqrtm(A)``
 (``log A = 2 log A^(1/2)``), whose eigenvalues stay off the logarithm's branch cut.
 ``cho_solve``, ``lu_solve``, ``lu``, ``expm_frechet``, ``norm``,
-``solve_continuous_lyapunov`` and the structured matrices (``block_diag``, ``toeplitz``,
-``hankel``, ``circulant``, ``companion``, ``leslie``) are composed of primitives, with scipy's
-own values.
+``solve_continuous_lyapunov`` are composed of primitives, with scipy's own values; the
+structured matrices and their solves (``toeplitz``, ``solve_toeplitz``, ...) are in
+``structured.py``.
 
 Conventions, as in ``fgrad.numpy.linalg``: functions that read one triangle of their input
 (``cholesky``, ``cho_factor``, ``eigh``) are differentiated as the functions scipy computes,
@@ -22,6 +22,8 @@ checks or overwrites its inputs (``overwrite_*``, ``check_finite``) are accepted
 others are refused by name.
 """
 
+from math import comb
+
 import numpy as _onp
 import scipy.linalg as _sl
 
@@ -30,7 +32,8 @@ from ..numpy import batch_rules, taylor_rules
 from ..numpy.broadcasting import cast_like, mask, shape_of
 from ..numpy.linalg import (decompositions as _dec, least_squares as _lsq, norms as _norms,
                             solving as _solving)
-from ..numpy.linalg.common import (_dominant, _mT, _qr_call, _qr_valid, _real_part, _shift,
+from ..numpy.linalg.common import (_clear_top, _column_signs, _min_gap, _outputs,
+                                   _dominant, _mT, _qr_call, _qr_valid, _real_part, _shift,
                                    _shifted, _svd_call, _svd_valid)
 from ..numpy.multi_output import define_multi
 from ..numpy.indexing import gather_p
@@ -39,6 +42,9 @@ from ..numpy.wrapping import differentiable, refuse_traced, traced_version_of
 from ..core.table import Spec
 from . import defining
 from .defining import define
+from .structured import (block_diag, circulant, companion, diagsvd, hankel,  # noqa: F401
+                         khatri_rao, leslie, matmul_toeplitz, solve_circulant, solve_toeplitz,
+                         toeplitz)
 from ..core.tracer import read_value, value_for_shape, value_dtype
 
 _IGNORED = ("overwrite_a", "overwrite_b", "check_finite", "overwrite_c")
@@ -896,87 +902,228 @@ def solve_continuous_lyapunov(a, q):
     return solve_sylvester(a, _mT(a), q)
 
 
-# --- structured matrices: copies of their arguments ------------------------------------------
+# --- discrete Lyapunov: X = A X A^T + Q, its derivatives the same equation again ----------
 
-@differentiable(_sl.toeplitz, Spec([(((3,),), {}), (((3,), (4,)), {})]),
-                name="scipy.linalg.toeplitz")
-def toeplitz(c, r=None):
-    """scipy.linalg.toeplitz: each entry a copy of ``c`` or ``r`` (``r[0]`` is unused)."""
-    c = fnp.ravel(fnp.asarray(c))
-    r = fnp.conjugate(c) if r is None else fnp.ravel(fnp.asarray(r))
-    m, n = shape_of(c)[0], shape_of(r)[0]
-    # entry (i, j) is c[i - j] on and below the diagonal, r[j - i] above it
-    vals = fnp.concatenate([fnp.flip(c), fnp.getitem(r, slice(1, None))])
-    idx = _onp.arange(n)[None, :] - _onp.arange(m)[:, None] + (m - 1)
-    return fnp.getitem(vals, idx)
+def _dlyap_jvp(ts, ans, a, q):
+    ta, tq = ts
+    rhs = tq
+    if ta is not None:  # dA X A^T + A X dA^T (X is symmetric only where Q is)
+        da = fnp.matmul(fnp.matmul(ta, ans), _mT(a)) + fnp.matmul(fnp.matmul(a, ans), _mT(ta))
+        rhs = da if rhs is None else rhs + da
+    return solve_discrete_lyapunov(a, rhs)
 
 
-@differentiable(_sl.hankel, Spec([(((3,),), {}), (((3,), (4,)), {})]),
-                name="scipy.linalg.hankel", numpy_values=True)
-def hankel(c, r=None):
-    """scipy.linalg.hankel: entry (i, j) is ``c[i + j]``, then ``r[i + j - m + 1]`` past
-    ``c``'s end (``r[0]`` is unused; zeros without ``r``)."""
-    c = fnp.ravel(fnp.asarray(c))
-    r = fnp.zeros_like(c) if r is None else fnp.ravel(fnp.asarray(r))
-    m, n = shape_of(c)[0], shape_of(r)[0]
-    vals = fnp.concatenate([c, fnp.getitem(r, slice(1, None))])
-    return fnp.getitem(vals, _onp.arange(m)[:, None] + _onp.arange(n)[None, :])
+def _dlyap_vjp(i, g, ans, a, q):
+    y = solve_discrete_lyapunov(_mT(a), g)  # the adjoint equation Y = A^T Y A + G
+    if i == 1:
+        return cast_like(y, q)
+    return cast_like(fnp.matmul(fnp.matmul(y, a), _mT(ans))
+                     + fnp.matmul(fnp.matmul(_mT(y), a), ans), a)
 
 
-@differentiable(_sl.companion, Spec([(((3,),), {}), (((5,),), {})],
-                                    call=lambda f, a: f(a + 3.0 * (_onp.arange(
-                                        shape_of(a)[-1]) == 0))),  # (a[0] away from 0)
-                name="scipy.linalg.companion", numpy_values=True)
-def companion(a):
-    """scipy.linalg.companion of one polynomial's coefficients (highest first, ``a[0]`` not
-    0): the first row ``-a[1:] / a[0]``, ones below the diagonal."""
+def _dlyap_taylor(series, ans, a, q):
+    """Leibniz's rule on ``X - A X A^T = Q``: the k-th derivative ``X_k`` solves the equation
+    with ``Q_k + sum k!/(i! j! l!) A_i X_j A_l^T`` (``i + j + l = k``, ``j < k``), so K orders
+    are K solves and O(K^3) products (the JVP rule's jet solved with the jets of A)."""
+    sa, sq = series
+    order = len(sa if sa is not None else sq)
+    terms = [a] + (list(sa) if sa is not None else [None] * order)
+    xs = [ans]
+    for k in range(1, order + 1):
+        rhs = None if sq is None else sq[k - 1]
+        for j in range(k):
+            for i in range(k - j + 1):
+                left, right = terms[i], terms[k - j - i]
+                if left is None or right is None:
+                    continue
+                part = comb(k, j) * comb(k - j, i) * fnp.matmul(fnp.matmul(left, xs[j]),
+                                                                _mT(right))
+                rhs = part if rhs is None else rhs + part
+        xs.append(solve_discrete_lyapunov(a, rhs))
+    return xs[1:]
+
+
+_dlyap = define(
+    "scipy.linalg.solve_discrete_lyapunov", lambda a, q: _sl.solve_discrete_lyapunov(a, q),
+    vjp_by_argnum=_dlyap_vjp, jvp_joint=_dlyap_jvp, batch=_batched(batch_rules.stacked(2, 2)),
+    taylor=_dlyap_taylor,
+    spec=Spec([(((2, 2), (2, 2)), {}), (((3, 3), (3, 3)), {})], domain=(-1.0, 1.0),
+              call=lambda f, a, q: f(0.25 * a, q)))  # (spectral radius below 1)
+
+
+@traced_version_of(_sl.solve_discrete_lyapunov)
+def solve_discrete_lyapunov(a, q, method=None):
+    """scipy.linalg.solve_discrete_lyapunov, ``X = A X A^T + Q`` (real input): its tangent
+    solves the same equation with ``dA X A^T + A X dA^T + dQ`` for ``Q``, its cotangent the
+    adjoint equation ``Y = A^T Y A + G`` (``dQ: Y``, ``dA: Y A X^T + Y^T A X``), so it nests
+    to any order. scipy's values (``method`` is its choice of algorithm: accepted)."""
+    return _dlyap(fnp.asarray(a), fnp.asarray(q))
+
+
+solve_discrete_lyapunov._fgrad_entry = _dlyap
+
+
+# --- the symmetric tridiagonal eigenproblem: eigh's rules on diag(d) + offdiag(e) -----------
+
+def _tridiagonal(d, e):
+    """The symmetric matrices with diagonals ``d`` and off-diagonals ``e`` (stacks too)."""
+    n = shape_of(d)[-1]
+    e = fnp.pad(e, [(0, 0)] * (len(shape_of(e)) - 1) + [(0, 1)])  # e[i] at (i, i + 1)
+    above = fnp.expand_dims(e, -1) * _onp.eye(n, k=1, dtype=value_dtype(e))
+    return _dec._diag_embed(d) + above + _mT(above)
+
+
+def _eigh_tri_jvp(ts, outs, d, e):
+    td, te = (fnp.zeros_like(x) if t is None else t for t, x in zip(ts, (d, e)))
+    return _dec._eigh_jvp((_tridiagonal(td, te),), outs, None)
+
+
+def _eigh_tri_vjp(i, gs, outs, d, e):
+    # (the symmetric matrix's cotangent, both triangles read; d's is its diagonal, e's the
+    # sum of the two off-diagonals)
+    (gw, gv), (w, v) = gs, outs
+    inner = _dec._diag_embed(gw) + _dec._gap_inverse(w) * fnp.matmul(_mT(v), gv)
+    ga = fnp.matmul(fnp.matmul(v, inner), _mT(v))
+    if i == 0:
+        return fnp.diagonal(ga, 0, -2, -1)
+    return fnp.diagonal(ga, 1, -2, -1) + fnp.diagonal(ga, -1, -2, -1)
+
+
+def _eigh_tri_valid(d, e):
+    w, v = _sl.eigh_tridiagonal(_onp.asarray(d, float), _onp.asarray(e, float))
+    return _min_gap(w) > 0.1 and _clear_top(v)
+
+
+def _eigh_tri_call(f, d, e, **params):
+    n = shape_of(d)[-1]
+    w, v = _outputs(f(d, e, **params), [(n,), (n, n)])
+    return w, v * _column_signs(v)
+
+
+_eigh_tri = define_multi(
+    "scipy.linalg.eigh_tridiagonal", lambda d, e: tuple(_sl.eigh_tridiagonal(d, e)),
+    lambda d, e: (shape_of(d), shape_of(d) + shape_of(d)[-1:]), _eigh_tri_vjp, _eigh_tri_jvp,
+    spec=Spec([(((3,), (2,)), {}), (((4,), (3,)), {})], domain=(-1.0, 1.0),
+              valid=_eigh_tri_valid, call=_eigh_tri_call),
+    batch=_batched(batch_rules.stacked(1, 1)), other_arrays=False)  # (see defining.define)
+
+
+@traced_version_of(_sl.eigh_tridiagonal)
+def eigh_tridiagonal(d, e, eigvals_only=False, select="a", select_range=None,
+                     check_finite=True, tol=0.0, lapack_driver="auto"):
+    """scipy.linalg.eigh_tridiagonal of the real symmetric tridiagonal matrix with diagonal
+    ``d`` and off-diagonal ``e``: eigh's rules (eigenvector derivatives divide by eigenvalue
+    gaps, which an unreduced tridiagonal matrix, ``e`` without zeros, always has), scipy's
+    values and eigenvector signs. All eigenvalues only (``select='a'``) on traced values."""
+    if select != "a" or select_range is not None:
+        raise NotImplementedError(
+            "fgrad.scipy.linalg.eigh_tridiagonal: select= and select_range= (a subset of the "
+            "eigenvalues) are not supported on traced values; take all of them and index the "
+            "result, or call it on fgrad.stop_gradient(d), fgrad.stop_gradient(e)")
+    d, e = fnp.asarray(d), fnp.asarray(e)
+    plain = [value_for_shape(x) for x in (d, e)]
+    if any(_onp.iscomplexobj(x) for x in plain):
+        _sl.eigh_tridiagonal(*plain)  # scipy's own error
+    if any(_onp.ndim(x) != 1 for x in plain):
+        raise NotImplementedError("fgrad.scipy.linalg.eigh_tridiagonal: one matrix (1-d d and "
+                                  "e) on traced values; use fgrad.vmap for a stack of them")
+    w, v = _eigh_tri(d, e)
+    return w if eigvals_only else (w, v)
+
+
+eigh_tridiagonal._fgrad_entry = _eigh_tri.prim
+
+
+@differentiable(_sl.eigvalsh_tridiagonal,
+                Spec([(((3,), (2,)), {}), (((4,), (3,)), {})], domain=(-1.0, 1.0),
+                     valid=_eigh_tri_valid),
+                name="scipy.linalg.eigvalsh_tridiagonal", numpy_values=True)
+def eigvalsh_tridiagonal(d, e, select="a", select_range=None, check_finite=True, tol=0.0,
+                         lapack_driver="auto"):
+    """scipy.linalg.eigvalsh_tridiagonal: ``eigh_tridiagonal``'s eigenvalues (the derivative
+    of each is ``v_i^2`` in ``d``, ``2 v_i v_(i+1)`` in ``e``), scipy's values."""
+    return eigh_tridiagonal(d, e, eigvals_only=True, select=select, select_range=select_range)
+
+
+# --- banded hermitian solve: solve_banded's rules on the full band --------------------------
+
+def _full_band(ab, lower):
+    """The ``(2u + 1, n)`` general banded storage of the symmetric (hermitian) matrix whose
+    upper (``lower``: lower) bands ``ab`` holds; the mirrored bands are shifted copies."""
+    u, n = shape_of(ab)[0] - 1, shape_of(ab)[1]
+    rows = [fnp.getitem(ab, k) for k in range(u + 1)]
+    if lower:  # row k: a[j + k, j]; the upper band u - k holds a[j - k, j] = conj(row k)[j - k]
+        above = [fnp.pad(fnp.conj(fnp.getitem(rows[k], slice(0, n - k))), (k, 0))
+                 for k in range(u, 0, -1)]
+        return fnp.stack(above + rows)
+    # row r: a[j + r - u, j]; the lower band k holds a[j + k, j] = conj(row u - k)[j + k]
+    below = [fnp.pad(fnp.conj(fnp.getitem(rows[u - k], slice(k, n))), (0, k))
+             for k in range(1, u + 1)]
+    return fnp.stack(rows + below)
+
+
+@differentiable(_sl.solveh_banded,
+                Spec([(((2, 4), (4,)), {}), (((3, 5), (5, 2)), {"lower": True})],
+                     domain=(-1.0, 1.0),
+                     call=lambda f, ab, b, lower=False: f(
+                         ab + 6.0 * (_onp.arange(shape_of(ab)[0]) == (
+                             0 if lower else shape_of(ab)[0] - 1))[:, None], b, lower=lower)),
+                name="scipy.linalg.solveh_banded", numpy_values=True)
+def solveh_banded(ab, b, overwrite_ab=False, overwrite_b=False, lower=False,
+                  check_finite=True):
+    """scipy.linalg.solveh_banded of a positive definite banded matrix: ``solve_banded``'s
+    rules on the full band (its mirrored half copies ``ab``'s, so ``ab``'s cotangent gathers
+    both), scipy's values (by Cholesky)."""
+    ab = fnp.asarray(ab)
+    u = shape_of(ab)[0] - 1
+    return _solve_banded(_full_band(ab, bool(lower)), fnp.asarray(b), l=u, u=u)
+
+
+# --- Procrustes and the hermitian pseudo-inverse: compositions ------------------------------
+
+def _min_gap_and_size(m):
+    """The singular values' smallest gap and smallest value (the SVD's derivatives divide by
+    both)."""
+    s = _onp.linalg.svd(m, compute_uv=False)
+    return [_min_gap(s), _onp.min(s)]
+
+
+@differentiable(_sl.orthogonal_procrustes,
+                Spec([(((3, 2), (3, 2)), {}), (((4, 3), (4, 3)), {})], domain=(-1.0, 1.0),
+                     valid=lambda a, b: _onp.min(_min_gap_and_size(_onp.asarray(b, float).T
+                                                                   @ _onp.asarray(a, float)))
+                     > 0.1),
+                name="scipy.linalg.orthogonal_procrustes", numpy_values=True)
+def orthogonal_procrustes(A, B, check_finite=True):
+    """scipy.linalg.orthogonal_procrustes: ``R = U V^T`` from the SVD ``A^T B = U S V^T``
+    and ``scale = sum(S)``, differentiated through the SVD (distinct singular values; the
+    rotation's derivative divides by their sums and gaps)."""
+    A, B = fnp.asarray(A), fnp.asarray(B)
+    u, w, vt = fnp.linalg.svd(_mT(fnp.matmul(_mT(B), A)), full_matrices=False)
+    return fnp.matmul(u, vt), fnp.sum(w)
+
+
+@differentiable(_sl.pinvh, Spec([(((2, 2),), {}), (((3, 3),), {"lower": False})],
+                                domain=(-1.0, 1.0), call=_shifted),
+                name="scipy.linalg.pinvh", numpy_values=True)
+def pinvh(a, atol=None, rtol=None, lower=True, return_rank=False, check_finite=True):
+    """scipy.linalg.pinvh: the pseudo-inverse of the symmetric matrix read from ``a``'s lower
+    (``lower=False``: upper) triangle, differentiated as ``pinv``'s (Golub and Pereyra's
+    formula: exact at full rank, at repeated eigenvalues too), scipy's values."""
+    refuse_traced("scipy.linalg.pinvh", "atol", atol, _lsq.CUTOFF)
+    refuse_traced("scipy.linalg.pinvh", "rtol", rtol, _lsq.CUTOFF)
     a = fnp.asarray(a)
-    if _onp.ndim(value_for_shape(a)) != 1:
-        raise NotImplementedError("fgrad.scipy.linalg.companion: one polynomial (a 1-d array) "
-                                  "on traced values; use fgrad.vmap for a stack of them")
-    top = -fnp.getitem(a, slice(1, None)) / (1.0 * fnp.getitem(a, slice(0, 1)))
-    n = shape_of(top)[0]
-    ones = _onp.eye(n, n, -1, value_dtype(top))[1:]  # row i has 1 in column i - 1
-    return fnp.concatenate([fnp.expand_dims(top, 0), ones], axis=0)
-
-
-@differentiable(_sl.leslie, Spec([(((3,), (2,)), {}), (((4,), (3,)), {})]),
-                name="scipy.linalg.leslie", numpy_values=True)
-def leslie(f, s):
-    """scipy.linalg.leslie: the fecundities ``f`` in the first row, the survival rates ``s``
-    below the diagonal."""
-    f, s = fnp.ravel(fnp.asarray(f)), fnp.ravel(fnp.asarray(s))
-    n = shape_of(f)[0]
-    dtype = _onp.result_type(value_for_shape(f), value_for_shape(s))
-    below = fnp.concatenate([fnp.diag(s), _onp.zeros((n - 1, 1), dtype)], axis=1)
-    return fnp.concatenate([fnp.expand_dims(fnp.astype(f, dtype), 0),
-                            fnp.astype(below, dtype)], axis=0)
-
-
-@differentiable(_sl.circulant, Spec([(((3,),), {}), (((4,),), {})]),
-                name="scipy.linalg.circulant")
-def circulant(c):
-    """scipy.linalg.circulant: entry (i, j) is ``c[(i - j) mod n]``."""
-    c = fnp.ravel(fnp.asarray(c))
-    n = shape_of(c)[0]
-    return fnp.getitem(c, (_onp.arange(n)[:, None] - _onp.arange(n)[None, :]) % n)
-
-
-@differentiable(_sl.block_diag, Spec([(((2, 2), (1, 3)), {}), (((3,), (2, 2), ()), {})]),
-                name="scipy.linalg.block_diag")
-def block_diag(*arrs):
-    """scipy.linalg.block_diag: the arrays on the diagonal, zeros elsewhere."""
-    blocks = [fnp.atleast_2d(fnp.asarray(a)) for a in arrs]
-    rows = [shape_of(b)[0] for b in blocks]
-    cols = [shape_of(b)[1] for b in blocks]
-    out, start = [], 0
-    dtype = _onp.result_type(*[value_for_shape(b) for b in blocks])
-    for b, r, c in zip(blocks, rows, cols):
-        left = _onp.zeros((r, start), dtype)
-        right = _onp.zeros((r, sum(cols) - start - c), dtype)
-        out.append(fnp.concatenate([left, fnp.astype(b, dtype), right], axis=1))
-        start += c
-    return fnp.concatenate(out, axis=0)
+    sym = _dec._read_triangle(a, bool(lower))
+    rank = _sl.pinvh(read_value(a), atol=atol, rtol=rtol, lower=lower,
+                     return_rank=True)[1] if return_rank else None
+    # scipy keeps the eigenvalues |w| > atol + rtol max|w| (rtol by default n eps): pinv's
+    # relative cutoff on the singular values |w|, the absolute part relative to the largest
+    eps = _onp.finfo(_onp.result_type(value_for_shape(a), _onp.float32)).eps
+    cut = shape_of(a)[-1] * eps if rtol is None else rtol
+    if atol:
+        cut = cut + atol / _onp.max(_onp.abs(_onp.linalg.eigvalsh(read_value(sym))))
+    inv = _lsq._pinv(sym, kw=(("rcond", cut),))
+    return (inv, rank) if return_rank else inv
 
 
 def _hint(name):
