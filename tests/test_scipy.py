@@ -316,6 +316,49 @@ def test_more_scipy_linalg_functions_have_scipys_values_and_its_central_differen
                                     rtol=1e-6, atol=1e-7)
 
 
+def test_riccati_solutions_match_scalar_closed_forms_and_scipys_differences():
+    # scalar equations: 2 a x - x^2 b^2 / r + q = 0 and b^2 x^2 + (r - a^2 r - q b^2) x = q r
+    def care(a, b, q, r):
+        return r * (a + np.sqrt(a * a + b * b * q / r)) / (b * b)
+
+    def dare(a, b, q, r):
+        c = r - a * a * r - q * b * b
+        return (-c + np.sqrt(c * c + 4 * b * b * q * r)) / (2 * b * b)
+    p = (0.3, 0.7, 1.5, 0.8)
+    for name, closed in (("solve_continuous_are", care), ("solve_discrete_are", dare)):
+        ours = getattr(linalg, name)
+
+        def f(*v):
+            return ours(*[np.reshape(x, (1, 1)) for x in v])[0, 0]
+        onp.testing.assert_allclose(f(*p), closed(*p), rtol=1e-13)
+        onp.testing.assert_allclose(fgrad.grad(f, argnums=(0, 1, 2, 3))(*p),
+                                    fgrad.grad(closed, argnums=(0, 1, 2, 3))(*p), rtol=1e-10)
+        onp.testing.assert_allclose(fgrad.hessian(f)(*p), fgrad.hessian(closed)(*p),
+                                    rtol=1e-8)
+    # matrices: scipy's values, and its differences along symmetric q and r
+    r = onp.random.default_rng(11)
+    a, b = r.uniform(-1, 1, (3, 3)), r.uniform(-1, 1, (3, 2))
+    q0, r0 = r.uniform(-1, 1, (3, 3)), r.uniform(-1, 1, (2, 2))
+    for name in ("solve_continuous_are", "solve_discrete_are"):
+        def at(a, b, q0, r0, f, m):
+            x = f(a, b, q0 @ q0.T + onp.eye(3), r0 @ r0.T + onp.eye(2))
+            return m.sum(m.sin(x))
+        args = (a, b, q0, r0)
+        onp.testing.assert_array_equal(
+            fgrad.jit(getattr(linalg, name))(a, b, onp.eye(3), onp.eye(2)),
+            getattr(sl, name)(a, b, onp.eye(3), onp.eye(2)))
+        for i, x in enumerate(args):
+            def along(v, f, m):
+                return at(*args[:i], v, *args[i + 1:], f, m)
+            onp.testing.assert_allclose(
+                fgrad.grad(lambda v: along(v, getattr(linalg, name), np))(x),
+                central_gradient(lambda v: along(v, getattr(sl, name), onp), x, 1e-5),
+                rtol=1e-5, atol=1e-7)
+    with pytest.raises(NotImplementedError, match="e= and s="):
+        fgrad.grad(lambda q: np.sum(linalg.solve_continuous_are(a, b, q, onp.eye(2),
+                                                                 s=onp.ones((3, 2)))))(onp.eye(3))
+
+
 def test_more_scipy_linalg_functions_refuse_what_they_do_not_differentiate_by_name():
     d, e, c = onp.array([1.0, 2.0, 3.0]), onp.array([0.5, 0.5]), onp.array([4.0, 1.0, 0.5])
     for f, what in [(lambda d: linalg.eigh_tridiagonal(d, e, select="i", select_range=(0, 1)),

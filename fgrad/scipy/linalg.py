@@ -2,8 +2,10 @@
 
 Primitives whose implementations are scipy's: ``inv``, ``det``, ``solve``, ``cholesky``,
 ``eigh``, ``eigvalsh``, ``svd``, ``svdvals``, ``qr`` reuse ``fgrad.numpy.linalg``'s rules (the
-same mathematics); ``solve_triangular``, ``solve_banded``, ``cho_factor``, ``lu_factor``,
-``solve_sylvester``, ``polar`` have their own; ``expm``'s (and ``cosm``, ``sinm``, ``tanm``
+same mathematics), ``eigh_tridiagonal`` eigh's on the tridiagonal matrix; ``solve_triangular``,
+``solve_banded``, ``cho_factor``, ``lu_factor``, ``solve_sylvester``, ``polar``,
+``solve_discrete_lyapunov`` and the algebraic Riccati equations (``solve_continuous_are``,
+``solve_discrete_are``: tangents solve the closed loop's Lyapunov equation) have their own; ``expm``'s (and ``cosm``, ``sinm``, ``tanm``
 and their hyperbolic forms') is the Fréchet derivative read off the function of a block
 matrix, ``f([[A, E], [0, A]]) = [[f(A), L_f(A, E)], [0, f(A)]]``, which is the function
 itself again, so it nests to any order; ``sqrtm``'s the Sylvester equation
@@ -961,6 +963,143 @@ def solve_discrete_lyapunov(a, q, method=None):
 
 
 solve_discrete_lyapunov._fgrad_entry = _dlyap
+
+
+# --- algebraic Riccati equations: their tangents solve Lyapunov equations ------------------
+#
+# Differentiating the continuous equation A^T X + X A - X B R^-1 B^T X + Q = 0 (gain
+# K = R^-1 B^T X, closed loop Ac = A - B K) gives Ac^T dX + dX Ac = -P with
+#     P = dA^T X + X dA - X dB K - K^T dB^T X + K^T dR K + dQ,
+# the discrete one X = A^T X A - A^T X B (R + B^T X B)^-1 B^T X A + Q (K = (R + B^T X B)^-1
+# B^T X A) dX = Ac^T dX Ac + P with
+#     P = dA^T X Ac + Ac^T X dA - Ac^T X dB K - K^T dB^T X Ac + K^T dR K + dQ.
+# Each term of P is U^T dZ V or U^T dZ^T V, whose cotangent, given the adjoint equation's
+# solution Y, is U Y V^T or V Y^T U^T.
+
+def _riccati_terms(x, a, b, r, discrete):
+    """P's terms per argument (0: a, 1: b, 2: q, 3: r) as ``(U, V, transposed)``, the gain
+    and the closed loop."""
+    if discrete:
+        bx = fnp.matmul(_mT(b), x)
+        k = fnp.linalg.solve(r + fnp.matmul(bx, b), fnp.matmul(bx, a))
+        ac = a - fnp.matmul(b, k)
+        xac = fnp.matmul(x, ac)
+        terms = {0: [(None, xac, True), (fnp.matmul(_mT(x), ac), None, False)],
+                 1: [(fnp.matmul(_mT(x), ac), k, False, -1), (k, xac, True, -1)]}
+    else:
+        k = fnp.linalg.solve(r, fnp.matmul(_mT(b), x))
+        ac = a - fnp.matmul(b, k)
+        terms = {0: [(None, x, True), (_mT(x), None, False)],
+                 1: [(_mT(x), k, False, -1), (k, x, True, -1)]}
+    terms[2] = [(None, None, False)]
+    terms[3] = [(k, k, False)]
+    return terms, k, ac
+
+
+def _apply(u, t, v, transposed):
+    """``U^T t V`` (``transposed``: ``U^T t^T V``), None for an identity factor."""
+    t = _mT(t) if transposed else t
+    t = t if u is None else fnp.matmul(_mT(u), t)
+    return t if v is None else fnp.matmul(t, v)
+
+
+def _cotangent(u, y, v, transposed):
+    """The cotangent of ``t`` in ``<Y, U^T t V>`` (``U Y V^T``; transposed: ``V Y^T U^T``)."""
+    if transposed:
+        u, v, y = v, u, _mT(y)
+    out = y if u is None else fnp.matmul(u, y)
+    return out if v is None else fnp.matmul(out, _mT(v))
+
+
+def _riccati(discrete):
+    lyap = solve_discrete_lyapunov if discrete else solve_continuous_lyapunov
+    sign = 1.0 if discrete else -1.0  # (dX = L^-1(P), continuous L^-1(-P))
+
+    def jvp(ts, x, a, b, q, r):
+        terms, k, ac = _riccati_terms(x, a, b, r, discrete)
+        p = None
+        for i, t in enumerate(ts):
+            if t is None:
+                continue
+            for u, v, transposed, *scale in terms[i]:
+                part = _apply(u, t, v, transposed) * (scale[0] if scale else 1.0)
+                p = part if p is None else p + part
+        return lyap(_mT(ac), sign * p)
+
+    def vjp(i, g, x, a, b, q, r):
+        terms, k, ac = _riccati_terms(x, a, b, r, discrete)
+        y = sign * lyap(ac, g)  # the adjoint equation (Ac Y Ac^T - Y, Ac Y + Y Ac^T)
+        out = None
+        for u, v, transposed, *scale in terms[i]:
+            part = _cotangent(u, y, v, transposed) * (scale[0] if scale else 1.0)
+            out = part if out is None else out + part
+        return cast_like(out, (a, b, q, r)[i])
+
+    return jvp, vjp
+
+
+def _riccati_spec(discrete):
+    """Draws in [-1, 1] made a stable ``a`` (so that a stabilizing solution exists:
+    eigenvalues inside the unit circle, or in the left half-plane), ``b`` of full rank
+    (scipy's balancing of the pencil overflows on a zero ``b``) and symmetric positive
+    definite ``q`` and ``r``."""
+    def call(f, a, b, q, r):
+        a = 0.25 * a if discrete else a - _shift(a)
+        b = b + 2.0 * _onp.eye(*shape_of(b)[-2:], dtype=value_dtype(b))
+        return f(a, b, fnp.matmul(q, _mT(q)) + _eye_like(q),
+                 fnp.matmul(r, _mT(r)) + _eye_like(r))
+    # (scipy's solutions are accurate to about 1e-12: differences over steps of 1e-4; its
+    # balancing scales by the entries' magnitudes, which entries like 1e-170 throw off)
+    return Spec([(((2, 2), (2, 1), (2, 2), (1, 1)), {}),
+                 (((3, 3), (3, 2), (3, 3), (2, 2)), {})], domain=(-1.0, 1.0), call=call,
+                valid=lambda *args: all(_onp.all((x == 0) | (_onp.abs(x) > 1e-3))
+                                        for x in args),
+                eps=1e-4, rtol=2e-4, atol=1e-6)
+
+
+def _eye_like(m):
+    return _onp.eye(shape_of(m)[-1], dtype=value_dtype(m))
+
+
+def _define_riccati(fn, discrete):
+    jvp, vjp = _riccati(discrete)
+    return define(_name(fn), lambda a, b, q, r: fn(a, b, q, r), vjp_by_argnum=vjp,
+                  jvp_joint=jvp, batch=_batched(batch_rules.stacked(2, 2, 2, 2)),
+                  spec=_riccati_spec(discrete))
+
+
+def _riccati_public(fn, prim, doc):
+    def solve(a, b, q, r, e=None, s=None, balanced=True):
+        if e is not None or s is not None:
+            raise NotImplementedError(
+                f"fgrad.scipy.linalg.{fn.__name__}: e= and s= (the generalized and cross-term "
+                "forms) are not supported on traced values; call it without them (or on "
+                "fgrad.stop_gradient values)")
+        args = [fnp.asarray(x) for x in (a, b, q, r)]
+        if any(_onp.iscomplexobj(value_for_shape(x)) for x in args):
+            raise NotImplementedError(f"fgrad.scipy.linalg.{fn.__name__}: complex matrices "
+                                      "are not supported on traced values (real only)")
+        return prim(*args)
+    solve.__doc__ = doc
+    public = traced_version_of(fn)(solve)
+    public._fgrad_entry = prim
+    return public
+
+
+solve_continuous_are = _riccati_public(
+    _sl.solve_continuous_are, _define_riccati(_sl.solve_continuous_are, discrete=False),
+    """scipy.linalg.solve_continuous_are, ``A^T X + X A - X B R^-1 B^T X + Q = 0`` (real
+    input, no ``e`` or ``s``): the tangent solves the Lyapunov equation of the closed loop
+    ``Ac = A - B K``, ``K = R^-1 B^T X``: ``Ac^T dX + dX Ac = -(dA^T X + X dA - X dB K -
+    K^T dB^T X + K^T dR K + dQ)``; the cotangent its adjoint ``Ac Y + Y Ac^T = G``. scipy's
+    values (``balanced`` is scipy's choice of algorithm: accepted).""")
+solve_discrete_are = _riccati_public(
+    _sl.solve_discrete_are, _define_riccati(_sl.solve_discrete_are, discrete=True),
+    """scipy.linalg.solve_discrete_are, ``X = A^T X A - A^T X B (R + B^T X B)^-1 B^T X A + Q``
+    (real input, no ``e`` or ``s``): the tangent solves the discrete Lyapunov equation of the
+    closed loop ``Ac = A - B K``, ``K = (R + B^T X B)^-1 B^T X A``: ``dX = Ac^T dX Ac + dA^T
+    X Ac + Ac^T X dA - Ac^T X dB K - K^T dB^T X Ac + K^T dR K + dQ``; the cotangent its
+    adjoint ``Y = Ac Y Ac^T + G``. scipy's values.""")
 
 
 # --- the symmetric tridiagonal eigenproblem: eigh's rules on diag(d) + offdiag(e) -----------
