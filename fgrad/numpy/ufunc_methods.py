@@ -109,7 +109,7 @@ def _reduce(prim, a, axis=0, dtype=None, out=None, keepdims=False, initial=_onp.
         return getattr(fnp, name)(a, axis=axis, keepdims=bool(keepdims), **given)
     # numpy's own method on a stand-in of a's shape and dtype: its errors (no identity for a
     # where mask, several axes of an order-dependent fold) and its result's dtype
-    plain = {k: v for k, v in given.items() if not contains_tracer(v)}
+    plain = {k: value_for_shape(v) if contains_tracer(v) else v for k, v in given.items()}
     like = _onp.broadcast_to(_onp.zeros((), value_dtype(value_for_shape(a))), _shape(a))
     with _onp.errstate(all="ignore"):  # (zeros: a stand-in, whose values mean nothing)
         kind = prim.impl.reduce(like, axis=axis, dtype=dtype, keepdims=keepdims, **plain)

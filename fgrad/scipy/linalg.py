@@ -977,23 +977,22 @@ solve_discrete_lyapunov._fgrad_entry = _dlyap
 # solution Y, is U Y V^T or V Y^T U^T.
 
 def _riccati_terms(x, a, b, r, discrete):
-    """P's terms per argument (0: a, 1: b, 2: q, 3: r) as ``(U, V, transposed)``, the gain
-    and the closed loop."""
+    """P's terms per argument (0: a, 1: b, 2: q, 3: r) as ``(U, V, transposed, sign)``, and
+    the closed loop ``Ac``."""
     if discrete:
         bx = fnp.matmul(_mT(b), x)
         k = fnp.linalg.solve(r + fnp.matmul(bx, b), fnp.matmul(bx, a))
         ac = a - fnp.matmul(b, k)
-        xac = fnp.matmul(x, ac)
-        terms = {0: [(None, xac, True), (fnp.matmul(_mT(x), ac), None, False)],
-                 1: [(fnp.matmul(_mT(x), ac), k, False, -1), (k, xac, True, -1)]}
+        left, right = fnp.matmul(_mT(x), ac), fnp.matmul(x, ac)  # (X^T Ac)^T = Ac^T X, X Ac
     else:
         k = fnp.linalg.solve(r, fnp.matmul(_mT(b), x))
         ac = a - fnp.matmul(b, k)
-        terms = {0: [(None, x, True), (_mT(x), None, False)],
-                 1: [(_mT(x), k, False, -1), (k, x, True, -1)]}
-    terms[2] = [(None, None, False)]
-    terms[3] = [(k, k, False)]
-    return terms, k, ac
+        left, right = _mT(x), x
+    terms = {0: [(None, right, True, 1.0), (left, None, False, 1.0)],
+             1: [(left, k, False, -1.0), (k, right, True, -1.0)],
+             2: [(None, None, False, 1.0)],
+             3: [(k, k, False, 1.0)]}
+    return terms, ac
 
 
 def _apply(u, t, v, transposed):
@@ -1016,23 +1015,15 @@ def _riccati(discrete):
     sign = 1.0 if discrete else -1.0  # (dX = L^-1(P), continuous L^-1(-P))
 
     def jvp(ts, x, a, b, q, r):
-        terms, k, ac = _riccati_terms(x, a, b, r, discrete)
-        p = None
-        for i, t in enumerate(ts):
-            if t is None:
-                continue
-            for u, v, transposed, *scale in terms[i]:
-                part = _apply(u, t, v, transposed) * (scale[0] if scale else 1.0)
-                p = part if p is None else p + part
+        terms, ac = _riccati_terms(x, a, b, r, discrete)
+        p = sum(s * _apply(u, t, v, transposed) for i, t in enumerate(ts) if t is not None
+                for u, v, transposed, s in terms[i])
         return lyap(_mT(ac), sign * p)
 
     def vjp(i, g, x, a, b, q, r):
-        terms, k, ac = _riccati_terms(x, a, b, r, discrete)
+        terms, ac = _riccati_terms(x, a, b, r, discrete)
         y = sign * lyap(ac, g)  # the adjoint equation (Ac Y Ac^T - Y, Ac Y + Y Ac^T)
-        out = None
-        for u, v, transposed, *scale in terms[i]:
-            part = _cotangent(u, y, v, transposed) * (scale[0] if scale else 1.0)
-            out = part if out is None else out + part
+        out = sum(s * _cotangent(u, y, v, transposed) for u, v, transposed, s in terms[i])
         return cast_like(out, (a, b, q, r)[i])
 
     return jvp, vjp

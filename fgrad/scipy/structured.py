@@ -21,6 +21,7 @@ from ..core.tracer import contains_tracer, value_for_shape, value_dtype
 from ..numpy.broadcasting import shape_of
 from ..numpy.wrapping import differentiable
 
+
 @differentiable(_sl.toeplitz, Spec([(((3,),), {}), (((3,), (4,)), {})]),
                 name="scipy.linalg.toeplitz")
 def toeplitz(c, r=None):
