@@ -644,13 +644,14 @@ _NODES = [
                                   mode="wrap") ** 2),
     lambda x, k: np.sum(x * np.spacing(x * k)),
     lambda x, k: np.sum(x * np.unpackbits(np.packbits(x > 0.5))[:6])
-    * np.bitwise_count(np.packbits(x > 0.6))[0]]
+    * np.bitwise_count(np.packbits(x > 0.6))[0],
+    lambda x, k: np.sum(x[np.lexsort((x, np.round(x, 1)))] * np.arange(6.0))]
 
 
 @pytest.mark.parametrize("f", _BRANCHES + _NODES,
                          ids=["allclose", "array_equal", "count_nonzero", "isin", "argpartition",
                               "roll", "roll two axes", "matrix_power 0", "choose",
-                              "choose wrap", "spacing", "packbits"])
+                              "choose wrap", "spacing", "packbits", "lexsort"])
 def test_verdicts_counts_and_a_traced_shift_are_nodes(f):
     # these read the values (numpy's verdict, count or order; roll's shift): under jit a
     # guard on them, a trace per call; under vmap a refusal. A branch now guards its boolean

@@ -66,7 +66,7 @@ isclose any all greater greater_equal less less_equal equal not_equal logical_an
 logical_not logical_xor bitwise_and bitwise_or bitwise_xor bitwise_not bitwise_invert invert
 left_shift right_shift bitwise_left_shift bitwise_right_shift
 allclose array_equal array_equiv count_nonzero isin argpartition matrix_rank gcd lcm
-spacing bitwise_count packbits unpackbits
+spacing bitwise_count packbits unpackbits lexsort
 """.split())
 
 
@@ -79,7 +79,8 @@ _BATCH = {**dict.fromkeys(("argmax", "argmin", "nanargmax", "nanargmin"),
           "searchsorted": batch_rules.one_at_a_time, "digitize": batch_rules.one_at_a_time,
           # (a verdict or a count over each example's arrays, positional parameters)
           **dict.fromkeys(("allclose", "array_equal", "array_equiv", "count_nonzero", "isin",
-                           "argpartition", "matrix_rank", "packbits", "unpackbits"),
+                           "argpartition", "matrix_rank", "packbits", "unpackbits",
+                           "lexsort"),
                           batch_rules.one_at_a_time)}
 
 

@@ -28,7 +28,7 @@ from ..core.table import Spec, define
 from ..core.tracer import Tracer, without_derivative, contains_tracer, read_value, read_values
 from .broadcasting import dtype_of, shape_of
 from .indexing import along_axis_index, gather_p, gather_rows, traced_index
-from .namespace import values_only
+from .namespace import values_only, zero_derivative
 from .views import copied, view_of
 from .wrapping import differentiable, unsupported_kwargs, with_numpy_values
 
@@ -620,3 +620,23 @@ def setdiff1d(ar1, ar2, assume_unique=False):
     ar1 = fnp.ravel(ar1) if assume_unique else unique(ar1)
     keep = _onp.isin(read_value(ar1), _onp.unique(read_value(ar2)), invert=True)
     return ar1[keep]
+
+
+# numpy.lexsort: no derivative (an order). Its keys come as a sequence; traced ones of one
+# shape and dtype are stacked into one array (numpy takes a 2-d array's rows as the keys), so
+# a staged function records the sort as a node and vmap maps it, instead of reading the keys
+# (a guard on their values under jit, a refusal under vmap).
+_lexsort = zero_derivative(_onp.lexsort)
+
+
+@functools.wraps(_onp.lexsort)
+def lexsort(keys, axis=-1):
+    if isinstance(keys, (tuple, list)) and keys and contains_tracer(keys):
+        arrays = [fnp.asarray(k) for k in keys]
+        if len({(shape_of(k), dtype_of(k)) for k in arrays}) == 1:
+            keys = fnp.stack(arrays)
+    return _lexsort(keys, axis=axis)
+
+
+lexsort._fgrad_status = "zero"
+
