@@ -673,9 +673,10 @@ def test_ufunc_reduce_takes_initial_where_and_dtype_on_traced_values(ufunc, kwar
     assert got.dtype == want.dtype
     # float32 results: differences of the float64 inputs' function, derivatives to its rounding
     g = fgrad.grad(lambda v: np.sum(ours(v, **kwargs)))(x)
+    wide = want.dtype == float
     fd = central_gradient(lambda v: onp.sum(theirs(v.astype(want.dtype), **kwargs)
-                                            .astype(float)), x, 1e-6 if want.dtype == float else 1e-2)
-    onp.testing.assert_allclose(g, fd, atol=1e-6 if want.dtype == float else 1e-4)
+                                            .astype(float)), x, 1e-6 if wide else 1e-2)
+    onp.testing.assert_allclose(g, fd, atol=1e-6 if wide else 1e-4)
 
 
 def test_ufunc_reduce_folds_from_numpys_identity_and_raises_numpys_errors():

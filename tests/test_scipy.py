@@ -292,7 +292,8 @@ def _linalg_cases():
         "solve_circulant": ((c, r.uniform(-1, 1, 3)), {}),
         "matmul_toeplitz": ((c, r.uniform(-1, 1, (3, 2))), {}),
         "khatri_rao": ((r.uniform(-1, 1, (2, 3)), r.uniform(-1, 1, (4, 3))), {}),
-        "diagsvd": ((c,), {"M": 3, "N": 5})}
+        "diagsvd": ((c,), {"M": 3, "N": 5}),
+        "signm": ((r.uniform(-1, 1, (3, 3)) + onp.diag([3.0, -3.0, 3.0]),), {})}
 
 
 @pytest.mark.parametrize("name", sorted(_linalg_cases()))

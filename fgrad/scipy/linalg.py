@@ -5,9 +5,10 @@ Primitives whose implementations are scipy's: ``inv``, ``det``, ``solve``, ``cho
 same mathematics), ``eigh_tridiagonal`` eigh's on the tridiagonal matrix; ``solve_triangular``,
 ``solve_banded``, ``cho_factor``, ``lu_factor``, ``solve_sylvester``, ``polar``,
 ``solve_discrete_lyapunov`` and the algebraic Riccati equations (``solve_continuous_are``,
-``solve_discrete_are``: tangents solve the closed loop's Lyapunov equation) have their own; ``expm``'s (and ``cosm``, ``sinm``, ``tanm``
-and their hyperbolic forms') is the Fréchet derivative read off the function of a block
-matrix, ``f([[A, E], [0, A]]) = [[f(A), L_f(A, E)], [0, f(A)]]``, which is the function
+``solve_discrete_are``: tangents solve the closed loop's Lyapunov equation) have their own;
+``expm``'s (and ``cosm``, ``sinm``, ``tanm``, their hyperbolic forms' and ``signm``'s) is the
+Fréchet derivative read off the function of a block matrix, ``f([[A, E], [0, A]]) = [[f(A),
+L_f(A, E)], [0, f(A)]]``, which is the function
 itself again, so it nests to any order; ``sqrtm``'s the Sylvester equation
 ``X dX + dX X = dA``, and ``logm``'s the block matrix's logarithm taken at ``sqrtm(A)``
 (``log A = 2 log A^(1/2)``), whose eigenvalues stay off the logarithm's branch cut.
@@ -732,6 +733,10 @@ sinhm = _matrix_function(_sl.sinhm, lambda f, a: f(a))
 # (tan has poles at +-pi/2: the draws, eigenvalues up to n in modulus, are scaled below them)
 tanm = _matrix_function(_sl.tanm, lambda f, a: f(0.4 * a))
 tanhm = _matrix_function(_sl.tanhm, lambda f, a: f(0.4 * a))
+# (sign: constant where no eigenvalue crosses the imaginary axis; the draws get diagonals
+# +-(n + 1), Gershgorin discs off the axis on both sides)
+signm = _matrix_function(_sl.signm, lambda f, a: f(a + _onp.diag(
+    (shape_of(a)[-1] + 1.0) * (-1.0) ** _onp.arange(shape_of(a)[-1]))))
 
 
 @differentiable(_sl.expm_frechet,
