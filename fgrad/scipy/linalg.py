@@ -36,7 +36,7 @@ from ..numpy.broadcasting import cast_like, mask, shape_of
 from ..numpy.linalg import (decompositions as _dec, least_squares as _lsq, norms as _norms,
                             solving as _solving)
 from ..numpy.linalg.common import (_clear_top, _column_signs, _min_gap, _outputs,
-                                   _dominant, _mT, _qr_call, _qr_valid, _real_part, _shift,
+                                   _dominant, _eye, _mT, _qr_call, _qr_valid, _real_part, _shift,
                                    _shifted, _svd_call, _svd_valid)
 from ..numpy.multi_output import define_multi
 from ..numpy.indexing import gather_p
@@ -1042,8 +1042,8 @@ def _riccati_spec(discrete):
     def call(f, a, b, q, r):
         a = 0.25 * a if discrete else a - _shift(a)
         b = b + 2.0 * _onp.eye(*shape_of(b)[-2:], dtype=value_dtype(b))
-        return f(a, b, fnp.matmul(q, _mT(q)) + _eye_like(q),
-                 fnp.matmul(r, _mT(r)) + _eye_like(r))
+        return f(a, b, fnp.matmul(q, _mT(q)) + _eye(shape_of(q)[-1], q),
+                 fnp.matmul(r, _mT(r)) + _eye(shape_of(r)[-1], r))
     # (scipy's solutions are accurate to about 1e-12: differences over steps of 1e-4; its
     # balancing scales by the entries' magnitudes, which entries like 1e-170 throw off)
     return Spec([(((2, 2), (2, 1), (2, 2), (1, 1)), {}),
@@ -1051,10 +1051,6 @@ def _riccati_spec(discrete):
                 valid=lambda *args: all(_onp.all((x == 0) | (_onp.abs(x) > 1e-3))
                                         for x in args),
                 eps=1e-4, rtol=2e-4, atol=1e-6)
-
-
-def _eye_like(m):
-    return _onp.eye(shape_of(m)[-1], dtype=value_dtype(m))
 
 
 def _define_riccati(fn, discrete):
@@ -1114,14 +1110,10 @@ def _eigh_tri_jvp(ts, outs, d, e):
 
 
 def _eigh_tri_vjp(i, gs, outs, d, e):
-    # (the symmetric matrix's cotangent, both triangles read; d's is its diagonal, e's the
-    # sum of the two off-diagonals)
-    (gw, gv), (w, v) = gs, outs
-    inner = _dec._diag_embed(gw) + _dec._gap_inverse(w) * fnp.matmul(_mT(v), gv)
-    ga = fnp.matmul(fnp.matmul(v, inner), _mT(v))
-    if i == 0:
-        return fnp.diagonal(ga, 0, -2, -1)
-    return fnp.diagonal(ga, 1, -2, -1) + fnp.diagonal(ga, -1, -2, -1)
+    # eigh's cotangent of the lower triangle it reads: its diagonal is d's, its first
+    # subdiagonal e's (the sum of the two mirrored entries' cotangents)
+    ga = _dec._eigh_vjp(0, gs, outs, None, "L")
+    return fnp.diagonal(ga, 0 if i == 0 else -1, -2, -1)
 
 
 def _eigh_tri_valid(d, e):
