@@ -136,12 +136,18 @@ def check_jet(f: Callable[..., Any], args: tuple, order: int = 6, seed: int = 0,
         return f(*[x + sum(s[k] * (t ** (k + 1) / factorial(k + 1)) for k in range(order))
                    for x, s in zip(args, series)])
 
-    def derivative(g):
-        return lambda t: jvp(g, (t,), (1.0,))[1]
+    def one_more(derivatives):
+        # (t -> [path(t), path'(t), ..., path^(k+1)(t)]: the nested jvp's primals are the
+        # lower derivatives, so one call of the innermost order gives every order, at half
+        # the cost of nesting each order apart)
+        def more(t):
+            primals, tangents = jvp(derivatives, (t,), (1.0,))
+            return [*primals, tangents[-1]]
+        return more
 
-    fs: list = [path]
+    every_order = lambda t: [path(t)]  # noqa: E731
     for _ in range(order):
-        fs.append(derivative(fs[-1]))
+        every_order = one_more(every_order)
     out, terms = jet(f, args, series)
     want_out = f(*args)
     for k, (o, w) in enumerate(zip(_leaves(out), _leaves(want_out))):
@@ -150,8 +156,9 @@ def check_jet(f: Callable[..., Any], args: tuple, order: int = 6, seed: int = 0,
     # (terms: each output leaf replaced by its K terms, so they flatten K by K)
     got = _leaves(terms)
     worst = [0.0]
+    wants = every_order(0.0)
     for k in range(order):
-        want = _leaves(fs[k + 1](0.0))
+        want = _leaves(wants[k + 1])
         scale = max([1.0] + [float(_onp.max(_onp.abs(w), initial=0.0)) for w in want])
         _compare(f"term {k + 1} of jet of f", got[k::order], want, rtol, atol * scale,
                  worst, against=f"{order} nested jvp")
