@@ -71,6 +71,8 @@ class _Checkpointed(_Custom):
         # walked once, backward, within this call, on values fgrad holds already
         tape = Tape("checkpoint", lean=True, inputs="keep")
         ins = [tape.new_input(x) if _inexact(x) else x for x in leaves]
+        # (before a write into an input changes its tracer)
+        in_nodes = [t._node if t.__class__ is TapeTracer else None for t in ins]
         try:
             out = self.fun(*call.args(ins))
         finally:
@@ -80,7 +82,7 @@ class _Checkpointed(_Custom):
         seeds = [(o._node, g) for o, g in zip(outs, gs)
                  if g is not None and o.__class__ is TapeTracer and o._trace is tape]
         back = tape.backward(seeds, consume=True) if seeds else {}
-        return [back.get(t._node) if t.__class__ is TapeTracer else None for t in ins]
+        return [None if n is None else back.get(n) for n in in_nodes]
 
     def _same_as_before(self, call, outs, ans):
         """The recomputation must reproduce the forward pass, or the derivative would be that

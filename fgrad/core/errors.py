@@ -336,6 +336,16 @@ def write_through(target, symbol, at_call, name, how):
         "other is meant to stay as it was.")
 
 
+def write_seen_elsewhere(statement, name, how):
+    """``y[idx] = v`` on a traced array whose memory another tracer, which ``name`` holds and
+    its function reads again, shows too."""
+    return TracerMutationError(
+        f"{statement} writes into a traced array whose memory another name sees ({name} "
+        f"{how}), and reads it again: numpy changes it too, which fgrad cannot do to another "
+        "traced array. Write into the array the views are taken from (`m[0, 1] = v` rather "
+        "than `row[1] = v`), and take the views after the write.")
+
+
 def written_into_plain(ufunc):
     """numpy's ``ufunc`` asked to write a traced result into a plain array (``out=``)."""
     return TracerMutationError(

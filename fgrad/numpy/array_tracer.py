@@ -27,7 +27,7 @@ from .layout import asarray, astype, ravel, reshape, squeeze, swapaxes, transpos
 from .products import dot, matmul
 from .reductions import max, mean, min, prod, sum
 from .selection import compress
-from .views import Viewable, copied, in_place, is_view_index, subscript_write, view_of
+from .views import Viewable, copied, in_place, is_view_index, view_of, write_into
 
 
 # the values under a tracer that are surely no Python number: most of them, at once
@@ -172,10 +172,17 @@ class ArrayTracer(Viewable):
         return view_of(out, self) if is_view_index(idx, self) else out
 
     def __setitem__(self, idx, value):
-        written = subscript_write(sys._getframe(1))  # (the statement as the user wrote it)
-        if written is not None:
-            raise errors.mutation(*written)
-        raise errors.mutation(f"x[{_show_index(idx)}] = ...")
+        # numpy's write: the value in the array's dtype, every name of the array seeing it
+        if fnp.result_type(value) != self.dtype:
+            value = astype(value, self.dtype)
+        # (``y[y < 0] = 0``: a mask of the whole array and one value, where() reads no mask's
+        # values, so it runs batched and staged too; index_set() counts the entries written)
+        if _onp.ndim(value) == 0 and _onp.ndim(idx) == self.ndim > 0 and \
+                fnp.result_type(idx) == bool and _onp.shape(idx) == self.shape:
+            new = fnp.where(idx, value, self)
+        else:
+            new = at(self)[idx].set(value)
+        write_into(self, new, sys._getframe(1), lambda: f"`x[{_show_index(idx)}] = ...`")
 
     # --- ndarray methods -------------------------------------------------------------
     def reshape(self, *shape, order="C", copy=None):

@@ -154,13 +154,10 @@ def _references_of_one_name():
 _ONE_NAME = _references_of_one_name()
 
 
-def refuse_write_through(x, symbol):
-    """Raise TracerMutationError if another name sees ``x``'s memory (see the module's text);
-    called by the in-place operators with the operator (``"*="``)."""
-    frame = sys._getframe(2)
-    if fgrad_code(frame):  # fgrad's own rules rebind their locals knowingly
-        return
-    user, memory, seen = frame, root(x), []
+def _seen(x, user):
+    """The names in the user's frames, from ``user`` out to the transform's call, that see
+    ``x``'s memory: ``(name, where, holds it directly, the tracer, frame)`` each."""
+    frame, memory, seen = user, root(x), []
     while frame is not None and not fgrad_code(frame):
         where = "" if frame is user else f" in {frame.f_code.co_name}()"
         for name, value in frame.f_locals.items():
@@ -168,8 +165,29 @@ def refuse_write_through(x, symbol):
                 if isinstance(item, Viewable) and (item is x or root(item) is memory):
                     seen.append((name, where, value is item, item, frame))
         frame = frame.f_back
+    return seen
+
+
+def _how(x, seen_item):
+    name, where, direct, item, _ = seen_item
+    how = ("holds the same array" if not direct else "is the same array" if item is x else
+           "is the array it views" if item is root(x) else "views the same memory")
+    return f"`{name}`{where}", how
+
+
+def refuse_write_through(x, symbol):
+    """Raise TracerMutationError if another name sees ``x``'s memory (see the module's text);
+    called by the in-place operators with the operator (``"*="``)."""
+    user = sys._getframe(2)
+    if fgrad_code(user):  # fgrad's own rules rebind their locals knowingly
+        return
+    seen = _seen(x, user)
     # the name assigned to (or the list holding it) is seen once in the user's frame
     if _one_name(seen, x):
+        return
+    # ``y[1:] += v``: Python writes the result into ``y`` next (``y.__setitem__``), which
+    # keeps numpy's meaning or refuses (``write_into``)
+    if _stores_into_subscript(user):
         return
     # a name that nothing reads again may see the change or not: numpy's result either way
     # (asked only here: the bytecode is read where the write would otherwise be refused)
@@ -177,13 +195,34 @@ def refuse_write_through(x, symbol):
     seen = [s for s in seen if s[:2] == (target, "") or liveness.may_read(s[4], s[0])]
     if _one_name(seen, x):
         return
-    written = subscript_write(user)  # (``y[1:] += v``: the write into y is the statement)
-    if written is not None:
-        raise errors.mutation(*written)
-    name, where, direct, item, _ = next(s for s in seen if s[:2] != (target, ""))
-    how = ("holds the same array" if not direct else "is the same array" if item is x else
-           "is the array it views" if item is memory else "views the same memory")
-    raise errors.write_through(target, symbol, AT_CALLS[symbol], f"`{name}`{where}", how)
+    name, how = _how(x, next(s for s in seen if s[:2] != (target, "")))
+    raise errors.write_through(target, symbol, AT_CALLS[symbol], name, how)
+
+
+def write_into(x, new, user, shown):
+    """``x[idx] = value`` on the array tracer ``x``, run in the frame ``user``, where ``new``
+    is ``x.at[idx].set(value)``: ``x`` becomes ``new`` in place, so every name holding ``x``
+    sees the write, as numpy's names of one array do. A name holding another tracer of the
+    same memory (a view of ``x``, the array ``x`` views, another view of it) that its function
+    reads again would not see it: that raises TracerMutationError, as does a ``value`` of a
+    transform running inside ``x``'s (``x`` outlives that transform, its value would not)."""
+    if fgrad_code(user):
+        raise AssertionError("fgrad's own code writes into a traced array")  # pragma: no cover
+    written = subscript_write(user)
+    statement = written[0] if written is not None else shown()
+    others = [s for s in _seen(x, user) if s[3] is not x and liveness.may_read(s[4], s[0])]
+    if others:
+        name, how = _how(x, others[0])
+        raise errors.write_seen_elsewhere(statement, name, how)
+    if new.__class__ is not x.__class__ or new._trace is not x._trace:
+        raise errors.mutation(statement + " (a value of a transform inside the array's)",
+                              *written[1:] if written is not None else ())
+    for slot in _slots(x.__class__):
+        try:
+            slot.__set__(x, slot.__get__(new))
+        except AttributeError:  # (unset in ``new``)
+            pass
+    x._base = None  # (now an array of its own: whatever it viewed, nothing reads it again)
 
 
 def subscript_write(frame):
@@ -231,6 +270,14 @@ _SYMBOLS = {ast.Add: "+=", ast.Sub: "-=", ast.Mult: "*=", ast.Div: "/=", ast.Pow
 
 def _one_name(seen, x):
     return len(seen) <= 1 and all(s[3] is x for s in seen)
+
+
+def _stores_into_subscript(frame):
+    """Whether the augmented assignment running in ``frame`` stores into a subscript."""
+    for ins in dis.get_instructions(frame.f_code):
+        if ins.offset > frame.f_lasti and ins.opname.startswith("STORE_"):
+            return ins.opname in ("STORE_SUBSCR", "STORE_SLICE")
+    return False
 
 
 def _stored_name(frame):

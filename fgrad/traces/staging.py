@@ -395,6 +395,8 @@ def trace_graph(name, call, leaves, in_tree):
     trace = StageTrace(name)
     try:
         ins = [trace.new_input(_plain_leaf(x)) for x in leaves]
+        # (read now: a write into an input, ``x[0] = v``, makes its tracer another value's)
+        in_vars = [t._var for t in ins]
         with staging(trace):
             out = call(ins)
     finally:
@@ -415,7 +417,7 @@ def trace_graph(name, call, leaves, in_tree):
         else:
             outputs.append(t._var)
             values.append(t._value)
-    graph = Graph(name, [t._var for t in ins], in_tree, trace.nodes, trace.consts,
+    graph = Graph(name, in_vars, in_tree, trace.nodes, trace.consts,
                   trace.guards, outputs, out_tree)
     return idle_conversions_dropped(graph, in_place=True), values
 

@@ -23,6 +23,7 @@ def transpose(fn, like, cts, nonlinear, context):
     traced."""
     tape = Tape("transpose", lean=True, inputs="keep")  # walked once, backward, here
     ins = [tape.new_input(zeros_like(x)) for x in like]
+    in_nodes = [t._node for t in ins]  # (before a write into an input changes its tracer)
     try:
         outs = fn(ins)
     except (errors.ConcretizationError, errors.NoDerivativeRuleError) as e:
@@ -44,7 +45,7 @@ def transpose(fn, like, cts, nonlinear, context):
         if ours and c is not None:
             seeds.append((o._node, c))
     back = tape.backward(seeds, consume=True) if seeds else {}
-    return [back.get(t._node) for t in ins]
+    return [back.get(n) for n in in_nodes]
 
 
 def zeros_like(v):

@@ -1,0 +1,214 @@
+"""``y[idx] = v`` and ``y[idx] op= v`` on a traced array keep numpy's meaning: every name of
+the array sees the write, the derivative is that of the written array, and every transform and
+composition of transforms agrees with numpy's loop over the examples (fgrad/numpy/views.py,
+``write_into``). A write another tracer of the same memory would miss (a view read again) is
+refused with TracerMutationError."""
+import re
+
+import numpy as onp
+import pytest
+
+import fgrad
+import fgrad.numpy as np
+from fgrad import TracerMutationError
+from fgrad.testing import check_grads
+from fgrad.testing.compositions import FORMS, compare, form_functions, _random_like, _weighted
+from fgrad.core.pytree import tree_flatten
+
+
+def masked(x):  # a mask of the whole array and one value (numpy's y[y < 0] = 0)
+    y = x * 1.0
+    y[y < 0] = 0.0
+    return y ** 2
+
+
+def filled_in_a_loop(x):
+    out = np.array(x)  # (a copy: numpy's np.array copies)
+    for i in range(1, 4):
+        out[i] = np.sin(x[i]) * out[i - 1]
+    return out
+
+
+def rows_and_columns(x):
+    m = np.outer(x, x[:3])
+    m[:, 0] = x
+    m[1] += 1.0
+    m[[0, 2], 1] *= x[:2]  # (advanced indexing: numpy reads a copy, then writes it back)
+    return m
+
+
+def into_the_argument(x):  # the function's own name for its argument sees the write
+    x[0] = 2.0 * x[1]
+    return x * x
+
+
+def a_view_not_read_again(x):
+    m = x * 1.0
+    s = np.sum(m[0:2])
+    m[1] = s
+    return m
+
+
+def through_slices(x):
+    y = x.copy()
+    y[1:] += 2.0 * y[:-1]
+    y[::2] -= y[1::2].sum()
+    y[-1] /= 3.0
+    return y
+
+
+def through_an_alias(x):
+    y = x * 2.0
+    z = y  # one array, two names: both see the write
+    z[0] = x[2] ** 3
+    return y + z
+
+
+def in_its_dtype(x):  # float64 values written into a float32 array stay float32
+    y = x.astype(np.float32)
+    y[0] = x[1] * 2.0
+    return y.astype(np.float64) * x
+
+
+WRITES = [masked, filled_in_a_loop, rows_and_columns, into_the_argument, a_view_not_read_again,
+          through_slices, through_an_alias, in_its_dtype]
+X = onp.array([0.7, -1.3, 0.4, 1.1])
+
+
+def _total(f):
+    return lambda x: np.sum(np.sin(f(x)))
+
+
+@pytest.mark.parametrize("f", WRITES, ids=[f.__name__ for f in WRITES])
+def test_a_write_gives_numpys_values_under_every_transform(f):
+    plain = f(X.copy())  # (numpy writes into its argument: give it a copy)
+    again = f(X[::-1].copy())
+    staged = fgrad.jit(f)
+    for got, want in [(staged(X), plain), (staged(X[::-1].copy()), again),  # (traced, replayed)
+                      (fgrad.jvp(f, (X,), (X,))[0], plain),
+                      (fgrad.vmap(f)(onp.stack([X, X[::-1]])), onp.stack([plain, again]))]:
+        assert got.dtype == plain.dtype
+        onp.testing.assert_array_equal(got, want)
+    onp.testing.assert_array_equal(fgrad.vjp(f, X)[0], plain)
+
+
+@pytest.mark.parametrize("f", WRITES, ids=[f.__name__ for f in WRITES])
+def test_a_write_has_the_derivatives_of_the_written_array(f):
+    # (finite differences of numpy's function, both modes, to order 2; in_its_dtype's float32
+    # entry is differenced in float32, so it gets float32's tolerance)
+    loose = f is in_its_dtype
+    check_grads(lambda x: _total(f)(x.copy()), (X,), order=2, rtol=1e-3 if loose else 1e-5,
+                eps=1e-3 if loose else 1e-6)
+    # the written entries' own derivative, in closed form: y[0] = 2 x[1], so d y[0] / d x is
+    # 2 e_1, and the other rows are those of x * x
+    jac = fgrad.jacrev(into_the_argument)(X)
+    want = onp.diag(2 * X)
+    want[0] = [0.0, 8 * X[1], 0.0, 0.0]
+    onp.testing.assert_allclose(jac, want)
+    onp.testing.assert_allclose(fgrad.jacfwd(into_the_argument)(X), want)
+
+
+@pytest.mark.parametrize("f", WRITES, ids=[f.__name__ for f in WRITES])
+def test_a_write_under_every_composition_of_transforms(f):
+    rng = onp.random.default_rng(0)
+    examples = [(X * s,) for s in (1.0, -0.5, 2.0)]
+    tangents = [tuple(_random_like(x, rng) for x in ex) for ex in examples]
+    weights = [rng.uniform(0.5, 1.5, onp.shape(o)) for o in tree_flatten(f(X.copy()))[0]]
+    case = (f, _weighted(f, weights), examples, tangents, weights)
+    for form in FORMS:
+        got, want, exact = form_functions(form, case)
+        want()  # (the reference computes: compare() would take the same error on both sides)
+        compare(form, got, want, exact and f is not in_its_dtype)
+
+
+def test_a_staged_write_into_an_argument_keeps_the_argument_as_the_graphs_input():
+    # (the graph's input is the argument's value before the write; the write is a node)
+    graph = fgrad.make_graph(into_the_argument)(X)
+    assert str(graph).splitlines()[0] == "make_graph(v0:f64[4]) {"
+    onp.testing.assert_array_equal(graph(X[::-1]), into_the_argument(X[::-1].copy()))
+    # the caller's array is the transform's input, not changed (as for ``x += 1``): a
+    # transform's values are its own
+    x = X.copy()
+    fgrad.grad(lambda v: np.sum(into_the_argument(v)))(x)
+    fgrad.jit(into_the_argument)(x)
+    onp.testing.assert_array_equal(x, X)
+
+
+def test_a_write_into_a_batch_at_mapped_indices():
+    # (each example writes at its own index: numpy's loop)
+    def put(x, i):
+        y = x * 1.0
+        y[i] = -x[0]
+        return y
+    xs, idx = onp.stack([X, 2 * X, -X]), onp.array([3, 1, 0])
+    want = onp.stack([put(x, i) for x, i in zip(xs, idx)])
+    onp.testing.assert_array_equal(fgrad.vmap(put)(xs, idx), want)
+    onp.testing.assert_array_equal(fgrad.jit(fgrad.vmap(put))(xs, idx), want)
+
+
+def test_the_write_in_a_checkpointed_function_is_recomputed_as_it_ran():
+    def f(x):
+        x[2] = np.tanh(x[0])
+        return np.sum(x ** 3)
+    g = fgrad.grad(fgrad.checkpoint(f))(X)
+    onp.testing.assert_allclose(g, fgrad.grad(f)(X))
+    onp.testing.assert_allclose(g, [3 * onp.tanh(X[0]) ** 2 * (1 - onp.tanh(X[0]) ** 2) +
+                                    3 * X[0] ** 2, 3 * X[1] ** 2, 0.0, 3 * X[3] ** 2])
+
+
+def a_view_read_again(x):
+    m = np.reshape(x * 1.0, (2, 2))
+    row = m[0]
+    m[0, 1] = 5.0  # numpy: row[1] is now 5.0 too
+    return np.sum(row * m)
+
+
+def a_base_read_again(x):
+    m = np.reshape(x * 1.0, (2, 2))
+    row = m[0]
+    row[1] = 5.0  # numpy: m[0, 1] is now 5.0 too
+    return np.sum(m)
+
+
+@pytest.mark.parametrize("transform", [fgrad.grad, fgrad.jit, fgrad.vmap, fgrad.jacfwd])
+@pytest.mark.parametrize("f, written, name, how", [
+    (a_view_read_again, "m[0, 1] = ...", "row", "views the same memory"),
+    (a_base_read_again, "row[1] = ...", "m", "views the same memory")])
+def test_a_write_another_tracer_of_the_memory_would_miss_is_refused(transform, f, written,
+                                                                     name, how):
+    arg = onp.stack([X, X]) if transform is fgrad.vmap else X
+    with pytest.raises(TracerMutationError, match=re.escape(
+            f"`{written}` writes into a traced array whose memory another name sees "
+            f"(`{name}` {how}), and reads it again")):
+        transform(f)(arg)
+    # (what numpy computes there: the other name sees the write)
+    m = X.reshape(2, 2).copy()
+    assert f(X.copy()) != (onp.sum(m[0] * m) if f is a_view_read_again else onp.sum(m))
+
+
+def test_a_value_of_an_outer_transform_written_into_an_inner_array_carries_its_derivative():
+    def outer(s):
+        def inner(x):
+            y = x * 1.0
+            y[0] = s  # (s belongs to jvp's trace, y to grad's inside it)
+            return np.sum(y * y * x)
+        return fgrad.grad(inner)(X)
+    # grad = y * y + (0, 2 x1^2, 2 x2^2, 2 x3^2) with y = (s, x1, x2, x3): d/ds = (2 s, 0, 0, 0)
+    value, tangent = fgrad.jvp(outer, (2.0,), (1.0,))
+    onp.testing.assert_allclose(value, [4.0, *(3 * X[1:] ** 2)])
+    onp.testing.assert_allclose(tangent, [4.0, 0.0, 0.0, 0.0])
+
+
+def test_a_value_of_an_inner_transform_written_into_an_outer_array_is_refused():
+    def f(x):
+        y = x * 1.0
+
+        def inner(t):
+            y[0] = t  # (y belongs to grad's trace, t to jvp's inside it)
+            return np.sum(y)
+        fgrad.jvp(inner, (1.0,), (1.0,))
+        return np.sum(y)
+    with pytest.raises(TracerMutationError,
+                       match=r"`y\[0\] = \.\.\.` \(a value of a transform inside the "
+                             r"array's\) modifies a traced array.*y = y\.at\[0\]\.set\(value\)"):
+        fgrad.grad(f)(X)
