@@ -104,8 +104,9 @@ class ArrayTracer(Viewable):
     """A value being differentiated, behaving like a read-only numpy array.
 
     Arithmetic, indexing and the usual ndarray methods go to the current transform.
-    ``numpy.asarray(x)`` raises ``ConcretizationError``; in-place writes raise
-    ``TracerMutationError`` naming ``fgrad.numpy.at(x)[idx].set(v)``.
+    ``numpy.asarray(x)`` raises ``ConcretizationError``; ``x[idx] = v`` writes as numpy does
+    (``views.write_into``), the in-place methods (``x.sort()``) raise ``TracerMutationError``
+    naming the functional form.
     """
 
     __slots__ = ()

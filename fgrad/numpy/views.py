@@ -1,5 +1,10 @@
-"""Writes through views and aliases: an augmented assignment on a traced value keeps numpy's
-meaning or is refused.
+"""Writes through views and aliases: an augmented assignment or a subscripted write on a
+traced value keeps numpy's meaning or is refused.
+
+``y[idx] = v`` (and ``y[idx] += v``, which Python runs as a read, the operator and that write)
+changes the tracer ``y`` itself into ``y.at[idx].set(v)`` (``write_into``): every name holding
+``y`` sees it, as numpy's names of one array do. Another tracer of the same memory cannot be
+changed with it, so a name holding one that its function reads again refuses the write.
 
 In numpy ``v = x[:1]; v *= 3`` and ``y = x; y += 1`` change ``x``: the augmented assignment
 writes into memory that another name sees. A traced value cannot change in place (derivative
