@@ -155,14 +155,15 @@ def test_setitem_on_tracer_writes_or_raises_naming_at_set(idx, shown):
     want[idx] = 0.0
     onp.testing.assert_array_equal(fgrad.grad(f)(X3), want)
 
-    # a write refused (a value of a transform inside the array's): the statement as its
-    # source line writes it, or without a source line the index shown by its value
+    # a write refused (a value of a transform run inside the array's): the statement as
+    # its source line writes it, or without a source line the index shown by its value
     def g(x):
         fgrad.jvp(lambda t: x.__setitem__(idx, t), (1.0,), (1.0,))
         return np.sum(x)
     with pytest.raises(fgrad.TracerMutationError,
-                       match=shown + r" = \.\.\.` \(a value of a transform inside the array's\) "
-                                     r"modifies a traced array.*fgrad\.numpy\.at\(x\)\[idx\]\.set"):
+                       match=shown + r" = \.\.\.` \(a value of a transform run inside the "
+                                     r"array's\) modifies a traced array.*"
+                                     r"fgrad\.numpy\.at\(x\)\[idx\]\.set"):
         fgrad.grad(g)(X3)
 
     def h(x):
@@ -171,9 +172,10 @@ def test_setitem_on_tracer_writes_or_raises_naming_at_set(idx, shown):
         fgrad.jvp(inner, (1.0,), (1.0,))
         return np.sum(x)
     with pytest.raises(fgrad.TracerMutationError,
-                       match=r"`x\[idx\] = \.\.\.` \(a value of a transform inside the array's\) "
-                             r"modifies a traced array.*x = x\.at\[idx\]\.set\(value\) \(the "
-                             r"function form: fgrad\.numpy\.at\(x\)\[idx\]\.set\(value\)\)"):
+                       match=r"`x\[idx\] = \.\.\.` \(a value of a transform run inside the "
+                             r"array's\) modifies a traced array.*"
+                             r"x = x\.at\[idx\]\.set\(value\) \(the function form: "
+                             r"fgrad\.numpy\.at\(x\)\[idx\]\.set\(value\)\)"):
         fgrad.grad(h)(X3)
 
 

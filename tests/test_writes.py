@@ -209,6 +209,30 @@ def test_a_value_of_an_inner_transform_written_into_an_outer_array_is_refused():
         fgrad.jvp(inner, (1.0,), (1.0,))
         return np.sum(y)
     with pytest.raises(TracerMutationError,
-                       match=r"`y\[0\] = \.\.\.` \(a value of a transform inside the "
-                             r"array's\) modifies a traced array.*y = y\.at\[0\]\.set\(value\)"):
+                       match=r"`y\[0\] = \.\.\.` \(a value of a transform run inside "
+                             r"the array's\) modifies a traced array.*"
+                             r"y = y\.at\[0\]\.set\(value\)"):
         fgrad.grad(f)(X)
+
+
+def test_a_write_into_an_array_an_inner_transforms_record_holds_is_refused():
+    # vjp_fn's record holds z as it was when y * z ran: written, it would read the new z and
+    # give 100 where numpy's meaning is 2 x[0] (a silently wrong gradient)
+    def f(x):
+        z = x * 2.0
+        _, vjp_fn = fgrad.vjp(lambda y: np.sum(y * z), x)
+        z[0] = 100.0
+        return np.sum(vjp_fn(1.0)[0])
+    with pytest.raises(TracerMutationError,
+                       match=r"`z\[0\] = \.\.\.` \(into an array that a transform run inside "
+                             r"this one holds as it was, for its derivative\) modifies a traced "
+                             r"array.*z = z\.at\[0\]\.set\(value\)"):
+        fgrad.grad(f)(X)
+
+    # written before the inner transform takes it, the write is numpy's
+    def g(x):
+        z = x * 2.0
+        z[0] = 100.0
+        _, vjp_fn = fgrad.vjp(lambda y: np.sum(y * z), x)
+        return np.sum(vjp_fn(1.0)[0])
+    onp.testing.assert_array_equal(fgrad.grad(g)(X), [0.0, 2.0, 2.0, 2.0])

@@ -133,11 +133,15 @@ class Trace:
                     elif cls not in PLAIN_OPERANDS and (isinstance(v, Tracer) or
                                                         foreign_array(v)):
                         below = True
+                        if isinstance(v, Tracer):
+                            v._held = True
             elif cls is _ndarray:
                 if keeps:
                     vals[i] = self.keep(a)
             elif cls not in PLAIN_OPERANDS:  # (plain constants: one lookup)
-                if isinstance(a, Tracer) or foreign_array(a):
+                if isinstance(a, Tracer):
+                    below = a._held = True
+                elif foreign_array(a):
                     below = True
                 elif cls is list or cls is tuple:
                     if first_foreign(a) is not None:
@@ -424,7 +428,10 @@ class Tracer:
     ``fgrad/numpy/array_tracer.py`` defines ``ArrayTracer``, which the traces' tracers are.
     """
 
-    __slots__ = ("_trace", "_value")
+    # ``_held``: set where a trace made inside this one's took the tracer object itself as one
+    # of its values (a record of it may read the tracer later: a write into it in place,
+    # ``x[i] = v``, is refused then); unset otherwise, read only by that write
+    __slots__ = ("_trace", "_value", "_held")
     _fgrad_tracer = True  # (other_arrays.foreign_array: not another library's array)
 
     # values are numpy arrays or scalars (or tracers of outer transforms), which have these

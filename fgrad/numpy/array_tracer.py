@@ -174,16 +174,17 @@ class ArrayTracer(Viewable):
 
     def __setitem__(self, idx, value):
         # numpy's write: the value in the array's dtype, every name of the array seeing it
-        if fnp.result_type(value) != self.dtype:
-            value = astype(value, self.dtype)
-        # (``y[y < 0] = 0``: a mask of the whole array and one value, where() reads no mask's
-        # values, so it runs batched and staged too; index_set() counts the entries written)
-        if _onp.ndim(value) == 0 and _onp.ndim(idx) == self.ndim > 0 and \
-                fnp.result_type(idx) == bool and _onp.shape(idx) == self.shape:
-            new = fnp.where(idx, value, self)
-        else:
-            new = at(self)[idx].set(value)
-        write_into(self, new, sys._getframe(1), lambda: f"`x[{_show_index(idx)}] = ...`")
+        def written(value=value):
+            if fnp.result_type(value) != self.dtype:
+                value = astype(value, self.dtype)
+            # (``y[y < 0] = 0``: a mask of the whole array and one value, where() reads no
+            # mask's values, so it runs batched and staged too; index_set() counts entries)
+            if _onp.ndim(value) == 0 and _onp.ndim(idx) == self.ndim > 0 and \
+                    fnp.result_type(idx) == bool and _onp.shape(idx) == self.shape:
+                return fnp.where(idx, value, self)
+            return at(self)[idx].set(value)
+
+        write_into(self, written, sys._getframe(1), lambda: f"`x[{_show_index(idx)}] = ...`")
 
     # --- ndarray methods -------------------------------------------------------------
     def reshape(self, *shape, order="C", copy=None):

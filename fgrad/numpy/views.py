@@ -112,6 +112,7 @@ def _slots(cls):
         slots = _SLOTS[cls] = [k.__dict__[name] for k in cls.__mro__
                                for name in k.__dict__.get("__slots__", ())]
         slots.remove(Viewable.__dict__["_base"])  # (set to None below: a copy is no view)
+        slots.remove(Tracer.__dict__["_held"])  # (no record holds the new object)
     return slots
 
 
@@ -204,24 +205,30 @@ def refuse_write_through(x, symbol):
     raise errors.write_through(target, symbol, AT_CALLS[symbol], name, how)
 
 
-def write_into(x, new, user, shown):
-    """``x[idx] = value`` on the array tracer ``x``, run in the frame ``user``, where ``new``
-    is ``x.at[idx].set(value)``: ``x`` becomes ``new`` in place, so every name holding ``x``
-    sees the write, as numpy's names of one array do. A name holding another tracer of the
-    same memory (a view of ``x``, the array ``x`` views, another view of it) that its function
-    reads again would not see it: that raises TracerMutationError, as does a ``value`` of a
-    transform running inside ``x``'s (``x`` outlives that transform, its value would not)."""
-    if fgrad_code(user):
-        raise AssertionError("fgrad's own code writes into a traced array")  # pragma: no cover
-    written = subscript_write(user)
-    statement = written[0] if written is not None else shown()
+def write_into(x, written, user, shown):
+    """``x[idx] = value`` on the array tracer ``x``, run in the frame ``user``, where
+    ``written()`` gives ``x.at[idx].set(value)``: ``x`` becomes it in place, so every name
+    holding ``x`` sees the write, as numpy's names of one array do. Refused
+    (TracerMutationError): a write that a name holding another tracer of the same memory (a
+    view of ``x``, the array ``x`` views, another view of it) would miss, where its function
+    reads it again; a write into a tracer that a transform run inside ``x``'s holds as one of
+    its values (``x`` closed over by a function given to ``vjp``: its record would read the
+    written array instead of the one it recorded; ``Tracer._held``); and a value of such a
+    transform (``x`` outlives it)."""
+    statement = subscript_write(user)
+    shown = shown() if statement is None else statement[0]
+    instead = statement[1:] if statement is not None else ()
+    if getattr(x, "_held", False):
+        raise errors.mutation(f"{shown} (into an array that a transform run inside this one "
+                              "holds as it was, for its derivative)", *instead)
     others = [s for s in _seen(x, user) if s[3] is not x and liveness.may_read(s[4], s[0])]
     if others:
         name, how = _how(x, others[0])
-        raise errors.write_seen_elsewhere(statement, name, how)
+        raise errors.write_seen_elsewhere(shown, name, how)
+    new = written()
     if new.__class__ is not x.__class__ or new._trace is not x._trace:
-        raise errors.mutation(statement + " (a value of a transform inside the array's)",
-                              *written[1:] if written is not None else ())
+        raise errors.mutation(f"{shown} (a value of a transform run inside the array's)",
+                              *instead)
     for slot in _slots(x.__class__):
         try:
             slot.__set__(x, slot.__get__(new))

@@ -135,7 +135,7 @@ class Tape(Trace):
                 plain = v.__class__ in NUMPY_FLOATS
                 if not plain:
                     if isinstance(v, Tracer):
-                        plain = below = True
+                        plain = below = v._held = True
                     else:
                         plain = weak = v.__class__ in _PYTHON_REALS
         else:
@@ -156,7 +156,7 @@ class Tape(Trace):
                         plain = False
                         break
                     else:
-                        below = True
+                        below = v._held = True
             elif cls is _ndarray:
                 vals[i] = self.kept.own(a)
                 arrays = True
@@ -167,7 +167,7 @@ class Tape(Trace):
                 # another transform's tracer, a constant here (a staged function's input
                 # that is not differentiated): its transform, below, sees the call (and
                 # ``arrays`` is set as the shared classification's path sets it)
-                below = arrays = True
+                below = arrays = a._held = True
                 if not self.shares_constants:
                     self._meets(a)
             i += 1
