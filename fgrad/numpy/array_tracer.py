@@ -170,7 +170,7 @@ class ArrayTracer(Viewable):
     # --- indexing --------------------------------------------------------------------
     def __getitem__(self, idx):
         out = getitem(self, idx)
-        return view_of(out, self) if is_view_index(idx, self) else out
+        return view_of(out, self, idx) if is_view_index(idx, self) else out
 
     def __setitem__(self, idx, value):
         # numpy's write: the value in the array's dtype, every name of the array seeing it

@@ -168,8 +168,8 @@ def _pieces(ary, indices_or_sections, axis):
             raise ValueError("number sections must be larger than 0.") from None
         each, extras = divmod(n, sections)
         points = _onp.cumsum([0] + extras * [each + 1] + (sections - extras) * [each])
-    return [view_of(fnp.getitem(ary, _along(axis, slice(points[i], points[i + 1]))), ary)
-            for i in range(len(points) - 1)]
+    pieces = [_along(axis, slice(points[i], points[i + 1])) for i in range(len(points) - 1)]
+    return [view_of(fnp.getitem(ary, idx), ary, idx) for idx in pieces]
 
 
 @differentiable(_onp.array_split, Spec([(((3,),), {"indices_or_sections": 2}),
@@ -220,7 +220,8 @@ def unstack(x, /, *, axis=0):
     if _ndim(x) == 0:
         raise ValueError("Input array must be at least 1-d.")
     axis = axis_index(axis, _ndim(x))
-    return tuple(view_of(fnp.getitem(x, _along(axis, i)), x) for i in range(shape_of(x)[axis]))
+    rows = [_along(axis, i) for i in range(shape_of(x)[axis])]
+    return tuple(view_of(fnp.getitem(x, idx), x, idx) for idx in rows)
 
 
 # --- repeating -----------------------------------------------------------------------------
@@ -343,7 +344,7 @@ def trim_zeros(filt, trim="fb", axis=None):
     if len(sl) == 1 and isinstance(filt, (list, tuple)):
         return filt[sl[0]]  # numpy: a list in, a list out
     filt = asarray(filt)
-    return view_of(fnp.getitem(filt, sl), filt)  # (numpy's slice of filt)
+    return view_of(fnp.getitem(filt, sl), filt, sl)  # (numpy's slice of filt)
 
 
 # --- padding -------------------------------------------------------------------------------

@@ -373,8 +373,8 @@ def flip(m, axis=None):
     m = fnp.asarray(m)
     nd = _ndim(m)
     axes = range(nd) if axis is None else normalize_axis_tuple(axis, nd)
-    return view_of(fnp.getitem(m, tuple(slice(None, None, -1) if d in axes else slice(None)
-                                        for d in range(nd))), m)
+    idx = tuple(slice(None, None, -1) if d in axes else slice(None) for d in range(nd))
+    return view_of(fnp.getitem(m, idx), m, idx)
 
 
 @differentiable(_onp.fliplr, Spec([(((2, 3),), {}), (((2, 3, 2),), {})]))

@@ -1,21 +1,19 @@
 """Writes through views and aliases: an augmented assignment or a subscripted write on a
 traced value keeps numpy's meaning or is refused.
 
-``y[idx] = v`` (and ``y[idx] += v``, which Python runs as a read, the operator and that write)
-changes the tracer ``y`` itself into ``y.at[idx].set(v)`` (``write_into``): every name holding
-``y`` sees it, as numpy's names of one array do. Another tracer of the same memory cannot be
-changed with it, so a name holding one that its function reads again refuses the write.
-
-In numpy ``v = x[:1]; v *= 3`` and ``y = x; y += 1`` change ``x``: the augmented assignment
-writes into memory that another name sees. A traced value cannot change in place (derivative
-rules hold it as it was when they recorded it), so ``v *= 3`` on a tracer computes ``v * 3``
-and rebinds ``v``, which is numpy's meaning only when no other name sees that memory. So an
-in-place operator on a tracer first looks for such a name: among the local variables of the
-user's frames, from the one doing the write out to the transform's call (and one level into
-their lists, tuples and dicts), the same tracer under another name, or a tracer of the same
-memory (its base, a view of it, another view of its base). If there is one it raises
-``TracerMutationError`` naming both and the functional form; a fresh accumulator
-(``total += term``), seen by one name only, rebinds as before.
+In numpy ``v = x[:1]; v *= 3`` and ``y = x; y += 1`` change ``x``, and ``y[2] = v`` changes
+``y`` for every name of it. ``v *= 3`` on a tracer computes ``v * 3`` and rebinds ``v``, which
+is numpy's meaning when no other name sees that memory: so an in-place operator first looks
+for such a name, among the local variables of the user's frames, from the one doing the
+write out to the transform's call (and one level into their lists, tuples and dicts): the
+same tracer under another name, or a tracer of the same memory (its base, a view of it,
+another view of its base). A fresh accumulator (``total += term``), seen by one name only,
+rebinds. Where there is one, and for ``y[idx] = v`` always (``write_into``; ``y[idx] += v``
+runs as a read, the operator and that write), the write goes into the tracer itself: its
+slots take the new value's (derivative rules hold values one level down, never the tracer
+object, so what they recorded stays), and through it into the tracers of the same memory
+that were taken by basic indices (``_write``). A tracer of the memory reached through a view
+of another kind (a transpose) cannot be written so: a name holding one refuses the write.
 
 Which results are views follows numpy: basic indexing (slices, ``None``, ``...``, fewer integers
 than dimensions), ``reshape``, ``ravel``, ``transpose``/``.T``, ``swapaxes``, ``squeeze``,
@@ -39,6 +37,7 @@ from sys import getrefcount
 
 import numpy as _onp
 
+import fgrad.numpy as fnp
 from ..core import errors, liveness
 from ..core.fpwarnings import fgrad_code
 from ..core.tracer import Tracer
@@ -49,8 +48,11 @@ class Viewable(Tracer):
     derive from this class). ``_base`` is None but on a view, where it is the tracer viewed.
     Every tracer's constructor sets it: an unset slot's read raises (1.6 us, too much for each
     in-place operator), and an instance dict made per view instead measured 1% slower on a
-    row of indexing (an 8-round interleaved A/B) and holds a dict per view."""
-    __slots__ = ("_base",)
+    row of indexing (an 8-round interleaved A/B) and holds a dict per view. ``_index``, set
+    with ``_base``, is the basic index that took the view (``base[index]``), or None for a
+    view of another kind (``reshape``, ``transpose``): a write reaches a view, or its base,
+    through indices only (``_write``)."""
+    __slots__ = ("_base", "_index")
 
 
 def root(t):
@@ -82,10 +84,12 @@ def is_view_index(idx, x):
     return integers < len(parts) or integers < x.ndim  # (x.ndim: 0 for a Python number)
 
 
-def view_of(out, base):
-    """Mark the traced ``out`` as a view of ``base`` (numpy would give a view); returns it."""
+def view_of(out, base, index=None):
+    """Mark the traced ``out`` as a view of ``base`` (numpy would give a view), taken by the
+    basic index ``index`` if it was (``base[index]``); returns it."""
     if out is not base and isinstance(out, Viewable) and isinstance(base, Tracer):
         out._base = base
+        out._index = index
     return out
 
 
@@ -111,8 +115,10 @@ def _slots(cls):
     if slots is None:
         slots = _SLOTS[cls] = [k.__dict__[name] for k in cls.__mro__
                                for name in k.__dict__.get("__slots__", ())]
-        slots.remove(Viewable.__dict__["_base"])  # (set to None below: a copy is no view)
-        slots.remove(Tracer.__dict__["_held"])  # (no record holds the new object)
+        # (a copy is no view, and no record holds the new object)
+        for own in (Viewable.__dict__["_base"], Viewable.__dict__["_index"],
+                    Tracer.__dict__["_held"]):
+            slots.remove(own)
     return slots
 
 
@@ -129,7 +135,8 @@ def _items(value):
 
 def in_place(forward, symbol):
     """The augmented assignment ``symbol`` (``"*="``) of an array tracer: ``forward``'s new
-    array, which Python binds to the name, unless another name sees the memory, which raises.
+    array, which Python binds to the name, or, where another name sees the memory, the
+    tracer itself written in place (``_augmented``).
 
     A tracer that is no view and that nothing but the name assigned to holds (its reference
     count says so: a fresh accumulator's) needs no look at the frames; that saves 3-5 us
@@ -137,7 +144,7 @@ def in_place(forward, symbol):
     looked for among the user's names."""
     def method(self, o):
         if self._base is not None or getrefcount(self) > _ONE_NAME:
-            refuse_write_through(self, symbol)
+            return _augmented(self, o, forward, symbol)
         return forward(self, o)
     return method
 
@@ -181,60 +188,125 @@ def _how(x, seen_item):
     return f"`{name}`{where}", how
 
 
-def refuse_write_through(x, symbol):
-    """Raise TracerMutationError if another name sees ``x``'s memory (see the module's text);
-    called by the in-place operators with the operator (``"*="``)."""
+def _augmented(x, o, forward, symbol):
+    """``x <symbol>= o`` where another name may see ``x``'s memory (see the module's text):
+    the result rebound where no name that its function reads again does, else written into
+    ``x`` in place, and through it into every tracer of the same memory that such a name
+    holds (``_write``)."""
     user = sys._getframe(2)
     if fgrad_code(user):  # fgrad's own rules rebind their locals knowingly
-        return
+        return forward(x, o)
     seen = _seen(x, user)
-    # the name assigned to (or the list holding it) is seen once in the user's frame
-    if _one_name(seen, x):
-        return
-    # ``y[1:] += v``: Python writes the result into ``y`` next (``y.__setitem__``), which
-    # keeps numpy's meaning or refuses (``write_into``)
-    if _stores_into_subscript(user):
-        return
+    # the name assigned to (or the list holding it) is seen once in the user's frame; and
+    # ``y[1:] += v``: Python writes the result into ``y`` next (``y.__setitem__``)
+    if _one_name(seen, x) or _stores_into_subscript(user):
+        return forward(x, o)
     # a name that nothing reads again may see the change or not: numpy's result either way
-    # (asked only here: the bytecode is read where the write would otherwise be refused)
+    # (asked only here: the bytecode is read where the write would otherwise go through)
     target = _stored_name(user) or "x"
     seen = [s for s in seen if s[:2] == (target, "") or liveness.may_read(s[4], s[0])]
     if _one_name(seen, x):
-        return
-    name, how = _how(x, next(s for s in seen if s[:2] != (target, "")))
-    raise errors.write_through(target, symbol, AT_CALLS[symbol], name, how)
+        return forward(x, o)
+
+    def new():
+        out = forward(x, o)
+        if out.dtype != x.dtype:  # (numpy writes in the array's dtype, a same-kind cast)
+            if not _onp.can_cast(out.dtype, x.dtype, "same_kind"):
+                raise TypeError(f"`{target} {symbol} ...`: cannot cast the result from "
+                                f"{out.dtype} to the array's {x.dtype} (numpy's same_kind "
+                                "rule for an in-place operator)")
+            out = fnp.astype(out, x.dtype)
+        return out
+
+    _write(x, new, [s for s in seen if s[:2] != (target, "")],
+           lambda s: errors.write_through(target, symbol, AT_CALLS[symbol], *_how(x, s)),
+           f"`{target} {symbol} ...`", ())
+    return x
 
 
 def write_into(x, written, user, shown):
     """``x[idx] = value`` on the array tracer ``x``, run in the frame ``user``, where
-    ``written()`` gives ``x.at[idx].set(value)``: ``x`` becomes it in place, so every name
-    holding ``x`` sees the write, as numpy's names of one array do. Refused
-    (TracerMutationError): a write that a name holding another tracer of the same memory (a
-    view of ``x``, the array ``x`` views, another view of it) would miss, where its function
-    reads it again; a write into a tracer that a transform run inside ``x``'s holds as one of
-    its values (``x`` closed over by a function given to ``vjp``: its record would read the
-    written array instead of the one it recorded; ``Tracer._held``); and a value of such a
-    transform (``x`` outlives it)."""
+    ``written()`` gives ``x.at[idx].set(value)`` (``shown()`` the statement where its source
+    line does not tell): ``x`` becomes it in place (``_write``)."""
     statement = subscript_write(user)
     shown = shown() if statement is None else statement[0]
-    instead = statement[1:] if statement is not None else ()
-    if getattr(x, "_held", False):
+    others = [s for s in _seen(x, user) if s[3] is not x and liveness.may_read(s[4], s[0])]
+    _write(x, written, others, lambda s: errors.write_seen_elsewhere(shown, *_how(x, s)),
+           shown, statement[1:] if statement is not None else ())
+
+
+def _write(x, written, others, refused, shown, instead):
+    """``x`` takes the value ``written()`` in place, so every name holding ``x`` sees it, as
+    numpy's names of one array do; so do the tracers of the same memory that the names
+    ``others`` hold (``_seen``'s, read again): the arrays ``x`` was taken from by basic
+    indices take the write at those indices, up to the first that is no such view, and
+    every other view of that one (with the views it was taken through) is read again from
+    it by its indices. Refused (TracerMutationError): another tracer of the memory reached
+    otherwise (through ``reshape``, ``transpose``: ``refused(one of others)`` is raised); a
+    tracer that a transform run inside ``x``'s holds as one of its values (``x`` closed over
+    by a function given to ``vjp``: its record would read the written array instead of the
+    one it recorded; ``Tracer._held``); and a value of such a transform (``x`` outlives
+    it)."""
+    chain = _taken_from(x)  # (x, the array x was indexed from, ..., the first no such view)
+    top = chain[-1]
+    family = {}  # (the other tracers to write: the others' and the arrays they were taken
+    for s in others:  # from on the way to ``top``)
+        t = s[3]
+        while t is not top and t._base is not None and t._index is not None:
+            if all(t is not c for c in chain):
+                family[id(t)] = t
+            t = t._base
+        if t is not top:
+            raise refused(s)
+    family = [(t, _path_from(t, top)) for t in family.values()]
+    if any(getattr(t, "_held", False) for t in (*chain, *(t for t, _ in family))):
         raise errors.mutation(f"{shown} (into an array that a transform run inside this one "
                               "holds as it was, for its derivative)", *instead)
-    others = [s for s in _seen(x, user) if s[3] is not x and liveness.may_read(s[4], s[0])]
-    if others:
-        name, how = _how(x, others[0])
-        raise errors.write_seen_elsewhere(shown, name, how)
     new = written()
     if new.__class__ is not x.__class__ or new._trace is not x._trace:
         raise errors.mutation(f"{shown} (a value of a transform run inside the array's)",
                               *instead)
-    for slot in _slots(x.__class__):
+    values = [new]
+    for child in chain[:-1]:  # (each array viewed takes the write at its view's index)
+        values.append(child._base.at[child._index].set(values[-1]))
+    for t, v in zip(chain, values):
+        _become(t, v)
+    for t, path in family:
+        v = values[-1]
+        for index in path:
+            v = v[index]
+        _become(t, v)
+    # (what ``top`` views otherwise, no name reads again: ``top`` is an array of its own)
+    top._base = None
+
+
+def _taken_from(t):
+    """``[t, the array t was indexed from, ...]`` up to the first that is no view taken by a
+    basic index."""
+    chain = [t]
+    while t._base is not None and t._index is not None:
+        t = t._base
+        chain.append(t)
+    return chain
+
+
+def _path_from(t, top):
+    """The basic indices that take ``top`` to its view ``t``, outermost first."""
+    path = []
+    while t is not top:
+        path.append(t._index)
+        t = t._base
+    path.reverse()
+    return path
+
+
+def _become(t, new):
+    """The tracer ``t`` holds ``new``'s value from now on (a view stays one)."""
+    for slot in _slots(t.__class__):
         try:
-            slot.__set__(x, slot.__get__(new))
+            slot.__set__(t, slot.__get__(new))
         except AttributeError:  # (unset in ``new``)
             pass
-    x._base = None  # (now an array of its own: whatever it viewed, nothing reads it again)
 
 
 def subscript_write(frame):
