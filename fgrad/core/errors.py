@@ -328,8 +328,9 @@ def write_through(target, symbol, at_call, name, how):
     """``target <symbol>= ...`` on a traced value whose memory the name ``name`` sees too."""
     return TracerMutationError(
         f"`{target} {symbol} ...` writes in place into an array that another name sees "
-        f"({name} {how}): numpy changes it too, but a traced array cannot change in "
-        f"place, and rebinding `{target}` alone would compute another function. Write the "
+        f"({name} {how}): numpy changes it too, but fgrad takes a write to another traced "
+        f"array only through views taken by indexing, and rebinding `{target}` alone would "
+        f"compute another function. Write the "
         f"change as a new array, `base = base.at[idx].{at_call}` with `base` the array "
         f"written (the function form: fgrad.numpy.at(base)[idx].{at_call}), and take "
         f"`{target}` from it again; or `{target} = {target} {symbol[:-1]} value` if the "
@@ -341,9 +342,10 @@ def write_seen_elsewhere(statement, name, how):
     its function reads again, shows too."""
     return TracerMutationError(
         f"{statement} writes into a traced array whose memory another name sees ({name} "
-        f"{how}), and reads it again: numpy changes it too, which fgrad cannot do to another "
-        "traced array. Write into the array the views are taken from (`m[0, 1] = v` rather "
-        "than `row[1] = v`), and take the views after the write.")
+        f"{how}), and reads it again: numpy changes it too, but fgrad takes a write to "
+        "another traced array only through views taken by indexing. Write into the array the "
+        "views are taken from (`m[0, 1] = v` rather than `t[1, 0] = v` with `t = m.T`), and "
+        "take the views after the write.")
 
 
 def written_into_plain(ufunc):

@@ -247,7 +247,9 @@ def _write(x, written, others, refused, shown, instead):
     by a function given to ``vjp``: its record would read the written array instead of the
     one it recorded; ``Tracer._held``); and a value of such a transform (``x`` outlives
     it)."""
-    chain = _taken_from(x)  # (x, the array x was indexed from, ..., the first no such view)
+    # (x, the array x was indexed from, ..., the first no such view; x alone where no other
+    # name reads the memory again)
+    chain = _taken_from(x) if others else [x]
     top = chain[-1]
     family = {}  # (the other tracers to write: the others' and the arrays they were taken
     for s in others:  # from on the way to ``top``)
