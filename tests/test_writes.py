@@ -251,3 +251,45 @@ def test_a_write_into_an_array_an_inner_transforms_record_holds_is_refused():
         _, vjp_fn = fgrad.vjp(lambda y: np.sum(y * z), x)
         return np.sum(vjp_fn(1.0)[0])
     onp.testing.assert_array_equal(fgrad.grad(g)(X), [0.0, 2.0, 2.0, 2.0])
+
+
+def numpys_in_place_functions(m, x):
+    """numpy's in-place functions and methods (``m``: fgrad.numpy, or numpy itself through
+    its dispatch) writing traced arrays: each value where numpy's own function puts it (short
+    values cycled, repeated indices in numpy's order)."""
+    a = x * 1.0
+    m.put(a, [0, 5, 0], x[1:4] * 2)
+    b = np.reshape(x * 1.0, (2, 3))
+    m.putmask(b, onp.array([[True, False, True], [False, True, False]]), x[:2] ** 2)
+    c = np.reshape(x ** 2, (2, 3))
+    m.place(c, onp.arange(6).reshape(2, 3) % 2 == 0, np.sin(x[:1]))
+    d = np.reshape(x * 1.0, (3, 2))
+    m.copyto(d, x[:2])
+    e = np.outer(x[:3], x[:3])
+    m.fill_diagonal(e, x[3:])
+    f = np.reshape(x * 1.0, (2, 3))
+    m.put_along_axis(f, onp.array([[2], [0]]), x[4:, None] * 3, axis=1)
+    g = x * 1.0
+    m.add.at(g, [0, 2, 0], x[3:])
+    m.subtract.at(g, [1, 1], x[:2])
+    m.multiply.at(g, [4, 4, 5], x[1:4])
+    m.negative.at(g, [2, 5])
+    h = np.reshape(x * 2.0, (2, 3))
+    h.sort(axis=0)
+    k = x * 1.0
+    k.fill(x[2])
+    k.put([1, 3], x[:2])
+    return np.concatenate([np.ravel(v) for v in (a, b, c, d, e, f, g, h, k)])
+
+
+@pytest.mark.parametrize("module", ["fgrad.numpy", "numpy"])
+def test_numpys_in_place_functions_write_a_traced_array(module):
+    m = np if module == "fgrad.numpy" else onp
+    x = onp.array([0.7, -1.3, 0.4, 1.1, -0.2, 0.9])
+    f = lambda v: numpys_in_place_functions(m, v)  # noqa: E731
+    want = numpys_in_place_functions(onp, x.copy())
+    onp.testing.assert_array_equal(fgrad.vjp(f, x)[0], want)
+    onp.testing.assert_array_equal(fgrad.jit(f)(x), want)
+    onp.testing.assert_array_equal(fgrad.vmap(f)(onp.stack([x, -x]))[1],
+                                   numpys_in_place_functions(onp, -x))
+    check_grads(lambda v: np.sum(np.sin(f(v))), (x,), order=2)

@@ -27,7 +27,8 @@ from .layout import asarray, astype, ravel, reshape, squeeze, swapaxes, transpos
 from .products import dot, matmul
 from .reductions import max, mean, min, prod, sum
 from .selection import compress
-from .views import Viewable, copied, in_place, is_view_index, view_of, write_into
+from .views import (Viewable, copied, in_place, is_view_index, view_of, write_into,
+                    write_whole)
 
 
 # the values under a tracer that are surely no Python number: most of them, at once
@@ -280,6 +281,9 @@ class ArrayTracer(Viewable):
         module = _library_of_ufunc(ufunc)
         if module is not None:  # scipy.special's
             raise errors.plain_library(module, ufunc.__name__, _mirrored(module, ufunc.__name__))
+        ours = getattr(fnp, ufunc.__name__, None)
+        if method == "at" and ours is not None:  # (an in-place write: numpy's, as x[i] = v)
+            return ours.at(*inputs, **kwargs)
         name = ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}"
         out = _redirect(name, fnp, inputs, kwargs)
         if method == "__call__":
@@ -318,18 +322,34 @@ class _Flat:
 
 
 # ndarray methods that modify the array in place, and what to write instead
-_IN_PLACE = {"sort": "x = np.sort(x)", "partition": "x = np.partition(x, kth)",
-             "fill": "x = np.zeros_like(x) + value", "put": "y = np.at(x)[idx].set(value)",
-             "resize": "x = np.resize(x, shape)"}
+_IN_PLACE = {"resize": "x = np.resize(x, shape)"}
+# the in-place methods that keep the shape: the new value the write gives the array
+_WRITES = {
+    "sort": lambda x, axis=-1, kind=None, order=None, *, stable=None:
+        fnp.sort(x, axis=axis, kind=kind, order=order, stable=stable),
+    "partition": lambda x, kth, axis=-1, kind="introselect", order=None:
+        fnp.partition(x, kth, axis=axis, kind=kind, order=order),
+    "fill": lambda x, value: fnp.where(True, fnp.astype(value, x.dtype), x),
+    "put": lambda x, indices, values, mode="raise": _put_value(x, indices, values, mode)}
+
+
+def _put_value(x, indices, values, mode):
+    y = copied(x)  # (numpy's put on a copy: views.write_whole writes it into x)
+    fnp.put(y, indices, values, mode)
+    return y
 
 
 def _ndarray_method(name):
     """The tracer's method for the ndarray method ``name`` that ``ArrayTracer`` does not
     spell out: fgrad.numpy's function of that name (``x.argmax()``, ``x.cumsum()``), so one
     without a rule raises NoDerivativeRuleError rather than AttributeError; an in-place one
-    (``x.sort()``) raises TracerMutationError; the rest give bytes, views or files of the
+    writes as numpy's does (``x.sort()``, ``x.fill(v)``; ``x.resize()`` raises
+    TracerMutationError); the rest give bytes, views or files of the
     value (``x.tobytes()``, ``x.view()``) and raise ConcretizationError."""
-    if name in _IN_PLACE:
+    if name in _WRITES:  # (numpy's write, as x[...] = v: views.write_whole)
+        def method(self, *args, **kwargs):
+            write_whole(self, lambda: _WRITES[name](self, *args, **kwargs), f"x.{name}(...)")
+    elif name in _IN_PLACE:
         def method(self, *args, **kwargs):
             raise errors.mutation(f"x.{name}(...)", _IN_PLACE[name])
     else:

@@ -11,7 +11,8 @@ the input entry numpy's stable sort puts there (tied entries keep their order); 
 gives each output entry the mean of the derivatives of the input entries equal to it.
 
 In-place functions (``put``, ``place``, ``putmask``, ``copyto``, ``fill_diagonal``,
-``put_along_axis``) raise ``TracerMutationError`` on traced values, naming the functional form.
+``put_along_axis``) write a traced array as numpy writes it (``views.write_whole``); a plain
+array given traced values raises ``TracerMutationError``, naming the functional form.
 """
 import functools
 
@@ -29,6 +30,7 @@ from ..core.tracer import Tracer, without_derivative, contains_tracer, read_valu
 from .broadcasting import dtype_of, shape_of
 from .indexing import along_axis_index, gather_p, gather_rows, traced_index
 from .namespace import values_only, zero_derivative
+from . import views
 from .views import copied, view_of
 from .wrapping import differentiable, unsupported_kwargs, with_numpy_values
 
@@ -562,37 +564,74 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     return fnp.sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
 
 
-# --- in-place functions: refused on traced values ---------------------------------------------
+# --- in-place functions: a traced array written as numpy writes it ---------------------------
 
-def _in_place(np_fn, call, instead):
-    """numpy's ``np_fn`` on plain values; on traced ones (as the array written to or the values
-    written) a ``TracerMutationError`` naming the functional form ``instead``."""
+def _in_place(np_fn, call, instead, parse):
+    """numpy's ``np_fn`` on plain values. On a traced array written to, numpy's write
+    (``views.write_whole``): which value lands where is numpy's own function run on
+    stand-ins, ``-1`` for the array and each value's position for the values, so its
+    cycling of short values, its index modes and its order for repeated indices hold.
+    ``parse(*args, **kwargs)`` gives ``(array, values, run)``, ``run(array, values)`` the
+    call on other arrays. A plain array given traced values cannot hold them:
+    ``TracerMutationError`` naming the functional form ``instead``."""
 
     @functools.wraps(np_fn)
     def wrapper(*args, **kwargs):
-        if contains_tracer(args) or (kwargs and contains_tracer(kwargs)):
+        if not (contains_tracer(args) or (kwargs and contains_tracer(kwargs))):
+            return np_fn(*args, **kwargs)
+        x, v, run = parse(*args, **kwargs)
+        if not isinstance(x, Tracer):
             raise errors.mutation(call, instead)
-        return np_fn(*args, **kwargs)
 
-    # not differentiable, and refused with TracerMutationError rather than NoDerivativeRuleError
+        def written():
+            values = fnp.asarray(v)
+            where = _onp.full(shape_of(x), -1)
+            run(where, _onp.arange(_onp.size(values)).reshape(shape_of(values)))
+            picked = fnp.take(fnp.ravel(fnp.astype(values, dtype_of(x))),
+                              _onp.maximum(where, 0))
+            return fnp.where(where >= 0, picked, x)
+
+        views.write_whole(x, written, call)
+
+    # not differentiable as a function (it returns None): its writes are, as x[i] = v
     wrapper._fgrad_status = "in place"
     return wrapper
 
 
+def _copyto_parse(dst, src, casting="same_kind", where=True):
+    where = read_values(where)
+    # (numpy's own checks of the cast and the shapes, on stand-ins of the dtypes)
+    _onp.copyto(_onp.empty(shape_of(dst), dtype_of(dst)),
+                _onp.zeros(shape_of(src), dtype_of(src)), casting=casting, where=where)
+    return dst, src, lambda a, v: _onp.copyto(a, v, casting="unsafe", where=where)
+
+
 put = _in_place(_onp.put, "np.put(x, ind, v)",
-                "y = np.reshape(np.at(np.ravel(x))[ind].set(v), np.shape(x))")
+                "y = np.reshape(np.at(np.ravel(x))[ind].set(v), np.shape(x))",
+                lambda a, ind, v, mode="raise": (
+                    a, v, lambda s, w: _onp.put(s, read_values(ind), w, mode)))
 place = _in_place(_onp.place, "np.place(x, mask, vals)",
                   "y = np.at(x)[mask].set(vals) (one value per True entry), or "
-                  "np.where(mask, v, x)")
+                  "np.where(mask, v, x)",
+                  lambda arr, mask, vals: (
+                      arr, vals, lambda s, w: _onp.place(s, read_values(mask), w)))
 putmask = _in_place(_onp.putmask, "np.putmask(x, mask, values)",
-                    "y = np.where(mask, values, x)")
+                    "y = np.where(mask, values, x)",
+                    lambda a, mask, values: (
+                        a, values, lambda s, w: _onp.putmask(s, read_values(mask), w)))
 copyto = _in_place(_onp.copyto, "np.copyto(dst, src)",
-                   "y = np.where(where, src, dst), or y = np.broadcast_to(src, np.shape(dst))")
+                   "y = np.where(where, src, dst), or y = np.broadcast_to(src, np.shape(dst))",
+                   _copyto_parse)
 fill_diagonal = _in_place(_onp.fill_diagonal, "np.fill_diagonal(x, val)",
-                          "y = np.at(x)[np.diag_indices_from(x)].set(val)")
+                          "y = np.at(x)[np.diag_indices_from(x)].set(val)",
+                          lambda a, val, wrap=False: (
+                              a, val, lambda s, w: _onp.fill_diagonal(s, w, wrap)))
 put_along_axis = _in_place(_onp.put_along_axis, "np.put_along_axis(x, indices, values, axis)",
                            "y = np.at(x)[idx].set(values), with idx the index that "
-                           "np.take_along_axis(x, indices, axis) reads")
+                           "np.take_along_axis(x, indices, axis) reads",
+                           lambda arr, indices, values, axis: (
+                               arr, values, lambda s, w: _onp.put_along_axis(
+                                   s, read_values(indices), w, axis)))
 
 
 # Set operations that keep values of one array: built on unique, so duplicates share the

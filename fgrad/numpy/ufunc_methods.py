@@ -21,7 +21,9 @@ import numpy as _onp
 import fgrad.numpy as fnp
 from ..core import errors
 from ..core.table import Primitive
-from ..core.tracer import contains_tracer, value_dtype, value_for_shape
+from ..core.tracer import Tracer, contains_tracer, read_values, value_dtype, value_for_shape
+from . import views
+from .broadcasting import dtype_of
 from .wrapping import unsupported_kwargs, with_numpy_values
 
 # the ufuncs whose reduce and accumulate are fgrad's reductions (same values as numpy's)
@@ -160,14 +162,30 @@ def _reduceat(prim, a, indices, axis=0, dtype=None, out=None, **kwargs):
 
 
 # ufunc.at -> the functional update doing the same (anything else: apply)
-_AT_UPDATES = {"add": "add(v)", "multiply": "multiply(v)", "maximum": "max(v)",
-               "minimum": "min(v)", "divide": "divide(v)", "true_divide": "divide(v)",
-               "power": "power(v)"}
+_AT_UPDATES = {"add": "add(v)", "subtract": "add(-v)", "multiply": "multiply(v)",
+               "maximum": "max(v)", "minimum": "min(v)", "divide": "divide(v)",
+               "true_divide": "divide(v)", "power": "power(v)"}
 
 
 def _at(prim, a, indices, b=None):
+    """``ufunc.at(a, indices, b)``: on a traced ``a``, numpy's write (``views.write_whole``)
+    of ``fgrad.numpy.at(a)[indices]``'s update (repeated indices apply each value in turn,
+    as numpy's); a plain ``a`` cannot hold traced values."""
     update = _AT_UPDATES.get(prim.name, f"apply(lambda e: fgrad.numpy.{prim.name}(e, v))")
-    raise errors.TracerMutationError(
-        f"fgrad.numpy.{prim.name}.at writes into its first argument in place, which a traced "
-        f"value cannot be; write x = fgrad.numpy.at(x)[idx].{update}, which returns a new "
-        "array (and works on plain arrays too)")
+    if not isinstance(a, Tracer):
+        raise errors.TracerMutationError(
+            f"fgrad.numpy.{prim.name}.at writes into its first argument in place, which a "
+            f"plain array given traced values cannot hold; write x = fgrad.numpy.at(x)[idx]."
+            f"{update}, which returns a new array (and works on plain arrays too)")
+
+    def written():
+        at = fnp.at(a)[read_values(indices)]
+        if prim.name == "subtract":
+            new = at.add(fnp.negative(b))
+        elif prim.name in _AT_UPDATES:
+            new = getattr(at, _AT_UPDATES[prim.name].split("(")[0])(b)
+        else:  # (a unary ufunc, or another binary one: indices named once each)
+            new = at.apply(lambda e: prim(e) if b is None else prim(e, b))
+        return fnp.astype(new, dtype_of(a)) if dtype_of(new) != dtype_of(a) else new
+
+    views.write_whole(a, written, f"np.{prim.name}.at(x, ...)")

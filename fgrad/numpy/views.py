@@ -235,6 +235,16 @@ def write_into(x, written, user, shown):
            shown, statement[1:] if statement is not None else ())
 
 
+def write_whole(x, written, shown):
+    """``x`` takes the value ``written()`` of its shape in place, as numpy's in-place
+    functions and methods write (``np.copyto(x, v)``, ``x.sort()``, ``np.add.at(x, i, v)``):
+    ``write_into`` from the user's frame, the first outside fgrad's code."""
+    user = sys._getframe(1)
+    while fgrad_code(user):
+        user = user.f_back
+    write_into(x, written, user, lambda: f"`{shown}`")
+
+
 def _write(x, written, others, refused, shown, instead):
     """``x`` takes the value ``written()`` in place, so every name holding ``x`` sees it, as
     numpy's names of one array do; so do the tracers of the same memory that the names

@@ -116,8 +116,10 @@ KINKS = {
                  "data range follow its min and max",
 }
 
-IN_PLACE = ("modifies its argument in place; on a traced value it raises TracerMutationError "
-            "naming the functional form (`np.at(x)[idx].set(v)`, `np.where`)")
+IN_PLACE = ("writes its first argument in place (it returns None): a traced array as numpy "
+            "writes it, the derivative that of the written array (`tests/test_writes.py`); a "
+            "plain array given traced values raises TracerMutationError naming the functional "
+            "form (`np.at(x)[idx].set(v)`, `np.where`)")
 NO_RULE_YET = "no derivative rule yet; add one with fgrad.primitive and fgrad.defvjp/defjvp"
 
 # (fgrad.numpy.fft is loaded on first use, as numpy's: here, so that its rules are in the table)
@@ -154,7 +156,7 @@ def classify():
             elif getattr(ours, "_fgrad_status", None) == "zero":
                 rows.append((qual, "zero derivative", None, ""))
             elif getattr(ours, "_fgrad_status", None) == "in place":
-                rows.append((qual, "unsupported", None, IN_PLACE))
+                rows.append((qual, "in place", None, IN_PLACE))
             else:
                 rows.append((qual, "unsupported", None, reason(qual) or NO_RULE_YET))
     return rows
@@ -180,7 +182,9 @@ def render():
         f"**{counts.get('differentiable', 0)} differentiable** (VJP and JVP, "
         f"checked against finite differences to the order shown), "
         f"{counts.get('zero derivative', 0)} with zero derivative (they accept traced values "
-        f"and return plain ones), {counts.get('unsupported', 0)} unsupported (handed a traced "
+        f"and return plain ones), {counts.get('in place', 0)} writing their argument in "
+        f"place (a traced array is written as numpy writes it), "
+        f"{counts.get('unsupported', 0)} unsupported (handed a traced "
         "value they raise `NoDerivativeRuleError`, for the reason given).",
         "",
         "Checked by: the generated tests (`tests/test_rules.py`) and `python -m fgrad check`, "
@@ -206,6 +210,8 @@ def render():
                        f"| `{entry_name(entry)}` |")
         elif status == "zero derivative":
             out.append(f"| `{qual}` | zero derivative | - | - | - | plain result |")
+        elif status == "in place":
+            out.append(f"| `{qual}` | in place | - | - | - | {detail} |")
         else:
             out.append(f"| `{qual}` | unsupported | - | - | - | {detail} |")
     return "\n".join(out + scipy_section()) + "\n"
