@@ -300,7 +300,7 @@ class ArrayTracer(Viewable):
 
 class _Flat:
     """``x.flat`` of a traced array: its elements in C order, read by index or iteration as
-    numpy's flat iterator reads them; written, it raises (numpy would write into ``x``)."""
+    numpy's flat iterator reads them; written, it writes into ``x`` as numpy's does."""
 
     __slots__ = ("base",)
 
@@ -316,9 +316,15 @@ class _Flat:
     def __len__(self):
         return self.base.size
 
-    def __setitem__(self, idx, value):
-        raise errors.mutation("x.flat[...] = ...",
-                              "x = np.reshape(np.at(np.ravel(x))[idx].set(value), x.shape)")
+    def __setitem__(self, idx, value):  # (numpy's write into x, as x[...] = v)
+        x = self.base
+
+        def written(value=value):
+            if fnp.result_type(value) != x.dtype:
+                value = astype(value, x.dtype)
+            return fnp.reshape(at(fnp.ravel(x))[idx].set(value), x.shape)
+
+        write_whole(x, written, "x.flat[...] = ...")
 
 
 # ndarray methods that modify the array in place, and what to write instead
