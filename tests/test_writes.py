@@ -86,8 +86,25 @@ def a_base_read_again(x):
     return m * row[0]
 
 
+def eliminated(x):  # Gaussian elimination, row by row in place, as numpy code writes it
+    m = np.reshape(x, (2, 2)) + 3.0 * np.eye(2)
+    for k in range(2):
+        for i in range(k + 1, 2):
+            m[i] -= m[i, k] / m[k, k] * m[k]
+    return m
+
+
+def through_a_column(x):
+    m = np.reshape(x * 1.0, (2, 2))
+    col = m[:, 1]
+    col *= 2.0  # (numpy: m's column 1 doubles)
+    m[:, 0] = np.sin(col)  # (and col does not change)
+    return m + col[:, None]
+
+
 WRITES = [masked, filled_in_a_loop, rows_and_columns, into_the_argument, a_view_not_read_again,
-          through_slices, through_an_alias, in_its_dtype, a_view_read_again, a_base_read_again]
+          through_slices, through_an_alias, in_its_dtype, a_view_read_again, a_base_read_again,
+          eliminated, through_a_column]
 X = onp.array([0.7, -1.3, 0.4, 1.1])
 
 
