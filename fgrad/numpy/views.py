@@ -240,8 +240,11 @@ def write_whole(x, written, shown):
     functions and methods write (``np.copyto(x, v)``, ``x.sort()``, ``np.add.at(x, i, v)``):
     ``write_into`` from the user's frame, the first outside fgrad's code."""
     user = sys._getframe(1)
-    while fgrad_code(user):
+    while user is not None and fgrad_code(user):
         user = user.f_back
+    if user is None:  # (fgrad's own call: no user's name sees the memory)
+        _write(x, written, [], None, f"`{shown}`", ())
+        return
     write_into(x, written, user, lambda: f"`{shown}`")
 
 
