@@ -94,6 +94,15 @@ def eliminated(x):  # Gaussian elimination, row by row in place, as numpy code w
     return m
 
 
+def through_transposes(x):
+    m = np.reshape(x * 1.0, (2, 2))
+    t = m.T
+    m[0, 1] = 5.0  # numpy: t[1, 0] is now 5.0 too
+    u = np.swapaxes(m, 0, 1)
+    u[0] *= x[3]  # (and m's column 0, and t's row 0)
+    return t * m + u
+
+
 def through_a_column(x):
     m = np.reshape(x * 1.0, (2, 2))
     col = m[:, 1]
@@ -104,7 +113,7 @@ def through_a_column(x):
 
 WRITES = [masked, filled_in_a_loop, rows_and_columns, into_the_argument, a_view_not_read_again,
           through_slices, through_an_alias, in_its_dtype, a_view_read_again, a_base_read_again,
-          eliminated, through_a_column]
+          eliminated, through_a_column, through_transposes]
 X = onp.array([0.7, -1.3, 0.4, 1.1])
 
 
@@ -189,33 +198,35 @@ def test_the_write_in_a_checkpointed_function_is_recomputed_as_it_ran():
                                     3 * X[0] ** 2, 3 * X[1] ** 2, 0.0, 3 * X[3] ** 2])
 
 
-def a_transpose_read_again(x):
-    m = np.reshape(x * 1.0, (2, 2))
-    t = m.T
-    m[0, 1] = 5.0  # numpy: t[1, 0] is now 5.0 too
-    return np.sum(t * m)
+def a_diagonal_read_again(x):
+    m = np.outer(x[:2], x[2:])
+    d = np.einsum("ii->i", m)  # (numpy's writable view of the diagonal)
+    m[0, 0] = 5.0  # numpy: d[0] is now 5.0 too
+    return np.sum(d * m)
 
 
-def a_transposes_base_read_again(x):
-    m = np.reshape(x * 1.0, (2, 2))
-    t = m.T
-    t[1, 0] = 5.0  # numpy: m[0, 1] is now 5.0 too
+def a_diagonals_base_read_again(x):
+    m = np.outer(x[:2], x[2:])
+    d = np.einsum("ii->i", m)
+    d[1] = 5.0  # numpy: m[1, 1] is now 5.0 too
     return np.sum(m)
 
 
 @pytest.mark.parametrize("transform", [fgrad.grad, fgrad.jit, fgrad.vmap, fgrad.jacfwd])
-@pytest.mark.parametrize("f, written, name", [
-    (a_transpose_read_again, "m[0, 1] = ...", "t"),
-    (a_transposes_base_read_again, "t[1, 0] = ...", "m")])
-def test_a_write_a_view_of_another_kind_would_miss_is_refused(transform, f, written, name):
-    # (a transpose is no indexing: the write cannot be taken to it or back from it)
+@pytest.mark.parametrize("f, written, name, how", [
+    (a_diagonal_read_again, "m[0, 0] = ...", "d", "views the same memory"),
+    (a_diagonals_base_read_again, "d[1] = ...", "m", "is the array it views")])
+def test_a_write_a_view_of_another_kind_would_miss_is_refused(transform, f, written, name, how):
+    # (einsum's diagonal is no indexing, reshaping or transposing: the write cannot be taken
+    # to it or back from it)
     arg = onp.stack([X, X]) if transform is fgrad.vmap else X
     with pytest.raises(TracerMutationError, match=re.escape(
             f"`{written}` writes into a traced array whose memory another name sees "
-            f"(`{name}` views the same memory), and reads it again")):
+            f"(`{name}` {how}), and reads it again")):
         transform(f)(arg)
-    m = X.reshape(2, 2).copy()  # (what numpy computes there: the other name sees the write)
-    assert f(X.copy()) != (onp.sum(m.T * m) if f is a_transpose_read_again else onp.sum(m))
+    m = onp.outer(X[:2], X[2:])  # (what numpy computes there: the other name sees the write)
+    unwritten = onp.sum(onp.diag(m) * m) if f is a_diagonal_read_again else onp.sum(m)
+    assert f(X.copy()) != unwritten
 
 
 def test_a_value_of_an_outer_transform_written_into_an_inner_array_carries_its_derivative():

@@ -329,8 +329,8 @@ def write_through(target, symbol, at_call, name, how):
     return TracerMutationError(
         f"`{target} {symbol} ...` writes in place into an array that another name sees "
         f"({name} {how}): numpy changes it too, but fgrad takes a write to another traced "
-        f"array only through views taken by indexing, and rebinding `{target}` alone would "
-        f"compute another function. Write the "
+        f"array only through views taken by indexing, reshaping or transposing, and "
+        f"rebinding `{target}` alone would compute another function. Write the "
         f"change as a new array, `base = base.at[idx].{at_call}` with `base` the array "
         f"written (the function form: fgrad.numpy.at(base)[idx].{at_call}), and take "
         f"`{target}` from it again; or `{target} = {target} {symbol[:-1]} value` if the "
@@ -343,9 +343,10 @@ def write_seen_elsewhere(statement, name, how):
     return TracerMutationError(
         f"{statement} writes into a traced array whose memory another name sees ({name} "
         f"{how}), and reads it again: numpy changes it too, but fgrad takes a write to "
-        "another traced array only through views taken by indexing. Write into the array the "
-        "views are taken from (`m[0, 1] = v` rather than `t[1, 0] = v` with `t = m.T`), and "
-        "take the views after the write.")
+        "another traced array only through views taken by indexing, reshaping or "
+        "transposing. Write into the array the views are taken from (`m[1, 1] = v` rather "
+        "than `d[1] = v` with `d = np.einsum('ii->i', m)`), and take the views after the "
+        "write.")
 
 
 def written_into_plain(ufunc):

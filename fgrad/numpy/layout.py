@@ -19,9 +19,11 @@ from ..core.values import foreign_array
 from ..core.tracer import (Tracer, contains_tracer, value_for_shape, read_values,
                            without_derivative)
 from .namespace import values_only
-from .views import copied, view_of
+from .views import RESHAPED, TRANSPOSED, copied, permuted, view_of
 from .broadcasting import broadcast_to_p, dtype_of, shape_of
 from .wrapping import as_tuple, differentiable, unsupported_kwargs
+
+_RESHAPED_C = RESHAPED["C"]  # (read without a call: a plain reshape's cost)
 
 try:
     from numpy.lib.array_utils import normalize_axis_index as _normalize_axis_index
@@ -80,7 +82,8 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     shape = as_tuple(newshape if shape is None else shape)
     a = fnp.asarray(a)
     out = reshape_p(a, shape=shape, order=order)
-    return copied(out) if copy else view_of(out, a)
+    link = _RESHAPED_C if order == "C" else RESHAPED.get(order)
+    return copied(out) if copy else view_of(out, a, link)
 
 
 ravel_p = define("ravel", lambda x, order: _onp.ravel(x, order=order) if order != "C" else
@@ -95,7 +98,8 @@ ravel_p = define("ravel", lambda x, order: _onp.ravel(x, order=order) if order !
                                   (((),), {})]))
 def ravel(a, order="C"):
     a = fnp.asarray(a)
-    return view_of(ravel_p(a, order=order), a)
+    return view_of(ravel_p(a, order=order), a,
+                   _RESHAPED_C if order == "C" else RESHAPED.get(order))
 
 
 def _inverse_perm(axes):
@@ -123,7 +127,8 @@ def transpose(a, axes=None):
     a = fnp.asarray(a)
     if axes is not None:
         axes = axis_tuple(axes, _ndim(a))
-    return view_of(transpose_p(a, axes=axes), a)
+    return view_of(transpose_p(a, axes=axes), a, TRANSPOSED if axes is None else
+                   permuted(axes) if isinstance(a, Tracer) else None)
 
 
 swapaxes_p = define("swapaxes", lambda x, axis1, axis2: _onp.swapaxes(x, axis1, axis2),
@@ -139,7 +144,11 @@ swapaxes_p = define("swapaxes", lambda x, axis1, axis2: _onp.swapaxes(x, axis1, 
 def swapaxes(a, axis1, axis2):
     a = fnp.asarray(a)
     n = _ndim(a)
-    return view_of(swapaxes_p(a, axis1=axis_index(axis1, n), axis2=axis_index(axis2, n)), a)
+    axis1, axis2 = axis_index(axis1, n), axis_index(axis2, n)
+    axes = list(range(n))
+    axes[axis1], axes[axis2] = axis2, axis1
+    return view_of(swapaxes_p(a, axis1=axis1, axis2=axis2), a,
+                   permuted(tuple(axes)) if isinstance(a, Tracer) else None)
 
 
 expand_dims_p = define("expand_dims", lambda x, axis: _onp.expand_dims(x, axis),
@@ -153,7 +162,8 @@ expand_dims_p = define("expand_dims", lambda x, axis: _onp.expand_dims(x, axis),
                                         (((),), {"axis": -1})]))
 def expand_dims(a, axis):
     a = fnp.asarray(a)
-    return view_of(expand_dims_p(a, axis=tuple(int(i) for i in as_tuple(read_values(axis)))), a)
+    out = expand_dims_p(a, axis=tuple(int(i) for i in as_tuple(read_values(axis))))
+    return view_of(out, a, _RESHAPED_C)
 
 
 squeeze_p = define("squeeze", lambda x, axis: _onp.squeeze(x, axis),
@@ -167,7 +177,8 @@ squeeze_p = define("squeeze", lambda x, axis: _onp.squeeze(x, axis),
                                     (((1, 2, 1),), {"axis": (0, 2)})]))
 def squeeze(a, axis=None):
     a = fnp.asarray(a)
-    return view_of(squeeze_p(a, axis=None if axis is None else as_tuple(read_values(axis))), a)
+    out = squeeze_p(a, axis=None if axis is None else as_tuple(read_values(axis)))
+    return view_of(out, a, _RESHAPED_C)
 
 
 @differentiable(_onp.broadcast_to, Spec([(((3,),), {"shape": (2, 3)}), (((),), {"shape": 3}),

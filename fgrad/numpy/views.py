@@ -13,7 +13,8 @@ runs as a read, the operator and that write), the write goes into the tracer its
 slots take the new value's (derivative rules hold values one level down, never the tracer
 object, so what they recorded stays), and through it into the tracers of the same memory
 that were taken by basic indices (``_write``). A tracer of the memory reached through a view
-of another kind (a transpose) cannot be written so: a name holding one refuses the write.
+of another kind (a diagonal, ``.imag``) cannot be written so: a name holding one refuses
+the write. Reshaped and transposed views (``Relaid``) are written back whole.
 
 Which results are views follows numpy: basic indexing (slices, ``None``, ``...``, fewer integers
 than dimensions), ``reshape``, ``ravel``, ``transpose``/``.T``, ``swapaxes``, ``squeeze``,
@@ -49,9 +50,10 @@ class Viewable(Tracer):
     Every tracer's constructor sets it: an unset slot's read raises (1.6 us, too much for each
     in-place operator), and an instance dict made per view instead measured 1% slower on a
     row of indexing (an 8-round interleaved A/B) and holds a dict per view. ``_index``, set
-    with ``_base``, is the basic index that took the view (``base[index]``), or None for a
-    view of another kind (``reshape``, ``transpose``): a write reaches a view, or its base,
-    through indices only (``_write``)."""
+    with ``_base``, is the basic index that took the view (``base[index]``), a ``Relaid``
+    (``reshape``, ``transpose``), or None for a view of another kind (``diagonal``,
+    ``.imag``): a write reaches a view, or its base, through the first two only
+    (``_write``)."""
     __slots__ = ("_base", "_index")
 
 
@@ -84,9 +86,35 @@ def is_view_index(idx, x):
     return integers < len(parts) or integers < x.ndim  # (x.ndim: 0 for a Python number)
 
 
+class Relaid:
+    """How a view showing every entry of its base in another layout (``reshape``,
+    ``transpose``) was taken, both ways: ``read(base, view)`` gives the view's value from a
+    (new) value of its base, ``back(value, base)`` the base's value whose view ``value`` is
+    (a write into the view goes back whole). Shared objects, or one per explicit
+    permutation: nothing is made per view (an object per reshape cost a traced loop of
+    reshapes and transposes 5%)."""
+    __slots__ = ("read", "back")
+
+    def __init__(self, read, back):
+        self.read, self.back = read, back
+
+
+RESHAPED = {order: Relaid(lambda b, t, order=order: fnp.reshape(b, t.shape, order=order),
+                          lambda v, base, order=order: fnp.reshape(v, base.shape, order=order))
+            for order in "CF"}
+TRANSPOSED = Relaid(lambda b, t: fnp.transpose(b), lambda v, base: fnp.transpose(v))
+
+
+def permuted(axes):
+    """The view ``transpose(base, axes)`` both ways."""
+    back = tuple(int(i) for i in _onp.argsort(axes))
+    return Relaid(lambda b, t: fnp.transpose(b, axes), lambda v, base: fnp.transpose(v, back))
+
+
 def view_of(out, base, index=None):
     """Mark the traced ``out`` as a view of ``base`` (numpy would give a view), taken by the
-    basic index ``index`` if it was (``base[index]``); returns it."""
+    basic index ``index`` (``base[index]``) or relaid (a ``Relaid``) if it was; returns
+    it."""
     if out is not base and isinstance(out, Viewable) and isinstance(base, Tracer):
         out._base = base
         out._index = index
@@ -255,7 +283,7 @@ def _write(x, written, others, refused, shown, instead):
     indices take the write at those indices, up to the first that is no such view, and
     every other view of that one (with the views it was taken through) is read again from
     it by its indices. Refused (TracerMutationError): another tracer of the memory reached
-    otherwise (through ``reshape``, ``transpose``: ``refused(one of others)`` is raised); a
+    otherwise (through ``diagonal``, ``.imag``: ``refused(one of others)`` is raised); a
     tracer that a transform run inside ``x``'s holds as one of its values (``x`` closed over
     by a function given to ``vjp``: its record would read the written array instead of the
     one it recorded; ``Tracer._held``); and a value of such a transform (``x`` outlives
@@ -282,22 +310,24 @@ def _write(x, written, others, refused, shown, instead):
         raise errors.mutation(f"{shown} (a value of a transform run inside the array's)",
                               *instead)
     values = [new]
-    for child in chain[:-1]:  # (each array viewed takes the write at its view's index)
-        values.append(child._base.at[child._index].set(values[-1]))
+    for child in chain[:-1]:  # (each array viewed takes the write where its view shows it)
+        link, v, base = child._index, values[-1], child._base
+        values.append(link.back(v, base) if link.__class__ is Relaid else base.at[link].set(v))
     for t, v in zip(chain, values):
         _become(t, v)
     for t, path in family:
         v = values[-1]
-        for index in path:
-            v = v[index]
+        for view in path:
+            link = view._index
+            v = link.read(v, view) if link.__class__ is Relaid else v[link]
         _become(t, v)
     # (what ``top`` views otherwise, no name reads again: ``top`` is an array of its own)
     top._base = None
 
 
 def _taken_from(t):
-    """``[t, the array t was indexed from, ...]`` up to the first that is no view taken by a
-    basic index."""
+    """``[t, the array t was taken from, ...]`` up to the first that is no view taken by a
+    basic index or relaid."""
     chain = [t]
     while t._base is not None and t._index is not None:
         t = t._base
@@ -306,10 +336,10 @@ def _taken_from(t):
 
 
 def _path_from(t, top):
-    """The basic indices that take ``top`` to its view ``t``, outermost first."""
+    """The views that take ``top`` to its view ``t`` (``t`` last), outermost first."""
     path = []
     while t is not top:
-        path.append(t._index)
+        path.append(t)
         t = t._base
     path.reverse()
     return path
