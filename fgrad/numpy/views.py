@@ -280,15 +280,15 @@ def _write(x, written, others, refused, shown, instead):
     """``x`` takes the value ``written()`` in place, so every name holding ``x`` sees it, as
     numpy's names of one array do; so do the tracers of the same memory that the names
     ``others`` hold (``_seen``'s, read again): the arrays ``x`` was taken from by basic
-    indices take the write at those indices, up to the first that is no such view, and
-    every other view of that one (with the views it was taken through) is read again from
-    it by its indices. Refused (TracerMutationError): another tracer of the memory reached
-    otherwise (through ``diagonal``, ``.imag``: ``refused(one of others)`` is raised); a
-    tracer that a transform run inside ``x``'s holds as one of its values (``x`` closed over
-    by a function given to ``vjp``: its record would read the written array instead of the
-    one it recorded; ``Tracer._held``); and a value of such a transform (``x`` outlives
-    it)."""
-    # (x, the array x was indexed from, ..., the first no such view; x alone where no other
+    indices or relaid (``Relaid``: reshaped, transposed) take the write where ``x`` shows
+    them, up to the first that is no such view, and every other view of that one (with the
+    views it was taken through) is read again from it. Refused (TracerMutationError):
+    another tracer of the memory reached otherwise (through ``diagonal``, ``.imag``:
+    ``refused(one of others)`` is raised); a tracer that a transform run inside ``x``'s
+    holds as one of its values (``x`` closed over by a function given to ``vjp``: its record
+    would read the written array instead of the one it recorded; ``Tracer._held``); and a
+    value of such a transform (``x`` outlives it)."""
+    # (x, the array x was taken from, ..., the first no such view; x alone where no other
     # name reads the memory again)
     chain = _taken_from(x) if others else [x]
     top = chain[-1]
