@@ -1,8 +1,8 @@
 """Augmented assignment through views and aliases keeps numpy's meaning or raises
 TracerMutationError (fgrad/numpy/views.py); it never rebinds one name while numpy would change
 another's array. Where another name sees the memory, the write goes through: to an alias (the
-same tracer), to the arrays a view was indexed from and to their other indexed views; a view
-of another kind (a transpose) read again refuses it."""
+same tracer), to the arrays a view was indexed, reshaped or transposed from and to their
+other such views; a view of another kind (a diagonal) read again refuses it."""
 import numpy as onp
 import pytest
 

@@ -1,8 +1,9 @@
 """``y[idx] = v`` and ``y[idx] op= v`` on a traced array keep numpy's meaning: every name of
 the array sees the write, the derivative is that of the written array, and every transform and
 composition of transforms agrees with numpy's loop over the examples (fgrad/numpy/views.py,
-``write_into``). A write another tracer of the same memory would miss (a view read again) is
-refused with TracerMutationError."""
+``write_into``); so do numpy's in-place functions and methods. A write that another tracer of
+the same memory would miss (a view of another kind, read again), or that a record of an inner
+transform would read later, is refused with TracerMutationError."""
 import re
 
 import numpy as onp
