@@ -40,7 +40,7 @@ from ..core.values import foreign_array
 from ..core.tracer import Tracer, contains_tracer, without_derivative, value_dtype, read_values
 from .namespace import values_only
 from .broadcasting import dtype_of, shape_of, unbroadcast_like
-from .wrapping import differentiable
+from .wrapping import differentiable, inverse_permutation
 from .views import view_of
 
 
@@ -258,10 +258,6 @@ def _moved(axes, nb, ndim):
     return perm
 
 
-def _inverse(perm):
-    return tuple(int(a) for a in _onp.argsort(perm))
-
-
 def _row_index(i, tail):
     """Integer array ``i`` flattened, as the row index of every entry of ``(i.size,) + tail``
     (``gather``'s and ``scatter_add``'s indices, which have their operand's shape)."""
@@ -301,14 +297,14 @@ def _as_rows(x, v, picks):
         v = fnp.broadcast_to(v, ib + kept)
     else:
         v = fnp.transpose(fnp.broadcast_to(v, tuple((ib + kept)[p] for p in perm)),
-                          _inverse(perm))
+                          inverse_permutation(perm))
     return fnp.reshape(v, (math.prod(ib),) + kept), _row_index(flat, kept), order, kept
 
 
 def _from_rows(y, shape, picks, order, kept):
     """The rows ``y`` of the indexed axes ``picks`` back in ``x``'s layout (of ``shape``)."""
     y = fnp.reshape(y, tuple(shape[d] for d in picks) + kept)
-    return y if order == sorted(order) else fnp.transpose(y, _inverse(order))
+    return y if order == sorted(order) else fnp.transpose(y, inverse_permutation(order))
 
 
 def _scattered(x, v, picks):

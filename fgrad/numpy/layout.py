@@ -19,11 +19,24 @@ from ..core.values import foreign_array
 from ..core.tracer import (Tracer, contains_tracer, value_for_shape, read_values,
                            without_derivative)
 from .namespace import values_only
-from .views import RESHAPED, TRANSPOSED, copied, permuted, view_of
+from .views import Relaid, copied, view_of
 from .broadcasting import broadcast_to_p, dtype_of, shape_of
-from .wrapping import as_tuple, differentiable, unsupported_kwargs
+from .wrapping import as_tuple, differentiable, inverse_permutation, unsupported_kwargs
 
+# how reshaped and transposed views were taken, both ways (``views.Relaid``): shared objects,
+# or one per explicit permutation, so nothing is made per view (an object per reshape cost a
+# traced loop of reshapes and transposes 5%)
+RESHAPED = {order: Relaid(lambda b, t, order=order: fnp.reshape(b, t.shape, order=order),
+                          lambda v, base, order=order: fnp.reshape(v, base.shape, order=order))
+            for order in "CF"}
 _RESHAPED_C = RESHAPED["C"]  # (read without a call: a plain reshape's cost)
+TRANSPOSED = Relaid(lambda b, t: fnp.transpose(b), lambda v, base: fnp.transpose(v))
+
+
+def _permuted(axes):
+    """The view ``transpose(base, axes)`` both ways."""
+    back = inverse_permutation(axes)
+    return Relaid(lambda b, t: fnp.transpose(b, axes), lambda v, base: fnp.transpose(v, back))
 
 try:
     from numpy.lib.array_utils import normalize_axis_index as _normalize_axis_index
@@ -102,10 +115,6 @@ def ravel(a, order="C"):
                    _RESHAPED_C if order == "C" else RESHAPED.get(order))
 
 
-def _inverse_perm(axes):
-    return tuple(int(i) for i in _onp.argsort(axes))
-
-
 def _transpose_method(x, axes):
     # the array's own method: numpy.transpose's dispatch wrappers cost more than the
     # transposition (a view) on the small arrays rules hand down; the same view either way
@@ -114,7 +123,7 @@ def _transpose_method(x, axes):
 
 transpose_p = define("transpose", lambda x, axes: _onp.transpose(x, axes),
                      [lambda g, ans, x, axes: fnp.transpose(
-                         g, None if axes is None else _inverse_perm(axes))],
+                         g, None if axes is None else inverse_permutation(axes))],
                      linear=True,
                      spec=Spec([(((2, 3),), {"axes": None}), (((2, 3, 4),), {"axes": (1, 2, 0)}),
                                 (((3,),), {"axes": None})]), batch=batch_rules.transpose,
@@ -128,7 +137,7 @@ def transpose(a, axes=None):
     if axes is not None:
         axes = axis_tuple(axes, _ndim(a))
     return view_of(transpose_p(a, axes=axes), a, TRANSPOSED if axes is None else
-                   permuted(axes) if isinstance(a, Tracer) else None)
+                   _permuted(axes) if isinstance(a, Tracer) else None)
 
 
 swapaxes_p = define("swapaxes", lambda x, axis1, axis2: _onp.swapaxes(x, axis1, axis2),
@@ -148,7 +157,7 @@ def swapaxes(a, axis1, axis2):
     axes = list(range(n))
     axes[axis1], axes[axis2] = axis2, axis1
     return view_of(swapaxes_p(a, axis1=axis1, axis2=axis2), a,
-                   permuted(tuple(axes)) if isinstance(a, Tracer) else None)
+                   _permuted(tuple(axes)) if isinstance(a, Tracer) else None)
 
 
 expand_dims_p = define("expand_dims", lambda x, axis: _onp.expand_dims(x, axis),

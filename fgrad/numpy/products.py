@@ -21,7 +21,7 @@ from . import batch_rules
 from ..core.table import Spec, define
 from ..core.tracer import value_for_shape
 from .broadcasting import dtype_of, shape_of, unbroadcast_like
-from .wrapping import as_tuple, differentiable, unsupported_kwargs
+from .wrapping import as_tuple, differentiable, inverse_permutation, unsupported_kwargs
 
 COMPLEX2 = ("complex", "complex")
 
@@ -36,10 +36,6 @@ def _ndims(a, b):
         return len(a.shape), len(b.shape)
     except AttributeError:  # a list operand
         return _ndim(a), _ndim(b)
-
-
-def _inverse_perm(perm):
-    return tuple(int(i) for i in _onp.argsort(perm))
 
 
 def _is_complex(x):
@@ -65,7 +61,7 @@ def tensordot_vjp_a(g, a, b, axes):
     g_free_b = list(range(len(free_a), len(free_a) + len(free_b)))
     res = fnp.tensordot(g, b, axes=(g_free_b, free_b))  # axes: free_a, then ib in b's order
     order = free_a + [ia[j] for j in _onp.argsort(ib)]
-    return fnp.transpose(res, _inverse_perm(order))
+    return fnp.transpose(res, inverse_permutation(order))
 
 
 def tensordot_vjp_b(g, a, b, axes):
@@ -74,7 +70,7 @@ def tensordot_vjp_b(g, a, b, axes):
     free_b = [i for i in range(_ndim(b)) if i not in ib]
     res = fnp.tensordot(a, g, axes=(free_a, list(range(len(free_a)))))  # ia in a's order, free_b
     order = [ib[j] for j in _onp.argsort(ia)] + free_b
-    return fnp.transpose(res, _inverse_perm(order))
+    return fnp.transpose(res, inverse_permutation(order))
 
 
 # The primitives' specs draw complex operands; the public functions' specs (below) real ones.

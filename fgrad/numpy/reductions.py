@@ -20,7 +20,8 @@ from . import batch_rules, taylor_rules
 from ..core.table import Composed, Spec, define
 from ..core.tracer import Tracer, contains_tracer, without_derivative
 from .broadcasting import REDUCE, dtype_of, kept_shape, mask, shape_of, spread, sum_p
-from .wrapping import differentiable, numpy_reference, unsupported_kwargs, with_numpy_values
+from .wrapping import (differentiable, inverse_permutation, numpy_reference,
+                       unsupported_kwargs, with_numpy_values)
 
 
 
@@ -69,7 +70,7 @@ def _prod_partials(x, axis):
     rows = fnp.reshape(fnp.transpose(x, perm), [shape[i] for i in kept] + [n])
     left, right = exclusive_products(rows)
     others = fnp.reshape(left * right, [shape[i] for i in perm])
-    return fnp.transpose(others, tuple(int(i) for i in _onp.argsort(perm)))
+    return fnp.transpose(others, inverse_permutation(perm))
 
 
 def shifted_in(x):

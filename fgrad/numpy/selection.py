@@ -32,7 +32,7 @@ from .indexing import along_axis_index, gather_p, gather_rows, traced_index
 from .namespace import values_only, zero_derivative
 from . import views
 from .views import copied, view_of
-from .wrapping import differentiable, unsupported_kwargs, with_numpy_values
+from .wrapping import differentiable, inverse_permutation, unsupported_kwargs, with_numpy_values
 
 
 def _ndim(x):
@@ -490,7 +490,7 @@ def _diagonal_vjp(g, ans, x, offset, axis1, axis2):
     zeros = _onp.zeros(tuple(shape[d] for d in perm), dtype_of(g))
     full = fnp.index_add(zeros, g, (Ellipsis,) + _diagonal_index(shape[axis1], shape[axis2],
                                                                  offset))
-    return fnp.transpose(full, tuple(int(i) for i in _onp.argsort(perm)))
+    return fnp.transpose(full, inverse_permutation(perm))
 
 
 # numpy's diagonal is a strided view; a primitive of its own keeps that layout, so that

@@ -90,25 +90,11 @@ class Relaid:
     """How a view showing every entry of its base in another layout (``reshape``,
     ``transpose``) was taken, both ways: ``read(base, view)`` gives the view's value from a
     (new) value of its base, ``back(value, base)`` the base's value whose view ``value`` is
-    (a write into the view goes back whole). Shared objects, or one per explicit
-    permutation: nothing is made per view (an object per reshape cost a traced loop of
-    reshapes and transposes 5%)."""
+    (a write into the view goes back whole). ``fgrad.numpy.layout`` makes them."""
     __slots__ = ("read", "back")
 
     def __init__(self, read, back):
         self.read, self.back = read, back
-
-
-RESHAPED = {order: Relaid(lambda b, t, order=order: fnp.reshape(b, t.shape, order=order),
-                          lambda v, base, order=order: fnp.reshape(v, base.shape, order=order))
-            for order in "CF"}
-TRANSPOSED = Relaid(lambda b, t: fnp.transpose(b), lambda v, base: fnp.transpose(v))
-
-
-def permuted(axes):
-    """The view ``transpose(base, axes)`` both ways."""
-    back = tuple(int(i) for i in _onp.argsort(axes))
-    return Relaid(lambda b, t: fnp.transpose(b, axes), lambda v, base: fnp.transpose(v, back))
 
 
 def view_of(out, base, index=None):

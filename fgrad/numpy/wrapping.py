@@ -169,6 +169,11 @@ def as_tuple(x):
     return (x,) if isinstance(x, (int, _onp.integer)) else tuple(x)
 
 
+def inverse_permutation(perm):
+    """The axes that undo ``transpose(x, perm)``, as a tuple of ints."""
+    return tuple(int(i) for i in _onp.argsort(perm))
+
+
 def unsupported_kwargs(name, kwargs):
     """Traced calls take numpy's core arguments; the rest (``out=``, ``casting=``, ...) are
     refused by name rather than ignored. Arguments left at None are no request at all."""

@@ -10,7 +10,7 @@ from ...core.table import Composed, Spec, define
 from ..multi_output import define_multi
 from ...core.tracer import value_for_shape, map_tracers
 from ..broadcasting import dtype_of, shape_of, unbroadcast, unbroadcast_like
-from ..wrapping import differentiable, unsupported_kwargs
+from ..wrapping import differentiable, inverse_permutation, unsupported_kwargs
 from .common import (SlogdetResult, _is_complex, _la, _lift, _mT, _ndim, _noted, _real_part,
                      _shift, _shifted)
 
@@ -233,7 +233,7 @@ def _tensor_call(f, a, *rest, shape, **params):
         order.remove(k)
         order.insert(len(shape), k)
     t = fnp.reshape(a + _shift(a), tuple(shape[i] for i in order))
-    return f(fnp.transpose(t, tuple(int(i) for i in _onp.argsort(order))), *rest, **params)
+    return f(fnp.transpose(t, inverse_permutation(order)), *rest, **params)
 
 
 @differentiable(_la.tensorsolve, Spec([(((6, 6), (2, 3)), {"shape": (2, 3, 6)}),
