@@ -176,8 +176,7 @@ class ArrayTracer(Viewable):
     def __setitem__(self, idx, value):
         # numpy's write: the value in the array's dtype, every name of the array seeing it
         def written(value=value):
-            if fnp.result_type(value) != self.dtype:
-                value = astype(value, self.dtype)
+            value = _in_dtype(value, self.dtype)
             # (``y[y < 0] = 0``: a mask of the whole array and one value, where() reads no
             # mask's values, so it runs batched and staged too; index_set() counts entries)
             if _onp.ndim(value) == 0 and _onp.ndim(idx) == self.ndim > 0 and \
@@ -298,6 +297,11 @@ class ArrayTracer(Viewable):
         return _redirect(func.__name__, ns, args, kwargs, func)
 
 
+def _in_dtype(value, dtype):
+    """``value`` cast to the ``dtype`` of the array it is written into, as numpy casts it."""
+    return value if fnp.result_type(value) == dtype else astype(value, dtype)
+
+
 class _Flat:
     """``x.flat`` of a traced array: its elements in C order, read by index or iteration as
     numpy's flat iterator reads them; written, it writes into ``x`` as numpy's does."""
@@ -319,10 +323,8 @@ class _Flat:
     def __setitem__(self, idx, value):  # (numpy's write into x, as x[...] = v)
         x = self.base
 
-        def written(value=value):
-            if fnp.result_type(value) != x.dtype:
-                value = astype(value, x.dtype)
-            return fnp.reshape(at(fnp.ravel(x))[idx].set(value), x.shape)
+        def written():
+            return fnp.reshape(at(fnp.ravel(x))[idx].set(_in_dtype(value, x.dtype)), x.shape)
 
         write_whole(x, written, "x.flat[...] = ...")
 

@@ -161,18 +161,19 @@ def _reduceat(prim, a, indices, axis=0, dtype=None, out=None, **kwargs):
                              (a, indices), {"axis": axis})
 
 
-# ufunc.at -> the functional update doing the same (anything else: apply)
-_AT_UPDATES = {"add": "add(v)", "subtract": "add(-v)", "multiply": "multiply(v)",
-               "maximum": "max(v)", "minimum": "min(v)", "divide": "divide(v)",
-               "true_divide": "divide(v)", "power": "power(v)"}
+# ufunc.at -> the method of fgrad.numpy.at(x)[idx] doing the same update (anything else: apply)
+_AT_UPDATES = {"add": "add", "subtract": "add", "multiply": "multiply", "maximum": "max",
+               "minimum": "min", "divide": "divide", "true_divide": "divide", "power": "power"}
 
 
 def _at(prim, a, indices, b=None):
     """``ufunc.at(a, indices, b)``: on a traced ``a``, numpy's write (``views.write_whole``)
     of ``fgrad.numpy.at(a)[indices]``'s update (repeated indices apply each value in turn,
     as numpy's); a plain ``a`` cannot hold traced values."""
-    update = _AT_UPDATES.get(prim.name, f"apply(lambda e: fgrad.numpy.{prim.name}(e, v))")
+    method = _AT_UPDATES.get(prim.name)
     if not isinstance(a, Tracer):
+        update = (f"{method}({'-v' if prim.name == 'subtract' else 'v'})" if method else
+                  f"apply(lambda e: fgrad.numpy.{prim.name}(e, v))")
         raise errors.TracerMutationError(
             f"fgrad.numpy.{prim.name}.at writes into its first argument in place, which a "
             f"plain array given traced values cannot hold; write x = fgrad.numpy.at(x)[idx]."
@@ -180,10 +181,8 @@ def _at(prim, a, indices, b=None):
 
     def written():
         at = fnp.at(a)[read_values(indices)]
-        if prim.name == "subtract":
-            new = at.add(fnp.negative(b))
-        elif prim.name in _AT_UPDATES:
-            new = getattr(at, _AT_UPDATES[prim.name].split("(")[0])(b)
+        if method is not None:
+            new = getattr(at, method)(fnp.negative(b) if prim.name == "subtract" else b)
         else:  # (a unary ufunc, or another binary one: indices named once each)
             new = at.apply(lambda e: prim(e) if b is None else prim(e, b))
         return fnp.astype(new, dtype_of(a)) if dtype_of(new) != dtype_of(a) else new
