@@ -278,16 +278,15 @@ def _write(x, written, others, refused, shown, instead):
     # name reads the memory again)
     chain = _taken_from(x) if others else [x]
     top = chain[-1]
-    family = {}  # (the other tracers to write: the others' and the arrays they were taken
-    for s in others:  # from on the way to ``top``)
-        t = s[3]
-        while t is not top and t._base is not None and t._index is not None:
-            if all(t is not c for c in chain):
-                family[id(t)] = t
-            t = t._base
-        if t is not top:
+    family = {}  # (the other tracers to write, each with the views from ``top`` to it:
+    for s in others:  # the others' and the arrays they were taken from on the way)
+        ups = _taken_from(s[3])
+        if ups[-1] is not top:
             raise refused(s)
-    family = [(t, _path_from(t, top)) for t in family.values()]
+        for k, t in enumerate(ups[:-1]):
+            if all(t is not c for c in chain):
+                family[id(t)] = (t, ups[k:-1][::-1])
+    family = list(family.values())
     if any(getattr(t, "_held", False) for t in (*chain, *(t for t, _ in family))):
         raise errors.mutation(f"{shown} (into an array that a transform run inside this one "
                               "holds as it was, for its derivative)", *instead)
@@ -319,16 +318,6 @@ def _taken_from(t):
         t = t._base
         chain.append(t)
     return chain
-
-
-def _path_from(t, top):
-    """The views that take ``top`` to its view ``t`` (``t`` last), outermost first."""
-    path = []
-    while t is not top:
-        path.append(t)
-        t = t._base
-    path.reverse()
-    return path
 
 
 def _become(t, new):
