@@ -112,9 +112,18 @@ def through_a_column(x):
     return m + col[:, None]
 
 
+def through_ufuncs_out(x):  # numpy's out= writes the result into the array named
+    y = x * 1.0
+    col = np.reshape(y, (2, 2))[:, 1]
+    np.multiply(col, y[:2], out=col)  # (into a column view of y: so into y)
+    np.tanh(y, out=y, where=x < 1.0)
+    np.subtract(y, x[0], y)
+    return y
+
+
 WRITES = [masked, filled_in_a_loop, rows_and_columns, into_the_argument, a_view_not_read_again,
           through_slices, through_an_alias, in_its_dtype, a_view_read_again, a_base_read_again,
-          eliminated, through_a_column, through_transposes]
+          eliminated, through_a_column, through_transposes, through_ufuncs_out]
 X = onp.array([0.7, -1.3, 0.4, 1.1])
 
 
@@ -308,7 +317,11 @@ def numpys_in_place_functions(m, x):
     k = x * 1.0
     k.fill(x[2])
     k.put([1, 3], x[:2])
-    return np.concatenate([np.ravel(v) for v in (a, b, c, d, e, f, g, h, k)])
+    u = x * 1.0
+    m.exp(u[1:3], out=u[1:3])  # (a ufunc's out=: the result written into the view, so into u)
+    m.multiply(u, x, out=u, where=x > 0)
+    m.add(u, 1.0, u)  # (numpy's positional out)
+    return np.concatenate([np.ravel(v) for v in (a, b, c, d, e, f, g, h, k, u)])
 
 
 @pytest.mark.parametrize("module", ["fgrad.numpy", "numpy"])
@@ -322,3 +335,40 @@ def test_numpys_in_place_functions_write_a_traced_array(module):
     onp.testing.assert_array_equal(fgrad.vmap(f)(onp.stack([x, -x]))[1],
                                    numpys_in_place_functions(onp, -x))
     check_grads(lambda v: np.sum(np.sin(f(v))), (x,), order=2)
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda x: np.sin(x, out=onp.zeros(4)), TracerMutationError,
+     r"fgrad\.numpy\.sin\(\.\.\., out=\.\.\.\) would write a traced value into a plain"),
+    (lambda x: onp.sin(x, out=onp.zeros(4)), TracerMutationError,
+     r"numpy\.sin\(\.\.\., out=\.\.\.\) would write a traced value into a plain"),
+    (lambda x: np.add(x, 1.0, out=x[:2] * 1), ValueError,
+     r"operands could not be broadcast together with the output operand's shape \(2,\)"),
+    (lambda x: np.add(np.stack([x, x]), 1.0, out=x * 1), ValueError,
+     r"non-broadcastable output operand with shape \(4,\) doesn't match the broadcast shape "
+     r"\(2, 4\)"),
+    (lambda x: np.add(x, 0.5, out=x.astype(np.int64)), TypeError,
+     r"Cannot cast ufunc 'add' output from dtype\('float64'\) to dtype\('int64'\) with "
+     r"casting rule 'same_kind'"),
+    (lambda x: np.add(x, 1.0, x * 1, out=x * 1), TypeError,
+     r"cannot specify 'out' as both a positional and keyword argument"),
+    (lambda x: np.add(x, 1.0, out=(x * 1, x * 1)), ValueError,
+     r"The 'out' tuple must have exactly one entry per ufunc output"),
+    (lambda x: np.add(x, 1.0, out=x * 1, casting="unsafe"), NotImplementedError,
+     r"fgrad\.numpy\.add: the argument\(s\) casting are not supported"),
+])
+def test_a_ufuncs_out_refuses_what_numpy_refuses_and_a_plain_array(call, error, message):
+    with pytest.raises(error, match=message):
+        fgrad.jit(call)(X)  # (jit traces every value: an integer out= too)
+    if error is not TracerMutationError and error is not NotImplementedError:
+        with pytest.raises(error):  # (numpy's own error, on plain arrays)
+            call(X.copy())
+
+
+def test_a_ufuncs_out_returns_the_array_written():
+    def f(x):
+        y = x * 1.0
+        return np.exp(x, out=y) is y, onp.exp(x, out=(y,)) is y, y
+    same, numpys, y = fgrad.jit(f)(X)
+    assert same and numpys
+    onp.testing.assert_array_equal(y, onp.exp(X))

@@ -350,9 +350,10 @@ def write_seen_elsewhere(statement, name, how):
 
 
 def written_into_plain(ufunc):
-    """numpy's ``ufunc`` asked to write a traced result into a plain array (``out=``)."""
+    """The ufunc ``ufunc`` (``numpy.add``, ``fgrad.numpy.add``) asked to write a traced result
+    into a plain array (``out=``)."""
     return TracerMutationError(
-        f"numpy.{ufunc}(..., out=...) would write a traced value into a plain numpy array "
+        f"{ufunc}(..., out=...) would write a traced value into a plain numpy array "
         "(an augmented assignment such as `buf[:2] += x` or `buf *= x` on a plain `buf` does "
         "this), which cannot hold its derivative. Build a new array instead: `buf = "
         "np.at(buf)[idx].add(x)` (or .set, .multiply; fgrad.numpy.at works on plain and traced "

@@ -93,6 +93,15 @@ class Spec:
         return d[i] if d and isinstance(d[0], (tuple, str)) else d
 
 
+class Answered:
+    """What a ``check_call`` returns for a call it ran itself in another form: the call's
+    value."""
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
 class Primitive:
     """A callable table entry. Calling it on plain values runs numpy directly (no overhead
     beyond a type check per argument); calling it on tracers hands it to their transform.
@@ -123,7 +132,9 @@ class Primitive:
 
     check_call      -- ``(prim, args, params) -> params``, run on traced calls given keywords
                        or more than ``nin`` positional arguments: a family's check of what
-                       its rules cannot take (the ufuncs refuse out=, where=, ...)
+                       its rules cannot take (the ufuncs refuse where= without out=, ...),
+                       or an ``Answered`` for a call it ran itself in another form (a
+                       ufunc's ``out=``: the result written into the traced array)
     fast_impl       -- what a transform calls on the values it hands down (numpy arrays and
                        scalars, never two Python numbers): ``impl``, or a stand-in equal in
                        value and dtype (numpy's operators for the arithmetic ufuncs, without
@@ -253,6 +264,8 @@ class Primitive:
             return self._ambient(args, params)
         if self.check_call is not None and (params or len(args) > self.nin):
             params = self.check_call(self, args, params)
+            if params.__class__ is Answered:
+                return params.value
         if not top.alive:
             raise errors.escaped(top)
         if not self.differentiable and not top.sees_all:
@@ -265,6 +278,8 @@ class Primitive:
         runs at once: its result is a constant of the trace.)"""
         if self.check_call is not None and (params or len(args) > self.nin):
             params = self.check_call(self, args, params)
+            if params.__class__ is Answered:
+                return params.value
         return ambient().process(self, args, params)
 
     def vjp_all(self, g, ans, args, params, wanted):

@@ -23,6 +23,7 @@ from .elementwise import (abs, add, clip, conjugate, divide, imag, mod, multiply
                           python_number,
                           power_operator, real, subtract)
 from .indexing import at, getitem
+from .ufunc_methods import UfuncPrimitive, call_into
 from .layout import asarray, astype, ravel, reshape, squeeze, swapaxes, transpose
 from .products import dot, matmul
 from .reductions import max, mean, min, prod, sum
@@ -275,8 +276,12 @@ class ArrayTracer(Viewable):
         out = kwargs.get("out")
         if out is not None:
             if any(not isinstance(o, Tracer) for o in out):  # (buf[:2] += x comes this way)
-                raise errors.written_into_plain(ufunc.__name__)
-            raise errors.mutation(f"numpy.{ufunc.__name__}(..., out=...) on a traced value")
+                raise errors.written_into_plain(f"numpy.{ufunc.__name__}")
+            ours = getattr(fnp, ufunc.__name__, None)
+            if method != "__call__" or not isinstance(ours, UfuncPrimitive):
+                raise errors.mutation(f"numpy.{ufunc.__name__}.{method}(..., out=...) on a "
+                                      "traced value")  # (a method's out=: reduce, ...)
+            return call_into(ours, inputs, out, {k: v for k, v in kwargs.items() if k != "out"})
         module = _library_of_ufunc(ufunc)
         if module is not None:  # scipy.special's
             raise errors.plain_library(module, ufunc.__name__, _mirrored(module, ufunc.__name__))

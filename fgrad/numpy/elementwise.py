@@ -53,11 +53,19 @@ BINARY = [(((), ()), {}), (((3,), (3,)), {}), (((2, 3), (3,)), {}), (((2, 1), (1
 
 
 def _ufunc_call(prim, args, params):
-    """Traced calls of a ufunc primitive refuse the ufunc keywords (and a positional ``out``)
-    by name rather than let them reach the rules; plain calls are numpy's, every keyword
-    included."""
-    if len(args) > prim.impl.nin:  # numpy's positional out argument
-        raise errors.out_argument(prim.name)
+    """Traced calls of a ufunc primitive: ``out=`` (or a positional ``out``) writes the result
+    into a traced array as numpy does (``ufunc_methods.call_into``); the other ufunc keywords
+    are refused by name rather than let reach the rules. Plain calls are numpy's, every
+    keyword included."""
+    nin = prim.impl.nin
+    if len(args) > nin:  # numpy's positional out argument
+        if "out" in params:
+            raise TypeError("cannot specify 'out' as both a positional and keyword argument")
+        params = dict(params, out=args[nin:])
+        args = args[:nin]
+    if params.get("out") is not None:
+        params = dict(params)
+        return table.Answered(ufunc_methods.call_into(prim, args, params.pop("out"), params))
     if params:
         unsupported_kwargs(prim.name, params)
     return {}

@@ -161,6 +161,47 @@ def _reduceat(prim, a, indices, axis=0, dtype=None, out=None, **kwargs):
                              (a, indices), {"axis": axis})
 
 
+def call_into(prim, args, out, params):
+    """``prim(*args, out=out, **params)`` where a value is traced: the result written into
+    ``out`` as numpy writes it (``views.write_whole``; where ``where`` is false ``out`` keeps
+    its entries), after numpy's checks of the cast (``same_kind``) and the shapes; returns
+    the array written, as numpy does. ``out``: an array or a tuple of one. A plain ``out`` cannot hold a
+    traced result (``TracerMutationError``)."""
+    where = params.pop("where", True)
+    where = True if where is None else where
+    unsupported_kwargs(prim.name, params)  # (dtype=, casting=, ...: refused by name)
+    target = out
+    if out.__class__ is tuple:
+        if len(out) != prim.impl.nout:
+            raise ValueError("The 'out' tuple must have exactly one entry per ufunc output")
+        target = out[0]
+    if not isinstance(target, Tracer):
+        if contains_tracer(args) or contains_tracer(where):
+            raise errors.written_into_plain(f"fgrad.numpy.{prim.name}")
+        return prim.impl(*args, out=out, where=where)  # (all plain: numpy's, at once)
+    result = prim(*args)
+
+    def written():
+        dtype, shape = dtype_of(target), _shape(target)
+        if not _onp.can_cast(dtype_of(result), dtype, "same_kind"):
+            raise TypeError(f"Cannot cast ufunc '{prim.name}' output from "
+                            f"{dtype_of(result)!r} to {dtype!r} with casting rule 'same_kind'")
+        try:
+            full = _onp.broadcast_shapes(_shape(result), shape)
+        except ValueError:
+            raise ValueError(f"operands could not be broadcast together with the output "
+                             f"operand's shape {shape} (the result's: {_shape(result)})")
+        if full != shape:
+            raise ValueError(f"non-broadcastable output operand with shape {shape} doesn't "
+                             f"match the broadcast shape {full}")
+        new = result if dtype_of(result) == dtype else fnp.astype(result, dtype)
+        new = new if where is True else fnp.where(where, new, target)
+        return new if _shape(new) == shape else fnp.broadcast_to(new, shape)
+
+    views.write_whole(target, written, f"np.{prim.name}(..., out=...)")
+    return target
+
+
 # ufunc.at -> the method of fgrad.numpy.at(x)[idx] doing the same update (anything else: apply)
 _AT_UPDATES = {"add": "add", "subtract": "add", "multiply": "multiply", "maximum": "max",
                "minimum": "min", "divide": "divide", "true_divide": "divide", "power": "power"}
