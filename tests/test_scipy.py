@@ -1259,14 +1259,14 @@ def test_a_solution_under_jit_is_the_solution_and_grad_of_jit_differentiates_it(
 
 REFUSED = [
     (lambda v: special.iv(v, 1.0), "scipy.special.iv", "'v'"),
-    (lambda a: special.gammainc(a, 1.0), "scipy.special.gammainc", "'a'"),
     (lambda x: special.zeta(x), "scipy.special.zeta", "'x'"),
     (lambda x: special.zeta(x, 2.0), "scipy.special.zeta", "'x'"),
-    (lambda a: stats.gamma.cdf(1.0, a), "scipy.stats.gamma.cdf", "'a'"),
-    (lambda a: stats.gamma.ppf(0.3, a), "scipy.stats.gamma.ppf", "'a'"),
+    (lambda a: stats.beta.cdf(0.3, a, 2.0), "scipy.stats.beta.cdf", "'a'"),
+    (lambda df: stats.t.ppf(0.3, df), "scipy.stats.t.ppf", "'df'"),
     (lambda n: stats.binom.logpmf(2, n, 0.3), "scipy.stats.binom.logpmf", "'n'"),
     (lambda k: stats.poisson.logpmf(k, 2.0), "scipy.stats.poisson.logpmf", "'k'"),
     (lambda n: stats.nbinom.cdf(2, n, 0.3), "scipy.stats.nbinom.cdf", "'n'"),
+    (lambda a: special.betainc(a, 2.0, 0.3), "scipy.special.betainc", "'a'"),
     (lambda x: integrate.simpson(onp.ones(3), x=x * onp.arange(3.0)),
      "scipy.integrate.simpson", "'x'"),
 ]
@@ -1291,17 +1291,80 @@ COMPOSED = {
 
 
 @pytest.mark.parametrize("how", COMPOSED)
-@pytest.mark.parametrize("f, name, arg", REFUSED[:-1])  # (simpson's x is a fixed value)
+@pytest.mark.parametrize("f, name, arg", REFUSED[:-2])  # (betainc's a, simpson's x: fixed)
 def test_arguments_without_a_derivative_are_refused_through_jit_vmap_and_checkpoint(
         f, name, arg, how):
     # staged or batched, such an argument reaches the primitive as an operand, and only the
-    # differentiating trace sees that it carries a derivative: a zero there (gammainc's a,
-    # zeta's x, iv's v under grad(jit) or grad(vmap)) was a silently wrong derivative
+    # differentiating trace sees that it carries a derivative: a zero there (gammainc's a
+    # once, zeta's x, iv's v under grad(jit) or grad(vmap)) was a silently wrong derivative
     if how == "jet(jit)":  # (jet expands ppf as the inverse of cdf, which refuses)
         name = name.replace(".ppf", ".cdf")
     with pytest.raises(NoDerivativeRuleError, match=f"fgrad.{name} has no derivative in its "
                                                     f"argument {arg}"):
         COMPOSED[how](f)(3.0)
+
+
+def test_gammainc_in_a_against_its_closed_form_at_a_1_and_scipys_differences():
+    # Q(1, x) = e^-x, and dQ/da at a = 1 is e^-x log x + E1(x) + euler_gamma e^-x
+    d_p, d_q = (fgrad.grad(f, argnums=0) for f in (special.gammainc, special.gammaincc))
+    for x in (0.3, 1.5, 2.0, 7.0, 40.0):  # (both sides of x = a + 1: the series, the fraction)
+        want = onp.exp(-x) * (onp.log(x) + onp.euler_gamma) + sc.exp1(x)
+        assert d_q(1.0, x) == pytest.approx(want, rel=1e-12)
+        assert d_p(1.0, x) == pytest.approx(-want, rel=1e-12)
+    # elsewhere scipy's central differences, in a and (closed form) in x; and the second
+    # derivative in a those of the first
+    d2 = fgrad.grad(d_p, argnums=0)
+    for a, x in [(0.05, 0.01), (0.5, 3.0), (4.0, 2.5), (4.0, 5.5), (30.0, 25.0), (30.0, 45.0),
+                 (150.0, 150.0)]:
+        h = 1e-5 * a
+        fd = (sc.gammainc(a + h, x) - sc.gammainc(a - h, x)) / (2 * h)
+        assert d_p(a, x) == pytest.approx(fd, rel=1e-6)
+        assert d2(a, x) == pytest.approx((d_p(a + h, x) - d_p(a - h, x)) / (2 * h), rel=1e-5)
+    grads = fgrad.grad(lambda a, x: special.gammainc(a, x), argnums=(0, 1))(2.0, 1.5)
+    assert grads[1] == pytest.approx(st.gamma.pdf(1.5, 2.0), rel=1e-13)
+    # the edges: P is 0 at x = 0 and 1 at x = inf for every a; scipy's nan for a <= 0; and
+    # nan where the fixed lengths of the series and the fraction fall short (a = 1000, x
+    # near a), not a wrong number
+    assert d_p(2.0, 0.0) == 0.0 and d_p(2.0, onp.inf) == 0.0 and onp.isnan(d_p(-1.0, 2.0))
+    assert onp.isnan(d_p(1000.0, 1000.0)) and onp.isfinite(d_p(1000.0, 1200.0))
+    # batched and staged, forward and reverse
+    a, x = onp.array([0.5, 2.0, 9.0]), onp.array([3.0, 0.7, 9.5])
+    each = [d_p(ai, xi) for ai, xi in zip(a, x)]
+    onp.testing.assert_allclose(fgrad.vmap(d_p)(a, x), each, rtol=1e-13)
+    onp.testing.assert_allclose(fgrad.jit(fgrad.vmap(d_p))(a, x), each, rtol=1e-13)
+    onp.testing.assert_allclose(onp.diag(fgrad.jacfwd(special.gammainc)(a, x)), each,
+                                rtol=1e-13)
+
+
+@pytest.mark.parametrize("name, shape, x, cdf", [
+    ("gamma", 2.5, 1.7, lambda a, x: sc.gammainc(a, x)),
+    ("chi2", 3.0, 2.2, lambda df, x: sc.chdtr(df, x)),
+    ("chi", 3.0, 1.2, lambda df, x: sc.gammainc(df / 2, x * x / 2)),
+    ("invgamma", 2.0, 0.8, lambda a, x: sc.gammaincc(a, 1 / x)),
+    ("weibull_min", 1.7, 0.9, lambda c, x: -onp.expm1(-x ** c)),
+    ("pareto", 2.5, 1.6, lambda b, x: 1 - x ** -b),
+    ("lomax", 1.5, 0.8, lambda c, x: 1 - (1 + x) ** -c),
+    ("lognorm", 0.7, 1.4, lambda s, x: sc.ndtr(onp.log(x) / s)),
+])
+def test_cdf_family_in_the_shape_against_central_differences(name, shape, x, cdf):
+    dist = getattr(stats, name)
+    h = 1e-6 * shape
+    dc = (cdf(shape + h, x) - cdf(shape - h, x)) / (2 * h)
+    c = cdf(shape, x)
+    loc, scale = 0.1, 1.5
+    z = (x - loc) / scale
+    dc_z = (cdf(shape + h, z) - cdf(shape - h, z)) / (2 * h)
+    wants = {"cdf": dc, "sf": -dc, "logcdf": dc / c, "logsf": -dc / (1 - c)}
+    for method, want in wants.items():
+        got = fgrad.grad(lambda s: getattr(dist, method)(x, s), argnums=0)(shape)
+        assert got == pytest.approx(want, rel=1e-6), method
+    # with loc and scale: the standard cdf's at z; ppf's, minus that over the density
+    got = fgrad.grad(lambda s: dist.cdf(x, s, loc, scale))(shape)
+    assert got == pytest.approx(dc_z, rel=1e-6)
+    q = getattr(st, name).cdf(x, shape, loc, scale)
+    got = fgrad.grad(lambda s: dist.ppf(q, s, loc, scale))(shape)
+    assert got == pytest.approx(-scale * dc_z / (scale * getattr(st, name).pdf(x, shape, loc,
+                                                                              scale)), rel=1e-6)
 
 
 def test_riemann_zeta_staged_or_batched_is_computed():

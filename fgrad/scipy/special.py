@@ -8,9 +8,10 @@ iv(v + 1)) / 2``), so every derivative can be differentiated again.
 Arguments that are orders or counts (``polygamma``'s ``n``, the Bessel orders ``v``,
 ``expn``'s ``n``, ``multigammaln``'s ``d``) are static: derivatives are taken in the other
 argument, and a traced order raises ``NoDerivativeRuleError`` naming it. Also refused by name
-when traced: ``gammainc``/``gammaincc`` in ``a``, ``betainc`` in ``a`` and ``b``, ``hyp1f1``
-and ``hyp2f1`` in their parameters, and ``zeta`` in ``x`` (scipy has no closed form for those
-derivatives; ``zeta`` is differentiable in ``q``).
+when traced: ``betainc`` in ``a`` and ``b``, ``hyp1f1`` and ``hyp2f1`` in their parameters,
+and ``zeta`` in ``x`` (scipy has no closed form for those derivatives; ``zeta`` is
+differentiable in ``q``). ``gammainc`` and ``gammaincc`` are differentiable in ``a`` too, by a
+series and a continued fraction of fixed lengths (``_gammainc_d_a``).
 """
 import functools
 import math
@@ -149,12 +150,75 @@ def _lower_gamma_density(x, a):
     return fnp.exp((a - 1) * fnp.log(x) - x - gammaln(a))
 
 
-_NO_A = ("scipy has no closed form for the derivative in a; differentiate in x, or wrap a "
-         "series of your own in fgrad.custom_jvp")
-gammainc = _with_static(_sc.gammainc, "a", lambda ans, x, a: _lower_gamma_density(x, a),
-                        [(((),), {"a": 1.5}), (((3,),), {"a": 0.7})], why=_NO_A)
-gammaincc = _with_static(_sc.gammaincc, "a", lambda ans, x, a: -_lower_gamma_density(x, a),
-                         [(((),), {"a": 2.5}), (((3,),), {"a": 0.7})], why=_NO_A)
+_SERIES_BLOCKS, _BLOCK, _CF_DEPTH = 8, 16, 48
+
+
+def _gammainc_d_a(a, x):
+    """d/da of the regularised lower incomplete gamma function P(a, x) (scipy has no closed
+    form), written with fgrad.numpy so that it is differentiated, batched and staged again.
+
+    For x < a + 1 the series P = sum_n t_n, t_n = x^(a+n) e^-x / Gamma(a+n+1), whose
+    derivative is sum_n t_n (log x - digamma(a+n+1)): 128 terms, 16 at a time by cumprod and
+    cumsum (t_n / t_(n-1) = x / (a+n) < 1 there). Else minus that of Q = 1 - P = x^a e^-x /
+    (Gamma(a) D), with D Legendre's continued fraction ``x+1-a - 1(1-a)/(x+3-a - 2(2-a)/...)``
+    evaluated from depth 48 up, with its derivative in a beside it. A rule reads no values,
+    so the lengths are fixed; where they fall short (a above about 250 with x within a few
+    sqrt(a) of a: the series' last term, or the fraction from depth 40 against 48, says so)
+    the derivative is nan rather than a wrong number. Against mpmath at 40 digits, a from
+    0.01 to 3000 and x from 1e-3 to 5a: relative error below 2e-13, 1.4e-11 at worst (a
+    near 0 just past x = a + 1). Each branch is given values of its own region where the
+    other's are taken, so neither's derivative is nan there."""
+    a0, x0 = fnp.broadcast_arrays(a, x)
+    inside = (a0 > 0) & (x0 > 0) & (x0 < _onp.inf)  # (the others are given 1 and set below)
+    a, x = fnp.where(inside, a0, 1.0), fnp.where(inside, x0, 1.0)
+    series = x < a + 1
+    xs = fnp.where(series, x, 0.5 * (a + 1))  # (each branch on its own region)
+    xc = fnp.where(series, a + 1, x)
+    lx = fnp.log(xs)
+    # the series: t_0 * sum_n c_n (log x - psi_n), c_n = t_n / t_0 = x^n / prod_k (a+k) (its
+    # log a cumsum: cumprod's derivatives cost jet four times as much), psi_n = digamma(a+n+1)
+    log_c, psi = fnp.zeros_like(a), digamma(a + 1)
+    total = lx - psi
+    a_, lx_ = a[..., None], lx[..., None]
+    for k in range(_SERIES_BLOCKS):
+        n = _onp.arange(k * _BLOCK + 1, (k + 1) * _BLOCK + 1)
+        terms = a_ + n
+        log_cs = log_c[..., None] + fnp.cumsum(lx_ - fnp.log(terms), axis=-1)
+        psis = psi[..., None] + fnp.cumsum(1.0 / terms, axis=-1)
+        total = total + fnp.sum(fnp.exp(log_cs) * (lx_ - psis), axis=-1)
+        log_c, psi = log_cs[..., -1], psis[..., -1]
+    c = fnp.exp(log_c)
+    low = fnp.exp(a * lx - xs - gammaln(a + 1)) * total
+    n = _SERIES_BLOCKS * _BLOCK + 1  # (the terms left sum to at most c_128 / (1 - x/(a+n)))
+    low_converged = c * (a + n) / (a + n - xs) < 1e-13
+    # the continued fraction: D_k = b_k - a_(k+1) / D_(k+1), b_k = x + 2k + 1 - a,
+    # a_k = k (k - a); dD its derivative in a. From depth 48 and, beside it on a last axis,
+    # from depth 40: where the two differ the fraction has not converged
+    y, shallow = xc - a, _CF_DEPTH - 8
+    d, dd = y + (2 * _CF_DEPTH + 1), -fnp.ones_like(y)
+    for k in range(_CF_DEPTH - 1, -1, -1):
+        if k == shallow - 1:
+            y, a = y[..., None], a[..., None]
+            d, dd = fnp.stack([d, y[..., 0] + (2 * shallow + 1)], -1), fnp.stack([dd, dd], -1)
+        q = (k + 1) * (k + 1 - a) / d
+        d, dd = y + (2 * k + 1) - q, (k + 1 + q * dd) / d - 1.0
+    y, a, d, dd, other = y[..., 0], a[..., 0], d[..., 0], dd[..., 0], d[..., 1]
+    lxc = fnp.log(xc)
+    upper = fnp.exp(a * lxc - xc - gammaln(a)) / d * (digamma(a) + dd / d - lxc)
+    up_converged = fnp.abs(d - other) <= 1e-9 * fnp.abs(d)
+    out = fnp.where(series, fnp.where(low_converged, low, _onp.nan),
+                    fnp.where(up_converged, upper, _onp.nan))
+    # P is 0 at x = 0 and 1 at x = inf for every a; scipy's nan outside a > 0, x >= 0
+    edge = fnp.where((a0 > 0) & (x0 >= 0), 0.0, _onp.nan)
+    return fnp.where(inside, out, edge)
+
+
+# in a and x: a the shape of the gamma distribution, x the point
+gammainc = _ufunc2(_sc.gammainc, lambda ans, a, x: _gammainc_d_a(a, x),
+                   lambda ans, a, x: _lower_gamma_density(x, a), domain=[(0.2, 4.0), (0.1, 8.0)])
+gammaincc = _ufunc2(_sc.gammaincc, lambda ans, a, x: -_gammainc_d_a(a, x),
+                    lambda ans, a, x: -_lower_gamma_density(x, a),
+                    domain=[(0.2, 4.0), (0.1, 8.0)])
 
 # the Pochhammer symbol (z)_m = Gamma(z + m) / Gamma(z), in both arguments
 poch = _ufunc2(_sc.poch, lambda ans, z, m: ans * (digamma(z + m) - digamma(z)),
@@ -401,12 +465,11 @@ stdtr = _with_static(_sc.stdtr, "df", lambda ans, t, df: fnp.exp(_t_log_density(
                      _DF, domain=(-2.0, 2.0), why=_NO_PARAM)
 stdtrit = _with_static(_sc.stdtrit, "df", lambda ans, p, df: fnp.exp(-_t_log_density(ans, df)),
                        _DF, domain=(0.1, 0.9), why=_NO_PARAM)
-# chi-square: the cdf and its complement in x
-_V = [(((),), {"v": 2.5}), (((3,),), {"v": 4.0})]
-chdtr = _with_static(_sc.chdtr, "v", lambda ans, x, v: _chi2_density(x, v), _V,
-                     why=_NO_PARAM)
-chdtrc = _with_static(_sc.chdtrc, "v", lambda ans, x, v: -_chi2_density(x, v), _V,
-                      why=_NO_PARAM)
+# chi-square: the cdf and its complement, gammainc(v / 2, x / 2) and gammaincc's
+chdtr = _ufunc2(_sc.chdtr, lambda ans, v, x: 0.5 * _gammainc_d_a(v / 2, x / 2),
+               lambda ans, v, x: _chi2_density(x, v), domain=[(1.0, 6.0), (0.2, 8.0)])
+chdtrc = _ufunc2(_sc.chdtrc, lambda ans, v, x: -0.5 * _gammainc_d_a(v / 2, x / 2),
+                 lambda ans, v, x: -_chi2_density(x, v), domain=[(1.0, 6.0), (0.2, 8.0)])
 # Poisson: P(N <= k) and P(N > k) in the mean m, the count k static
 _K = [(((),), {"k": 3.0}), (((3,),), {"k": 1.0})]
 pdtr = _with_static(_sc.pdtr, "k", lambda ans, m, k: -_poisson_mass(k, m), _K,

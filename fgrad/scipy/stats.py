@@ -13,10 +13,13 @@ description per distribution:
   its cdf's where they have a closed form; the point ``k``, ``loc`` and integer parameters
   (``binom``'s ``n``) are static.
 
-Not differentiable, and refused by name when traced: ``cdf``/``sf``/``ppf`` (and their logs)
-in a continuous distribution's shape parameters (scipy has no closed form: incomplete gamma
-and beta functions in their parameters), and ``nbinom``'s cdf in ``n``; ``betabinom`` has
-``logpmf`` and ``pmf`` only, as JAX's.
+The ``cdf`` family (``cdf``, ``sf``, their logs, ``ppf``) is differentiable in the shape
+parameters where the standard cdf's derivative in them is written (``cdf_shapes``): closed
+forms for ``weibull_min``, ``pareto``, ``lomax`` and ``lognorm``, the incomplete gamma
+function's derivative in ``a`` (``special._gammainc_d_a``) for ``gamma``, ``chi2``, ``chi``
+and ``invgamma``. Not differentiable, and refused by name when traced: that family in the
+other distributions' shapes (incomplete beta functions in their parameters, ...), and
+``nbinom``'s cdf in ``n``; ``betabinom`` has ``logpmf`` and ``pmf`` only, as JAX's.
 """
 import functools
 import math
@@ -88,13 +91,16 @@ _NOT_IN_SHAPES = ("cdf", "logcdf", "sf", "logsf", "ppf")
 class Continuous:
     """A continuous distribution of scipy.stats as a location-scale family (see the module's
     docstring). ``score(z, *s)`` is ``dl/dz``, ``shape_scores[j](z, *s)`` is ``dl/ds_j``;
-    ``x_domain`` is where the tests draw points (inside the support for any loc in
-    (-0.2, 0.2) and scale in (1.5, 2)), ``shape_domains`` the shapes'."""
+    ``cdf_shapes[j](z, *s)``, where given, the standard cdf's derivative in ``s_j`` (the cdf
+    family's derivatives in the shapes follow from it: ``sf`` minus it, the logs over their
+    value, ``ppf`` minus it over the density); ``x_domain`` is where the tests draw points
+    (inside the support for any loc in (-0.2, 0.2) and scale in (1.5, 2)),
+    ``shape_domains`` the shapes'."""
 
     def __init__(self, name, shapes, score, shape_scores=(), x_domain=(-2.0, 2.0),
-                 shape_domains=(), valid=None, ppf_valid=None):
+                 shape_domains=(), valid=None, ppf_valid=None, cdf_shapes=()):
         self.name, self.shapes, self.score = name, tuple(shapes), score
-        self.shape_scores = tuple(shape_scores)
+        self.shape_scores, self.cdf_shapes = tuple(shape_scores), tuple(cdf_shapes)
         self.scipy = getattr(_st, name)
         self._x_domain, self._shape_domains = x_domain, shape_domains
         self._valid, self._ppf_valid = valid, ppf_valid
@@ -102,7 +108,7 @@ class Continuous:
         for method in _METHODS:
             self._prims[method] = self._primitive(method)
             setattr(self, method, self._public(method))
-            if method in _NOT_IN_SHAPES:
+            if method in _NOT_IN_SHAPES and not self.cdf_shapes:
                 getattr(self, method)._fgrad_not_in = self.shapes
 
     def __repr__(self):
@@ -123,7 +129,9 @@ class Continuous:
                 return fnp.ones_like(ans)
             if i == n + 2:
                 return z
-            raise self._no_shape(method, i)
+            if not self.cdf_shapes:
+                raise self._no_shape(method, i)
+            return -scale * self.cdf_shapes[i - 1](z, *s) * fnp.exp(-self._l(z, s))
         z = (x - loc) / scale
         j = 0 if i == 0 else i - n  # x, loc, scale as 0, 1, 2
         if method in ("logpdf", "pdf"):
@@ -133,7 +141,11 @@ class Continuous:
                 d = _in_x_loc_scale(j, self.score(z, *s), z, scale, log_scale=True)
             return ans * d if method == "pdf" else d
         if 1 <= i <= n:
-            raise self._no_shape(method, i)
+            if not self.cdf_shapes:
+                raise self._no_shape(method, i)
+            d = self.cdf_shapes[i - 1](z, *s)
+            d = d * fnp.exp(-ans) if method.startswith("log") else d
+            return -d if method in ("sf", "logsf") else d
         # cdf' = pdf; logcdf' = pdf / cdf = exp(l - logcdf); sf and logsf with a minus sign
         log_dens = self._l(z, s) - ans if method.startswith("log") else self._l(z, s)
         d = _in_x_loc_scale(j, fnp.exp(log_dens), z, scale)
@@ -152,7 +164,7 @@ class Continuous:
         domain = [first, *self._shape_domains, (-0.2, 0.2), (1.5, 2.0)]
         cases = [(((),) * (n + 3), {}), (((3,),) + ((),) * (n + 2), {}),
                  (((2, 3),) + ((3,),) * n + ((), (2, 1)), {})]
-        if method in _NOT_IN_SHAPES and n:
+        if method in _NOT_IN_SHAPES and n and not self.cdf_shapes:
             # not differentiable in the shapes: they are fixed by the test's call
             fixed = tuple((a + b) / 2 for a, b in self._shape_domains)
             cases = [((c[0],) + c[-2:], p) for c, p in cases]
@@ -225,7 +237,8 @@ t = Continuous(
     shape_domains=[(1.5, 6.0)])
 gamma = Continuous("gamma", ("a",), lambda z, a: (a - 1) / z - 1,
                    [lambda z, a: fnp.log(z) - sp.digamma(a)],
-                   x_domain=_POSITIVE, shape_domains=[(0.8, 3.0)])
+                   x_domain=_POSITIVE, shape_domains=[(0.8, 3.0)],
+                   cdf_shapes=[lambda z, a: sp._gammainc_d_a(a, z)])  # (cdf = gammainc(a, z))
 beta = Continuous(
     "beta", ("a", "b"), lambda z, a, b: (a - 1) / z - (b - 1) / (1 - z),
     [lambda z, a, b: fnp.log(z) - sp.digamma(a) + sp.digamma(a + b),
@@ -233,7 +246,8 @@ beta = Continuous(
     x_domain=_UNIT, shape_domains=[(0.8, 3.0), (0.8, 3.0)])
 chi2 = Continuous("chi2", ("df",), lambda z, df: (df / 2 - 1) / z - 0.5,
                   [lambda z, df: 0.5 * (fnp.log(z / 2) - sp.digamma(df / 2))],
-                  x_domain=_POSITIVE, shape_domains=[(1.5, 5.0)])
+                  x_domain=_POSITIVE, shape_domains=[(1.5, 5.0)],
+                  cdf_shapes=[lambda z, df: 0.5 * sp._gammainc_d_a(df / 2, z / 2)])
 expon = Continuous("expon", (), lambda z: -fnp.ones_like(z), x_domain=_POSITIVE)
 # (the kink at z = 0 takes the average of the one-sided scores, 0)
 laplace = Continuous("laplace", (), lambda z: -fnp.sign(without_derivative(z)) * fnp.ones_like(z),
@@ -243,19 +257,25 @@ logistic = Continuous("logistic", (), lambda z: -fnp.tanh(z / 2))
 cauchy = Continuous("cauchy", (), lambda z: -2 * z / (1 + z * z))
 lognorm = Continuous("lognorm", ("s",), lambda z, s: -(1 + fnp.log(z) / (s * s)) / z,
                      [lambda z, s: (fnp.log(z) ** 2 / (s * s) - 1) / s],
-                     x_domain=_POSITIVE, shape_domains=[(0.5, 2.0)])
+                     x_domain=_POSITIVE, shape_domains=[(0.5, 2.0)],
+                     # cdf = ndtr(log z / s)
+                     cdf_shapes=[lambda z, s: -fnp.exp(-0.5 * (fnp.log(z) / s) ** 2
+                                                       - sp._LOG_SQRT_2PI) * fnp.log(z) / (s * s)])
 uniform = Continuous("uniform", (), lambda z: fnp.zeros_like(z), x_domain=_UNIT)
 gumbel_r = Continuous("gumbel_r", (), lambda z: fnp.expm1(-z))  # l = -z - exp(-z)
 gumbel_l = Continuous("gumbel_l", (), lambda z: -fnp.expm1(z))  # l = z - exp(z)
 # l = log b - (b + 1) log z on z >= 1 (the points drawn give z in (1.15, 3.5))
 pareto = Continuous("pareto", ("b",), lambda z, b: -(b + 1) / z,
                     [lambda z, b: 1 / b - fnp.log(z)],
-                    x_domain=(2.5, 5.0), shape_domains=[(1.0, 4.0)])
+                    x_domain=(2.5, 5.0), shape_domains=[(1.0, 4.0)],
+                    cdf_shapes=[lambda z, b: z ** -b * fnp.log(z)])  # (cdf = 1 - z^-b)
 # l = log c + (c - 1) log z - z^c on z > 0
 weibull_min = Continuous("weibull_min", ("c",),
                          lambda z, c: (c - 1) / z - c * z ** (c - 1),
                          [lambda z, c: 1 / c + (1 - z ** c) * fnp.log(z)],
-                         x_domain=_POSITIVE, shape_domains=[(0.8, 3.0)])
+                         x_domain=_POSITIVE, shape_domains=[(0.8, 3.0)],
+                         # cdf = 1 - exp(-z^c)
+                         cdf_shapes=[lambda z, c: fnp.exp(-z ** c) * z ** c * fnp.log(z)])
 
 
 def _truncnorm_bound_score(bound, a, b, sign):
@@ -301,15 +321,18 @@ rayleigh = Continuous("rayleigh", (), lambda z: 1 / z - z, x_domain=_POSITIVE)
 # l = (df - 1) log z - z^2 / 2 - (df / 2 - 1) log 2 - gammaln(df / 2) on z >= 0
 chi = Continuous("chi", ("df",), lambda z, df: (df - 1) / z - z,
                  [lambda z, df: fnp.log(z) - 0.5 * (math.log(2) + sp.digamma(df / 2))],
-                 x_domain=_POSITIVE, shape_domains=[(1.5, 5.0)])
+                 x_domain=_POSITIVE, shape_domains=[(1.5, 5.0)],
+                 cdf_shapes=[lambda z, df: 0.5 * sp._gammainc_d_a(df / 2, z * z / 2)])
 # l = -(a + 1) log z - 1 / z - gammaln(a) on z > 0
 invgamma = Continuous("invgamma", ("a",), lambda z, a: (1 / z - (a + 1)) / z,
                       [lambda z, a: -fnp.log(z) - sp.digamma(a)],
-                      x_domain=_POSITIVE, shape_domains=[(0.8, 3.0)])
+                      x_domain=_POSITIVE, shape_domains=[(0.8, 3.0)],
+                      cdf_shapes=[lambda z, a: -sp._gammainc_d_a(a, 1 / z)])  # (gammaincc(a, 1/z))
 # l = log c - (c + 1) log(1 + z) on z >= 0 (Pareto of the second kind)
 lomax = Continuous("lomax", ("c",), lambda z, c: -(c + 1) / (1 + z),
                    [lambda z, c: 1 / c - fnp.log1p(z)],
-                   x_domain=_POSITIVE, shape_domains=[(0.8, 3.0)])
+                   x_domain=_POSITIVE, shape_domains=[(0.8, 3.0)],
+                   cdf_shapes=[lambda z, c: (1 + z) ** -c * fnp.log1p(z)])  # (1 - (1+z)^-c)
 
 
 def _normal_hazard(u):
