@@ -1367,6 +1367,42 @@ def test_cdf_family_in_the_shape_against_central_differences(name, shape, x, cdf
                                                                               scale)), rel=1e-6)
 
 
+def test_binomial_gamma_and_elliptic_distribution_functions_against_closed_forms():
+    d = lambda f, i: fgrad.grad(f, argnums=i)  # noqa: E731
+    p = 0.3
+    # d/dp P(X <= k), X ~ binomial(n, p), is -n times the pmf of binomial(n - 1, p) at k
+    assert d(special.bdtr, 2)(2.0, 5.0, p) == pytest.approx(-5 * st.binom.pmf(2, 4, p),
+                                                            rel=1e-12)
+    assert d(special.bdtrc, 2)(2.0, 5.0, p) == pytest.approx(5 * st.binom.pmf(2, 4, p),
+                                                             rel=1e-12)
+    assert d(special.bdtr, 2)(5.0, 5.0, p) == 0.0  # (1 for every p)
+    # (a count scipy truncates: 2.7 failures are 2)
+    h = 1e-6
+    for f, ours in [(sc.nbdtr, special.nbdtr), (sc.nbdtrc, special.nbdtrc)]:
+        fd = (f(2, 3, p + h) - f(2, 3, p - h)) / (2 * h)
+        assert d(ours, 2)(2.7, 3.0, p) == pytest.approx(fd, rel=1e-7)
+    # gdtr(a, b, x) = gammainc(b, a x): in the rate, the shape and the point
+    for i in range(3):
+        args = [1.5, 2.5, 1.2]
+        up, down = list(args), list(args)
+        up[i] += h
+        down[i] -= h
+        for f, ours in [(sc.gdtr, special.gdtr), (sc.gdtrc, special.gdtrc)]:
+            fd = (f(*up) - f(*down)) / (2 * h)
+            assert d(ours, i)(*args) == pytest.approx(fd, rel=1e-7)
+    # F(phi | m) and E(phi | m): their integrands in phi; in m scipy's differences, and at
+    # phi = pi / 2 the complete integrals' derivatives
+    phi, m = 0.7, 0.4
+    delta = onp.sqrt(1 - m * onp.sin(phi) ** 2)
+    assert d(special.ellipkinc, 0)(phi, m) == pytest.approx(1 / delta, rel=1e-14)
+    assert d(special.ellipeinc, 0)(phi, m) == pytest.approx(delta, rel=1e-14)
+    for f, ours, whole in [(sc.ellipkinc, special.ellipkinc, special.ellipk),
+                           (sc.ellipeinc, special.ellipeinc, special.ellipe)]:
+        fd = (f(phi, m + h) - f(phi, m - h)) / (2 * h)
+        assert d(ours, 1)(phi, m) == pytest.approx(fd, rel=1e-7)
+        assert d(ours, 1)(onp.pi / 2, m) == pytest.approx(fgrad.grad(whole)(m), rel=1e-12)
+
+
 def test_riemann_zeta_staged_or_batched_is_computed():
     # (it raised "'x' is being differentiated" under jit and vmap, where nothing was)
     x = onp.array([3.0, -4.5, 0.5])

@@ -1,4 +1,5 @@
-"""The primitive table's ``define`` for scipy's functions, the refusal of a differentiated
+"""The primitive table's ``define`` for scipy's functions (``elementwise``: a function
+of several broadcast arguments, from its partial derivatives), the refusal of a differentiated
 argument they have no derivative in (a fixed one, traced at all:
 ``fgrad.numpy.wrapping.refuse_traced``), and each module's fallback for scipy's other
 functions (``plain_only_fallback``)."""
@@ -10,6 +11,8 @@ import numpy as _onp
 
 from ..core import errors, table
 from ..core.tracer import contains_tracer, differentiated
+from ..numpy import batch_rules
+from ..numpy.broadcasting import broadcast_like, cast_like, unbroadcast_like
 
 
 def define(name, impl, *rules, **fields):
@@ -19,6 +22,27 @@ def define(name, impl, *rules, **fields):
     """
     fields.setdefault("other_arrays", isinstance(impl, _onp.ufunc))
     return table.define(name, impl, *rules, **fields)
+
+
+def elementwise(name, impl, partial, spec, doc=None, taylor=None):
+    """A primitive elementwise in its (broadcast) positional arguments, from
+    ``partial(i, ans, *args, **params)``: the derivative of the output in argument ``i``,
+    broadcastable to the output (a rule may raise for an argument it cannot differentiate).
+    ``taylor``: its rule for ``jet``."""
+    def vjp(i, g, ans, *args, **params):
+        x = args[i]
+        return cast_like(unbroadcast_like(g * partial(i, ans, *args, **params), x), x)
+
+    def jvp(tangents, ans, *args, **params):
+        out = None
+        for i, t in enumerate(tangents):
+            if t is not None:
+                c = t * partial(i, ans, *args, **params)
+                out = c if out is None else out + c
+        return None if out is None else broadcast_like(out, ans)
+
+    return define(name, impl, vjp_by_argnum=vjp, jvp_joint=jvp, spec=spec, doc=doc,
+                  taylor=taylor, batch=batch_rules.elementwise)
 
 
 def refuse_differentiated(name, arg, value, why):

@@ -478,6 +478,73 @@ pdtrc = _with_static(_sc.pdtrc, "k", lambda ans, m, k: _poisson_mass(k, m), _K,
                      why="it is a count")
 
 
+# binomial and negative binomial distribution functions in p (k and n counts, which scipy
+# truncates), as regularised incomplete beta functions: bdtr = I_(1-p)(n - k, k + 1),
+# nbdtr = I_p(n, k + 1); at k = n bdtr is 1 for every p, past it scipy's nan
+
+
+def _bdtr_d_p(p, k, n):
+    k, n = _onp.trunc(k), _onp.trunc(n)
+    inside = k < n  # (the other entries are given n = k + 2 and set below)
+    m = _onp.where(inside, n, k + 2)
+    d = -fnp.exp(k * fnp.log(p) + (m - k - 1) * fnp.log1p(-p) - _sc.betaln(m - k, k + 1))
+    return fnp.where(inside, d, _onp.where(k == n, 0.0, _onp.nan))
+
+
+def _nbdtr_d_p(p, k, n):
+    k, n = _onp.trunc(k), _onp.trunc(n)
+    return fnp.exp((n - 1) * fnp.log(p) + k * fnp.log1p(-p) - _sc.betaln(n, k + 1))
+
+
+_KN = [(((),), {"k": 2.0, "n": 5.0}), (((3,),), {"k": 1.0, "n": 3.0})]
+_COUNTS = "they are counts (scipy truncates them)"
+bdtr = _in_last(_sc.bdtr, ("k", "n"), _bdtr_d_p, _KN, (0.1, 0.9), _COUNTS,
+                "scipy.special.bdtr(k, n, p): differentiable in ``p``; ``k`` and ``n`` are "
+                "counts, refused by name when traced.")
+bdtrc = _in_last(_sc.bdtrc, ("k", "n"), lambda p, k, n: -_bdtr_d_p(p, k, n), _KN, (0.1, 0.9),
+                 _COUNTS, "scipy.special.bdtrc(k, n, p): differentiable in ``p``; ``k`` and "
+                 "``n`` are counts, refused by name when traced.")
+nbdtr = _in_last(_sc.nbdtr, ("k", "n"), _nbdtr_d_p, _KN, (0.1, 0.9), _COUNTS,
+                 "scipy.special.nbdtr(k, n, p): differentiable in ``p``; ``k`` and ``n`` are "
+                 "counts, refused by name when traced.")
+nbdtrc = _in_last(_sc.nbdtrc, ("k", "n"), lambda p, k, n: -_nbdtr_d_p(p, k, n), _KN,
+                  (0.1, 0.9), _COUNTS, "scipy.special.nbdtrc(k, n, p): differentiable in "
+                  "``p``; ``k`` and ``n`` are counts, refused by name when traced.")
+
+
+def _gdtr_partial(sign):
+    """gdtr(a, b, x) = gammainc(b, a x) (a the rate, b the shape): its partial derivatives,
+    times ``sign`` (gdtrc's, -1)."""
+    def partial(i, ans, a, b, x):
+        if i == 1:
+            return sign * _gammainc_d_a(b, a * x)
+        return sign * _lower_gamma_density(a * x, b) * (x if i == 0 else a)
+    return partial
+
+
+_GDTR = Spec([(((), (), ()), {}), (((3,), (), (3,)), {}), (((2, 3), (3,), ()), {})],
+             domain=[(0.5, 2.0), (0.5, 3.0), (0.2, 3.0)])
+gdtr = defining.elementwise(_name(_sc.gdtr), _sc.gdtr, _gdtr_partial(1.0), _GDTR)
+gdtrc = defining.elementwise(_name(_sc.gdtrc), _sc.gdtrc, _gdtr_partial(-1.0), _GDTR)
+
+
+# --- incomplete elliptic integrals F(phi | m) and E(phi | m), in phi and m ------------------
+
+def _delta(phi, m):
+    s = fnp.sin(phi)
+    return fnp.sqrt(1 - m * s * s)
+
+
+ellipkinc = _ufunc2(
+    _sc.ellipkinc, lambda ans, phi, m: 1 / _delta(phi, m),
+    lambda ans, phi, m: (ellipeinc(phi, m) / (1 - m) - ans
+                         - m * fnp.sin(2 * phi) / (2 * (1 - m) * _delta(phi, m))) / (2 * m),
+    domain=[(-1.4, 1.4), (0.15, 0.85)])
+ellipeinc = _ufunc2(_sc.ellipeinc, lambda ans, phi, m: _delta(phi, m),
+                    lambda ans, phi, m: (ans - ellipkinc(phi, m)) / (2 * m),
+                    domain=[(-1.4, 1.4), (0.15, 0.85)])
+
+
 # --- complete elliptic integrals of the first and second kinds (parameter m) ------------------
 
 def _elliptic_derivatives(k, e, m, order):

@@ -43,27 +43,6 @@ from . import special as sp
 define = functools.partial(defining.define, batch=batch_rules.elementwise)
 
 
-def elementwise(name, impl, partial, spec, doc=None, taylor=None):
-    """A primitive elementwise in its (broadcast) positional arguments, from
-    ``partial(i, ans, *args, **params)``: the derivative of the output in argument ``i``,
-    broadcastable to the output (a rule may raise for an argument it cannot differentiate).
-    ``taylor``: its rule for ``jet``."""
-    def vjp(i, g, ans, *args, **params):
-        x = args[i]
-        return cast_like(unbroadcast_like(g * partial(i, ans, *args, **params), x), x)
-
-    def jvp(tangents, ans, *args, **params):
-        out = None
-        for i, t in enumerate(tangents):
-            if t is not None:
-                c = t * partial(i, ans, *args, **params)
-                out = c if out is None else out + c
-        return None if out is None else broadcast_like(out, ans)
-
-    return define(name, impl, vjp_by_argnum=vjp, jvp_joint=jvp, spec=spec, doc=doc,
-                  taylor=taylor)
-
-
 def _exp_or_log(dist, method):
     """jet's rule, by composition, for a method of the distribution ``dist`` (its primitives'
     prefix) whose JVP rule reads its output: a density or mass as exp of its log (where
@@ -174,7 +153,7 @@ class Continuous:
 
     def _primitive(self, method):
         fn = getattr(self.scipy, method)
-        return elementwise(f"scipy.stats.{self.name}.{method}", lambda *args: fn(*args),
+        return defining.elementwise(f"scipy.stats.{self.name}.{method}", lambda *args: fn(*args),
                            lambda i, ans, *args: self._partial(method, i, ans, *args),
                            self._spec(method), taylor=self._taylor(method))
 
@@ -399,7 +378,7 @@ class Discrete:
                      (((2, 3),) + ((3,),) * (len(free) - 1),
                       dict(k=tuple(k + 1 for k in ks), loc=1, **fixed))]
             fn = getattr(self.scipy, method)
-            self._prims[method] = elementwise(
+            self._prims[method] = defining.elementwise(
                 f"scipy.stats.{name}.{method}", self._impl(fn, method),
                 lambda i, ans, *vals, _m=method: self._partial(_m, i, ans, vals),
                 Spec(cases, domain=[d for s, d in zip(shapes, domains) if s in free],
