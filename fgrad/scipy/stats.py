@@ -17,9 +17,11 @@ The ``cdf`` family (``cdf``, ``sf``, their logs, ``ppf``) is differentiable in t
 parameters where the standard cdf's derivative in them is written (``cdf_shapes``): closed
 forms for ``weibull_min``, ``pareto``, ``lomax`` and ``lognorm``, the incomplete gamma
 function's derivative in ``a`` (``special._gammainc_d_a``) for ``gamma``, ``chi2``, ``chi``
-and ``invgamma``. Not differentiable, and refused by name when traced: that family in the
-other distributions' shapes (incomplete beta functions in their parameters, ...), and
-``nbinom``'s cdf in ``n``; ``betabinom`` has ``logpmf`` and ``pmf`` only, as JAX's.
+and ``invgamma``, the incomplete beta function's in ``a`` and ``b``
+(``special._betainc_d_ab``) for ``beta`` and ``f``. Not differentiable, and refused by name
+when traced: that family in the other distributions' shapes (``t``'s in ``df``: its form
+through the incomplete beta function is sign(t) times a function of t^2, whose derivatives
+in t the rule would take as 0 at t = 0), and ``nbinom``'s cdf in ``n``; ``betabinom`` has ``logpmf`` and ``pmf`` only, as JAX's.
 """
 import functools
 import math
@@ -222,7 +224,9 @@ beta = Continuous(
     "beta", ("a", "b"), lambda z, a, b: (a - 1) / z - (b - 1) / (1 - z),
     [lambda z, a, b: fnp.log(z) - sp.digamma(a) + sp.digamma(a + b),
      lambda z, a, b: _log1mz(z) - sp.digamma(b) + sp.digamma(a + b)],
-    x_domain=_UNIT, shape_domains=[(0.8, 3.0), (0.8, 3.0)])
+    x_domain=_UNIT, shape_domains=[(0.8, 3.0), (0.8, 3.0)],
+    cdf_shapes=[lambda z, a, b: sp._betainc_d_ab(a, b, z)[0],  # (cdf = betainc(a, b, z))
+                lambda z, a, b: sp._betainc_d_ab(a, b, z)[1]])
 chi2 = Continuous("chi2", ("df",), lambda z, df: (df / 2 - 1) / z - 0.5,
                   [lambda z, df: 0.5 * (fnp.log(z / 2) - sp.digamma(df / 2))],
                   x_domain=_POSITIVE, shape_domains=[(1.5, 5.0)],
@@ -326,6 +330,18 @@ skewnorm = Continuous("skewnorm", ("a",), lambda z, a: a * _normal_hazard(a * z)
 
 # Snedecor's F, l = n/2 log n + d/2 log d + (n/2 - 1) log z - (n + d)/2 log(n z + d)
 # - betaln(n/2, d/2) (n = dfn, d = dfd): its scores in z, n and d
+def _f_cdf_d(z, dfn, dfd, i):
+    """d/d dfn (i = 0) or d/d dfd (i = 1) of the F cdf, I_x(dfn/2, dfd/2) at x = dfn z / (dfn z
+    + dfd)."""
+    zero = z <= 0  # (0 for every df: the rule takes z = 1 there and sets 0)
+    z = fnp.where(zero, 1.0, z)
+    s = dfn * z + dfd
+    x = dfn * z / s
+    dx = (dfd * z if i == 0 else -dfn * z) / (s * s)
+    return fnp.where(zero, 0.0, 0.5 * sp._betainc_d_ab(dfn / 2, dfd / 2, x)[i]
+                     + sp._betainc_density(x, dfn / 2, dfd / 2) * dx)
+
+
 def _f_score(z, dfn, dfd):
     return (dfn / 2 - 1) / z - (dfn + dfd) / 2 * dfn / (dfn * z + dfd)
 
@@ -339,7 +355,9 @@ def _f_shape(z, dfn, dfd, first):
 f = Continuous("f", ("dfn", "dfd"), _f_score,
                [lambda z, dfn, dfd: _f_shape(z, dfn, dfd, True),
                 lambda z, dfn, dfd: _f_shape(z, dfn, dfd, False)],
-               x_domain=_POSITIVE, shape_domains=[(2.0, 8.0), (3.0, 10.0)])
+               x_domain=_POSITIVE, shape_domains=[(2.0, 8.0), (3.0, 10.0)],
+               cdf_shapes=[lambda z, dfn, dfd: _f_cdf_d(z, dfn, dfd, 0),
+                           lambda z, dfn, dfd: _f_cdf_d(z, dfn, dfd, 1)])
 
 # --- discrete distributions -------------------------------------------------------------
 
