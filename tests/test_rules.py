@@ -10,7 +10,7 @@ A primitive registered without a Spec fails here, so nothing enters the table un
 """
 import numpy as onp
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 
 import fgrad
 import fgrad.tools.check  # noqa: F401  (every family joins the table: fgrad.scipy's too)
@@ -35,7 +35,9 @@ def _spec(name):
 @pytest.mark.parametrize("name", NAMES)
 def test_rules_agree_with_finite_differences(name):
     prim, spec = _spec(name)
+    draws = settings().max_examples
 
+    @settings(max_examples=max(3, draws // 3) if spec.slow else draws)
     @given(primitive_cases(prim))
     def check(case):
         f, xs = as_function(prim, *case)

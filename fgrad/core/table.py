@@ -51,19 +51,23 @@ class Spec:
     exact   -- whether the implementation gives the same bits on every call with one input,
                so that traced values can be held to equal it bit for bit (scipy's ``logm``
                does not: its forward values are compared to 1e-12 instead).
+    slow    -- whether a rule costs hundreds of operations per call (a series or continued
+               fraction of fixed length: ``gammainc``'s in ``a``): the tests whose cost
+               grows with that (finite differences, nested jvp to order 6) draw a third as
+               many examples.
     """
 
     # a plain class, not a dataclass: importing dataclasses is 1 ms of fgrad's import
     _FIELDS = ("cases", "domain", "valid", "order", "rtol", "atol", "eps", "dtypes", "call",
-               "exact")
+               "exact", "slow")
 
     def __init__(self, cases: list, domain: Any = (-2.0, 2.0),
                  valid: Optional[Callable] = None, order: int = 2, rtol: float = 1e-5,
                  atol: float = 1e-6, eps: float = 1e-6, dtypes: tuple = ("float64", "float32"),
-                 call: Optional[Callable] = None, exact: bool = True):
+                 call: Optional[Callable] = None, exact: bool = True, slow: bool = False):
         self.cases, self.domain, self.valid, self.order = cases, domain, valid, order
         self.rtol, self.atol, self.eps, self.dtypes = rtol, atol, eps, dtypes
-        self.call, self.exact = call, exact
+        self.call, self.exact, self.slow = call, exact, slow
 
     def __repr__(self):
         fields = ", ".join(f"{f}={getattr(self, f)!r}" for f in self._FIELDS)

@@ -23,11 +23,11 @@ from .elementwise import (abs, add, clip, conjugate, divide, imag, mod, multiply
                           python_number,
                           power_operator, real, subtract)
 from .indexing import at, getitem
-from .ufunc_methods import UfuncPrimitive, call_into
 from .layout import asarray, astype, ravel, reshape, squeeze, swapaxes, transpose
 from .products import dot, matmul
 from .reductions import max, mean, min, prod, sum
 from .selection import compress
+from .ufunc_methods import UfuncPrimitive, call_into
 from .views import (Viewable, copied, in_place, is_view_index, view_of, write_into,
                     write_whole)
 

@@ -55,7 +55,7 @@ BINARY = [(((), ()), {}), (((3,), (3,)), {}), (((2, 3), (3,)), {}), (((2, 1), (1
 def _ufunc_call(prim, args, params):
     """Traced calls of a ufunc primitive: ``out=`` (or a positional ``out``) writes the result
     into a traced array as numpy does (``ufunc_methods.call_into``); the other ufunc keywords
-    are refused by name rather than let reach the rules. Plain calls are numpy's, every
+    are refused by name rather than let them reach the rules. Plain calls are numpy's, every
     keyword included."""
     nin = prim.impl.nin
     if len(args) > nin:  # numpy's positional out argument

@@ -163,10 +163,10 @@ def _reduceat(prim, a, indices, axis=0, dtype=None, out=None, **kwargs):
 
 def call_into(prim, args, out, params):
     """``prim(*args, out=out, **params)`` where a value is traced: the result written into
-    ``out`` as numpy writes it (``views.write_whole``; where ``where`` is false ``out`` keeps
-    its entries), after numpy's checks of the cast (``same_kind``) and the shapes; returns
-    the array written, as numpy does. ``out``: an array or a tuple of one. A plain ``out`` cannot hold a
-    traced result (``TracerMutationError``)."""
+    ``out`` (an array, or a tuple of one) as numpy writes it (``views.write_whole``; where
+    ``where`` is false ``out`` keeps its entries), after numpy's checks of the cast
+    (``same_kind``) and the shapes; returns the array written, as numpy does. A plain ``out``
+    cannot hold a traced result (``TracerMutationError``)."""
     where = params.pop("where", True)
     where = True if where is None else where
     unsupported_kwargs(prim.name, params)  # (dtype=, casting=, ...: refused by name)

@@ -12,7 +12,7 @@ when traced: ``hyp1f1`` and ``hyp2f1`` in their parameters, and ``zeta`` in ``x`
 no closed form for those derivatives; ``zeta`` is differentiable in ``q``). ``gammainc`` and
 ``gammaincc`` are differentiable in ``a``, ``betainc`` and ``betaincc`` in ``a`` and ``b``
 too, by series and continued fractions of fixed lengths (``_gammainc_d_a``,
-``_betainc_d_ab``), and with them the chi-square and gamma distribution functions in their
+``_betainc_d``), and with them the chi-square and gamma distribution functions in their
 parameters.
 """
 import functools
@@ -153,6 +153,8 @@ def _lower_gamma_density(x, a):
 
 
 _SERIES_BLOCKS, _BLOCK, _CF_DEPTH = 8, 16, 48
+# the complex step of the continued fractions' derivatives (``_betainc_d``)
+_STEP = 1e-20
 
 
 def _gammainc_d_a(a, x):
@@ -160,13 +162,13 @@ def _gammainc_d_a(a, x):
     form), written with fgrad.numpy so that it is differentiated, batched and staged again.
 
     For x < a + 1 the series P = sum_n t_n, t_n = x^(a+n) e^-x / Gamma(a+n+1), whose
-    derivative is sum_n t_n (log x - digamma(a+n+1)): 128 terms, 16 at a time by cumprod and
-    cumsum (t_n / t_(n-1) = x / (a+n) < 1 there). Else minus that of Q = 1 - P = x^a e^-x /
+    derivative is sum_n t_n (log x - digamma(a+n+1)): 128 terms, 16 at a time, their logs
+    by cumsum (t_n / t_(n-1) = x / (a+n) < 1 there). Else minus that of Q = 1 - P = x^a e^-x /
     (Gamma(a) D), with D Legendre's continued fraction ``x+1-a - 1(1-a)/(x+3-a - 2(2-a)/...)``
-    evaluated from depth 48 up, with its derivative in a beside it. A rule reads no values,
-    so the lengths are fixed; where they fall short (a above about 250 with x within a few
-    sqrt(a) of a: the series' last term, or the fraction from depth 40 against 48, says so)
-    the derivative is nan rather than a wrong number. Against mpmath at 40 digits, a from
+    evaluated from depth 48 up, its derivative in a by a complex step (``_betainc_d``). A
+    rule reads no values, so the lengths are fixed; where they fall short (a above about 250
+    with x within a few sqrt(a) of a: the series' last term, or the fraction from depth 40
+    against 48, says so) the derivative is nan rather than a wrong number. Against mpmath at 40 digits, a from
     0.01 to 3000 and x from 1e-3 to 5a: relative error below 2e-13, 1.4e-11 at worst (a
     near 0 just past x = a + 1). Each branch is given values of its own region where the
     other's are taken, so neither's derivative is nan there."""
@@ -191,23 +193,25 @@ def _gammainc_d_a(a, x):
         log_c, psi = log_cs[..., -1], psis[..., -1]
     c = fnp.exp(log_c)
     low = fnp.exp(a * lx - xs - gammaln(a + 1)) * total
-    n = _SERIES_BLOCKS * _BLOCK + 1  # (the terms left sum to at most c_128 / (1 - x/(a+n)))
-    low_converged = c * (a + n) / (a + n - xs) < 1e-13
+    past = _SERIES_BLOCKS * _BLOCK + 1  # (the terms left: at most c_128 / (1 - x/(a+129)))
+    low_converged = c * (a + past) / (a + past - xs) < 1e-13
     # the continued fraction: D_k = b_k - a_(k+1) / D_(k+1), b_k = x + 2k + 1 - a,
-    # a_k = k (k - a); dD its derivative in a. From depth 48 and, beside it on a last axis,
-    # from depth 40: where the two differ the fraction has not converged
-    y, shallow = xc - a, _CF_DEPTH - 8
-    d, dd = y + (2 * _CF_DEPTH + 1), -fnp.ones_like(y)
+    # a_k = k (k - a), from depth 48, at a + 1e-20 i (its derivative in a by the complex
+    # step, as ``_betainc_d``'s); beside it on a last axis from depth 40: where the two
+    # differ the fraction has not converged
+    y, shallow = xc - (a + _STEP * 1j), _CF_DEPTH - 8
+    k = _onp.arange(_CF_DEPTH)
+    b, num = y[..., None] + (2 * k + 1), (k + 1) * (k + 1 - (a + _STEP * 1j)[..., None])
+    d = y + (2 * _CF_DEPTH + 1)
     for k in range(_CF_DEPTH - 1, -1, -1):
         if k == shallow - 1:
-            y, a = y[..., None], a[..., None]
-            d, dd = fnp.stack([d, y[..., 0] + (2 * shallow + 1)], -1), fnp.stack([dd, dd], -1)
-        q = (k + 1) * (k + 1 - a) / d
-        d, dd = y + (2 * k + 1) - q, (k + 1 + q * dd) / d - 1.0
-    y, a, d, dd, other = y[..., 0], a[..., 0], d[..., 0], dd[..., 0], d[..., 1]
+            d = fnp.stack([d, y + (2 * shallow + 1)], -1)
+        at = (..., k, None) if k < shallow else (..., k)
+        d = b[at] - num[at] / d
+    up_converged = fnp.abs(d[..., 0] - d[..., 1]) <= 1e-9 * fnp.abs(d[..., 0])
+    d, dd = fnp.real(d[..., 0]), fnp.imag(d[..., 0]) / _STEP
     lxc = fnp.log(xc)
     upper = fnp.exp(a * lxc - xc - gammaln(a)) / d * (digamma(a) + dd / d - lxc)
-    up_converged = fnp.abs(d - other) <= 1e-9 * fnp.abs(d)
     out = fnp.where(series, fnp.where(low_converged, low, _onp.nan),
                     fnp.where(up_converged, upper, _onp.nan))
     # P is 0 at x = 0 and 1 at x = inf for every a; scipy's nan outside a > 0, x >= 0
@@ -217,10 +221,11 @@ def _gammainc_d_a(a, x):
 
 # in a and x: a the shape of the gamma distribution, x the point
 gammainc = _ufunc2(_sc.gammainc, lambda ans, a, x: _gammainc_d_a(a, x),
-                   lambda ans, a, x: _lower_gamma_density(x, a), domain=[(0.2, 4.0), (0.1, 8.0)])
+                   lambda ans, a, x: _lower_gamma_density(x, a), domain=[(0.2, 4.0), (0.1, 8.0)],
+                   slow=True)
 gammaincc = _ufunc2(_sc.gammaincc, lambda ans, a, x: -_gammainc_d_a(a, x),
                     lambda ans, a, x: -_lower_gamma_density(x, a),
-                    domain=[(0.2, 4.0), (0.1, 8.0)])
+                    domain=[(0.2, 4.0), (0.1, 8.0)], slow=True)
 
 # the Pochhammer symbol (z)_m = Gamma(z + m) / Gamma(z), in both arguments
 poch = _ufunc2(_sc.poch, lambda ans, z, m: ans * (digamma(z + m) - digamma(z)),
@@ -287,65 +292,61 @@ def _no_closed_form(params):
 _BETA_DEPTH, _BETA_SHALLOW = 56, 48
 
 
-def _betainc_d_ab(a, b, x):
-    """The derivatives in a and b of the regularised incomplete beta function I_x(a, b)
-    (scipy has no closed form), written with fgrad.numpy so that they are differentiated,
-    batched and staged again, as ``_gammainc_d_a``'s.
+def _betainc_d(a, b, x, i):
+    """The derivative in a (i = 0) or b (i = 1) of the regularised incomplete beta function
+    I_x(a, b) (scipy has no closed form), written with fgrad.numpy so that it is
+    differentiated, batched and staged again, as ``_gammainc_d_a``.
 
-    Below the mean (x < (a+1)/(a+b+2); above it I_x(a, b) = 1 - I_(1-x)(b, a))
-    I = x^a (1-x)^b / (a B(a, b)) / f_1, f_j = 1 + d_j / f_(j+1), the continued fraction's
-    coefficients d_(2m+1) = -(a+m)(a+b+m) x / ((a+2m)(a+2m+1)) and d_(2m) = m(b-m) x /
-    ((a+2m-1)(a+2m)) and their derivatives all at once, the fraction from depth 56 up with
-    its derivatives beside it, and from depth 48 in value alone: where the two differ by
-    more than 1e-9 (a and b of some hundreds, x near the mean), nan rather than a wrong
-    number. Against mpmath at 40 digits, a and b from 0.05 to 100 and x from 1e-4 to 0.999:
-    relative error below 2e-13; at a = b = 300 and 1000 the same, nan at x within about
-    0.05 of 1/2."""
+    Below the mean (x < (a+1)/(a+b+2); above it I_x(a, b) = 1 - I_(1-x)(b, a)) I = x^a
+    (1-x)^b / (a B(a, b) f_1), with the continued fraction f_j = 1 + d_j / f_(j+1),
+    d_(2m+1) = -(a+m)(a+b+m) x / ((a+2m)(a+2m+1)), d_(2m) = m(b-m) x / ((a+2m-1)(a+2m)),
+    from depth 56 up. The fraction's derivative by a complex step: f at the parameter plus
+    1e-20 i, whose imaginary part over the step is the derivative to rounding (no difference
+    is taken), and whose own derivatives, the rule differentiated, are f's to O(1e-40):
+    three operations a level where carrying the derivative beside f took nine. Beside it,
+    on a last axis, the fraction from depth 48: where the two differ by more than 1e-9 (a
+    and b of some hundreds, x near the mean), nan rather than a wrong number. Against
+    mpmath at 40 digits, a and b from 0.05 to 100 and x from 1e-4 to 0.999: relative error
+    below 2e-13; at a = b = 300 and 1000 the same, nan at x within about 0.05 of 1/2."""
     a0, b0, x0 = fnp.broadcast_arrays(a, b, x)
     inside = (a0 > 0) & (b0 > 0) & (x0 > 0) & (x0 < 1)  # (the others: set below)
     a, b, x = fnp.where(inside, a0, 1.0), fnp.where(inside, b0, 1.0), fnp.where(inside, x0, 0.5)
     flip = x >= (a + 1) / (a + b + 2)
     a, b, x = fnp.where(flip, b, a), fnp.where(flip, a, b), fnp.where(flip, 1 - x, x)
+    in_a = flip if i else ~flip  # (the parameter differentiated is the fraction's a there)
+    step = _STEP * 1j
+    ac, bc = a + fnp.where(in_a, step, 0.0), b + fnp.where(in_a, 0.0, step)
     j = _onp.arange(1, _BETA_DEPTH + 1)
     odd, m = j % 2 == 1, j // 2
-    a_, b_, x_ = a[..., None], b[..., None], x[..., None]
-    n = fnp.where(odd, (a_ + m) * (a_ + b_ + m), m * (b_ - m))  # d_j = sign x n / den
-    den = (a_ + 2 * m - 1 + odd) * (a_ + 2 * m + odd)
-    sign_x = fnp.where(odd, -x_, x_)
-    d = sign_x * n / den
-    # (d n / da, d n / db, d den / da)
-    n_a, n_b = fnp.where(odd, 2 * a_ + b_ + 2 * m, 0.0), fnp.where(odd, a_ + m, m)
-    den_a = 2 * a_ + 4 * m - 1 + 2 * odd
-    dd = fnp.stack([sign_x * (n_a * den - n * den_a) / (den * den), sign_x * n_b / den], -1)
-    f, g, f_shallow = fnp.ones_like(a), fnp.zeros(_onp.shape(value_for_shape(a)) + (2,)), None
+    a_, b_, x_ = ac[..., None], bc[..., None], x[..., None]
+    n = fnp.where(odd, -(a_ + m) * (a_ + b_ + m), m * (b_ - m))
+    d = x_ * n / ((a_ + 2 * m - 1 + odd) * (a_ + 2 * m + odd))
+    f = fnp.ones_like(ac)
     for k in range(_BETA_DEPTH - 1, -1, -1):
-        dk = d[..., k]
-        if k == _BETA_SHALLOW - 1:
-            f_shallow = fnp.ones_like(a)
-        if f_shallow is not None:
-            f_shallow = 1 + dk / f_shallow
-        q = dk / f
-        f, g = 1 + q, (dd[..., k, :] - q[..., None] * g) / f[..., None]
+        if k == _BETA_SHALLOW - 1:  # (from here on with the shallower fraction beside it)
+            f = fnp.stack([f, fnp.ones_like(ac)], -1)
+        f = 1 + d[..., k, None] / f if k < _BETA_SHALLOW else 1 + d[..., k] / f
+    converged = fnp.abs(f[..., 0] - f[..., 1]) <= 1e-9 * fnp.abs(f[..., 0])
+    f = f[..., 0]
+    log_f = fnp.imag(f) / _STEP / fnp.real(f)  # (d log f)
     lx, l1x, psi_ab = fnp.log(x), fnp.log1p(-x), digamma(a + b)
-    value = fnp.exp(a * lx + b * l1x - fnp.log(a) - betaln(a, b)) / f
-    d_a = value * (lx - 1 / a - digamma(a) + psi_ab - g[..., 0] / f)
-    d_b = value * (l1x - digamma(b) + psi_ab - g[..., 1] / f)
-    d_a, d_b = fnp.where(flip, -d_b, d_a), fnp.where(flip, -d_a, d_b)
-    converged = fnp.abs(f - f_shallow) <= 1e-9 * fnp.abs(f)
+    value = fnp.exp(a * lx + b * l1x - fnp.log(a) - betaln(a, b)) / fnp.real(f)
+    dl = fnp.where(in_a, lx - 1 / a - digamma(a), l1x - digamma(b)) + psi_ab - log_f
+    out = fnp.where(flip, -value * dl, value * dl)
     # I is 0 at x = 0 and 1 at x = 1 for every a, b; scipy's nan outside a, b > 0, 0 <= x <= 1
     edge = fnp.where((a0 > 0) & (b0 > 0) & (x0 >= 0) & (x0 <= 1), 0.0, _onp.nan)
-    return tuple(fnp.where(inside, fnp.where(converged, v, _onp.nan), edge) for v in (d_a, d_b))
+    return fnp.where(inside, fnp.where(converged, out, _onp.nan), edge)
 
 
 def _betainc_partial(sign):
     """betainc(a, b, x)'s partial derivatives times ``sign`` (betaincc's, -1)."""
     def partial(i, ans, a, b, x):
-        return sign * (_betainc_density(x, a, b) if i == 2 else _betainc_d_ab(a, b, x)[i])
+        return sign * (_betainc_density(x, a, b) if i == 2 else _betainc_d(a, b, x, i))
     return partial
 
 
 _BETAINC = Spec([(((), (), ()), {}), (((3,), (), (3,)), {}), (((2, 3), (3,), ()), {})],
-                domain=[(0.3, 3.0), (0.3, 3.0), (0.05, 0.95)])
+                domain=[(0.3, 3.0), (0.3, 3.0), (0.05, 0.95)], slow=True)
 # in a, b and x
 betainc = defining.elementwise(_name(_sc.betainc), _sc.betainc, _betainc_partial(1.0), _BETAINC)
 betaincc = defining.elementwise(_name(_sc.betaincc), _sc.betaincc, _betainc_partial(-1.0),
@@ -528,9 +529,11 @@ stdtrit = _with_static(_sc.stdtrit, "df", lambda ans, p, df: fnp.exp(-_t_log_den
                        _DF, domain=(0.1, 0.9), why=_NO_PARAM)
 # chi-square: the cdf and its complement, gammainc(v / 2, x / 2) and gammaincc's
 chdtr = _ufunc2(_sc.chdtr, lambda ans, v, x: 0.5 * _gammainc_d_a(v / 2, x / 2),
-               lambda ans, v, x: _chi2_density(x, v), domain=[(1.0, 6.0), (0.2, 8.0)])
+               lambda ans, v, x: _chi2_density(x, v), domain=[(1.0, 6.0), (0.2, 8.0)],
+               slow=True)
 chdtrc = _ufunc2(_sc.chdtrc, lambda ans, v, x: -0.5 * _gammainc_d_a(v / 2, x / 2),
-                 lambda ans, v, x: -_chi2_density(x, v), domain=[(1.0, 6.0), (0.2, 8.0)])
+                 lambda ans, v, x: -_chi2_density(x, v), domain=[(1.0, 6.0), (0.2, 8.0)],
+                 slow=True)
 # Poisson: P(N <= k) and P(N > k) in the mean m, the count k static
 _K = [(((),), {"k": 3.0}), (((3,),), {"k": 1.0})]
 pdtr = _with_static(_sc.pdtr, "k", lambda ans, m, k: -_poisson_mass(k, m), _K,
@@ -557,7 +560,7 @@ def _nbdtr_d_p(p, k, n):
     return fnp.exp((n - 1) * fnp.log(p) + k * fnp.log1p(-p) - _sc.betaln(n, k + 1))
 
 
-_KN = [(((),), {"k": 2.0, "n": 5.0}), (((3,),), {"k": 1.0, "n": 3.0})]
+_KN = [(((),), {"k": 2, "n": 5}), (((3,),), {"k": 1, "n": 3})]
 _COUNTS = "they are counts (scipy truncates them)"
 bdtr = _in_last(_sc.bdtr, ("k", "n"), _bdtr_d_p, _KN, (0.1, 0.9), _COUNTS,
                 "scipy.special.bdtr(k, n, p): differentiable in ``p``; ``k`` and ``n`` are "
@@ -584,7 +587,7 @@ def _gdtr_partial(sign):
 
 
 _GDTR = Spec([(((), (), ()), {}), (((3,), (), (3,)), {}), (((2, 3), (3,), ()), {})],
-             domain=[(0.5, 2.0), (0.5, 3.0), (0.2, 3.0)])
+             domain=[(0.5, 2.0), (0.5, 3.0), (0.2, 3.0)], slow=True)
 gdtr = defining.elementwise(_name(_sc.gdtr), _sc.gdtr, _gdtr_partial(1.0), _GDTR)
 gdtrc = defining.elementwise(_name(_sc.gdtrc), _sc.gdtrc, _gdtr_partial(-1.0), _GDTR)
 

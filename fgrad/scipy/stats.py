@@ -18,10 +18,11 @@ parameters where the standard cdf's derivative in them is written (``cdf_shapes`
 forms for ``weibull_min``, ``pareto``, ``lomax`` and ``lognorm``, the incomplete gamma
 function's derivative in ``a`` (``special._gammainc_d_a``) for ``gamma``, ``chi2``, ``chi``
 and ``invgamma``, the incomplete beta function's in ``a`` and ``b``
-(``special._betainc_d_ab``) for ``beta`` and ``f``. Not differentiable, and refused by name
+(``special._betainc_d``) for ``beta`` and ``f``. Not differentiable, and refused by name
 when traced: that family in the other distributions' shapes (``t``'s in ``df``: its form
 through the incomplete beta function is sign(t) times a function of t^2, whose derivatives
-in t the rule would take as 0 at t = 0), and ``nbinom``'s cdf in ``n``; ``betabinom`` has ``logpmf`` and ``pmf`` only, as JAX's.
+in t the rule would take as 0 at t = 0), and ``nbinom``'s cdf in ``n``; ``betabinom`` has
+``logpmf`` and ``pmf`` only, as JAX's.
 """
 import functools
 import math
@@ -74,14 +75,16 @@ class Continuous:
     docstring). ``score(z, *s)`` is ``dl/dz``, ``shape_scores[j](z, *s)`` is ``dl/ds_j``;
     ``cdf_shapes[j](z, *s)``, where given, the standard cdf's derivative in ``s_j`` (the cdf
     family's derivatives in the shapes follow from it: ``sf`` minus it, the logs over their
-    value, ``ppf`` minus it over the density); ``x_domain`` is where the tests draw points
+    value, ``ppf`` minus it over the density; ``slow``: by a series or continued fraction,
+    ``Spec.slow``); ``x_domain`` is where the tests draw points
     (inside the support for any loc in (-0.2, 0.2) and scale in (1.5, 2)),
     ``shape_domains`` the shapes'."""
 
     def __init__(self, name, shapes, score, shape_scores=(), x_domain=(-2.0, 2.0),
-                 shape_domains=(), valid=None, ppf_valid=None, cdf_shapes=()):
+                 shape_domains=(), valid=None, ppf_valid=None, cdf_shapes=(), slow=False):
         self.name, self.shapes, self.score = name, tuple(shapes), score
         self.shape_scores, self.cdf_shapes = tuple(shape_scores), tuple(cdf_shapes)
+        self._slow = slow
         self.scipy = getattr(_st, name)
         self._x_domain, self._shape_domains = x_domain, shape_domains
         self._valid, self._ppf_valid = valid, ppf_valid
@@ -151,7 +154,8 @@ class Continuous:
             cases = [((c[0],) + c[-2:], p) for c, p in cases]
             return Spec(cases, domain=[first, (-0.2, 0.2), (1.5, 2.0)], valid=valid,
                         call=lambda f, x, loc, scale: f(x, *fixed, loc, scale))
-        return Spec(cases, domain=domain, valid=valid)
+        return Spec(cases, domain=domain, valid=valid,
+                    slow=self._slow and method in _NOT_IN_SHAPES)
 
     def _primitive(self, method):
         fn = getattr(self.scipy, method)
@@ -219,18 +223,19 @@ t = Continuous(
 gamma = Continuous("gamma", ("a",), lambda z, a: (a - 1) / z - 1,
                    [lambda z, a: fnp.log(z) - sp.digamma(a)],
                    x_domain=_POSITIVE, shape_domains=[(0.8, 3.0)],
-                   cdf_shapes=[lambda z, a: sp._gammainc_d_a(a, z)])  # (cdf = gammainc(a, z))
+                   # (cdf = gammainc(a, z))
+                   cdf_shapes=[lambda z, a: sp._gammainc_d_a(a, z)], slow=True)
 beta = Continuous(
     "beta", ("a", "b"), lambda z, a, b: (a - 1) / z - (b - 1) / (1 - z),
     [lambda z, a, b: fnp.log(z) - sp.digamma(a) + sp.digamma(a + b),
      lambda z, a, b: _log1mz(z) - sp.digamma(b) + sp.digamma(a + b)],
     x_domain=_UNIT, shape_domains=[(0.8, 3.0), (0.8, 3.0)],
-    cdf_shapes=[lambda z, a, b: sp._betainc_d_ab(a, b, z)[0],  # (cdf = betainc(a, b, z))
-                lambda z, a, b: sp._betainc_d_ab(a, b, z)[1]])
+    cdf_shapes=[lambda z, a, b: sp._betainc_d(a, b, z, 0),  # (cdf = betainc(a, b, z))
+                lambda z, a, b: sp._betainc_d(a, b, z, 1)], slow=True)
 chi2 = Continuous("chi2", ("df",), lambda z, df: (df / 2 - 1) / z - 0.5,
                   [lambda z, df: 0.5 * (fnp.log(z / 2) - sp.digamma(df / 2))],
                   x_domain=_POSITIVE, shape_domains=[(1.5, 5.0)],
-                  cdf_shapes=[lambda z, df: 0.5 * sp._gammainc_d_a(df / 2, z / 2)])
+                  cdf_shapes=[lambda z, df: 0.5 * sp._gammainc_d_a(df / 2, z / 2)], slow=True)
 expon = Continuous("expon", (), lambda z: -fnp.ones_like(z), x_domain=_POSITIVE)
 # (the kink at z = 0 takes the average of the one-sided scores, 0)
 laplace = Continuous("laplace", (), lambda z: -fnp.sign(without_derivative(z)) * fnp.ones_like(z),
@@ -305,12 +310,13 @@ rayleigh = Continuous("rayleigh", (), lambda z: 1 / z - z, x_domain=_POSITIVE)
 chi = Continuous("chi", ("df",), lambda z, df: (df - 1) / z - z,
                  [lambda z, df: fnp.log(z) - 0.5 * (math.log(2) + sp.digamma(df / 2))],
                  x_domain=_POSITIVE, shape_domains=[(1.5, 5.0)],
-                 cdf_shapes=[lambda z, df: 0.5 * sp._gammainc_d_a(df / 2, z * z / 2)])
+                 cdf_shapes=[lambda z, df: 0.5 * sp._gammainc_d_a(df / 2, z * z / 2)], slow=True)
 # l = -(a + 1) log z - 1 / z - gammaln(a) on z > 0
 invgamma = Continuous("invgamma", ("a",), lambda z, a: (1 / z - (a + 1)) / z,
                       [lambda z, a: -fnp.log(z) - sp.digamma(a)],
                       x_domain=_POSITIVE, shape_domains=[(0.8, 3.0)],
-                      cdf_shapes=[lambda z, a: -sp._gammainc_d_a(a, 1 / z)])  # (gammaincc(a, 1/z))
+                      # (cdf = gammaincc(a, 1 / z))
+                      cdf_shapes=[lambda z, a: -sp._gammainc_d_a(a, 1 / z)], slow=True)
 # l = log c - (c + 1) log(1 + z) on z >= 0 (Pareto of the second kind)
 lomax = Continuous("lomax", ("c",), lambda z, c: -(c + 1) / (1 + z),
                    [lambda z, c: 1 / c - fnp.log1p(z)],
@@ -338,7 +344,7 @@ def _f_cdf_d(z, dfn, dfd, i):
     s = dfn * z + dfd
     x = dfn * z / s
     dx = (dfd * z if i == 0 else -dfn * z) / (s * s)
-    return fnp.where(zero, 0.0, 0.5 * sp._betainc_d_ab(dfn / 2, dfd / 2, x)[i]
+    return fnp.where(zero, 0.0, 0.5 * sp._betainc_d(dfn / 2, dfd / 2, x, i)
                      + sp._betainc_density(x, dfn / 2, dfd / 2) * dx)
 
 
@@ -357,7 +363,7 @@ f = Continuous("f", ("dfn", "dfd"), _f_score,
                 lambda z, dfn, dfd: _f_shape(z, dfn, dfd, False)],
                x_domain=_POSITIVE, shape_domains=[(2.0, 8.0), (3.0, 10.0)],
                cdf_shapes=[lambda z, dfn, dfd: _f_cdf_d(z, dfn, dfd, 0),
-                           lambda z, dfn, dfd: _f_cdf_d(z, dfn, dfd, 1)])
+                           lambda z, dfn, dfd: _f_cdf_d(z, dfn, dfd, 1)], slow=True)
 
 # --- discrete distributions -------------------------------------------------------------
 
