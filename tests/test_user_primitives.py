@@ -202,6 +202,6 @@ def test_a_spec_reads_compares_and_prints_as_its_fields():
     assert s != "Spec"
     assert repr(s) == ("Spec(cases=[(((3,),), {})], domain=(-1.0, 1.0), valid=None, order=1, "
                        "rtol=1e-05, atol=1e-06, eps=1e-06, dtypes=('float64', 'float32'), "
-                       "call=None, exact=True)")
+                       "call=None, exact=True, slow=False)")
     with pytest.raises(TypeError, match="unhashable"):
         hash(s)
