@@ -248,3 +248,37 @@ def test_a_convolution_by_sliding_window_view_equals_the_loop_of_slices():
     with pytest.raises(fgrad.NoDerivativeRuleError, match="as_strided has no derivative rule "
                                                           r"\(addresses the array's memory"):
         fgrad.grad(lambda x: np.sum(np.lib.stride_tricks.as_strided(x, (2,), (8,))))(images[0])
+
+
+# --- numpy.polynomial's series on traced coefficients -----------------------------------------
+
+SERIES = [("polynomial", "poly"), ("chebyshev", "cheb"), ("legendre", "leg"),
+          ("hermite", "herm"), ("hermite_e", "herme"), ("laguerre", "lag")]
+
+
+@pytest.mark.parametrize("family, prefix", SERIES)
+def test_polynomial_series_values_are_numpys_and_derivatives_its_vander_and_der(family, prefix):
+    theirs, ours = getattr(onp.polynomial, family), getattr(np.polynomial, family)
+    val, vander, der = (getattr(theirs, prefix + s) for s in ("val", "vander", "der"))
+    traced = getattr(ours, prefix + "val")
+    x, c = onp.linspace(-0.9, 0.8, 5), onp.array([0.5, -0.3, 0.2, 0.7])
+    # values: numpy's bit for bit, traced and staged, with tensor=False and 2-d coefficients
+    c2 = onp.arange(8.0).reshape(4, 2) / 7
+    for args in [(x, c), (0.3, c), (x, c2), (x, c[:1]), (x, [1, 2, 3]), (x[:2], c2, False)]:
+        want = val(*args)
+        got = fgrad.jit(lambda x, c: traced(x, c, *args[2:]))(*args[:2])
+        assert onp.array_equal(got, want) and got.dtype == want.dtype
+    # in the coefficients the Vandermonde matrix, in the points the derivative series
+    onp.testing.assert_allclose(fgrad.jacrev(lambda c: traced(x, c))(c), vander(x, 3),
+                                rtol=1e-13, atol=1e-15)
+    onp.testing.assert_allclose(fgrad.jacfwd(lambda x: traced(x, c))(x),
+                                onp.diag(val(x, der(c))), rtol=1e-12, atol=1e-14)
+    # a list holding traced values, as numpy takes a list of coefficients
+    g = fgrad.grad(lambda a: traced(0.4, [1.0, a, a * a]))(0.5)
+    assert g == pytest.approx(val(0.4, [0.0, 1.0, 1.0]), rel=1e-13)
+
+
+def test_polynomial_submodules_import_and_the_rest_is_numpys():
+    import fgrad.numpy.polynomial.chebyshev as cheb
+    assert cheb is np.polynomial.chebyshev and cheb.chebfit is onp.polynomial.chebyshev.chebfit
+    assert np.polynomial.Polynomial is onp.polynomial.Polynomial

@@ -53,6 +53,7 @@ from .namespace import LazySubmodule as _LazySubmodule  # noqa: E402
 # then (fft: 1 ms of fgrad's 20, its rules entering the table when first used)
 fft = _LazySubmodule("fgrad.numpy.fft", globals(), "fft")
 random = _LazySubmodule("fgrad.numpy.random", globals(), "random")
+polynomial = _LazySubmodule("fgrad.numpy.polynomial", globals(), "polynomial")
 _mirror(_onp, globals(), "")
 
 if TYPE_CHECKING:  # numpy's other names are filled in above at import: to a type checker, Any

@@ -43,6 +43,9 @@ from ..traces.taylor import expansions
 from ..testing import as_function, check_batching, check_grads, check_jet, random_case
 from ..testing.compositions import check_compositions
 
+# (fgrad.numpy.polynomial is loaded on first use, as numpy's: its entries join the table here)
+importlib.import_module("fgrad.numpy.polynomial")
+
 
 def check_primitive(prim, rng, trials=3):
     """Returns ``(vjp_ok, jvp_ok, worst_relative_error, first_failure_message)``."""

@@ -1,0 +1,121 @@
+"""numpy.polynomial with traced coefficients: each series' value, ``polyval``, ``chebval``,
+``legval``, ``hermval``, ``hermeval`` and ``lagval`` (in ``fgrad.numpy.polynomial.polynomial``,
+``.chebyshev``, ``.legendre``, ``.hermite``, ``.hermite_e``, ``.laguerre``), in the
+coefficients and the points.
+
+numpy's own functions fail only where they convert the coefficients (``np.array(c)``); past
+that they are arithmetic, which a tracer takes. Each is numpy's sequence of operations again
+(Horner's scheme; the three-term recurrences backwards, Clenshaw's), so traced values are
+numpy's bit for bit, and a traced ``x`` counts as an array for ``tensor=True``. Plain values
+go to numpy's function. The rest of numpy.polynomial (the ``Polynomial``, ``Chebyshev``, ...
+classes, fitting, roots) is numpy's own: on plain values only.
+
+>>> import numpy, fgrad, fgrad.numpy as np
+>>> C = np.polynomial.chebyshev
+>>> fgrad.grad(lambda c: C.chebval(0.5, c))(numpy.array([1.0, 2.0, 3.0])).tolist()  # T_k(0.5)
+[1.0, 0.5, -0.5]
+"""
+import sys
+import types
+
+import numpy as _onp
+import numpy.polynomial as _numpys
+
+import fgrad.numpy as fnp
+from ..core.table import Spec
+from ..core.tracer import Tracer, contains_tracer
+from .broadcasting import dtype_of, shape_of
+from .wrapping import differentiable
+
+
+def _series(c, x, tensor):
+    """numpy's conversion of the coefficients ``c`` (at least 1-d, integers as float64) and
+    of a list ``x``; with ``tensor``, ``c`` given an axis per axis of an array ``x``."""
+    c = fnp.asarray(c)
+    if not shape_of(c):
+        c = fnp.reshape(c, (1,))
+    if dtype_of(c).char in "?bBhHiIlLqQpP":
+        c = fnp.astype(c, _onp.float64)
+    if isinstance(x, (tuple, list)):
+        x = fnp.asarray(x)
+    if isinstance(x, (_onp.ndarray, Tracer)) and tensor:
+        c = fnp.reshape(c, shape_of(c) + (1,) * len(shape_of(x)))
+    return c, x
+
+
+def _backwards(c, x, step, last):
+    """The recurrence of a three-term family run from the last coefficient down, as numpy
+    runs it: ``step(c_i, c0, c1, nd, x)`` gives the next ``(c0, c1)``, ``last(c0, c1, x)``
+    the value."""
+    n = shape_of(c)[0]
+    if n == 1:
+        c0, c1 = c[0], 0
+    elif n == 2:
+        c0, c1 = c[0], c[1]
+    else:
+        c0, c1 = c[-2], c[-1]
+        for i in range(3, n + 1):
+            c0, c1 = step(c[-i], c0, c1, n - i + 2, x)
+    return last(c0, c1, x)
+
+
+def _horner(c, x):
+    c0 = c[-1] + x * 0
+    for i in range(2, shape_of(c)[0] + 1):
+        c0 = c[-i] + c0 * x
+    return c0
+
+
+# each family's step and value, in numpy's order of operations
+_FAMILIES = {
+    "polynomial": ("polyval", _horner),
+    "chebyshev": ("chebval", lambda c, x: _backwards(
+        c, x, lambda ci, c0, c1, nd, x: (ci - c1, c0 + c1 * (2 * x)),
+        lambda c0, c1, x: c0 + c1 * x)),
+    "legendre": ("legval", lambda c, x: _backwards(
+        c, x, lambda ci, c0, c1, nd, x: (ci - c1 * ((nd - 1) / nd),
+                                         c0 + c1 * x * ((2 * nd - 1) / nd)),
+        lambda c0, c1, x: c0 + c1 * x)),
+    "hermite": ("hermval", lambda c, x: _backwards(
+        c, x, lambda ci, c0, c1, nd, x: (ci - c1 * (2 * (nd - 1)), c0 + c1 * (x * 2)),
+        lambda c0, c1, x: c0 + c1 * (x * 2))),
+    "hermite_e": ("hermeval", lambda c, x: _backwards(
+        c, x, lambda ci, c0, c1, nd, x: (ci - c1 * (nd - 1), c0 + c1 * x),
+        lambda c0, c1, x: c0 + c1 * x)),
+    "laguerre": ("lagval", lambda c, x: _backwards(
+        c, x, lambda ci, c0, c1, nd, x: (ci - (c1 * (nd - 1)) / nd,
+                                         c0 + (c1 * ((2 * nd - 1) - x)) / nd),
+        lambda c0, c1, x: c0 + c1 * (1 - x))),
+}
+_SPEC = Spec([(((), (4,)), {}), (((5,), (3,)), {}), (((4,), (3, 2)), {}), (((2,), (1,)), {})],
+             domain=(-1.5, 1.5))
+
+
+def _traced(family, name, value):
+    numpys = getattr(getattr(_numpys, family), name)
+
+    def val(x, c, tensor=True):
+        if not (contains_tracer(x) or contains_tracer(c)):
+            return numpys(x, c, tensor)
+        c, x = _series(c, x, tensor)
+        return value(c, x)
+
+    val.__name__ = val.__qualname__ = name
+    return differentiable(numpys, _SPEC, name=f"polynomial.{family}.{name}")(val)
+
+
+def _submodule(family, name, value):
+    """``fgrad.numpy.polynomial.<family>``: numpy's module with the traced ``name``."""
+    module = types.ModuleType(f"{__name__}.{family}", getattr(_numpys, family).__doc__)
+    setattr(module, name, _traced(family, name, value))
+    module.__getattr__ = lambda attr: getattr(getattr(_numpys, family), attr)
+    sys.modules[module.__name__] = module  # (import fgrad.numpy.polynomial.chebyshev works)
+    return module
+
+
+for _family, (_name, _value) in _FAMILIES.items():
+    globals()[_family] = _submodule(_family, _name, _value)
+
+
+def __getattr__(attr):  # (the classes, numpy's other functions: numpy's own)
+    return getattr(_numpys, attr)
