@@ -1400,6 +1400,28 @@ def test_betainc_in_a_and_b_against_closed_forms_and_scipys_differences():
             assert got == pytest.approx(fd, rel=1e-6)
 
 
+def test_incomplete_gamma_and_beta_inverses_against_closed_forms():
+    d = lambda f, i: fgrad.grad(f, argnums=i)  # noqa: E731
+    y = 0.3
+    # gammaincinv(1, y) = -log(1 - y); at a = 1, dx/da = -(dP/da) / density = (e^-x log x +
+    # E1(x) + euler_gamma e^-x) e^x
+    x = -onp.log1p(-y)
+    assert d(special.gammaincinv, 1)(1.0, y) == pytest.approx(1 / (1 - y), rel=1e-12)
+    assert d(special.gammainccinv, 1)(1.0, 1 - y) == pytest.approx(-1 / (1 - y), rel=1e-12)
+    want = onp.log(x) + onp.euler_gamma + sc.exp1(x) * onp.exp(x)
+    assert d(special.gammaincinv, 0)(1.0, y) == pytest.approx(want, rel=1e-12)
+    assert d(special.gammainccinv, 0)(1.0, 1 - y) == pytest.approx(want, rel=1e-12)
+    # betaincinv(a, 1, y) = y^(1/a), betaincinv(1, b, y) = 1 - (1 - y)^(1/b)
+    a = b = 2.5
+    assert d(special.betaincinv, 0)(a, 1.0, y) == pytest.approx(
+        -y ** (1 / a) * onp.log(y) / a ** 2, rel=1e-12)
+    assert d(special.betaincinv, 2)(a, 1.0, y) == pytest.approx(y ** (1 / a - 1) / a, rel=1e-12)
+    assert d(special.betaincinv, 1)(1.0, b, y) == pytest.approx(
+        (1 - y) ** (1 / b) * onp.log1p(-y) / b ** 2, rel=1e-12)
+    assert d(special.betainccinv, 1)(1.0, b, 1 - y) == pytest.approx(
+        (1 - y) ** (1 / b) * onp.log1p(-y) / b ** 2, rel=1e-12)
+
+
 def test_binomial_and_gamma_distribution_functions_against_closed_forms():
     d = lambda f, i: fgrad.grad(f, argnums=i)  # noqa: E731
     p = 0.3

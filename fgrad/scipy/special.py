@@ -226,6 +226,16 @@ gammainc = _ufunc2(_sc.gammainc, lambda ans, a, x: _gammainc_d_a(a, x),
 gammaincc = _ufunc2(_sc.gammaincc, lambda ans, a, x: -_gammainc_d_a(a, x),
                     lambda ans, a, x: -_lower_gamma_density(x, a),
                     domain=[(0.2, 4.0), (0.1, 8.0)], slow=True)
+# their inverses in y, x = ans: by the implicit function, dx/dy = (+-) 1 / density and
+# dx/da = -(dP/da) / density (P(a, x) = y and Q(a, x) = y alike)
+gammaincinv = _ufunc2(
+    _sc.gammaincinv, lambda ans, a, y: -_gammainc_d_a(a, ans) / _lower_gamma_density(ans, a),
+    lambda ans, a, y: 1 / _lower_gamma_density(ans, a), domain=[(0.5, 4.0), (0.1, 0.9)],
+    slow=True)
+gammainccinv = _ufunc2(
+    _sc.gammainccinv, lambda ans, a, y: -_gammainc_d_a(a, ans) / _lower_gamma_density(ans, a),
+    lambda ans, a, y: -1 / _lower_gamma_density(ans, a), domain=[(0.5, 4.0), (0.1, 0.9)],
+    slow=True)
 
 # the Pochhammer symbol (z)_m = Gamma(z + m) / Gamma(z), in both arguments
 poch = _ufunc2(_sc.poch, lambda ans, z, m: ans * (digamma(z + m) - digamma(z)),
@@ -351,6 +361,23 @@ _BETAINC = Spec([(((), (), ()), {}), (((3,), (), (3,)), {}), (((2, 3), (3,), ())
 betainc = defining.elementwise(_name(_sc.betainc), _sc.betainc, _betainc_partial(1.0), _BETAINC)
 betaincc = defining.elementwise(_name(_sc.betaincc), _sc.betaincc, _betainc_partial(-1.0),
                                 _BETAINC)
+
+
+def _betaincinv_partial(sign):
+    """The inverses' partial derivatives in a, b and y, x = ans (I(a, b, x) = y, or 1 - y:
+    ``sign`` -1): by the implicit function, -(dI/da) / density, -(dI/db) / density and
+    (+-) 1 / density."""
+    def partial(i, ans, a, b, y):
+        density = _betainc_density(ans, a, b)
+        return (sign if i == 2 else -_betainc_d(a, b, ans, i)) / density
+    return partial
+
+
+_BETAINCINV = Spec(_BETAINC.cases, domain=[(0.5, 3.0), (0.5, 3.0), (0.1, 0.9)], slow=True)
+betaincinv = defining.elementwise(_name(_sc.betaincinv), _sc.betaincinv,
+                                  _betaincinv_partial(1.0), _BETAINCINV)
+betainccinv = defining.elementwise(_name(_sc.betainccinv), _sc.betainccinv,
+                                   _betaincinv_partial(-1.0), _BETAINCINV)
 # the hypergeometric functions' derivatives in x are the functions at shifted parameters
 hyp1f1 = _in_last(
     _sc.hyp1f1, ("a", "b"), lambda x, a, b: (a / b) * hyp1f1(a + 1, b + 1, x),
