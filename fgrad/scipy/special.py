@@ -170,8 +170,8 @@ def _gammainc_d_a(a, x):
     with x within a few sqrt(a) of a: the series' last term, or the fraction from depth 40
     against 48, says so) the derivative is nan rather than a wrong number. Against mpmath at
     40 digits, a from 0.01 to 3000 and x from 1e-3 to 5a: relative error below 2e-13,
-    1.4e-11 at worst (a near 0 just past x = a + 1). Each branch is given values of its own region where the
-    other's are taken, so neither's derivative is nan there."""
+    1.4e-11 at worst (a near 0 just past x = a + 1). Each branch is given values of its own
+    region where the other's are taken, so neither's derivative is nan there."""
     a0, x0 = fnp.broadcast_arrays(a, x)
     inside = (a0 > 0) & (x0 > 0) & (x0 < _onp.inf)  # (the others are given 1 and set below)
     a, x = fnp.where(inside, a0, 1.0), fnp.where(inside, x0, 1.0)
