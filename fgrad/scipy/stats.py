@@ -66,8 +66,8 @@ def _exp_or_log(dist, method):
 # --- continuous distributions ---------------------------------------------------------------
 
 _METHODS = ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf")
-# the methods without a derivative in the shape parameters (no closed form in scipy)
-_NOT_IN_SHAPES = ("cdf", "logcdf", "sf", "logsf", "ppf")
+# the methods differentiable in the shape parameters only where ``cdf_shapes`` says how
+_CDF_FAMILY = ("cdf", "logcdf", "sf", "logsf", "ppf")
 
 
 class Continuous:
@@ -76,9 +76,8 @@ class Continuous:
     ``cdf_shapes[j](z, *s)``, where given, the standard cdf's derivative in ``s_j`` (the cdf
     family's derivatives in the shapes follow from it: ``sf`` minus it, the logs over their
     value, ``ppf`` minus it over the density; ``slow``: by a series or continued fraction,
-    ``Spec.slow``); ``x_domain`` is where the tests draw points
-    (inside the support for any loc in (-0.2, 0.2) and scale in (1.5, 2)),
-    ``shape_domains`` the shapes'."""
+    ``Spec.slow``); ``x_domain`` is where the tests draw points (inside the support for any
+    loc in (-0.2, 0.2) and scale in (1.5, 2)), ``shape_domains`` the shapes'."""
 
     def __init__(self, name, shapes, score, shape_scores=(), x_domain=(-2.0, 2.0),
                  shape_domains=(), valid=None, ppf_valid=None, cdf_shapes=(), slow=False):
@@ -92,7 +91,7 @@ class Continuous:
         for method in _METHODS:
             self._prims[method] = self._primitive(method)
             setattr(self, method, self._public(method))
-            if method in _NOT_IN_SHAPES and not self.cdf_shapes:
+            if method in _CDF_FAMILY and not self.cdf_shapes:
                 getattr(self, method)._fgrad_not_in = self.shapes
 
     def __repr__(self):
@@ -148,20 +147,21 @@ class Continuous:
         domain = [first, *self._shape_domains, (-0.2, 0.2), (1.5, 2.0)]
         cases = [(((),) * (n + 3), {}), (((3,),) + ((),) * (n + 2), {}),
                  (((2, 3),) + ((3,),) * n + ((), (2, 1)), {})]
-        if method in _NOT_IN_SHAPES and n and not self.cdf_shapes:
+        if method in _CDF_FAMILY and n and not self.cdf_shapes:
             # not differentiable in the shapes: they are fixed by the test's call
             fixed = tuple((a + b) / 2 for a, b in self._shape_domains)
             cases = [((c[0],) + c[-2:], p) for c, p in cases]
             return Spec(cases, domain=[first, (-0.2, 0.2), (1.5, 2.0)], valid=valid,
                         call=lambda f, x, loc, scale: f(x, *fixed, loc, scale))
         return Spec(cases, domain=domain, valid=valid,
-                    slow=self._slow and method in _NOT_IN_SHAPES)
+                    slow=self._slow and method in _CDF_FAMILY)
 
     def _primitive(self, method):
         fn = getattr(self.scipy, method)
-        return defining.elementwise(f"scipy.stats.{self.name}.{method}", lambda *args: fn(*args),
-                           lambda i, ans, *args: self._partial(method, i, ans, *args),
-                           self._spec(method), taylor=self._taylor(method))
+        return defining.elementwise(
+            f"scipy.stats.{self.name}.{method}", lambda *args: fn(*args),
+            lambda i, ans, *args: self._partial(method, i, ans, *args), self._spec(method),
+            taylor=self._taylor(method))
 
     def _taylor(self, method):
         """jet's rules where the JVP rule reads the output: the density as exp(logpdf), the
