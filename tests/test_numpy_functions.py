@@ -173,7 +173,8 @@ def test_namespace_mirrors_numpy():
             dir(getattr(np, name))  # (numpy's lazily imported submodules: now imported)
         ours, theirs = getattr(np, name), getattr(onp, name)
         if isinstance(theirs, (type, types.ModuleType)) or not callable(theirs):
-            if name not in ("linalg", "fft", "lib", "random", "r_", "c_", "vectorize"):
+            if name not in ("linalg", "fft", "lib", "random", "polynomial", "r_", "c_",
+                            "vectorize"):
                 assert ours is theirs, name  # (r_, c_: ours; vectorize: numpy's, subclassed)
     assert issubclass(np.vectorize, onp.vectorize) and np.vectorize is not onp.vectorize
     for name in dir(onp.lib):  # fgrad.numpy.lib: numpy's names, stride_tricks ours
@@ -185,6 +186,9 @@ def test_namespace_mirrors_numpy():
         if not name.startswith("_"):
             assert hasattr(np.random, name), f"fgrad.numpy.random lacks numpy.random.{name}"
     assert np.random.seed is onp.random.seed and np.random.Generator is onp.random.Generator
+    for name in dir(onp.polynomial):  # fgrad.numpy.polynomial: numpy's names, the series' ours
+        if not name.startswith("_"):
+            assert hasattr(np.polynomial, name), f"fgrad.numpy.polynomial lacks {name}"
     assert np.float64 is onp.float64 and np.ndarray is onp.ndarray
 
 
