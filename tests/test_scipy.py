@@ -1400,6 +1400,21 @@ def test_betainc_in_a_and_b_against_closed_forms_and_scipys_differences():
             assert got == pytest.approx(fd, rel=1e-6)
 
 
+def test_parameter_derivatives_on_many_entries_run_in_chunks_with_the_same_values():
+    # (more entries than _CHUNK: the rule runs on pieces, joined; each entry as alone)
+    rng = onp.random.default_rng(0)
+    x, a = rng.uniform(0.1, 10, 9000), rng.uniform(0.5, 5, 9000)
+    for many, one in [(lambda a: special.gammainc(a, x), special.gammainc),
+                      (lambda a: special.betainc(a, 2.0, x / 11),
+                       lambda a, x: special.betainc(a, 2.0, x / 11))]:
+        g = fgrad.grad(lambda a: np.sum(many(a)))(a)
+        picked = range(0, 9000, 1499)
+        onp.testing.assert_allclose(g[list(picked)], [fgrad.grad(one)(a[k], x[k]) for k in picked],
+                                    rtol=1e-13)
+        onp.testing.assert_allclose(fgrad.jit(fgrad.grad(lambda a: np.sum(many(a))))(a), g,
+                                    rtol=1e-13)
+
+
 def test_incomplete_gamma_and_beta_inverses_against_closed_forms():
     d = lambda f, i: fgrad.grad(f, argnums=i)  # noqa: E731
     y = 0.3
