@@ -1415,6 +1415,22 @@ def test_parameter_derivatives_on_many_entries_run_in_chunks_with_the_same_value
                                     rtol=1e-13)
 
 
+def test_f_and_chi_square_distribution_functions_in_every_argument():
+    # fdtr and fdtrc against scipy's central differences in dfn, dfd and x; chdtri(2, p) is
+    # -2 log p (chdtrc(2, x) = e^(-x/2)), and in v scipy's differences
+    h, args = 1e-6, [4.0, 7.0, 1.3]
+    for i in range(3):
+        up, down = list(args), list(args)
+        up[i] += h
+        down[i] -= h
+        for theirs, ours in [(sc.fdtr, special.fdtr), (sc.fdtrc, special.fdtrc)]:
+            fd = (theirs(*up) - theirs(*down)) / (2 * h)
+            assert fgrad.grad(ours, argnums=i)(*args) == pytest.approx(fd, rel=1e-7)
+    assert fgrad.grad(special.chdtri, argnums=1)(2.0, 0.3) == pytest.approx(-2 / 0.3, rel=1e-12)
+    fd = (sc.chdtri(3.0 + h, 0.3) - sc.chdtri(3.0 - h, 0.3)) / (2 * h)
+    assert fgrad.grad(special.chdtri, argnums=0)(3.0, 0.3) == pytest.approx(fd, rel=1e-7)
+
+
 def test_incomplete_gamma_and_beta_inverses_against_closed_forms():
     d = lambda f, i: fgrad.grad(f, argnums=i)  # noqa: E731
     y = 0.3

@@ -585,6 +585,33 @@ chdtr = _ufunc2(_sc.chdtr, lambda ans, v, x: 0.5 * _gammainc_d_a(v / 2, x / 2),
 chdtrc = _ufunc2(_sc.chdtrc, lambda ans, v, x: -0.5 * _gammainc_d_a(v / 2, x / 2),
                  lambda ans, v, x: -_chi2_density(x, v), domain=[(1.0, 6.0), (0.2, 8.0)],
                  slow=True)
+# its inverse, x with chdtrc(v, x) = p: by the implicit function
+chdtri = _ufunc2(_sc.chdtri,
+                 lambda ans, v, p: -0.5 * _gammainc_d_a(v / 2, ans / 2) / _chi2_density(ans, v),
+                 lambda ans, v, p: -1 / _chi2_density(ans, v), domain=[(1.0, 6.0), (0.1, 0.9)],
+                 slow=True)
+
+
+def _fdtr_d(dfn, dfd, x, i):
+    """d/d dfn, d/d dfd, d/dx (i = 0, 1, 2) of the F distribution's cdf, I_w(dfn/2, dfd/2) at
+    w = dfn x / (dfn x + dfd); 0 at x <= 0 for every df (the rule takes x = 1 there)."""
+    zero = x <= 0
+    x = fnp.where(zero, 1.0, x)
+    s = dfn * x + dfd
+    w = dfn * x / s
+    dw = (dfd * x if i == 0 else -dfn * x if i == 1 else dfn * dfd) / (s * s)
+    d = _betainc_density(w, dfn / 2, dfd / 2) * dw
+    if i < 2:
+        d = d + 0.5 * _betainc_d(dfn / 2, dfd / 2, w, i)
+    return fnp.where(zero, 0.0, d)
+
+
+_FDTR = Spec([(((), (), ()), {}), (((3,), (), (3,)), {})],
+             domain=[(2.0, 8.0), (3.0, 10.0), (0.2, 3.0)], slow=True)
+fdtr = defining.elementwise(_name(_sc.fdtr), _sc.fdtr,
+                            lambda i, ans, dfn, dfd, x: _fdtr_d(dfn, dfd, x, i), _FDTR)
+fdtrc = defining.elementwise(_name(_sc.fdtrc), _sc.fdtrc,
+                             lambda i, ans, dfn, dfd, x: -_fdtr_d(dfn, dfd, x, i), _FDTR)
 # Poisson: P(N <= k) and P(N > k) in the mean m, the count k static
 _K = [(((),), {"k": 3.0}), (((3,),), {"k": 1.0})]
 pdtr = _with_static(_sc.pdtr, "k", lambda ans, m, k: -_poisson_mass(k, m), _K,

@@ -336,18 +336,6 @@ skewnorm = Continuous("skewnorm", ("a",), lambda z, a: a * _normal_hazard(a * z)
 
 # Snedecor's F, l = n/2 log n + d/2 log d + (n/2 - 1) log z - (n + d)/2 log(n z + d)
 # - betaln(n/2, d/2) (n = dfn, d = dfd): its scores in z, n and d
-def _f_cdf_d(z, dfn, dfd, i):
-    """d/d dfn (i = 0) or d/d dfd (i = 1) of the F cdf, I_x(dfn/2, dfd/2) at x = dfn z / (dfn z
-    + dfd)."""
-    zero = z <= 0  # (0 for every df: the rule takes z = 1 there and sets 0)
-    z = fnp.where(zero, 1.0, z)
-    s = dfn * z + dfd
-    x = dfn * z / s
-    dx = (dfd * z if i == 0 else -dfn * z) / (s * s)
-    return fnp.where(zero, 0.0, 0.5 * sp._betainc_d(dfn / 2, dfd / 2, x, i)
-                     + sp._betainc_density(x, dfn / 2, dfd / 2) * dx)
-
-
 def _f_score(z, dfn, dfd):
     return (dfn / 2 - 1) / z - (dfn + dfd) / 2 * dfn / (dfn * z + dfd)
 
@@ -362,8 +350,8 @@ f = Continuous("f", ("dfn", "dfd"), _f_score,
                [lambda z, dfn, dfd: _f_shape(z, dfn, dfd, True),
                 lambda z, dfn, dfd: _f_shape(z, dfn, dfd, False)],
                x_domain=_POSITIVE, shape_domains=[(2.0, 8.0), (3.0, 10.0)],
-               cdf_shapes=[lambda z, dfn, dfd: _f_cdf_d(z, dfn, dfd, 0),
-                           lambda z, dfn, dfd: _f_cdf_d(z, dfn, dfd, 1)], slow=True)
+               cdf_shapes=[lambda z, dfn, dfd: sp._fdtr_d(dfn, dfd, z, 0),
+                           lambda z, dfn, dfd: sp._fdtr_d(dfn, dfd, z, 1)], slow=True)
 
 # --- discrete distributions -------------------------------------------------------------
 
