@@ -28,8 +28,8 @@ from .products import dot, matmul
 from .reductions import max, mean, min, prod, sum
 from .selection import compress
 from .ufunc_methods import UfuncPrimitive, call_into
-from .views import (Viewable, copied, in_place, is_view_index, view_of, write_into,
-                    write_whole)
+from .views import (Viewable, copied, in_dtype, in_place, is_view_index, view_of,
+                    write_into, write_whole)
 
 
 # the values under a tracer that are surely no Python number: most of them, at once
@@ -106,9 +106,9 @@ class ArrayTracer(Viewable):
     """A value being differentiated, behaving like a read-only numpy array.
 
     Arithmetic, indexing and the usual ndarray methods go to the current transform.
-    ``numpy.asarray(x)`` raises ``ConcretizationError``; ``x[idx] = v`` writes as numpy does
-    (``views.write_into``), the in-place methods (``x.sort()``) raise ``TracerMutationError``
-    naming the functional form.
+    ``numpy.asarray(x)`` raises ``ConcretizationError``; ``x[idx] = v`` and the in-place
+    methods (``x.sort()``, ``x.fill(v)``) write as numpy does (``views``); ``x.resize()``
+    raises ``TracerMutationError`` naming the functional form.
     """
 
     __slots__ = ()
@@ -177,7 +177,7 @@ class ArrayTracer(Viewable):
     def __setitem__(self, idx, value):
         # numpy's write: the value in the array's dtype, every name of the array seeing it
         def written(value=value):
-            value = _in_dtype(value, self.dtype)
+            value = in_dtype(value, self.dtype)
             # (``y[y < 0] = 0``: a mask of the whole array and one value, where() reads no
             # mask's values, so it runs batched and staged too; index_set() counts entries)
             if _onp.ndim(value) == 0 and _onp.ndim(idx) == self.ndim > 0 and \
@@ -302,11 +302,6 @@ class ArrayTracer(Viewable):
         return _redirect(func.__name__, ns, args, kwargs, func)
 
 
-def _in_dtype(value, dtype):
-    """``value`` cast to the ``dtype`` of the array it is written into, as numpy casts it."""
-    return value if fnp.result_type(value) == dtype else astype(value, dtype)
-
-
 class _Flat:
     """``x.flat`` of a traced array: its elements in C order, read by index or iteration as
     numpy's flat iterator reads them; written, it writes into ``x`` as numpy's does."""
@@ -329,7 +324,7 @@ class _Flat:
         x = self.base
 
         def written():
-            return fnp.reshape(at(fnp.ravel(x))[idx].set(_in_dtype(value, x.dtype)), x.shape)
+            return fnp.reshape(at(fnp.ravel(x))[idx].set(in_dtype(value, x.dtype)), x.shape)
 
         write_whole(x, written, "x.flat[...] = ...")
 

@@ -194,7 +194,7 @@ def call_into(prim, args, out, params):
         if full != shape:
             raise ValueError(f"non-broadcastable output operand with shape {shape} doesn't "
                              f"match the broadcast shape {full}")
-        new = result if dtype_of(result) == dtype else fnp.astype(result, dtype)
+        new = views.in_dtype(result, dtype)
         new = new if where is True else fnp.where(where, new, target)
         return new if _shape(new) == shape else fnp.broadcast_to(new, shape)
 
@@ -226,6 +226,6 @@ def _at(prim, a, indices, b=None):
             new = getattr(at, method)(fnp.negative(b) if prim.name == "subtract" else b)
         else:  # (a unary ufunc, or another binary one: indices named once each)
             new = at.apply(lambda e: prim(e) if b is None else prim(e, b))
-        return fnp.astype(new, dtype_of(a)) if dtype_of(new) != dtype_of(a) else new
+        return views.in_dtype(new, dtype_of(a))
 
     views.write_whole(a, written, f"np.{prim.name}.at(x, ...)")

@@ -224,18 +224,23 @@ def _augmented(x, o, forward, symbol):
 
     def new():
         out = forward(x, o)
-        if out.dtype != x.dtype:  # (numpy writes in the array's dtype, a same-kind cast)
-            if not _onp.can_cast(out.dtype, x.dtype, "same_kind"):
-                raise TypeError(f"`{target} {symbol} ...`: cannot cast the result from "
-                                f"{out.dtype} to the array's {x.dtype} (numpy's same_kind "
-                                "rule for an in-place operator)")
-            out = fnp.astype(out, x.dtype)
-        return out
+        # (numpy writes in the array's dtype, a same-kind cast)
+        if not _onp.can_cast(out.dtype, x.dtype, "same_kind"):
+            raise TypeError(f"`{target} {symbol} ...`: cannot cast the result from "
+                            f"{out.dtype} to the array's {x.dtype} (numpy's same_kind "
+                            "rule for an in-place operator)")
+        return in_dtype(out, x.dtype)
 
     _write(x, new, [s for s in seen if s[:2] != (target, "")],
            lambda s: errors.write_through(target, symbol, AT_CALLS[symbol], *_how(x, s)),
            f"`{target} {symbol} ...`", ())
     return x
+
+
+def in_dtype(value, dtype):
+    """``value`` cast to the ``dtype`` of the array it is written into, as numpy casts it
+    (every write here: subscripted, augmented, ``out=``, ``ufunc.at``)."""
+    return value if fnp.result_type(value) == dtype else fnp.astype(value, dtype)
 
 
 def write_into(x, written, user, shown):

@@ -269,7 +269,7 @@ def scipy_section():
            "`vmap`, the discrete distributions' `k`, `loc` and fixed shapes and "
            "scipy.special's orders and parameters (`polygamma`'s `n`, the Bessel functions' "
            "`v`, `zeta`'s `x`) are operands; `multigammaln`'s `d`, `expn`'s "
-           "`n`, `betainc`'s `a`, `b`, `lambertw`'s `k`, `simpson`'s `x`, the ODE solvers' "
+           "`n`, `hyp1f1`'s and `hyp2f1`'s parameters, `lambertw`'s `k`, `simpson`'s `x`, the ODE solvers' "
            "settings (`rtol`, `atol`, step sizes) and `pinv`'s and `lstsq`'s cutoffs are "
            "refused by name (`ConcretizationError`, saying how to keep them fixed). "
            "Every other float argument is differentiable. scipy's other functions are there "
