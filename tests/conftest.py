@@ -29,9 +29,10 @@ if "FGRAD_CACHE_DIR" not in os.environ:
     atexit.register(shutil.rmtree, os.environ["FGRAD_CACHE_DIR"], ignore_errors=True)
 
 from fgrad.core.table import PRIMITIVES  # noqa: E402
-# fgrad.numpy.fft and .polynomial load on first use: their rules join the table now, not
-# within a test (whose fixture below would take them out again)
+# fgrad.numpy.fft, .linalg and .polynomial load on first use: their rules join the table now,
+# not within a test (whose fixture below would take them out again)
 import fgrad.numpy.fft  # noqa: E402,F401
+import fgrad.numpy.linalg  # noqa: E402,F401
 import fgrad.numpy.polynomial  # noqa: E402,F401
 
 

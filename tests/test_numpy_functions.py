@@ -143,7 +143,8 @@ def test_numpys_lazy_submodules_stay_lazy_until_used():
     import sys
     code = ("import sys, numpy, fgrad, fgrad.numpy as np\n"
             "lazy = ['numpy.testing', 'numpy.f2py', 'numpy.ma', 'numpy.polynomial',\n"
-            "        'numpy.random', 'fgrad.numpy.random', 'numpy.fft', 'fgrad.numpy.fft']\n"
+            "        'numpy.random', 'fgrad.numpy.random', 'numpy.fft', 'fgrad.numpy.fft',\n"
+            "        'fgrad.numpy.linalg']\n"
             "assert not [m for m in lazy if m in sys.modules], sys.modules.keys()\n"
             "np.testing.assert_allclose(1.0, 1.0)\n"
             "import numpy.testing\n"
@@ -160,7 +161,14 @@ def test_numpys_lazy_submodules_stay_lazy_until_used():
             "assert not [p for p in fgrad.PRIMITIVES if p.startswith('fft.')]\n"
             "g = fgrad.grad(lambda x: np.fft.fft(x).real.sum())(numpy.array([1.0, 2.0, 3.0]))\n"
             "assert g.tolist() == [3.0, 0.0, 0.0], g\n"
-            "assert np.fft is sys.modules['fgrad.numpy.fft'] and 'fft.rfft' in fgrad.PRIMITIVES\n")
+            "assert np.fft is sys.modules['fgrad.numpy.fft'] and 'fft.rfft' in fgrad.PRIMITIVES\n"
+            # and linalg's (numpy's own linalg is loaded with numpy: fgrad's is not)
+            "assert not [p for p in fgrad.PRIMITIVES if p.startswith('linalg.')]\n"
+            "from fgrad.numpy import linalg\n"
+            "g = fgrad.grad(lambda a: linalg.det(a))(numpy.diag([2.0, 3.0]))\n"
+            "assert g.tolist() == [[3.0, 0.0], [0.0, 2.0]], g\n"
+            "assert np.linalg is sys.modules['fgrad.numpy.linalg'] and 'linalg.det' in "
+            "fgrad.PRIMITIVES\n")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 

@@ -122,8 +122,10 @@ IN_PLACE = ("writes its first argument in place (it returns None): a traced arra
             "form (`np.at(x)[idx].set(v)`, `np.where`)")
 NO_RULE_YET = "no derivative rule yet; add one with fgrad.primitive and fgrad.defvjp/defjvp"
 
-# (fgrad.numpy.fft is loaded on first use, as numpy's: here, so that its rules are in the table)
-MODULES = (("", _onp, fnp), ("linalg.", _onp.linalg, fnp.linalg),
+# (fgrad.numpy.fft and .linalg are loaded on first use: here, so that their rules are in the
+# table)
+MODULES = (("", _onp, fnp),
+           ("linalg.", _onp.linalg, importlib.import_module("fgrad.numpy.linalg")),
            ("fft.", _onp.fft, importlib.import_module("fgrad.numpy.fft")),
            ("lib.stride_tricks.", _onp.lib.stride_tricks, fnp.lib.stride_tricks))
 
