@@ -10,7 +10,8 @@ intermediates at a time, instead of all ``n * k``. Forward mode (``jvp``, ``line
 
 It is the same primitive mechanism as :mod:`fgrad.custom` (the recomputation is the VJP rule,
 the dual-number pass the JVP rule), so checkpoints nest, compose with every transform and
-differentiate to any order.
+differentiate to any order. Unlike a custom rule, a recomputation can honour a closure over
+traced values: those become arguments (``_Checkpointed._converted``).
 """
 from typing import Any, Callable
 import numpy as _onp
@@ -21,7 +22,11 @@ from .traces.dual import DualTrace, DualTracer
 from .core.values import foreign_array
 from .traces.tape import Tape, TapeTracer
 from .core.table import Primitive
-from .core.tracer import concrete, without_derivative
+from .core.pytree import tree_flatten, tree_unflatten
+from .core.tracer import (Tracer, concrete, first_tracer, value_for_shape,
+                          without_derivative)
+from .traces.graph import GuardError
+from .traces.staging import trace_graph
 
 __all__ = ["checkpoint", "remat"]
 
@@ -35,12 +40,67 @@ class _Checkpointed(_Custom):
     _nondiff_name = "static_argnums"
     _nondiff_advice = ("static_argnums are for values with no derivative (a count, a flag, a "
                        "function); pass a traced value as an ordinary argument.")
+    # whether ``f`` reached a transform's tracer other than through its arguments (a closure,
+    # an attribute): its calls then convert the closure first (``_converted``)
+    closes_over = False
 
     def __init__(self, f, static_argnums=()):
         def with_keywords(*args):
             return f(*args[:-1], **args[-1])
 
         super().__init__(with_keywords, static_argnums, wraps=f)
+
+    def __call__(self, *args, **kwargs):
+        if not (self.closes_over or _closure_holds_tracer(self.__wrapped__)):
+            try:
+                return super().__call__(*args, **kwargs)
+            except errors.ClosedOverTracerError as e:
+                if getattr(e, "owner", None) is not self:
+                    raise
+                # (found by running it: the tracer is further in, an object's attribute)
+                self.closes_over = True
+        return self._converted(self._positional(args, kwargs))
+
+    def _converted(self, args):
+        """The call with the traced values ``f`` closes over made arguments (JAX converts a
+        checkpoint's closure too): ``f`` staged once on the plain values, the closed-over
+        tracers the graph's last inputs, and that graph checkpointed in ``f``'s place: the
+        forward pass's values are the staging's, the backward pass recomputes from the
+        graph and keeps the inputs only, as for any checkpoint."""
+        nondiff, leaves, in_tree = self._split(args)
+        staged = [i for i, v in enumerate(leaves) if isinstance(v, Tracer) or _inexact(v)]
+
+        def call(ins):
+            full = list(leaves)
+            for i, v in zip(staged, ins):
+                full[i] = v
+            diff = iter(tree_unflatten(in_tree, full))
+            return self.fun(*[nondiff[i] if i in nondiff else next(diff)
+                              for i in range(len(args))])
+
+        lifted = {}
+        graph, values = trace_graph(self._describe(), call, [leaves[i] for i in staged], None,
+                                    lifted)
+        ins = [leaves[i] for i in staged] + [t for t, _ in lifted.values()]
+        traced_on = [value_for_shape(v) for v in ins]
+
+        def replay(*now):
+            nonlocal values
+            if values is not None and all(a is b for a, b in zip(now, traced_on)):
+                out, values = values, None  # (the forward pass: what the staging computed)
+                return out
+            try:
+                return graph.interpret(list(now))
+            except GuardError as e:  # (vmap's other examples: the graph is the first one's)
+                raise GuardError(
+                    f"{self._describe()}: the function closes over a traced value, so it was "
+                    "staged once and its graph runs again; a value its Python read (a "
+                    "branch, float()) came out differently on this call (another example of "
+                    "vmap). Pass the closed-over values as arguments, checkpoint(lambda x, w:"
+                    " ...)(x, w), and the function itself runs again.") from e
+
+        replay.__name__ = replay.__qualname__ = self._name()
+        return tree_unflatten(graph.out_tree, _Checkpointed(replay)(*ins))
 
     def _positional(self, args, kwargs):
         return args + (kwargs,)
@@ -49,10 +109,12 @@ class _Checkpointed(_Custom):
         return f"fgrad.checkpoint({self._name()})"
 
     def _closure_error(self, trace):
-        return errors.closed_over(
+        e = errors.closed_over(
             self._describe(), trace,
             "Pass the value as an argument: checkpoint(lambda x, w: ...)(x, w) rather than "
             "checkpoint(lambda x: ... w ...)(x).")
+        e.owner = self  # (this call's own: converted rather than raised, see __call__)
+        return e
 
     def _primal(self, call, leaves):
         return self.fun(*call.args(leaves)), None
@@ -99,6 +161,20 @@ class _Checkpointed(_Custom):
         _same(saved, *nows, layout=tuple(call.var), name=self._describe())
 
 
+def _closure_holds_tracer(f):
+    """Whether a cell of ``f``'s closure holds a tracer (in a pytree too): the common case
+    (``checkpoint(lambda h: layer(h, w))`` with ``w`` traced) found before a run that would
+    record ``f``'s inside on the transform's tape, the memory a checkpoint is for."""
+    for cell in getattr(f, "__closure__", None) or ():
+        try:
+            contents = cell.cell_contents
+        except ValueError:  # (a cell not filled yet)
+            continue
+        if isinstance(contents, Tracer) or first_tracer(tree_flatten(contents)[0]) is not None:
+            return True
+    return False
+
+
 def _same_impl(saved, *nows, layout, name):
     """Nothing, or ``ValueError`` where the recomputed outputs ``nows`` differ from the
     forward pass's output ``saved`` (its leaves laid out by ``layout``)."""
@@ -133,9 +209,12 @@ def checkpoint(f: Callable[..., Any], *, prevent_cse: bool = True, policy: Any =
     Works under every transform and nests (a checkpointed function may call checkpointed
     functions). Arguments and outputs may be pytrees; non-float leaves (ints, strings,
     functions) pass through unchanged. ``f`` must be pure, since it runs twice: a
-    recomputation that disagrees with the forward pass raises ``ValueError``. Values ``f``
-    depends on and that are being differentiated must be arguments, not closed over
-    (``ClosedOverTracerError`` says so).
+    recomputation that disagrees with the forward pass raises ``ValueError``. ``f`` may close
+    over values being differentiated (``checkpoint(lambda h: layer(h, w))(h)``), as in JAX:
+    such a call stages ``f`` once on the plain values, the closed-over tracers made
+    arguments of the graph, and checkpoints the graph (the gradient of 20 such blocks of 30
+    operations on 64 floats: 6.9 ms, against 3.9 ms with the values passed as arguments and
+    2.6 ms without checkpoint).
 
     JAX's keywords: ``static_argnums`` (positions of arguments with no derivative, passed to
     ``f`` as they are: counts, flags, functions; a traced value there is a ``TypeError``);

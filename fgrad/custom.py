@@ -35,7 +35,8 @@ a nonzero result for a zero cotangent is refused with ``ValueError``.
 Rules see the values one level down, which are tracers of outer transforms when derivatives
 are nested, and the function itself runs on plain values (the primitive's implementation). A
 function that closes over a traced value its output depends on is refused with
-``ClosedOverTracerError`` (JAX refuses this too): pass the value as an argument.
+``ClosedOverTracerError`` (JAX refuses this too): pass the value as an argument. (A checkpoint
+converts such a closure instead: its rules recompute the function, closure and all.)
 """
 import functools
 import inspect
@@ -410,6 +411,22 @@ class _Custom:
 
     def __call__(self, *args, **kwargs):
         args = self._positional(args, kwargs)
+        nondiff, leaves, in_tree = self._split(args)
+        if first_tracer(leaves) is None:
+            # Not differentiated here: the function itself, as in JAX. Its output can only
+            # be traced through a closure, which the rules would not see.
+            out = self.fun(*args)
+            t = first_tracer(tree_flatten(out)[0])
+            if t is not None and t._trace is not ambient():  # (staged plain calls are fine)
+                raise self._closure_error(t._trace)
+            return out
+        self._ready()
+        call = _Call(self, in_tree, nondiff, len(args), leaves)
+        return call.output(self.prim(*leaves, call=call))
+
+    def _split(self, args):
+        """``(nondiff, leaves, in_tree)`` of positional ``args``: the ``nondiff_argnums``
+        values by position, and the other arguments' leaves and structure."""
         for i in self.nondiff_argnums:
             if i >= len(args):
                 raise TypeError(f"{self._describe()}: nondiff_argnums names argument {i}, "
@@ -423,17 +440,7 @@ class _Custom:
                                 f"{self._nondiff_advice}")
         diff = tuple(a for i, a in enumerate(args) if i not in nondiff)
         leaves, in_tree = tree_flatten(diff)
-        if first_tracer(leaves) is None:
-            # Not differentiated here: the function itself, as in JAX. Its output can only
-            # be traced through a closure, which the rules would not see.
-            out = self.fun(*args)
-            t = first_tracer(tree_flatten(out)[0])
-            if t is not None and t._trace is not ambient():  # (staged plain calls are fine)
-                raise self._closure_error(t._trace)
-            return out
-        self._ready()
-        call = _Call(self, in_tree, nondiff, len(args), leaves)
-        return call.output(self.prim(*leaves, call=call))
+        return nondiff, leaves, in_tree
 
     def _ready(self):
         """Raise if the rules have not been given."""

@@ -1,7 +1,7 @@
 """fgrad.checkpoint: the same derivatives as the plain function in every mode and nesting,
 far less tape memory for a deep chain of checkpointed blocks (measured with tracemalloc),
-and a clear error for what recomputation cannot honour (impure functions, closures over
-traced values)."""
+closures over traced values converted to arguments, and a clear error for what recomputation
+cannot honour (impure functions)."""
 import gc
 import tracemalloc
 
@@ -203,18 +203,135 @@ def test_a_staged_gradient_through_a_checkpoint_traces_once_and_still_checks():
         fgrad.jit(fgrad.grad(lambda x: np.sum(noisy(x))))(X)
 
 
-def test_closing_over_a_traced_value_is_refused_with_the_way_out():
+# --- closures: traced values the function closes over become arguments (as in JAX) -----
+
+def closing(x, w):
+    """``steps`` checkpointed with its weights read from the enclosing scope."""
+    return fgrad.checkpoint(lambda h: steps(h, w))(x)
+
+
+class _Layer:
+    def __init__(self, w):
+        self.w = w
+
+    def __call__(self, h):  # (the tracer is an attribute: found by running the function)
+        return steps(h, self.w)
+
+
+def through_an_attribute(x, w):
+    return fgrad.checkpoint(_Layer(w))(x)
+
+
+X2 = onp.stack([X, X[::-1] * 0.5, X + 0.25])
+_loss = lambda f: lambda x, w: np.sum(f(x, w) ** 2)  # noqa: E731
+
+
+@pytest.mark.parametrize("name, run", [
+    ("grad", lambda f: fgrad.grad(_loss(f), argnums=(0, 1))(X, W)),
+    ("jvp", lambda f: fgrad.jvp(f, (X, W), (onp.ones(5), onp.arange(5.0)))),
+    ("jacfwd", lambda f: fgrad.jacfwd(f, argnums=(0, 1))(X, W)),
+    ("jacrev", lambda f: fgrad.jacrev(f, argnums=(0, 1))(X, W)),
+    ("hessian", lambda f: fgrad.hessian(_loss(f), argnums=1)(X, W)),
+    ("vmap of grad", lambda f: fgrad.vmap(fgrad.grad(_loss(f), argnums=1), (0, None))(X2, W)),
+    ("jit of grad", lambda f: fgrad.jit(fgrad.grad(_loss(f), argnums=(0, 1)))(X, W)),
+    ("grad of jit", lambda f: fgrad.grad(fgrad.jit(_loss(f)), argnums=(0, 1))(X, W)),
+    ("only the closure traced", lambda f: fgrad.grad(lambda w: np.sum(f(X, w)))(W)),
+])
+@pytest.mark.parametrize("f", [closing, through_an_attribute])
+def test_a_closure_over_traced_values_gives_the_plain_functions_derivatives(f, name, run):
+    got, want = fgrad.tree_flatten(run(f))[0], fgrad.tree_flatten(run(steps))[0]
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        onp.testing.assert_allclose(g, w, rtol=1e-13, atol=1e-15)
+
+
+def test_a_closure_over_traced_values_keeps_the_memory_saving():
+    """The closed-over weights found in the lambda's closure before any run: nothing of the
+    block's inside is recorded on the outer tape (a first run on plain values, failing on
+    the closure, would record all of it: 14.6 MB, more than without checkpoint)."""
+    x = onp.linspace(-1.0, 1.0, 4000)
+    g_plain, peak_plain = _grad_and_peak(steps, x)
+    g_ckpt, peak_ckpt = _grad_and_peak(closing, x)
+    onp.testing.assert_array_equal(g_ckpt[0], g_plain[0])
+    assert abs(g_ckpt[1] - g_plain[1]) <= 1e-14 * abs(g_plain[1])
+    assert peak_plain / peak_ckpt > 5, (peak_plain, peak_ckpt)
+
+
+def test_a_closure_runs_the_function_once():
+    runs = []
+
     def loss(w):
-        return np.sum(fgrad.checkpoint(lambda h: np.tanh(w * h))(X))
+        def inside(h):
+            runs.append(1)
+            return np.sin(w * h)
+        return np.sum(fgrad.checkpoint(inside)(X))
+
+    g = fgrad.grad(loss)(0.5)
+    assert len(runs) == 1  # staged once; the backward pass recomputes from the graph
+    onp.testing.assert_allclose(g, onp.sum(X * onp.cos(0.5 * X)), rtol=1e-14)
+
+
+def test_closures_nest_and_agree_with_finite_differences():
+    def outer(x, w):
+        inner = lambda h: closing(h, w) * w  # noqa: E731
+        return fgrad.checkpoint(lambda h: inner(inner(h)))(x)
+
+    def plain(x, w):
+        return steps(steps(x, w) * w, w) * w
+
+    for jac in (fgrad.jacfwd, fgrad.jacrev):
+        onp.testing.assert_allclose(jac(outer, argnums=1)(X, W), jac(plain, argnums=1)(X, W),
+                                    rtol=1e-13, atol=1e-15)
+    assert check_grads(outer, (X, W), order=2) < 1e-5
+
+
+def test_closed_over_plain_values_and_pytrees():
+    params = {"w": W, "b": 0.1}
+
+    def loss(params, x):
+        # a dict of traced values closed over, a plain array too, keywords and statics
+        scale = onp.arange(5.0)
+        blk = fgrad.checkpoint(lambda h, n, *, c: steps(h, params["w"]) * scale * c
+                               + params["b"] * n, static_argnums=1)
+        return np.sum(blk(x, 3, c=2.0) ** 2)
+
+    def plain(params, x):
+        return np.sum((steps(x, params["w"]) * onp.arange(5.0) * 2.0 + params["b"] * 3) ** 2)
+
+    got, want = fgrad.grad(loss)(params, X), fgrad.grad(plain)(params, X)
+    onp.testing.assert_allclose(got["w"], want["w"], rtol=1e-13)
+    onp.testing.assert_allclose(got["b"], want["b"], rtol=1e-13)
+
+
+def test_a_closure_whose_python_reads_a_value_differing_across_vmap_says_what_to_do():
+    def branchy(h, w):
+        if float(np.sum(fgrad.stop_gradient(h))) > 0:  # (h's examples take both branches)
+            return np.tanh(h * w)
+        return h * w
+
+    def closing_branchy(h, w):
+        return fgrad.checkpoint(lambda h: branchy(h, w))(h)
+
+    H, Ws = onp.stack([X + 2.0, X - 2.0]), onp.stack([W, 2.0 * W])
+    with pytest.raises(fgrad.GuardError, match=r"fgrad.checkpoint\(<lambda>\): the function "
+                       r"closes over a traced value, .* Pass the closed-over values as "
+                       r"arguments, checkpoint\(lambda x, w: \.\.\.\)\(x, w\)"):
+        fgrad.vmap(closing_branchy)(H, Ws)
+    # passed as arguments, the function runs again on each example
+    got = fgrad.vmap(fgrad.checkpoint(branchy))(H, Ws)
+    onp.testing.assert_array_equal(got, [branchy(h, w) for h, w in zip(H, Ws)])
+
+
+def test_custom_rules_still_refuse_a_closure():
+    # (their rules cannot see a closed-over value; a checkpoint's recomputation can)
+    def loss(w):
+        f = fgrad.custom_jvp(lambda h: np.tanh(w * h))
+        f.defjvp(lambda primals, tangents: (f(*primals), tangents[0]))
+        return np.sum(f(X))
 
     with pytest.raises(fgrad.ClosedOverTracerError,
-                       match=r"fgrad.checkpoint\(<lambda>\) closed over a traced value .* Pass "
-                             r"the value as an argument: checkpoint\(lambda x, w: \.\.\.\)"
-                             r"\(x, w\)"):
+                       match=r"custom_jvp function <lambda> closed over a traced value"):
         fgrad.grad(loss)(0.5)
-    # passed as an argument, it works
-    fixed = lambda w: np.sum(fgrad.checkpoint(lambda h, w: np.tanh(w * h))(X, w))  # noqa
-    assert abs(fgrad.grad(fixed)(0.5) - onp.sum(X / onp.cosh(0.5 * X) ** 2)) < 1e-14
 
 
 def test_checkpoint_takes_a_function():

@@ -23,7 +23,7 @@ import numpy as _onp
 from . import errors
 from .other_arrays import call_in_own_library
 from .values import PLAIN_OPERANDS, first_foreign, foreign_array
-from .tracer import (STAGING, Tracer, ambient, without_derivative, first_tracer,
+from .tracer import (LIFTING, STAGING, Tracer, ambient, without_derivative, first_tracer,
                      value_for_shape, map_tracers)
 
 PRIMITIVES: dict[str, "Primitive"] = {}  # name -> Primitive: the one table
@@ -272,6 +272,10 @@ class Primitive:
                 return params.value
         if not top.alive:
             raise errors.escaped(top)
+        if LIFTING:  # (a call on a closure's tracers inside a staged checkpoint: the graph's)
+            staged = ambient()
+            if staged is not None and staged.lifted is not None and staged.level > top.level:
+                return staged.process(self, args, params)
         if not self.differentiable and not top.sees_all:
             return self(*[map_tracers(a, without_derivative) for a in args], **params)
         return top.process(self, args, params)

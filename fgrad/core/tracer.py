@@ -213,6 +213,18 @@ def staging(trace):
     return _ambient(STAGING, trace)
 
 
+# thread id -> the staging traces that lift outer transforms' tracers into their graphs (a
+# checkpoint's closure converted), innermost last. Empty unless one runs somewhere: the
+# primitive calls' one test of it (``Primitive.bind``).
+LIFTING = {}
+
+
+def lifting(trace):
+    """``trace`` (a staging trace making the outer transforms' tracers it meets inputs of its
+    graph) runs in this thread while the block runs."""
+    return _ambient(LIFTING, trace)
+
+
 # thread id -> the batching traces (``vmap``) running in that thread, innermost last: a random
 # draw inside ``vmap`` draws once per example (``fgrad.numpy.random``), as a loop would
 BATCHING = {}

@@ -17,7 +17,7 @@ import numpy as _onp
 import fgrad.numpy as fnp
 from ..core import errors
 from ..core.fpwarnings import fgrad_code
-from ..core.tracer import STAGING, Tracer, ambient, concrete, weak
+from ..core.tracer import LIFTING, STAGING, Tracer, ambient, concrete, weak
 from ..core.values import PLAIN_OPERANDS, PYTHON_NUMBERS
 from .elementwise import (abs, add, clip, conjugate, divide, imag, mod, multiply, negative,
                           python_number,
@@ -42,11 +42,12 @@ def _arithmetic(prim):
     ``Primitive.__call__`` would find), so the call goes to it directly: arithmetic is most of
     the operations in the loops where fgrad's own cost shows (3% of a scalar chain's grad, 5%
     of a Python-loop RNN's, in an interleaved A/B against calling the primitive). On two
-    Python numbers the result is one (``python_number``)."""
+    Python numbers the result is one (``python_number``). Not while a checkpoint's closure is
+    staged (``LIFTING``): the staging takes the calls on outer tracers then, see ``bind``."""
     def forward(self, o):
         t = self._trace
-        if t.alive and (o.__class__ in PLAIN_OPERANDS or
-                        (isinstance(o, Tracer) and o._trace is t)):
+        if t.alive and not LIFTING and (o.__class__ in PLAIN_OPERANDS or
+                                        (isinstance(o, Tracer) and o._trace is t)):
             r = t.process(prim, (self, o), {})
         else:
             r = prim(self, o)
@@ -60,7 +61,7 @@ def _arithmetic(prim):
 
     def reflected(self, o):
         t = self._trace
-        if t.alive and o.__class__ in PLAIN_OPERANDS:
+        if t.alive and not LIFTING and o.__class__ in PLAIN_OPERANDS:
             r = t.process(prim, (o, self), {})
         else:
             r = prim(o, self)

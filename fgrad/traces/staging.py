@@ -38,7 +38,7 @@ from ..core.other_arrays import call_in_own_library
 from ..core.values import NUMPY_FLOATS, first_foreign, strong
 from ..core.pytree import tree_flatten, tree_unflatten
 from ..core.table import Primitive
-from ..core.tracer import STAGING, Trace, Tracer, staging, value_for_shape
+from ..core.tracer import STAGING, Trace, Tracer, lifting, staging, value_for_shape
 from .arguments import outputs_of, static_split
 
 _ndarray = _onp.ndarray
@@ -149,16 +149,19 @@ KEPT_LAYOUT = Primitive(
 class StageTrace(Trace):
     """Records a graph while computing every value eagerly."""
 
-    __slots__ = ("nodes", "consts", "const_ids", "guards", "guarded", "count")
+    __slots__ = ("nodes", "consts", "const_ids", "guards", "guarded", "count", "lifted")
     shares_constants = True
     sees_all = True
     tracer_type = StageTracer
 
-    def __init__(self, name="make_graph"):
+    def __init__(self, name="make_graph", lifted=None):
         super().__init__(name)
         self.nodes, self.consts, self.const_ids = [], [], {}
         self.guards, self.guarded = [], set()
         self.count = 0
+        # None, or {id: (tracer, input)}: an outer transform's tracer met as an argument is
+        # made an input of the graph (a closure converted) rather than refused
+        self.lifted = lifted
 
     def new_var(self, value):
         if isinstance(value, (_onp.ndarray, _onp.generic)):
@@ -170,6 +173,21 @@ class StageTrace(Trace):
 
     def new_input(self, value):
         return StageTracer(self, value, self.new_var(value))
+
+    def lift(self, tracer):
+        """The input that stands for ``tracer``, an outer transform's (see ``lifted``)."""
+        found = self.lifted.get(id(tracer))
+        if found is None:
+            found = self.lifted[id(tracer)] = (tracer, self.new_input(_plain_leaf(tracer)))
+        return found[1]
+
+    def _lifting(self, args):
+        """``args`` with the live tracers of other traces in them (in lists and tuples too)
+        replaced by their inputs."""
+        return [self.lift(a) if isinstance(a, Tracer) and a._trace is not self and
+                a._trace.alive else
+                type(a)(self._lifting(a)) if a.__class__ in (list, tuple) else a
+                for a in args]
 
     def kept_by_tape(self, tracer):
         if tracer._trace is self and tracer._var.shape:
@@ -290,6 +308,8 @@ class StageTrace(Trace):
     def _classified(self, prim, args):
         """``(values, references, implementation)`` of a call that ``process`` does not
         classify itself."""
+        if self.lifted is not None:
+            args = self._lifting(args)
         vals, refs, below, _ = self.arguments(prim, args)
         impl = prim.fast_impl
         if below:  # (another trace's tracer, or another library's array)
@@ -387,21 +407,32 @@ def make_graph(f: Callable[..., Any],
     return build
 
 
-def trace_graph(name, call, leaves, in_tree):
+def trace_graph(name, call, leaves, in_tree, lifted=None):
     """Run ``call(staged leaves)`` once; returns the graph (its inputs the leaves, of the
     pytree structure ``in_tree``) and the eager output leaves. The leaves may be tracers of
     outer transforms: the trace runs on the plain values under them (guarding nothing
-    there), and the caller runs the graph on the tracers themselves."""
-    trace = StageTrace(name)
+    there), and the caller runs the graph on the tracers themselves. ``lifted``, a dict
+    given empty: outer transforms' tracers ``call`` reaches other than through ``leaves`` (a
+    closure) become the graph's last inputs, in the order of the dict's values ``(tracer,
+    input)``, where they would be refused (``ClosedOverTracerError``)."""
+    trace = StageTrace(name, lifted)
     try:
         ins = [trace.new_input(_plain_leaf(x)) for x in leaves]
         # (read now: a write into an input, ``x[0] = v``, makes its tracer another value's)
         in_vars = [t._var for t in ins]
         with staging(trace):
-            out = call(ins)
+            if lifted is None:
+                out = call(ins)
+            else:  # (every call on the outer tracers is the graph's: see Primitive.bind)
+                with lifting(trace):
+                    out = call(ins)
     finally:
         trace.alive = False
     out_leaves, out_tree, own = outputs_of(trace, out, name)
+    if lifted is not None:
+        own = [trace.lift(o) if t is None and isinstance(o, Tracer) else t
+               for o, t in zip(out_leaves, own)]
+        in_vars += [t._var for _, t in lifted.values()]
     outputs, values = [], []
     for o, t in zip(out_leaves, own):
         if t is None and isinstance(o, Tracer):  # (computed from a closure by a transform
