@@ -285,6 +285,30 @@ def test_closures_nest_and_agree_with_finite_differences():
     assert check_grads(outer, (X, W), order=2) < 1e-5
 
 
+@pytest.mark.parametrize("inner, plain", [
+    # a branch on the closed-over value, read by Python (both branches)
+    (lambda w: lambda h: np.sin(h * w) if w > 0 else h * w,
+     lambda h, w: np.sin(h * w) if w > 0 else h * w),
+    # a transform inside, closing over it too
+    (lambda w: lambda h: fgrad.grad(lambda v: np.sum(np.sin(v * w)))(h),
+     lambda h, w: fgrad.grad(lambda v: np.sum(np.sin(v * w)))(h)),
+    # the closed-over value returned as it is, and computed on alone
+    (lambda w: lambda h: (h * 2.0, w, np.exp(w)), lambda h, w: (h * 2.0, w, np.exp(w))),
+])
+def test_a_closure_read_by_python_transformed_inside_or_returned(inner, plain):
+    x = onp.linspace(0.1, 1.0, 5)
+    for w0 in (0.5, -0.5):
+        got = fgrad.jacfwd(lambda w: fgrad.checkpoint(inner(w))(x))(w0)
+        want = fgrad.jacfwd(lambda w: plain(x, w))(w0)
+        for g, v in zip(fgrad.tree_flatten(got)[0], fgrad.tree_flatten(want)[0]):
+            onp.testing.assert_allclose(g, v, rtol=1e-14)
+        got = fgrad.grad(lambda w: sum(np.sum(o) for o in
+                                       fgrad.tree_flatten(fgrad.checkpoint(inner(w))(x))[0]))(w0)
+        want = fgrad.grad(lambda w: sum(np.sum(o) for o in
+                                        fgrad.tree_flatten(plain(x, w))[0]))(w0)
+        onp.testing.assert_allclose(got, want, rtol=1e-14)
+
+
 def test_closed_over_plain_values_and_pytrees():
     params = {"w": W, "b": 0.1}
 
