@@ -11,9 +11,9 @@ _la = _onp.linalg
 
 
 def _result_type(name, call):
-    """numpy's result type ``name`` (a namedtuple, which fgrad treats as a pytree node): numpy 2
-    names it in ``numpy.linalg._linalg``; numpy 1's is the type of a call's result (five calls
-    on a 1 x 1 matrix, 0.9 ms at import, most of it LAPACK's first call)."""
+    """numpy's result type ``name`` (a namedtuple, which fgrad treats as a pytree node), named
+    in the private ``numpy.linalg._linalg``; should it move, the type of a call's result (the
+    five calls on a 1 x 1 matrix took 0.9 ms at import, most of it LAPACK's first call)."""
     found = getattr(getattr(_la, "_linalg", None), name, None)
     return found if isinstance(found, type) else type(call(_onp.eye(1)))
 
