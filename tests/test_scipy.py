@@ -1345,6 +1345,7 @@ def test_gammainc_in_a_against_its_closed_form_at_a_1_and_scipys_differences():
     ("pareto", 2.5, 1.6, lambda b, x: 1 - x ** -b),
     ("lomax", 1.5, 0.8, lambda c, x: 1 - (1 + x) ** -c),
     ("lognorm", 0.7, 1.4, lambda s, x: sc.ndtr(onp.log(x) / s)),
+    ("t", 3.5, 0.8, lambda df, x: sc.stdtr(df, x)),
 ])
 def test_cdf_family_in_the_shape_against_central_differences(name, shape, x, cdf):
     dist = getattr(stats, name)
@@ -1365,6 +1366,37 @@ def test_cdf_family_in_the_shape_against_central_differences(name, shape, x, cdf
     got = fgrad.grad(lambda s: dist.ppf(q, s, loc, scale))(shape)
     assert got == pytest.approx(-scale * dc_z / (scale * getattr(st, name).pdf(x, shape, loc,
                                                                               scale)), rel=1e-6)
+
+
+def test_students_t_cdf_and_its_inverse_in_df_smooth_through_t_zero():
+    h = 1e-6
+    for df, t in [(3.0, 0.7), (3.0, -1.3), (1.5, 2.0), (30.0, 0.4), (3.0, 8.0), (0.7, -0.2)]:
+        fd = (sc.stdtr(df + h, t) - sc.stdtr(df - h, t)) / (2 * h)
+        assert fgrad.grad(special.stdtr)(df, t) == pytest.approx(fd, rel=1e-6)
+    # the inverse: minus the cdf's derivative in df over the density, at t = stdtrit(df, p)
+    # (scipy's stdtrit is an iteration: its own differences are good to 1e-5 only)
+    p, t = 0.8, sc.stdtrit(3.0, 0.8)
+    fd = (sc.stdtr(3.0 + h, t) - sc.stdtr(3.0 - h, t)) / (2 * h)
+    assert fgrad.grad(special.stdtrit)(3.0, p) == pytest.approx(-fd / st.t.pdf(t, 3.0),
+                                                                rel=1e-7)
+    # at t = 0 the cdf is 1/2 for every df: the derivative in df is 0, and the mixed second
+    # derivative is that of the density at 0, Gamma((df+1)/2) / (Gamma(df/2) sqrt(df pi)),
+    # in df (through sign(t) it was wrong there); both orders of differentiation agree
+    df = 3.0
+    dens = lambda d: sc.gamma((d + 1) / 2) / (sc.gamma(d / 2) * onp.sqrt(d * onp.pi))  # noqa
+    want = dens(df) * 0.5 * (sc.digamma((df + 1) / 2) - sc.digamma(df / 2) - 1 / df)
+    assert fgrad.grad(special.stdtr)(df, 0.0) == 0.0
+    hess = fgrad.hessian(special.stdtr, argnums=(0, 1))(df, 0.0)
+    assert hess[0][1] == pytest.approx(want, rel=1e-12)
+    assert hess[1][0] == pytest.approx(want, rel=1e-12)
+    # 0 at t = +-inf, scipy's nan for df <= 0; batched and staged as each entry alone
+    d_df = fgrad.grad(special.stdtr)
+    assert d_df(3.0, onp.inf) == 0.0 and d_df(3.0, -onp.inf) == 0.0
+    assert onp.isnan(d_df(-1.0, 0.5))
+    dfs, ts = onp.array([1.5, 3.0, 12.0]), onp.array([-0.5, 0.0, 2.5])
+    each = [d_df(d, x) for d, x in zip(dfs, ts)]
+    onp.testing.assert_allclose(fgrad.vmap(d_df)(dfs, ts), each, rtol=1e-13)
+    onp.testing.assert_allclose(fgrad.jit(fgrad.vmap(d_df))(dfs, ts), each, rtol=1e-13)
 
 
 def test_betainc_in_a_and_b_against_closed_forms_and_scipys_differences():

@@ -18,10 +18,10 @@ parameters where the standard cdf's derivative in them is written (``cdf_shapes`
 forms for ``weibull_min``, ``pareto``, ``lomax`` and ``lognorm``, the incomplete gamma
 function's derivative in ``a`` (``special._gammainc_d_a``) for ``gamma``, ``chi2``, ``chi``
 and ``invgamma``, the incomplete beta function's in ``a`` and ``b``
-(``special._betainc_d``) for ``beta`` and ``f``. Not differentiable, and refused by name
-when traced: that family in the other distributions' shapes (``t``'s in ``df``: its form
-through the incomplete beta function is sign(t) times a function of t^2, whose derivatives
-in t the rule would take as 0 at t = 0), and ``nbinom``'s cdf in ``n``; ``betabinom`` has
+(``special._betainc_d``) for ``beta`` and ``f``, and ``t``'s in ``df``
+(``special._stdtr_d_df``, smooth through t = 0). Not differentiable, and refused by name
+when traced: that family in the other distributions' shapes, and ``nbinom``'s cdf in
+``n``; ``betabinom`` has
 ``logpmf`` and ``pmf`` only, as JAX's.
 """
 import functools
@@ -219,7 +219,7 @@ t = Continuous(
     "t", ("df",), lambda z, df: -(df + 1) * z / (df + z * z),
     [lambda z, df: 0.5 * (sp.digamma((df + 1) / 2) - sp.digamma(df / 2)) - 0.5 / df
      - 0.5 * fnp.log1p(z * z / df) + 0.5 * (df + 1) * z * z / (df * (df + z * z))],
-    shape_domains=[(1.5, 6.0)])
+    shape_domains=[(1.5, 6.0)], cdf_shapes=[lambda z, df: sp._stdtr_d_df(df, z)], slow=True)
 gamma = Continuous("gamma", ("a",), lambda z, a: (a - 1) / z - 1,
                    [lambda z, a: fnp.log(z) - sp.digamma(a)],
                    x_domain=_POSITIVE, shape_domains=[(0.8, 3.0)],
