@@ -1400,6 +1400,25 @@ def test_hurwitz_zeta_in_its_exponent_by_identities_and_differences():
     onp.testing.assert_allclose(fgrad.jit(fgrad.vmap(d_x))(xs, qs), each, rtol=1e-14)
 
 
+def test_zipf_in_its_exponent_against_scipys_differences_and_its_maximum():
+    h, a = 1e-6, 2.3
+    for method in ("logpmf", "pmf", "cdf", "sf", "logcdf", "logsf"):
+        ks = onp.array([1, 3, 7])
+        got = fgrad.jacfwd(lambda a: getattr(stats.zipf, method)(ks, a))(a)
+        theirs = getattr(st.zipf, method)
+        fd = (theirs(ks, a + h) - theirs(ks, a - h)) / (2 * h)
+        onp.testing.assert_allclose(got, fd, rtol=1e-7, err_msg=method)
+    # below the support the cdf is 0 for every a
+    assert fgrad.grad(lambda a: stats.zipf.cdf(0, a))(a) == 0.0
+    # the mean log-likelihood's slope is -zeta'(a) / zeta(a) less the counts' mean log: zero
+    # (the maximum) where they are equal
+    d_x = fgrad.grad(special.zeta, argnums=0)
+    ks = onp.array([1, 1, 2, 5])
+    slope = fgrad.grad(lambda a: np.mean(stats.zipf.logpmf(ks, a)))(a)
+    assert slope == pytest.approx(-d_x(a, 1.0) / sc.zeta(a, 1.0) - onp.mean(onp.log(ks)),
+                                  rel=1e-13)
+
+
 def test_students_t_cdf_and_its_inverse_in_df_smooth_through_t_zero():
     h = 1e-6
     for df, t in [(3.0, 0.7), (3.0, -1.3), (1.5, 2.0), (30.0, 0.4), (3.0, 8.0), (0.7, -0.2)]:

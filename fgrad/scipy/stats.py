@@ -501,6 +501,21 @@ bernoulli = Discrete(
     {"p": lambda k, p: -1.0 * ((k >= 0) & (k < 1)) * fnp.ones_like(p)}, domains=[_P],
     ks=(0, 1, 1), cdf_ks=(0, 0, 0))
 
+
+
+def _zipf_cdf_d(k, a):
+    """d/da of zipf's cdf, 1 - zeta(a, k + 1) / zeta(a, 1) (0 below k = 1)."""
+    q = fnp.where(k >= 1, k + 1, 2.0)
+    whole, rest = sp.zeta(a, 1.0), sp.zeta(a, q)
+    d = (rest * sp._zeta_d_x(a, 1.0) - sp._zeta_d_x(a, q) * whole) / (whole * whole)
+    return fnp.where(k >= 1, d, 0.0)
+
+
+# k^-a / zeta(a), k >= 1: a power law's counts (the Hurwitz zeta function in its exponent)
+zipf = Discrete(
+    "zipf", ("a",), {"a": lambda k, a: -fnp.log(k) - sp._zeta_d_x(a, 1.0) / sp.zeta(a, 1.0)},
+    {"a": _zipf_cdf_d}, domains=[(1.5, 4.0)], ks=(1, 2, 5))
+
 # log C(n, k) + betaln(k + a, n - k + b) - betaln(a, b), in a and b (n an integer)
 betabinom = Discrete(
     "betabinom", ("n", "a", "b"),
