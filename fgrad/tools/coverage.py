@@ -270,7 +270,7 @@ def scipy_section():
            "name when differentiated (`NoDerivativeRuleError`); staged by `jit` or batched by "
            "`vmap`, the discrete distributions' `k`, `loc` and fixed shapes and "
            "scipy.special's orders and parameters (`polygamma`'s `n`, the Bessel functions' "
-           "`v`, `zeta`'s `x`) are operands; `multigammaln`'s `d`, `expn`'s "
+           "`v`, the Riemann `zeta(x)`'s `x`) are operands; `multigammaln`'s `d`, `expn`'s "
            "`n`, `hyp1f1`'s and `hyp2f1`'s parameters, `lambertw`'s `k`, `simpson`'s `x`, the ODE solvers' "
            "settings (`rtol`, `atol`, step sizes) and `pinv`'s and `lstsq`'s cutoffs are "
            "refused by name (`ConcretizationError`, saying how to keep them fixed). "
