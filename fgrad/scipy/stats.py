@@ -20,9 +20,8 @@ function's derivative in ``a`` (``special._gammainc_d_a``) for ``gamma``, ``chi2
 and ``invgamma``, the incomplete beta function's in ``a`` and ``b``
 (``special._betainc_d``) for ``beta`` and ``f``, and ``t``'s in ``df``
 (``special._stdtr_d_df``, smooth through t = 0). Not differentiable, and refused by name
-when traced: that family in the other distributions' shapes, and ``nbinom``'s cdf in
-``n``; ``betabinom`` has
-``logpmf`` and ``pmf`` only, as JAX's.
+when traced: that family in the other distributions' shapes, and ``nbinom``'s cdf in ``n``;
+``betabinom`` has ``logpmf`` and ``pmf`` only, as JAX's.
 """
 import functools
 import math
@@ -500,7 +499,6 @@ bernoulli = Discrete(
     "bernoulli", ("p",), {"p": lambda k, p: k / p - (1 - k) / (1 - p)},
     {"p": lambda k, p: -1.0 * ((k >= 0) & (k < 1)) * fnp.ones_like(p)}, domains=[_P],
     ks=(0, 1, 1), cdf_ks=(0, 0, 0))
-
 
 
 def _zipf_cdf_d(k, a):
