@@ -273,8 +273,9 @@ def scipy_section():
            "`v`, the Riemann `zeta(x)`'s `x`) are operands; `multigammaln`'s `d`, `expn`'s "
            "`n`, `hyp1f1`'s and `hyp2f1`'s parameters, `lambertw`'s `k`, `simpson`'s `x`, "
            "the ODE solvers' settings (`rtol`, `atol`, step sizes) and `pinv`'s and "
-           "`lstsq`'s cutoffs are refused by name (`ConcretizationError`, saying how to keep them fixed). "
-           "Every other float argument is differentiable. scipy's other functions are there "
+           "`lstsq`'s cutoffs are refused by name (`ConcretizationError`, saying how to keep "
+           "them fixed). Every other float argument is differentiable. scipy's other "
+           "functions are there "
            "too (`fgrad.scipy.optimize.brentq`, `fgrad.scipy.signal.lfilter`, ...): scipy's "
            "own on plain values; handed a traced value, any of them, and any scipy function "
            "called directly, raises an error naming it and saying what to do.",
