@@ -897,9 +897,12 @@ def _zeta_d_x(x, q):
     return fnp.where(inside, out, edge)
 
 
-# the Hurwitz zeta function zeta(x, q), in both
-_zeta_xq = _ufunc2(_sc.zeta, lambda ans, x, q: _zeta_d_x(x, q),
-                   lambda ans, x, q: -x * _zeta_xq(x + 1, q), domain=[(1.2, 4.0), (0.3, 3.0)])
+# the Hurwitz zeta function zeta(x, q), in both (scipy's zeta is no ufunc: numpy arrays only)
+_zeta_xq = defining.elementwise(
+    _name(_sc.zeta), _sc.zeta,
+    lambda i, ans, x, q: _zeta_d_x(x, q) if i == 0 else -x * _zeta_xq(x + 1, q),
+    Spec([(((), ()), {}), (((3,), ()), {}), (((2, 3), (3,)), {})],
+         domain=[(1.2, 4.0), (0.3, 3.0)]))
 
 
 # the Riemann zeta function zeta(x): staged or batched, an operand; differentiated, refused
