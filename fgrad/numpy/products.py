@@ -285,7 +285,7 @@ cross_p = define(
                                   (((3, 2), (2, 3)), {"axisa": 0, "axisc": 0}),
                                   (((3, 2), (3, 1)), {"axis": 0})]))
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
-    """For 3-vectors and (deprecated by numpy, still supported) 2-vectors, with
+    """For 3-vectors, and 2-vectors where numpy takes them (before numpy 2.5), with
     ``axisa``, ``axisb``, ``axisc`` or ``axis``."""
     a, b = fnp.asarray(a), fnp.asarray(b)
     if axis is not None:

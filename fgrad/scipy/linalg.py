@@ -215,15 +215,22 @@ def cholesky(a, lower=False, **kwargs):
 cholesky._fgrad_entry = _cholesky
 
 
+# whether cho_factor leaves a's own entries in the other triangle (scipy before 1.18) rather
+# than zeros (1.18 on): its derivative there is that of a, or zero
+_CHO_KEEPS_A = _sl.cho_factor(_onp.array([[1.0, 0.0], [2.0, 1.0]]))[0][1, 0] == 2.0
+
+
 def _cho_factor_jvp(t, ans, a, lower=False):
-    # the factor's triangle moves as cholesky's; the other triangle is a's own entries
+    # the factor's triangle moves as cholesky's; the other triangle as scipy fills it
     lo = _tri(ans, lower)
-    return _tri(_dec._cholesky_jvp(t, lo, a, upper=not lower), lower) + _tri(t, not lower, 1)
+    dc = _tri(_dec._cholesky_jvp(t, lo, a, upper=not lower), lower)
+    return dc + _tri(t, not lower, 1) if _CHO_KEEPS_A else dc
 
 
 def _cho_factor_vjp(g, ans, a, lower=False):
     lo = _tri(ans, lower)
-    return _dec._cholesky_vjp(_tri(g, lower), lo, a, upper=not lower) + _tri(g, not lower, 1)
+    ga = _dec._cholesky_vjp(_tri(g, lower), lo, a, upper=not lower)
+    return ga + _tri(g, not lower, 1) if _CHO_KEEPS_A else ga
 
 
 _cho_factor = define("scipy.linalg.cho_factor",
@@ -234,7 +241,8 @@ _cho_factor = define("scipy.linalg.cho_factor",
 @traced_version_of(_sl.cho_factor)
 def cho_factor(a, lower=False, **kwargs):
     """scipy.linalg.cho_factor: ``(c, lower)``, ``c`` holding the factor in one triangle and
-    ``a``'s own entries in the other (as scipy leaves them), each with its derivative."""
+    in the other what scipy leaves there (``a``'s own entries; zeros from scipy 1.18 on), each
+    with its derivative."""
     _only("cho_factor", kwargs)
     return _cho_factor(a, lower=bool(lower)), bool(lower)
 
