@@ -41,7 +41,8 @@ def test_operators_are_named_as_autograd_names_them():
     assert g.__doc__.endswith("foo's own doc.")
     assert ag.jacobian(foo).__name__ == "jacobian_of_foo_wrt_argnum_0"
     assert ag.elementwise_grad(foo).__name__ == "elementwise_grad_of_foo_wrt_argnum_0"
-    assert ag.grad.__doc__.startswith("\n    Returns a function which")
+    # (Python 3.13 strips a docstring's indentation when it compiles it)
+    assert ag.grad.__doc__.lstrip().startswith("Returns a function which")
     assert float(g(3.0, 2.0)) == 3.0
 
 
