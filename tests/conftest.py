@@ -29,11 +29,11 @@ if "FGRAD_CACHE_DIR" not in os.environ:
     atexit.register(shutil.rmtree, os.environ["FGRAD_CACHE_DIR"], ignore_errors=True)
 
 from fgrad.core.table import PRIMITIVES  # noqa: E402
-# fgrad.numpy.fft, .linalg and .polynomial load on first use: their rules join the table now,
-# not within a test (whose fixture below would take them out again)
-import fgrad.numpy.fft  # noqa: E402,F401
-import fgrad.numpy.linalg  # noqa: E402,F401
-import fgrad.numpy.polynomial  # noqa: E402,F401
+# fgrad.numpy's submodules loaded on first use (fft, linalg, polynomial): their rules join
+# the table now, not within a test (whose fixture below would take them out again)
+import fgrad.numpy  # noqa: E402
+from fgrad.numpy.namespace import load_on_first_use  # noqa: E402
+load_on_first_use(vars(fgrad.numpy))
 
 
 @pytest.fixture(autouse=True)

@@ -195,6 +195,16 @@ class LazySubmodule(types.ModuleType):
         return dir(self._load())
 
 
+def load_on_first_use(namespace):
+    """Load every fgrad module ``namespace`` holds a stand-in for (fgrad.numpy's ``fft``,
+    ``linalg``, ``polynomial``, ``random``), so that their rules are in the table: for what
+    reads the whole table (the generated tests, ``python -m fgrad check`` and ``coverage``).
+    numpy's own lazy submodules stay lazy."""
+    for value in list(namespace.values()):
+        if isinstance(value, LazySubmodule) and value.__name__.startswith("fgrad."):
+            value._load()
+
+
 def mirror(module, namespace, prefix):
     """Fill ``namespace`` with ``module``'s public names that it does not define yet.
 

@@ -27,7 +27,7 @@ import sys
 
 import numpy as _onp
 
-from .. import numpy as _fnp  # noqa: F401  (registers the table)
+from .. import numpy as _fnp  # (registers the table)
 
 try:  # fgrad.scipy's entries, where scipy is installed (the generated tests take them from here)
     from .. import scipy as _fsp  # noqa: F401
@@ -42,9 +42,11 @@ from ..traces.rules import derived
 from ..traces.taylor import expansions
 from ..testing import as_function, check_batching, check_grads, check_jet, random_case
 from ..testing.compositions import check_compositions
+from ..numpy.namespace import load_on_first_use
 
-# (fgrad.numpy.polynomial is loaded on first use, as numpy's: its entries join the table here)
-importlib.import_module("fgrad.numpy.polynomial")
+# (fgrad.numpy's fft, linalg and polynomial load on first use: their entries join the table
+# here, for the whole table's check)
+load_on_first_use(vars(_fnp))
 
 
 def check_primitive(prim, rng, trials=3):

@@ -22,6 +22,7 @@ import numpy as _onp
 
 from .. import numpy as fnp
 from ..core.table import FUNCTIONS, PRIMITIVES, Primitive, entry_name
+from ..numpy.namespace import load_on_first_use
 from ..numpy.unsupported import reason
 
 # The derivative each function takes at its kinks and edges (the conventions are stated in the
@@ -122,11 +123,9 @@ IN_PLACE = ("writes its first argument in place (it returns None): a traced arra
             "form (`np.at(x)[idx].set(v)`, `np.where`)")
 NO_RULE_YET = "no derivative rule yet; add one with fgrad.primitive and fgrad.defvjp/defjvp"
 
-# (fgrad.numpy.fft and .linalg are loaded on first use: here, so that their rules are in the
-# table)
-MODULES = (("", _onp, fnp),
-           ("linalg.", _onp.linalg, importlib.import_module("fgrad.numpy.linalg")),
-           ("fft.", _onp.fft, importlib.import_module("fgrad.numpy.fft")),
+# (fgrad.numpy's fft and linalg load on first use: here, so that their rules are in the table)
+load_on_first_use(vars(fnp))
+MODULES = (("", _onp, fnp), ("linalg.", _onp.linalg, fnp.linalg), ("fft.", _onp.fft, fnp.fft),
            ("lib.stride_tricks.", _onp.lib.stride_tricks, fnp.lib.stride_tricks))
 
 
