@@ -195,13 +195,16 @@ class _Jitted:
                 call = self._caller(in_tree)
         else:
             leaves, in_tree, statics, call = self._split(args, kwargs)
-            if nested:
+            if nested and _innermost(leaves).__class__ is not Tape:
                 # A staged function being traced calls this one (jit inside jit, perhaps
                 # under a transform): its trace records f's calls as f makes them. A graph
                 # of f would give it the same calls, node by node, after tracing f anyway:
                 # the benchmark's nested derivatives with jit at every level paid a trace,
                 # the passes and an interpretation per level on their first call: 2.1-2.4x
-                # the instructions at the 2nd-4th derivatives.
+                # the instructions at the 2nd-4th derivatives. (Not on a tape: eager grad
+                # records the call as its staged VJP, which sums an argument's cotangent
+                # inside f first; traced primitive by primitive, jit(grad(g)) summed in
+                # another order, a last bit off grad(g) where g uses x inside f and out.)
                 return call(leaves)
             sig, arrays = [], True
             for x in leaves:
@@ -216,7 +219,8 @@ class _Jitted:
             if plain is not None:
                 self.keys[plain[1]] = key
         top = None
-        if not arrays:  # (the innermost transform among the leaves, if any)
+        if not arrays:  # (the innermost transform among the leaves, if any; inline, not
+            # _innermost: this is every call's path under a transform)
             for x in leaves:
                 if isinstance(x, Tracer) and (top is None or x._trace.level > top.level):
                     top = x._trace
@@ -235,6 +239,8 @@ class _Jitted:
                 return self._closes_over(call, leaves)
             if out is not NotImplemented:
                 return out
+            if nested:
+                return call(leaves)
         # arrays only, and no staged function around the call: the generated code directly
         direct = arrays and not interpreting(())
         graphs = self.cache.get(key, ())
@@ -419,3 +425,12 @@ def _signature(x):
     if foreign_array(m):  # (a graph traced on one library's arrays runs on that library's)
         return type(m), m.shape, m.dtype
     return _onp.shape(m), _onp.result_type(m)
+
+
+def _innermost(leaves):
+    """The innermost transform's trace among ``leaves`` (None if none is traced)."""
+    top = None
+    for x in leaves:
+        if isinstance(x, Tracer) and (top is None or x._trace.level > top.level):
+            top = x._trace
+    return top
