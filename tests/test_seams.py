@@ -699,3 +699,40 @@ def test_vmap_of_hessian_with_prod():
     xs = RNG.normal(size=(3, 4))
     onp.testing.assert_allclose(fgrad.vmap(fgrad.hessian(f))(xs),
                                 _loop(fgrad.hessian(f), xs), rtol=1e-10, atol=1e-12)
+
+
+# --- a plain list beside a traced operand ---------------------------------------------------
+
+_LIST = [1.5, -2.0, 0.5]
+LIST_OPERANDS = {  # (f(x, c), with c the list or the array numpy makes of it)
+    "x @ c": lambda x, c: x @ c,
+    "c @ x": lambda x, c: c @ x,
+    "x ** c": lambda x, c: np.sum(x ** c),
+    "power": lambda x, c: np.sum(np.power(x, c)),
+    "float_power": lambda x, c: np.sum(np.float_power(x, c)),
+    "arctan2": lambda x, c: np.sum(np.arctan2(x, c) + np.arctan2(c, x)),
+    "vdot": lambda x, c: np.vdot(c, x),
+    "dot": lambda x, c: np.dot(x, c),
+    "matrix @ x": lambda x, c: np.sum([c, c[::-1]] @ x),
+}
+
+
+@pytest.mark.parametrize("transform", ["grad", "jvp", "hessian", "jit(grad)", "vmap(grad)"])
+@pytest.mark.parametrize("name", sorted(LIST_OPERANDS))
+def test_a_plain_list_operand_beside_a_traced_one_acts_as_its_array(name, transform):
+    # (the rules met the list itself: x @ [1.5, ...] under grad computed g * [1.5, ...])
+    f = LIST_OPERANDS[name]
+    x = onp.array([0.7, 1.3, 0.4])
+    with_list, with_array = (functools.partial(lambda c, x: f(x, c), c) for c in
+                             (_LIST, onp.asarray(_LIST)))
+    if transform == "jvp":
+        got, want = (fgrad.jvp(g, (x,), (x[::-1],)) for g in (with_list, with_array))
+    elif transform == "vmap(grad)":
+        xs = onp.stack([x, x * 1.1])
+        got, want = (fgrad.vmap(fgrad.grad(g))(xs) for g in (with_list, with_array))
+    else:
+        t = {"grad": fgrad.grad, "hessian": fgrad.hessian,
+             "jit(grad)": lambda g: fgrad.jit(fgrad.grad(g))}[transform]
+        got, want = (t(g)(x) for g in (with_list, with_array))
+    for a, b in zip(*(fgrad.tree_util.tree_flatten(v)[0] for v in (got, want))):
+        onp.testing.assert_array_equal(a, b)

@@ -248,6 +248,7 @@ class Primitive:
         the values one level down. (A trace calling it on its values' tracers calls this
         directly: packing them into a call was 1.9% of a staged gradient's first call.)"""
         top = None
+        listed = False
         for a in args:
             if isinstance(a, Tracer):
                 t = a._trace
@@ -259,6 +260,11 @@ class Primitive:
                     # a list holding tracers is one traced array (np.sin([x, 2 * x]))
                     args = tuple(t.as_array(b) if type(b) in (list, tuple) else b for b in args)
                     return self(*args, **params)
+                listed = True
+        if listed and top is not None:
+            # a plain list beside a tracer is the array numpy would make of it: the rules
+            # compute with their operands (``g * b`` of x @ [1.0, 2.0] was a list's product)
+            args = tuple(_onp.asarray(a) if type(a) in (list, tuple) else a for a in args)
         if top is None:
             if not STAGING or "out" in params or ambient() is None:
                 other = first_foreign(args)
