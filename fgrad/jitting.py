@@ -256,6 +256,16 @@ class _Jitted:
             except GuardError:
                 if state is not None:  # the next trace draws what the eager call would
                     _onp.random.set_state(state)
+            except errors.ConcretizationError:
+                if direct:
+                    raise
+                # A guard met a batch (vmap below a tape: vmap(grad(jit(f)))), where f's
+                # Python chooses by what it can read (lstsq's rank, ``concrete``): f itself
+                # under the transforms, as they run f (which raises where f cannot run so).
+                # (A graph run node by node under vmap: the draws are per example there.)
+                if state is not None:
+                    _onp.random.set_state(state)
+                return call(leaves)
         if call is None:  # (every graph's guards failed on a call found by its flat key)
             leaves, in_tree, statics, call = self._split(args, kwargs)
         if len(graphs) >= MAX_TRACES:
@@ -283,8 +293,10 @@ class _Jitted:
                 _onp.random.set_state(state)
             try:
                 out = graph.run(leaves)
-            except GuardError:  # traced on a batch's first example, which the others are
-                if graph.effects:  # not: vmap of f itself, as the loop gives
+            except (GuardError, errors.ConcretizationError):  # traced on a batch's first
+                # example, which the others are not, or a guard met the batch (see above):
+                # vmap of f itself, as the loop gives
+                if graph.effects:
                     _onp.random.set_state(state)
                 return call(leaves)
             with self.lock:

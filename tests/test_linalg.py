@@ -250,6 +250,35 @@ def test_forward_values_are_numpys_bit_for_bit():
             assert onp.result_type(g) == onp.result_type(w)
 
 
+@pytest.mark.parametrize("library", ["numpy", "scipy"])
+def test_lstsq_of_a_batch_of_matrices_equals_the_loop(library):
+    # (vmap refused a batched a: its rank, read from the values, decides the residuals)
+    if library == "numpy":
+        lstsq, plain = np.linalg.lstsq, onp.linalg.lstsq
+    else:
+        lstsq = pytest.importorskip("fgrad.scipy.linalg").lstsq
+        plain = pytest.importorskip("scipy.linalg").lstsq
+    a, b = RNG.uniform(-1, 1, (5, 4, 2)), RNG.standard_normal((5, 4))
+    got = fgrad.vmap(lstsq)(a, b)
+    loop = [plain(*ab) for ab in zip(a, b)]
+    for k in range(4):  # (solution, residuals, rank, singular values: numpy's, bit for bit)
+        want = onp.stack([onp.asarray(out[k]) for out in loop])
+        onp.testing.assert_array_equal(got[k], want)
+        assert onp.result_type(got[k]) == want.dtype
+    loss = lambda a, b: np.sum(lstsq(a, b)[0] ** 2) + np.sum(lstsq(a, b)[1])  # noqa: E731
+    batched = fgrad.vmap(fgrad.grad(loss, (0, 1)))(a, b)
+    for i, ab in enumerate(zip(a, b)):
+        for g, w in zip(batched, fgrad.grad(loss, (0, 1))(*ab)):
+            onp.testing.assert_allclose(g[i], w, rtol=1e-12, atol=1e-14)
+    under = fgrad.vmap(lstsq)(a[:, :2].transpose(0, 2, 1), b[:, :2])  # (2 x 2: no residuals)
+    assert onp.shape(under[1]) == (5, 0)
+    deficient = a.copy()
+    deficient[1, :, 1] = deficient[1, :, 0]  # (rank 1: numpy gives it no residuals)
+    with pytest.raises(ValueError, match=r"^vmap: lstsq gives results of different shapes "
+                                         r"for the examples of the batch \(\(.*\), \(.*\)\)"):
+        fgrad.vmap(lstsq)(deficient, b)
+
+
 def test_lstsq_of_a_fixed_matrix_batches_and_stages_its_right_hand_side():
     # the rank is a's: b's values are not read, so vmap maps over b and jit traces once
     a = RNG.uniform(-1, 1, (4, 3))

@@ -41,7 +41,10 @@ GUARDED = {**dict.fromkeys(READS_VALUES, _SHAPE),
            **dict.fromkeys(["linalg.eig", "linalg.eigvals", "np.linalg.eig",
                             "np.linalg.eigvals", "scipy.linalg.logm", "scipy.linalg.sqrtm"],
                            _DTYPE),
-           "roots": _SHAPE + "; " + _DTYPE}
+           "roots": _SHAPE + "; " + _DTYPE,
+           # (vmap batches them, numpy's rank per example; a graph guards the rank)
+           **dict.fromkeys(["np.linalg.lstsq", "scipy.linalg.lstsq"],
+                           "the residuals' shape depends on the rank")}
 
 
 def _replays_as_eager(f, first, second, guarded=None):

@@ -79,6 +79,15 @@ def one_at_a_time(prim, size, vals, dims, **params):
     for i in range(size):
         args = [v if d is None else v[(slice(None),) * d + (i,)] for v, d in zip(vals, dims)]
         outs.append(prim(*args, **params))
+    shapes = {shape(o) for o in outs}
+    if len(shapes) > 1:  # (numpy.stack's own message names no function)
+        name = prim.public_name if prim.builtin else prim.listed_name  # (numpy's lstsq's
+        # values, numpy_values: a primitive of its own, listed by numpy's name)
+        raise ValueError(f"vmap: {name} gives results of "
+                         f"different shapes for the examples of the batch "
+                         f"({', '.join(map(str, sorted(shapes)))}): their shape depends on "
+                         "the values, and one batched array cannot hold them. Call it on one "
+                         "example at a time, in a loop.")
     return fnp.stack(outs), 0
 
 

@@ -179,15 +179,11 @@ def lstsq(a, b, cond=None, overwrite_a=False, overwrite_b=False, check_finite=Tr
     refuse_traced("scipy.linalg.lstsq", "cond", cond, _lsq.CUTOFF)
     a, b = fnp.asarray(a), fnp.asarray(b)
     # scipy's errors and rank: a's values, b's shape (as numpy.linalg.lstsq's, b stays unread)
-    ref = _sl.lstsq(read_value(a), value_for_shape(b), cond, lapack_driver=lapack_driver)
-    m, n = shape_of(a)[-2:]
+    ref = _sl.lstsq(_lsq._values(a), value_for_shape(b), cond, lapack_driver=lapack_driver)
     if cond is None:  # (scipy's default: LAPACK's own epsilon for the computation's dtype)
         cond = _onp.finfo(_onp.result_type(ref[0])).eps
     x = fnp.matmul(_lsq._pinv(a, kw=(("rcond", cond),)), b)
-    rank, resid = ref[2], ref[1]
-    if rank == n and m > n:
-        r = fnp.matmul(a, x) - b
-        resid = fnp.reshape(fnp.sum(_real_part(r * fnp.conj(r)), axis=0), shape_of(ref[1]))
+    rank, resid = _lsq._rank_and_residuals(a, b, x, ref, cond)
     return x, resid, rank, None if ref[3] is None else _svdvals(a)
 
 

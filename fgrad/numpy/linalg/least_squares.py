@@ -5,7 +5,7 @@ import numpy as _onp
 import fgrad.numpy as fnp
 from .. import batch_rules
 from ...core.table import Spec, define
-from ...core.tracer import contains_tracer, read_values, value_for_shape
+from ...core.tracer import concrete, contains_tracer, read_values, value_for_shape
 from ..broadcasting import shape_of
 from ..wrapping import differentiable, refuse_traced
 from .common import (_adjoint, _conj, _eye, _la, _mT, _min_gap, _real_part,
@@ -94,16 +94,36 @@ def lstsq(a, b, rcond=None):
     a, b = fnp.asarray(a), fnp.asarray(b)
     # numpy's errors and its rank, which read a's values and only b's shape (b's values are
     # not read: a staged function does not guard them, vmap batches them)
-    ref = _la.lstsq(read_values(a), value_for_shape(b), rcond)
+    ref = _la.lstsq(_values(a), value_for_shape(b), rcond)
     m, n = shape_of(a)[-2:]
     if rcond is None:  # numpy's default, for its double-precision computation
         rcond = _onp.finfo(_onp.float64).eps * max(m, n)
     x = fnp.matmul(_pinv(a, kw=(("rcond", rcond),)), b)
-    rank = ref[2]
-    resid = ref[1]
-    if rank == n and m > n:
-        r = fnp.matmul(a, x) - b
-        resid = fnp.reshape(fnp.sum(_real_part(r * _conj(r)), axis=0), shape_of(ref[1]))
+    rank, resid = _rank_and_residuals(a, b, x, ref, rcond)
     # numpy's singular values come from another LAPACK routine than svdvals': the traced ones
     # get numpy's values from ``numpy_values``, plain ones are taken from numpy directly
     return x, resid, rank, _svdvals(a) if contains_tracer(a) else ref[3]
+
+
+def _values(a):
+    """``a``'s values for lstsq's rank, or under ``vmap`` (a batch in their place) one
+    example's, which decide only the residuals' shape (``_rank_and_residuals``)."""
+    return read_values(a) if concrete(a) else value_for_shape(a)
+
+
+def _rank_and_residuals(a, b, x, ref, cutoff):
+    """The rank and residuals of numpy's (or scipy's) ``lstsq`` for the solution ``x``:
+    ``ref`` is its result on ``_values(a)``. The residuals are given where the rank is
+    N < M, as numpy gives them. Under ``vmap`` ``ref`` is one example's: the residuals'
+    shape is that example's and the rank a traced count, so that ``numpy_values`` gives
+    each example numpy's own rank and residuals (a batch whose examples differ in rank where
+    residuals are given fails there, as numpy.stack of the loop's results would)."""
+    m, n = shape_of(a)[-2:]
+    rank, resid = ref[2], ref[1]
+    if rank == n and m > n:
+        r = fnp.matmul(a, x) - b
+        resid = fnp.reshape(fnp.sum(_real_part(r * _conj(r)), axis=0), shape_of(ref[1]))
+    if not concrete(a):
+        s = _svdvals(a)
+        rank = fnp.sum(s > cutoff * fnp.max(s))
+    return rank, resid
