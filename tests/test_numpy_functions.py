@@ -4,6 +4,7 @@ The generated tests in test_rules.py check each primitive; these check the numpy
 functions built on them (argument normalisation: negative axes, ``axis=None``, int ``axes``,
 lists holding tracers, composite functions like ``clip``) and the rest of the namespace.
 """
+import pickle
 import types
 
 import numpy as onp
@@ -295,4 +296,30 @@ def test_polynomial_series_values_are_numpys_and_derivatives_its_vander_and_der(
 def test_polynomial_submodules_import_and_the_rest_is_numpys():
     import fgrad.numpy.polynomial.chebyshev as cheb
     assert cheb is np.polynomial.chebyshev and cheb.chebfit is onp.polynomial.chebyshev.chebfit
-    assert np.polynomial.Polynomial is onp.polynomial.Polynomial
+    assert np.polynomial.Polynomial is np.polynomial.polynomial.Polynomial
+    assert issubclass(np.polynomial.Polynomial, onp.polynomial.Polynomial)
+
+
+CLASSES = ["Polynomial", "Chebyshev", "Legendre", "Hermite", "HermiteE", "Laguerre"]
+
+
+@pytest.mark.parametrize("name", CLASSES)
+def test_polynomial_classes_evaluate_at_traced_points_and_of_traced_coefficients(name):
+    # (a fit evaluated at traced points raised ConcretizationError: numpy's __call__ converts
+    # the points, and its class's constructor the coefficients)
+    ours, theirs = getattr(np.polynomial, name), getattr(onp.polynomial, name)
+    x = onp.linspace(-1.0, 1.0, 20)
+    p, q = ours.fit(x, onp.sin(3 * x), 4), theirs.fit(x, onp.sin(3 * x), 4)
+    assert type(p) is ours and isinstance(p, theirs) and repr(p) == repr(q)
+    t = onp.array([0.1, 0.5, -0.3])
+    for got in (fgrad.jit(p)(t), fgrad.jvp(p, (t,), (t,))[0], fgrad.vmap(p)(t), p(list(t))):
+        onp.testing.assert_array_equal(got, q(t))  # (numpy's domain map and series, bit for bit)
+    onp.testing.assert_allclose(fgrad.vmap(fgrad.grad(p))(t), q.deriv()(t), rtol=1e-12,
+                                atol=1e-13)
+    c = onp.array([0.5, -1.0, 2.0])
+    onp.testing.assert_array_equal(fgrad.jit(lambda c: ours(c, domain=[-2, 2])(t))(c),
+                                   theirs(c, domain=[-2, 2])(t))
+    onp.testing.assert_allclose(fgrad.jacrev(lambda c: ours(c, domain=[-2, 2])(t))(c),
+                                onp.stack([theirs.basis(k, domain=[-2, 2])(t)
+                                           for k in range(3)], 1), rtol=1e-13, atol=1e-15)
+    assert pickle.loads(pickle.dumps(p)) == p

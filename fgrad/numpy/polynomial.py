@@ -7,23 +7,34 @@ numpy's own functions fail only where they convert the coefficients (``np.array(
 that they are arithmetic, which a tracer takes. Each is numpy's sequence of operations again
 (Horner's scheme; the three-term recurrences backwards, Clenshaw's), so traced values are
 numpy's bit for bit, and a traced ``x`` counts as an array for ``tensor=True``. Plain values
-go to numpy's function. The rest of numpy.polynomial (the ``Polynomial``, ``Chebyshev``, ...
-classes, fitting, roots) is numpy's own: on plain values only.
+go to numpy's function.
+
+The classes (``Polynomial``, ``Chebyshev``, ``Legendre``, ``Hermite``, ``HermiteE``,
+``Laguerre``) are numpy's, subclassed so that a series is evaluated at traced points, and one
+made of traced coefficients (``Polynomial(c)``) is evaluated too, numpy's map of its domain to
+its window included. Everything else (fitting, arithmetic, ``deriv``, ``roots``) is numpy's own,
+on plain coefficients: a fit to plain data evaluated at traced points is the usual use. (numpy
+refuses arithmetic between two classes, ``TypeError: Polynomial types differ``: numpy's
+``Polynomial`` and fgrad's mix only as ``numpy's + fgrad's``.)
 
 >>> import numpy, fgrad, fgrad.numpy as np
 >>> C = np.polynomial.chebyshev
 >>> fgrad.grad(lambda c: C.chebval(0.5, c))(numpy.array([1.0, 2.0, 3.0])).tolist()  # T_k(0.5)
 [1.0, 0.5, -0.5]
+>>> p = np.polynomial.Polynomial([1.0, 2.0, 3.0])
+>>> float(fgrad.grad(p)(2.0))  # 2 + 6 x
+14.0
 """
 import sys
 import types
 
 import numpy as _onp
 import numpy.polynomial as _numpys
+import numpy.polynomial.polyutils as _pu
 
 import fgrad.numpy as fnp
 from ..core.table import Spec
-from ..core.tracer import Tracer, contains_tracer
+from ..core.tracer import Tracer, contains_tracer, value_for_shape
 from .broadcasting import dtype_of, shape_of
 from .wrapping import differentiable
 
@@ -104,10 +115,47 @@ def _traced(family, name, value):
     return differentiable(numpys, _SPEC, name=f"polynomial.{family}.{name}")(val)
 
 
+# each family's class, in numpy's module of that family
+_CLASSES = {"polynomial": "Polynomial", "chebyshev": "Chebyshev", "legendre": "Legendre",
+            "hermite": "Hermite", "hermite_e": "HermiteE", "laguerre": "Laguerre"}
+
+
+def _traced_class(module, family, val):
+    """numpy's class of ``family``, evaluated by ``val`` (the traced ``polyval``, ...) where
+    its points or coefficients are traced."""
+    base = getattr(getattr(_numpys, family), _CLASSES[family])
+
+    class Series(base):
+        _val = staticmethod(val)
+
+        def __init__(self, coef, domain=None, window=None, symbol="x"):
+            # (numpy's checks and conversions on the coefficients' class and shape; then
+            # the traced coefficients, as numpy would convert them)
+            super().__init__(value_for_shape(coef) if contains_tracer(coef) else coef,
+                             domain, window, symbol)
+            if contains_tracer(coef):
+                self.coef = _series(coef, None, False)[0]
+
+        def __call__(self, arg):
+            if not (contains_tracer(arg) or contains_tracer(self.coef)):
+                return super().__call__(arg)
+            if isinstance(arg, (list, tuple)):
+                arg = fnp.asarray(arg)
+            off, scl = _pu.mapparms(self.domain, self.window)  # (numpy's mapdomain)
+            return self._val(off + scl * arg, self.coef)
+
+    Series.__name__ = Series.__qualname__ = base.__name__
+    Series.__module__ = module.__name__  # (pickled by name, as numpy's)
+    Series.__doc__ = base.__doc__
+    return Series
+
+
 def _submodule(family, name, value):
-    """``fgrad.numpy.polynomial.<family>``: numpy's module with the traced ``name``."""
+    """``fgrad.numpy.polynomial.<family>``: numpy's module with the traced ``name`` and
+    its class."""
     module = types.ModuleType(f"{__name__}.{family}", getattr(_numpys, family).__doc__)
     setattr(module, name, _traced(family, name, value))
+    setattr(module, _CLASSES[family], _traced_class(module, family, getattr(module, name)))
     module.__getattr__ = lambda attr: getattr(getattr(_numpys, family), attr)
     sys.modules[module.__name__] = module  # (import fgrad.numpy.polynomial.chebyshev works)
     return module
@@ -115,6 +163,7 @@ def _submodule(family, name, value):
 
 for _family, (_name, _value) in _FAMILIES.items():
     globals()[_family] = _submodule(_family, _name, _value)
+    globals()[_CLASSES[_family]] = getattr(globals()[_family], _CLASSES[_family])
 
 
 def __getattr__(attr):  # (the classes, numpy's other functions: numpy's own)
