@@ -121,9 +121,23 @@ def through_ufuncs_out(x):  # numpy's out= writes the result into the array name
     return y
 
 
+def through_functions_out(x):  # so does out= of numpy's other functions (views included)
+    y = x * 1.0
+    np.cumsum(x, out=y)
+    m = np.reshape(y, (2, 2))
+    np.clip(m, -0.5, 1.5, out=m)  # (into m, a view of y: so into y)
+    z = x * 2.0
+    np.dot(m, x[:2], out=z[2:])
+    np.matmul(m, z[:2], out=z[:2])  # (out= among the operands: the result, then the write)
+    onp.matmul(m, x[2:], out=y[2:])  # (numpy's own function, handed tracers)
+    np.mean(m, axis=0, out=y[:2])
+    return y + z
+
+
 WRITES = [masked, filled_in_a_loop, rows_and_columns, into_the_argument, a_view_not_read_again,
           through_slices, through_an_alias, in_its_dtype, a_view_read_again, a_base_read_again,
-          eliminated, through_a_column, through_transposes, through_ufuncs_out]
+          eliminated, through_a_column, through_transposes, through_ufuncs_out,
+          through_functions_out]
 X = onp.array([0.7, -1.3, 0.4, 1.1])
 
 
@@ -363,6 +377,22 @@ def test_a_ufuncs_out_refuses_what_numpy_refuses_and_a_plain_array(call, error, 
     if error is not TracerMutationError and error is not NotImplementedError:
         with pytest.raises(error):  # (numpy's own error, on plain arrays)
             call(X.copy())
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda x: np.cumsum(x, out=onp.zeros(4)), TracerMutationError,
+     r"^fgrad\.numpy\.cumsum\(\.\.\., out=\.\.\.\) would write a traced result into an existing"),
+    (lambda x: np.matmul(x, x, out=onp.zeros(())), TracerMutationError,
+     r"^fgrad\.numpy\.matmul\(\.\.\., out=\.\.\.\) would write a traced result"),
+    (lambda x: np.cumsum(x, out=x[:2] * 1), ValueError,
+     r"^fgrad\.numpy\.cumsum: out= has shape \(2,\), the result \(4,\); numpy takes no other"),
+])
+def test_a_functions_out_refuses_a_plain_array_and_another_shape(call, error, message):
+    # (before, cumsum's and clip's out= were refused on traced values; matmul's reached
+    # numpy's call on the values below and overwrote the buffer's value without derivative)
+    for run in (fgrad.jit(call), lambda x: fgrad.grad(lambda x: np.sum(call(x)))(x)):
+        with pytest.raises(error, match=message):
+            run(X)
 
 
 def test_a_ufuncs_out_returns_the_array_written():

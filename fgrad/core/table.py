@@ -23,8 +23,8 @@ import numpy as _onp
 from . import errors
 from .other_arrays import call_in_own_library
 from .values import PLAIN_OPERANDS, first_foreign, foreign_array
-from .tracer import (LIFTING, STAGING, Tracer, ambient, without_derivative, first_tracer,
-                     value_for_shape, map_tracers)
+from .tracer import (LIFTING, STAGING, Tracer, ambient, contains_tracer, without_derivative,
+                     first_tracer, value_for_shape, map_tracers)
 
 PRIMITIVES: dict[str, "Primitive"] = {}  # name -> Primitive: the one table
 _BUILTIN: set[str] = set()  # names defined by fgrad itself, which users may not replace
@@ -276,6 +276,14 @@ class Primitive:
             params = self.check_call(self, args, params)
             if params.__class__ is Answered:
                 return params.value
+        elif params and params.get("out") is not None:  # (a ufunc's check_call takes it)
+            # computed without out= and written into it, as numpy's out= writes: handed to
+            # the trace, out= reached numpy's call on the values below (a traced buffer's
+            # value overwritten there, without derivative)
+            params = dict(params)
+            out = params.pop("out")
+            return written_out(self.listed_name, out[0] if out.__class__ is tuple and
+                               len(out) == 1 else out, self.bind(args, params))
         if not top.alive:
             raise errors.escaped(top)
         if LIFTING:  # (a call on a closure's tracers inside a staged checkpoint: the graph's)
@@ -336,6 +344,20 @@ class Primitive:
             return self.name
         where = "fgrad." if self.name.startswith("scipy.") else "fgrad.numpy."
         return where + self.listed_name
+
+
+def written_out(name, out, result):
+    """``out`` after ``out[...] = result``: ``fgrad.numpy.<name>(..., out=out)`` on traced
+    values (a traced ``out``, its views and aliases see the write; a plain one cannot hold a
+    traced result: refused). Its shape must be the result's, as numpy's ``out=``."""
+    if not isinstance(out, Tracer) and contains_tracer(result):
+        raise errors.out_argument(name)
+    have, want = _onp.shape(value_for_shape(out)), _onp.shape(value_for_shape(result))
+    if have != want:
+        raise ValueError(f"fgrad.numpy.{name}: out= has shape {have}, the result {want}; "
+                         "numpy takes no other shape")
+    out.write_result(result, f"np.{name}(..., out=...)")
+    return out
 
 
 def _bind_argnum(rule, i):

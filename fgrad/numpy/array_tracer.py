@@ -17,7 +17,9 @@ import numpy as _onp
 import fgrad.numpy as fnp
 from ..core import errors
 from ..core.fpwarnings import fgrad_code
-from ..core.tracer import LIFTING, STAGING, Tracer, ambient, concrete, weak
+from ..core.table import written_out
+from ..core.tracer import (LIFTING, STAGING, Tracer, ambient, concrete, contains_tracer,
+                           weak)
 from ..core.values import PLAIN_OPERANDS, PYTHON_NUMBERS
 from .elementwise import (abs, add, clip, conjugate, divide, imag, mod, multiply, negative,
                           python_number,
@@ -188,6 +190,12 @@ class ArrayTracer(Viewable):
 
         write_into(self, written, sys._getframe(1), lambda: f"`x[{_show_index(idx)}] = ...`")
 
+    def write_result(self, value, shown):
+        """numpy's ``out=``: the array takes ``value`` whole (cast to its dtype), and every
+        name and view of its memory in the user's frames sees it (``write_whole``: from the
+        first frame outside fgrad, where ``x[...] = value`` here would look in fgrad's)."""
+        write_whole(self, lambda: at(self)[...].set(in_dtype(value, self.dtype)), shown)
+
     # --- ndarray methods -------------------------------------------------------------
     def reshape(self, *shape, order="C", copy=None):
         if len(shape) == 1 and not isinstance(shape[0], int):
@@ -279,10 +287,15 @@ class ArrayTracer(Viewable):
             if any(not isinstance(o, Tracer) for o in out):  # (buf[:2] += x comes this way)
                 raise errors.written_into_plain(f"numpy.{ufunc.__name__}")
             ours = getattr(fnp, ufunc.__name__, None)
+            rest = {k: v for k, v in kwargs.items() if k != "out"}
+            if method == "__call__" and ours is not None and len(out) == 1 and \
+                    not isinstance(ours, UfuncPrimitive) and contains_tracer(inputs):
+                # (a gufunc's, numpy's own called on tracers: matmul, vecdot)
+                return written_out(ufunc.__name__, out[0], ours(*inputs, **rest))
             if method != "__call__" or not isinstance(ours, UfuncPrimitive):
                 raise errors.mutation(f"numpy.{ufunc.__name__}.{method}(..., out=...) on a "
                                       "traced value")  # (a method's out=: reduce, ...)
-            return call_into(ours, inputs, out, {k: v for k, v in kwargs.items() if k != "out"})
+            return call_into(ours, inputs, out, rest)
         module = _library_of_ufunc(ufunc)
         if module is not None:  # scipy.special's
             raise errors.plain_library(module, ufunc.__name__, _mirrored(module, ufunc.__name__))

@@ -13,7 +13,7 @@ import numpy as _onp
 
 import fgrad.numpy as fnp
 from ..core import errors
-from ..core.table import Primitive, register_function, zero_rule
+from ..core.table import Primitive, register_function, written_out, zero_rule
 from ..core.tracer import (Tracer, contains_tracer, differentiated, map_tracers, value_for_shape,
                            without_derivative)
 from .batch_rules import batch_first
@@ -25,6 +25,8 @@ def traced_version_of(np_fn):
         @functools.wraps(np_fn)
         def wrapper(*args, **kwargs):
             if contains_tracer(args) or (kwargs and contains_tracer(kwargs)):
+                if kwargs and kwargs.get("out") is not None:
+                    return _into_out(np_fn.__name__, traced, args, kwargs)
                 return traced(*args, **kwargs)
             return np_fn(*args, **kwargs)
 
@@ -33,6 +35,18 @@ def traced_version_of(np_fn):
         return wrapper
 
     return decorate
+
+
+def _into_out(name, traced, args, kwargs):
+    """``np.<name>(..., out=buf)`` on traced values: the result computed without ``out`` and
+    written into ``buf`` as ``buf[...] = result`` writes (a traced ``buf``, its views and
+    aliases see it: ``fgrad.numpy.views``), ``buf`` returned, as numpy does. A plain ``buf``
+    cannot hold a traced result (refused, saying so); its shape must be the result's."""
+    kwargs = dict(kwargs)
+    out = kwargs.pop("out")
+    if isinstance(out, tuple) and len(out) == 1:  # (numpy takes out=(buf,) too)
+        out = out[0]
+    return written_out(name, out, traced(*args, **kwargs))
 
 
 def differentiable(np_fn, spec, name=None, numpy_values=False):
