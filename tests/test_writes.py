@@ -385,7 +385,7 @@ def test_a_ufuncs_out_refuses_what_numpy_refuses_and_a_plain_array(call, error, 
     (lambda x: np.matmul(x, x, out=onp.zeros(())), TracerMutationError,
      r"^fgrad\.numpy\.matmul\(\.\.\., out=\.\.\.\) would write a traced result"),
     (lambda x: np.cumsum(x, out=x[:2] * 1), ValueError,
-     r"^fgrad\.numpy\.cumsum: out= has shape \(2,\), the result \(4,\); numpy takes no other"),
+     r"^fgrad\.numpy\.cumsum: out= has shape \(2,\), the result \(4,\); numpy takes no "),
 ])
 def test_a_functions_out_refuses_a_plain_array_and_another_shape(call, error, message):
     # (before, cumsum's and clip's out= were refused on traced values; matmul's reached

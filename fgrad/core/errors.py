@@ -361,10 +361,13 @@ def written_into_plain(ufunc):
 
 
 def out_argument(name):
+    """``name``: numpy's (``sum``, ``fft.fft``), or a full one (``fgrad.scipy.special.erf``)."""
+    full = name if name.startswith("fgrad.") else f"fgrad.numpy.{name}"
+    short = "np." + full[12:] if full.startswith("fgrad.numpy.") else full
     return TracerMutationError(
-        f"fgrad.numpy.{name}(..., out=...) would write a traced result into an existing "
+        f"{full}(..., out=...) would write a traced result into an existing "
         f"array, which cannot hold derivatives. Use the returned value instead: "
-        f"y = np.{name}(...)."
+        f"y = {short}(...)."
     )
 
 

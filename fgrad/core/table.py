@@ -282,7 +282,7 @@ class Primitive:
             # value overwritten there, without derivative)
             params = dict(params)
             out = params.pop("out")
-            return written_out(self.listed_name, out[0] if out.__class__ is tuple and
+            return written_out(self.public_name, out[0] if out.__class__ is tuple and
                                len(out) == 1 else out, self.bind(args, params))
         if not top.alive:
             raise errors.escaped(top)
@@ -347,16 +347,17 @@ class Primitive:
 
 
 def written_out(name, out, result):
-    """``out`` after ``out[...] = result``: ``fgrad.numpy.<name>(..., out=out)`` on traced
-    values (a traced ``out``, its views and aliases see the write; a plain one cannot hold a
-    traced result: refused). Its shape must be the result's, as numpy's ``out=``."""
+    """``out`` after ``out[...] = result``: ``name(..., out=out)`` on traced values (``name``
+    the function's full name: a traced ``out``, its views and aliases see the write; a plain
+    one cannot hold a traced result: refused). Its shape must be the result's, as numpy's
+    ``out=``."""
     if not isinstance(out, Tracer) and contains_tracer(result):
         raise errors.out_argument(name)
     have, want = _onp.shape(value_for_shape(out)), _onp.shape(value_for_shape(result))
     if have != want:
-        raise ValueError(f"fgrad.numpy.{name}: out= has shape {have}, the result {want}; "
-                         "numpy takes no other shape")
-    out.write_result(result, f"np.{name}(..., out=...)")
+        raise ValueError(f"{name}: out= has shape {have}, the result {want}; numpy takes no "
+                         "other shape")
+    out.write_result(result, f"{name}(..., out=...)")
     return out
 
 

@@ -291,7 +291,7 @@ class ArrayTracer(Viewable):
             if method == "__call__" and ours is not None and len(out) == 1 and \
                     not isinstance(ours, UfuncPrimitive) and contains_tracer(inputs):
                 # (a gufunc's, numpy's own called on tracers: matmul, vecdot)
-                return written_out(ufunc.__name__, out[0], ours(*inputs, **rest))
+                return written_out(f"numpy.{ufunc.__name__}", out[0], ours(*inputs, **rest))
             if method != "__call__" or not isinstance(ours, UfuncPrimitive):
                 raise errors.mutation(f"numpy.{ufunc.__name__}.{method}(..., out=...) on a "
                                       "traced value")  # (a method's out=: reduce, ...)

@@ -26,7 +26,7 @@ def traced_version_of(np_fn):
         def wrapper(*args, **kwargs):
             if contains_tracer(args) or (kwargs and contains_tracer(kwargs)):
                 if kwargs and kwargs.get("out") is not None:
-                    return _into_out(np_fn.__name__, traced, args, kwargs)
+                    return _into_out(_public_name(np_fn), traced, args, kwargs)
                 return traced(*args, **kwargs)
             return np_fn(*args, **kwargs)
 
@@ -35,6 +35,14 @@ def traced_version_of(np_fn):
         return wrapper
 
     return decorate
+
+
+def _public_name(np_fn):
+    """fgrad's name of the function standing in for ``np_fn`` (``fgrad.numpy.fft.fft``,
+    ``fgrad.scipy.signal.convolve``), from its module's public part."""
+    parts = (getattr(np_fn, "__module__", None) or "numpy").split(".")
+    public = [p for p in parts[1:] if not p.startswith("_") and p != "lib"]
+    return ".".join(["fgrad", parts[0], *public, np_fn.__name__])
 
 
 def _into_out(name, traced, args, kwargs):
