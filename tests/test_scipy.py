@@ -1219,6 +1219,36 @@ def test_minimizer_is_differentiable_in_its_arguments():
         2 * a / (1 + b) ** 3, rel=1e-6)
 
 
+def test_a_solution_is_differentiable_in_what_its_function_closes_over():
+    # (minimize(lambda x: loss(x, theta), x0) with theta traced raised a ConcretizationError
+    # about writing into a plain array: scipy converted the closure's traced loss)
+    def argmin(a, b):  # argmin_x (x - a)^2 + b x^2 = a / (1 + b), a and b closed over
+        p = {"a": a, "b": b}
+        return optimize.minimize(lambda x: np.sum((x - p["a"]) ** 2 + p["b"] * x ** 2),
+                                 onp.zeros(1), method="BFGS", tol=1e-12).x[0]
+
+    a, b = 2.0, 0.5
+    assert argmin(a, b) == pytest.approx(a / (1 + b), rel=1e-7)
+    for how in (fgrad.grad, lambda f, **k: fgrad.jit(fgrad.grad(f, **k))):
+        ga, gb = how(argmin, argnums=(0, 1))(a, b)
+        assert (ga, gb) == (pytest.approx(1 / (1 + b), rel=1e-7),
+                            pytest.approx(-a / (1 + b) ** 2, rel=1e-7))
+    assert fgrad.grad(fgrad.grad(argmin, argnums=1), argnums=1)(a, b) == pytest.approx(
+        2 * a / (1 + b) ** 3, rel=1e-6)
+
+    def x_of(a, c):  # the root of x^3 + c x - a (a closed over, c given in args)
+        return optimize.root(lambda x, c: x ** 3 + c * x - a, onp.zeros(1), args=(c,),
+                             tol=1e-13).x[0]
+
+    x = x_of(10.0, 1.0)
+    assert x == pytest.approx(2.0, rel=1e-10)
+    ga, gc = fgrad.grad(x_of, argnums=(0, 1))(10.0, 1.0)
+    assert (ga, gc) == (pytest.approx(1 / (3 * x * x + 1), rel=1e-9),
+                        pytest.approx(-x / (3 * x * x + 1), rel=1e-9))
+    assert fgrad.jvp(lambda a: x_of(a, 1.0), (10.0,), (1.0,))[1] == pytest.approx(
+        1 / (3 * x * x + 1), rel=1e-9)
+
+
 def test_root_is_differentiable_in_its_arguments_both_modes():
     def x_of(a):
         return optimize.root(lambda x, a: x ** 3 + x - a, onp.zeros(1), args=(a,),

@@ -10,12 +10,16 @@ differentiable in the problem's parameters.
   gradient of ``fun`` for ``minimize``), ``dx = -J_x^-1 J_args dargs``. The rule is written
   with fgrad (``jacfwd``, ``jvp``, ``vjp``, ``linalg.solve``), so it nests: second
   derivatives of a solution work too. It needs ``J_x`` invertible at the solution (a simple
-  root, a strict local minimum) and the solution to be accurate (set ``tol``).
+  root, a strict local minimum) and the solution to be accurate (set ``tol``). Traced values
+  the function closes over (``minimize(lambda x: loss(x, theta), x0)``) count as ``args``:
+  they are moved there (``_closure_lifted``).
 * Under ``jit`` the solver runs while the function is traced, on the arguments' values, which
   the staged graph guards (other values trace it again; after a few, it runs eagerly); the
   graph holds the solution, not the solver's steps. Under ``vmap`` it is refused: scipy's
   solver takes one problem at a time.
 """
+import types as _types
+
 import numpy as _onp
 import scipy.optimize as _so
 
@@ -109,6 +113,40 @@ def _args(args):
     return tuple(args) if isinstance(args, (tuple, list)) else (args,)
 
 
+def _closure_lifted(fun, args):
+    """``(fun, args)`` with the traced leaves of ``fun``'s closure cells (``lambda u:
+    loss(u, theta)``, ``theta`` traced) moved to the end of ``args``: the solver then runs
+    on their plain values, and the solution is differentiated in them as in ``args``. The
+    function given back is ``fun``'s code with cells holding what the last arguments give.
+    (A closure reached through another function, ``fun`` calling one that holds ``theta``,
+    is not seen: its traced result reaches scipy, which refuses it.)"""
+    cells = getattr(fun, "__closure__", None) or ()
+    lifted, where = [], []  # (the traced leaves; per cell holding some: its index, its tree)
+    for i, cell in enumerate(cells):
+        try:
+            leaves, tree = tree_flatten(cell.cell_contents)
+        except ValueError:  # (a cell not filled yet)
+            continue
+        if contains_tracer(leaves):
+            where.append((i, tree, len(leaves)))
+            lifted.extend(leaves)
+    if not lifted:
+        return fun, args
+    n = len(args)
+
+    def lifted_fun(x, *a):
+        new, at = list(cells), n
+        for i, tree, m in where:
+            new[i] = _types.CellType(tree_unflatten(tree, list(a[at:at + m])))
+            at += m
+        rebuilt = _types.FunctionType(fun.__code__, fun.__globals__, fun.__name__,
+                                      fun.__defaults__, tuple(new))
+        rebuilt.__kwdefaults__ = fun.__kwdefaults__
+        return rebuilt(x, *a[:n])
+
+    return lifted_fun, args + tuple(lifted)
+
+
 def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bounds=None,
              constraints=(), tol=None, callback=None, options=None):
     """scipy.optimize.minimize on a pytree ``x0``, with ``jac`` from ``value_and_grad`` (unless
@@ -123,7 +161,7 @@ def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bou
     >>> np.round(res.x["w"], 6).tolist(), round(float(res.x["b"]), 6)
     ([3.0, 3.0], -1.0)
     """
-    args = _args(args)
+    fun, args = _closure_lifted(fun, _args(args))
     plain_args = read_values(args)
     flat0, unravel = ravel_pytree(x0)
 
@@ -171,7 +209,7 @@ def root(fun, x0, args=(), method="hybr", jac=None, tol=None, callback=None, opt
     >>> round(float(x_of(2.0)), 9), round(float(fgrad.grad(x_of)(2.0)), 9)  # 1 / (3 x^2 + 1)
     (1.0, 0.25)
     """
-    args = _args(args)
+    fun, args = _closure_lifted(fun, _args(args))
     x0 = _onp.asarray(read_values(x0), float)
     uses_jacobian = method in ("hybr", "lm")
     if jac is None and uses_jacobian:
