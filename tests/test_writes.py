@@ -134,10 +134,37 @@ def through_functions_out(x):  # so does out= of numpy's other functions (views 
     return y + z
 
 
+class _Holder:
+    pass
+
+
+def through_an_attribute(x):  # a view an object's attribute holds sees the write too
+    h = _Holder()
+    y = x * 1.0
+    h.head = y[:2]
+    y[0] = 5.0 * x[1]  # (numpy: h.head[0] is now 5 x[1]; it kept its old value before)
+    return h.head * x[:2]
+
+
+class _Model:
+    def __init__(self, x):
+        self.y = x * 1.0
+        self.rows = np.reshape(self.y, (2, 2))
+
+    def bump(self, x):
+        self.y[1:3] *= x[3]  # (in a method: self's rows see it)
+
+
+def through_a_method(x):
+    m = _Model(x)
+    m.bump(x)
+    return m.rows.ravel() + m.y
+
+
 WRITES = [masked, filled_in_a_loop, rows_and_columns, into_the_argument, a_view_not_read_again,
           through_slices, through_an_alias, in_its_dtype, a_view_read_again, a_base_read_again,
           eliminated, through_a_column, through_transposes, through_ufuncs_out,
-          through_functions_out]
+          through_functions_out, through_an_attribute, through_a_method]
 X = onp.array([0.7, -1.3, 0.4, 1.1])
 
 

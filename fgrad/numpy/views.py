@@ -5,7 +5,8 @@ In numpy ``v = x[:1]; v *= 3`` and ``y = x; y += 1`` change ``x``, and ``y[2] = 
 ``y`` for every name of it. ``v *= 3`` on a tracer computes ``v * 3`` and rebinds ``v``, which
 is numpy's meaning when no other name sees that memory: so an in-place operator first looks
 for such a name, among the local variables of the user's frames, from the one doing the
-write out to the transform's call (and one level into their lists, tuples and dicts): the
+write out to the transform's call (and one level into their lists, tuples, dicts and the
+attributes of their objects, ``self.head``): the
 same tracer under another name, or a tracer of the same memory (its base, a view of it,
 another view of its base). A fresh accumulator (``total += term``), seen by one name only,
 rebinds. Where there is one, and for ``y[idx] = v`` always (``write_into``; ``y[idx] += v``
@@ -25,8 +26,8 @@ A name that its function never reads again (``fgrad.core.liveness``: a temporary
 rebinds before reading, as a simulation's loop does) is no observer: it may see the change or
 not, the function computes numpy's result either way, so the write rebinds.
 
-What it does not see: a name in a frame outside the transform's call, an object's attribute, or
-a container nested two levels deep. A tracer that is no view and that only the name assigned to
+What it does not see: a name in a frame outside the transform's call, or a container or an
+attribute nested two levels deep (``self.layers[0].w``). A tracer that is no view and that only the name assigned to
 holds (a fresh accumulator) is told by its reference count and skips the look; the look costs
 3-5 us per operator (``docs/reliability.md``, section 11, has the measurements).
 """
@@ -140,11 +141,26 @@ _SLOTS = {}
 
 
 def _items(value):
-    if value.__class__ in (list, tuple):
+    """What a name holding ``value`` sees: it, the items of a list, tuple or dict, or the
+    attributes of an object of the user's (``self.head = self.y[:2]``: ``head`` was unseen,
+    and read after a write into ``y`` it gave its old values)."""
+    cls = value.__class__
+    if cls in (list, tuple):
         return value
-    if value.__class__ is dict:
+    if cls is dict:
         return value.values()
+    if cls.__dictoffset__ and cls.__module__ not in _NOT_USERS and \
+            not isinstance(value, _NO_OBJECTS):  # (__dictoffset__: asked of the class, as
+        attributes = getattr(value, "__dict__", None)  # arrays and tracers have none)
+        if attributes.__class__ is dict:
+            return (value, *attributes.values())
     return (value,)
+
+
+# (modules, classes and functions hold no array of the user's computation; numpy's and the
+# interpreter's own objects neither)
+_NO_OBJECTS = (type, type(sys), type(_items), type(print))
+_NOT_USERS = frozenset(["builtins", "numpy", "functools"])
 
 
 def in_place(forward, symbol):
