@@ -166,5 +166,5 @@ for _family, (_name, _value) in _FAMILIES.items():
     globals()[_CLASSES[_family]] = getattr(globals()[_family], _CLASSES[_family])
 
 
-def __getattr__(attr):  # (the classes, numpy's other functions: numpy's own)
+def __getattr__(attr):  # (numpy's other functions and names: numpy's own)
     return getattr(_numpys, attr)

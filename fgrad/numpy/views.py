@@ -3,19 +3,18 @@ traced value keeps numpy's meaning or is refused.
 
 In numpy ``v = x[:1]; v *= 3`` and ``y = x; y += 1`` change ``x``, and ``y[2] = v`` changes
 ``y`` for every name of it. ``v *= 3`` on a tracer computes ``v * 3`` and rebinds ``v``, which
-is numpy's meaning when no other name sees that memory: so an in-place operator first looks
-for such a name, among the local variables of the user's frames, from the one doing the
-write out to the transform's call (and one level into their lists, tuples, dicts and the
-attributes of their objects, ``self.head``): the
-same tracer under another name, or a tracer of the same memory (its base, a view of it,
-another view of its base). A fresh accumulator (``total += term``), seen by one name only,
-rebinds. Where there is one, and for ``y[idx] = v`` always (``write_into``; ``y[idx] += v``
-runs as a read, the operator and that write), the write goes into the tracer itself: its
-slots take the new value's (derivative rules hold values one level down, never the tracer
-object, so what they recorded stays), and through it into the tracers of the same memory
-that were taken by basic indices (``_write``). A tracer of the memory reached through a view
-of another kind (a diagonal, ``.imag``) cannot be written so: a name holding one refuses
-the write. Reshaped and transposed views (``Relaid``) are written back whole.
+is numpy's meaning when no other name sees that memory: so an in-place operator first looks for
+such a name, among the local variables of the user's frames, from the one doing the write out
+to the transform's call (and one level into their lists, tuples, dicts and the attributes of
+their objects, ``self.head``): the same tracer under another name, or a tracer of the same
+memory (its base, a view of it, another view of its base). A fresh accumulator
+(``total += term``), seen by one name only, rebinds. Where there is one, and for ``y[idx] = v`` always
+(``write_into``; ``y[idx] += v`` runs as a read, the operator and that write), the write goes
+into the tracer itself: its slots take the new value's (derivative rules hold values one level
+down, never the tracer object, so what they recorded stays), and through it into the tracers of
+the same memory that were taken by basic indices (``_write``). A tracer of the memory reached
+through a view of another kind (a diagonal, ``.imag``) cannot be written so: a name holding one
+refuses the write. Reshaped and transposed views (``Relaid``) are written back whole.
 
 Which results are views follows numpy: basic indexing (slices, ``None``, ``...``, fewer integers
 than dimensions), ``reshape``, ``ravel``, ``transpose``/``.T``, ``swapaxes``, ``squeeze``,
@@ -27,9 +26,10 @@ rebinds before reading, as a simulation's loop does) is no observer: it may see 
 not, the function computes numpy's result either way, so the write rebinds.
 
 What it does not see: a name in a frame outside the transform's call, or a container or an
-attribute nested two levels deep (``self.layers[0].w``). A tracer that is no view and that only the name assigned to
-holds (a fresh accumulator) is told by its reference count and skips the look; the look costs
-3-5 us per operator (``docs/reliability.md``, section 11, has the measurements).
+attribute nested two levels deep (``self.layers[0].w``). A tracer that is no view and that
+only the name assigned to holds (a fresh accumulator) is told by its reference count and
+skips the look; the look costs 3-5 us per operator (``docs/reliability.md``, section 11, has
+the measurements).
 """
 import ast
 import dis
