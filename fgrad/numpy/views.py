@@ -8,13 +8,14 @@ such a name, among the local variables of the user's frames, from the one doing 
 to the transform's call (and one level into their lists, tuples, dicts and the attributes of
 their objects, ``self.head``): the same tracer under another name, or a tracer of the same
 memory (its base, a view of it, another view of its base). A fresh accumulator
-(``total += term``), seen by one name only, rebinds. Where there is one, and for ``y[idx] = v`` always
-(``write_into``; ``y[idx] += v`` runs as a read, the operator and that write), the write goes
-into the tracer itself: its slots take the new value's (derivative rules hold values one level
-down, never the tracer object, so what they recorded stays), and through it into the tracers of
-the same memory that were taken by basic indices (``_write``). A tracer of the memory reached
-through a view of another kind (a diagonal, ``.imag``) cannot be written so: a name holding one
-refuses the write. Reshaped and transposed views (``Relaid``) are written back whole.
+(``total += term``), seen by one name only, rebinds. Where there is one, and for
+``y[idx] = v`` always (``write_into``; ``y[idx] += v`` runs as a read, the operator and that
+write), the write goes into the tracer itself: its slots take the new value's (derivative
+rules hold values one level down, never the tracer object, so what they recorded stays), and
+through it into the tracers of the same memory that were taken by basic indices
+(``_write``). A tracer of the memory reached through a view of another kind (a diagonal,
+``.imag``) cannot be written so: a name holding one refuses the write. Reshaped and transposed
+views (``Relaid``) are written back whole.
 
 Which results are views follows numpy: basic indexing (slices, ``None``, ``...``, fewer integers
 than dimensions), ``reshape``, ``ravel``, ``transpose``/``.T``, ``swapaxes``, ``squeeze``,
