@@ -1249,6 +1249,41 @@ def test_a_solution_is_differentiable_in_what_its_function_closes_over():
         1 / (3 * x * x + 1), rel=1e-9)
 
 
+def test_solutions_map_over_a_batch_of_problems():
+    # (vmap refused them: the solver read the arguments' values, a whole batch there)
+    def argmin(a, b):  # argmin_x (x - a)^2 + b x^2 = a / (1 + b)
+        return optimize.minimize(lambda x, a, b: np.sum((x - a) ** 2 + b * x ** 2),
+                                 onp.zeros(1), args=(a, b), method="BFGS", tol=1e-12).x[0]
+
+    def closed_over(a):  # the same, b = 1/2, a closed over
+        return optimize.minimize(lambda x: np.sum((x - a) ** 2 + 0.5 * x ** 2), onp.zeros(1),
+                                 tol=1e-12).x[0]
+
+    a, b = onp.array([2.0, 1.0, -0.5]), onp.array([0.5, 2.0, 1.0])
+    for how in (fgrad.vmap, lambda f: fgrad.jit(fgrad.vmap(f))):
+        onp.testing.assert_allclose(how(argmin)(a, b), a / (1 + b), rtol=1e-7)
+        ga, gb = how(fgrad.grad(argmin, argnums=(0, 1)))(a, b)
+        onp.testing.assert_allclose(ga, 1 / (1 + b), rtol=1e-7)
+        onp.testing.assert_allclose(gb, -a / (1 + b) ** 2, rtol=1e-7)
+        onp.testing.assert_allclose(how(closed_over)(a), a / 1.5, rtol=1e-7)
+    onp.testing.assert_allclose(
+        fgrad.grad(lambda a: np.sum(fgrad.vmap(argmin)(a, b)))(a), 1 / (1 + b), rtol=1e-7)
+    res = fgrad.vmap(lambda a: tuple(optimize.minimize(
+        lambda x, a: np.sum((x - a) ** 2), onp.zeros(2), args=(a,), tol=1e-12).values()))(
+        onp.stack([a[:2], b[:2]]))
+    assert len(res) == 2  # (x and fun: no per-example count or message)
+    onp.testing.assert_allclose(res[0], onp.stack([a[:2], b[:2]]), rtol=1e-7)
+
+    def x_of(a):  # the root of x^3 + x - a
+        return optimize.root(lambda x, a: x ** 3 + x - a, onp.zeros(1), args=(a,),
+                             tol=1e-13).x[0]
+
+    xs = fgrad.vmap(x_of)(onp.array([10.0, 2.0]))
+    onp.testing.assert_allclose(xs, [2.0, 1.0], rtol=1e-10)
+    onp.testing.assert_allclose(fgrad.vmap(fgrad.grad(x_of))(onp.array([10.0, 2.0])),
+                                1 / (3 * xs ** 2 + 1), rtol=1e-9)
+
+
 def test_root_is_differentiable_in_its_arguments_both_modes():
     def x_of(a):
         return optimize.root(lambda x, a: x ** 3 + x - a, onp.zeros(1), args=(a,),

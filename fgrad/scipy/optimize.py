@@ -15,8 +15,9 @@ differentiable in the problem's parameters.
   they are moved there (``_closure_lifted``).
 * Under ``jit`` the solver runs while the function is traced, on the arguments' values, which
   the staged graph guards (other values trace it again; after a few, it runs eagerly); the
-  graph holds the solution, not the solver's steps. Under ``vmap`` it is refused: scipy's
-  solver takes one problem at a time.
+  graph holds the solution, not the solver's steps. Under ``vmap`` (batched ``args`` or a
+  batched closure) scipy's solver runs once per example, and the result holds the batched
+  ``x`` and ``fun`` only (``success``, ``nit``, ``message`` are per example, no batch).
 """
 import types as _types
 
@@ -30,7 +31,8 @@ from ..numpy import batch_rules
 from ..core.table import Spec
 from . import defining
 from .defining import define
-from ..core.tracer import contains_tracer, read_values, staging, value_for_shape
+from ..core.tracer import (concrete, contains_tracer, read_values, staging,
+                           value_for_shape)
 from ..transforms import grad, hessian, jacfwd, jvp, value_and_grad, vjp
 
 # the methods that use a Hessian, and whether they take the product form
@@ -113,6 +115,14 @@ def _args(args):
     return tuple(args) if isinstance(args, (tuple, list)) else (args,)
 
 
+def _per_example(args):
+    """Whether ``vmap`` holds a batch in place of some argument's values: scipy's solver
+    then runs once per example (``implicit_solution``'s batching), and the result holds
+    ``x`` and ``fun`` only, batched (a message, a count of steps, per example, are no array
+    a batch holds)."""
+    return not all(concrete(a) for a in tree_flatten(args)[0])
+
+
 def _closure_lifted(fun, args):
     """``(fun, args)`` with the traced leaves of ``fun``'s closure cells (``lambda u:
     loss(u, theta)``, ``theta`` traced) moved to the end of ``args``: the solver then runs
@@ -162,15 +172,13 @@ def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bou
     ([3.0, 3.0], -1.0)
     """
     fun, args = _closure_lifted(fun, _args(args))
-    plain_args = read_values(args)
     flat0, unravel = ravel_pytree(x0)
 
     def f(v, *a):
         return fun(unravel(v), *a)
 
     m = (method or "").lower()
-    kw = dict(args=plain_args, method=method, bounds=bounds, constraints=constraints, tol=tol,
-              options=options)
+    kw = dict(method=method, bounds=bounds, constraints=constraints, tol=tol, options=options)
     if jac is None or jac is True:
         kw["fun"], kw["jac"] = value_and_grad(f), True
     else:
@@ -186,8 +194,16 @@ def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bou
         kw["hess"], kw["hessp"] = hess, hessp
     if callback is not None:
         kw["callback"] = lambda xk, *rest: callback(unravel(xk), *rest)
-    with staging(None):  # (plain values: a staged function keeps the solution, not the steps)
-        res = _so.minimize(x0=flat0, **kw)
+
+    def solve(*a):
+        with staging(None):  # (plain values: a staged function keeps the solution, not the
+            return _so.minimize(x0=flat0, args=read_values(a), **kw)  # steps)
+
+    if _per_example(args):
+        x = unravel(implicit_solution(*args, F=lambda v, *a: grad(f)(v, *a),
+                                      solve=lambda *a: solve(*a).x))
+        return _so.OptimizeResult(x=x, fun=fun(x, *args))
+    res = solve(*args)
     if contains_tracer(args):
         x_star = res.x
         res.x = implicit_solution(*args, F=lambda v, *a: grad(f)(v, *a),
@@ -221,6 +237,9 @@ def root(fun, x0, args=(), method="hybr", jac=None, tol=None, callback=None, opt
             return _so.root(fun, x0, args=a, method=method, jac=jac, tol=tol,
                             callback=callback, options=options)
 
+    if _per_example(args):
+        x = implicit_solution(*args, F=fun, solve=lambda *a: solve(*a).x)
+        return _so.OptimizeResult(x=x, fun=fun(x, *args))
     res = solve(*args)
     if contains_tracer(args):
         x_star = res.x
