@@ -396,21 +396,21 @@ betaincc = defining.elementwise(_name(_sc.betaincc), _sc.betaincc, _betainc_part
                                 _BETAINC)
 
 
-def _betaincinv_partial(sign):
-    """The inverses' partial derivatives in a, b and y, x = ans (I(a, b, x) = y, or 1 - y:
-    ``sign`` -1): by the implicit function, -(dI/da) / density, -(dI/db) / density and
-    (+-) 1 / density."""
-    def partial(i, ans, a, b, y):
-        density = _betainc_density(ans, a, b)
-        return (sign if i == 2 else -_betainc_d(a, b, ans, i)) / density
-    return partial
+def _inverse_of_last(partial, sign=1.0):
+    """The partial derivatives of x(p0, p1, y), where F(p0, p1, x) = y (or 1 - y: ``sign``
+    -1), from ``partial``, F's in p0, p1 and x: by the implicit function, -(dF/dp_i) / (dF/dx)
+    and (+-) 1 / (dF/dx), at x = ans."""
+    def inverse(i, ans, p0, p1, y):
+        dx = partial(2, None, p0, p1, ans)
+        return (sign if i == 2 else -partial(i, None, p0, p1, ans)) / dx
+    return inverse
 
 
 _BETAINCINV = Spec(_BETAINC.cases, domain=[(0.5, 3.0), (0.5, 3.0), (0.1, 0.9)], slow=True)
 betaincinv = defining.elementwise(_name(_sc.betaincinv), _sc.betaincinv,
-                                  _betaincinv_partial(1.0), _BETAINCINV)
+                                  _inverse_of_last(_betainc_partial(1.0)), _BETAINCINV)
 betainccinv = defining.elementwise(_name(_sc.betainccinv), _sc.betainccinv,
-                                   _betaincinv_partial(-1.0), _BETAINCINV)
+                                   _inverse_of_last(_betainc_partial(1.0), -1.0), _BETAINCINV)
 # the hypergeometric functions' derivatives in x are the functions at shifted parameters
 hyp1f1 = _in_last(
     _sc.hyp1f1, ("a", "b"), lambda x, a, b: (a / b) * hyp1f1(a + 1, b + 1, x),
@@ -639,6 +639,11 @@ fdtr = defining.elementwise(_name(_sc.fdtr), _sc.fdtr,
                             lambda i, ans, dfn, dfd, x: _fdtr_d(dfn, dfd, x, i), _FDTR)
 fdtrc = defining.elementwise(_name(_sc.fdtrc), _sc.fdtrc,
                              lambda i, ans, dfn, dfd, x: -_fdtr_d(dfn, dfd, x, i), _FDTR)
+# its quantile, x with fdtr(dfn, dfd, x) = p (stats.f.ppf): by the implicit function
+fdtri = defining.elementwise(
+    _name(_sc.fdtri), _sc.fdtri,
+    _inverse_of_last(lambda i, ans, dfn, dfd, x: _fdtr_d(dfn, dfd, x, i)),
+    Spec(_FDTR.cases, domain=[(2.0, 8.0), (3.0, 10.0), (0.1, 0.9)], slow=True))
 # Poisson: P(N <= k) and P(N > k) in the mean m, the count k static
 _K = [(((),), {"k": 3.0}), (((3,),), {"k": 1.0})]
 pdtr = _with_static(_sc.pdtr, "k", lambda ans, m, k: -_poisson_mass(k, m), _K,
@@ -676,6 +681,17 @@ bdtrc = _in_last(_sc.bdtrc, ("k", "n"), lambda p, k, n: -_bdtr_d_p(p, k, n), _KN
 nbdtr = _in_last(_sc.nbdtr, ("k", "n"), _nbdtr_d_p, _KN, (0.1, 0.9), _COUNTS,
                  "scipy.special.nbdtr(k, n, p): differentiable in ``p``; ``k`` and ``n`` are "
                  "counts, refused by name when traced.")
+# their inverses in p (p with bdtr(k, n, p) = y): 1 / (d bdtr / dp) there
+bdtri = _in_last(_sc.bdtri, ("k", "n"), lambda y, k, n: 1 / _bdtr_d_p(bdtri(k, n, y), k, n),
+                 _KN, (0.1, 0.9), _COUNTS,
+                 "scipy.special.bdtri(k, n, y): differentiable in ``y`` (the implicit "
+                 "function: 1 / (d bdtr / dp)); ``k`` and ``n`` are counts, refused by name "
+                 "when traced.")
+nbdtri = _in_last(_sc.nbdtri, ("k", "n"), lambda y, k, n: 1 / _nbdtr_d_p(nbdtri(k, n, y), k, n),
+                  _KN, (0.1, 0.9), _COUNTS,
+                  "scipy.special.nbdtri(k, n, y): differentiable in ``y`` (the implicit "
+                  "function: 1 / (d nbdtr / dp)); ``k`` and ``n`` are counts, refused by name "
+                  "when traced.")
 nbdtrc = _in_last(_sc.nbdtrc, ("k", "n"), lambda p, k, n: -_nbdtr_d_p(p, k, n), _KN,
                   (0.1, 0.9), _COUNTS, "scipy.special.nbdtrc(k, n, p): differentiable in "
                   "``p``; ``k`` and ``n`` are counts, refused by name when traced.")
@@ -695,6 +711,10 @@ _GDTR = Spec([(((), (), ()), {}), (((3,), (), (3,)), {}), (((2, 3), (3,), ()), {
              domain=[(0.5, 2.0), (0.5, 3.0), (0.2, 3.0)], slow=True)
 gdtr = defining.elementwise(_name(_sc.gdtr), _sc.gdtr, _gdtr_partial(1.0), _GDTR)
 gdtrc = defining.elementwise(_name(_sc.gdtrc), _sc.gdtrc, _gdtr_partial(-1.0), _GDTR)
+# its quantile, x with gdtr(a, b, x) = p: by the implicit function
+gdtrix = defining.elementwise(_name(_sc.gdtrix), _sc.gdtrix, _inverse_of_last(_gdtr_partial(1.0)),
+                              Spec(_GDTR.cases, domain=[(0.5, 2.0), (0.5, 3.0), (0.1, 0.9)],
+                                   slow=True))
 
 
 # --- complete elliptic integrals of the first and second kinds (parameter m) ------------------
