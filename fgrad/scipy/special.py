@@ -605,6 +605,10 @@ stdtrit = _ufunc2(_sc.stdtrit,
                   lambda ans, df, p: -_stdtr_d_df(df, ans) * fnp.exp(-_t_log_density(ans, df)),
                   lambda ans, df, p: fnp.exp(-_t_log_density(ans, df)),
                   domain=[(1.0, 8.0), (0.1, 0.9)], slow=True)
+# and its inverse in df, df with stdtr(df, t) = p (the implicit function)
+stdtridf = _ufunc2(_sc.stdtridf, lambda ans, p, t: 1 / _stdtr_d_df(ans, t),
+                   lambda ans, p, t: -fnp.exp(_t_log_density(t, ans)) / _stdtr_d_df(ans, t),
+                   domain=[(0.88, 0.92), (2.0, 2.5)], slow=True)
 # chi-square: the cdf and its complement, gammainc(v / 2, x / 2) and gammaincc's
 chdtr = _ufunc2(_sc.chdtr, lambda ans, v, x: 0.5 * _gammainc_d_a(v / 2, x / 2),
                lambda ans, v, x: _chi2_density(x, v), domain=[(1.0, 6.0), (0.2, 8.0)],
