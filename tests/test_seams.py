@@ -736,3 +736,34 @@ def test_a_plain_list_operand_beside_a_traced_one_acts_as_its_array(name, transf
         got, want = (t(g)(x) for g in (with_list, with_array))
     for a, b in zip(*(fgrad.tree_util.tree_flatten(v)[0] for v in (got, want))):
         onp.testing.assert_array_equal(a, b)
+
+
+POSITIONAL_LISTS = {  # (numpy functions given lists where arrays or shapes go)
+    "reshape": lambda x: np.reshape(x, [2, 3]),
+    "transpose": lambda x: np.transpose(x.reshape(2, 3), [1, 0]),
+    "tile": lambda x: np.tile(x, [2, 1]),
+    "broadcast_to": lambda x: np.broadcast_to(x, [2, 6]),
+    "pad": lambda x: np.pad(x, [(1, 2)]),
+    "take": lambda x: np.take(x, [0, 2, 2]),
+    "repeat": lambda x: np.repeat(x, [1, 2, 1, 1, 1, 0]),
+    "roll": lambda x: np.roll(x.reshape(2, 3), [1, 1], [0, 1]),
+    "percentile": lambda x: np.percentile(x, [10, 50]),
+    "interp": lambda x: np.interp(x, [0.0, 3.0, 7.0], [1.0, 2.0, 0.0]),
+    "clip": lambda x: np.clip(x, [1, 1, 1, 2, 2, 2], [3, 3, 3, 5, 5, 5]),
+    "choose": lambda x: np.choose([0, 1, 0, 1, 0, 1], [x, x * 2]),
+    "insert": lambda x: np.insert(x, [1, 3], [9.0, 8.0]),
+    "tensordot": lambda x: np.tensordot(x.reshape(2, 3), onp.ones((3, 2)), [[1], [0]]),
+    "at.add": lambda x: np.at(x)[[0, 2]].add([1.0, 2.0]),
+    "where": lambda x: np.where([True, False] * 3, x, [0.0] * 6),
+    "linalg.solve": lambda x: np.linalg.solve([[2.0, 0.0], [0.0, 3.0]], x[:2]),
+    "average": lambda x: np.average(x, weights=[1, 2, 3, 4, 5, 6]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(POSITIONAL_LISTS))
+def test_lists_where_numpy_takes_arrays_or_shapes(name):
+    # (at.add's list of values raised TypeError on plain and traced arrays alike)
+    f, x = POSITIONAL_LISTS[name], onp.arange(1.0, 7.0)
+    want = f(x.copy())
+    onp.testing.assert_array_equal(fgrad.jit(f)(x), want)
+    onp.testing.assert_array_equal(fgrad.jvp(f, (x,), (onp.ones(6),))[0], want)

@@ -134,6 +134,14 @@ def through_functions_out(x):  # so does out= of numpy's other functions (views 
     return y + z
 
 
+def lists_written(x):  # a list of values written is the array numpy makes of it
+    y = x * 1.0
+    y[[0, 2]] = [1.5, -2.0]  # (raised TypeError: numpy's result_type read the list as a dtype)
+    y[1:3] = [x[3], 2.0]  # (a list holding a traced value)
+    y[:2] += [0.5, x[0]]
+    return np.at(y)[[1, 3]].add([1.0, 2.0]) * x
+
+
 class _Holder:
     pass
 
@@ -164,7 +172,7 @@ def through_a_method(x):
 WRITES = [masked, filled_in_a_loop, rows_and_columns, into_the_argument, a_view_not_read_again,
           through_slices, through_an_alias, in_its_dtype, a_view_read_again, a_base_read_again,
           eliminated, through_a_column, through_transposes, through_ufuncs_out,
-          through_functions_out, through_an_attribute, through_a_method]
+          through_functions_out, through_an_attribute, through_a_method, lists_written]
 X = onp.array([0.7, -1.3, 0.4, 1.1])
 
 

@@ -56,7 +56,8 @@ def _updated(x, v):
     """A fresh copy of ``x`` in the dtype that can hold the update ``v`` too, in C order
     (a copy in ``x``'s layout would take numpy's pick where ``x`` is broadcast, and a staged
     replay keeps the eager layouts it can tell: ``fgrad.traces.layouts``)."""
-    dtype = _onp.result_type(x, v)
+    # (a list of values is the array numpy makes of it: result_type reads a list as a dtype)
+    dtype = _onp.result_type(x, _onp.asarray(v) if isinstance(v, (list, tuple)) else v)
     if foreign_array(x):
         y = x.astype(dtype)
         # (Dask's astype to the same dtype is the array itself, and its setitem replaces

@@ -256,7 +256,10 @@ def _augmented(x, o, forward, symbol):
 
 def in_dtype(value, dtype):
     """``value`` cast to the ``dtype`` of the array it is written into, as numpy casts it
-    (every write here: subscripted, augmented, ``out=``, ``ufunc.at``)."""
+    (every write here: subscripted, augmented, ``out=``, ``ufunc.at``). A list of values is
+    the array numpy makes of it (``y[[0, 2]] = [1.0, 2.0]``)."""
+    if isinstance(value, (list, tuple)):
+        value = fnp.asarray(value)
     return value if fnp.result_type(value) == dtype else fnp.astype(value, dtype)
 
 
