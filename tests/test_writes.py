@@ -142,6 +142,13 @@ def lists_written(x):  # a list of values written is the array numpy makes of it
     return np.at(y)[[1, 3]].add([1.0, 2.0]) * x
 
 
+def through_the_view_method(x):  # x.view(): the same memory under another name
+    y = x * 1.0
+    v = y.view()  # (refused before, as a reinterpretation of the bytes)
+    v[0] = 7.0 * x[1]
+    return y * x
+
+
 class _Holder:
     pass
 
@@ -172,7 +179,8 @@ def through_a_method(x):
 WRITES = [masked, filled_in_a_loop, rows_and_columns, into_the_argument, a_view_not_read_again,
           through_slices, through_an_alias, in_its_dtype, a_view_read_again, a_base_read_again,
           eliminated, through_a_column, through_transposes, through_ufuncs_out,
-          through_functions_out, through_an_attribute, through_a_method, lists_written]
+          through_functions_out, through_an_attribute, through_a_method, lists_written,
+          through_the_view_method]
 X = onp.array([0.7, -1.3, 0.4, 1.1])
 
 

@@ -190,6 +190,14 @@ class ArrayTracer(Viewable):
 
         write_into(self, written, sys._getframe(1), lambda: f"`x[{_show_index(idx)}] = ...`")
 
+    def view(self, dtype=None, type=None):
+        """numpy's ``x.view()``: the same memory under another name, so a write through one
+        is seen through the other (``x[...]``). A view in another dtype or array type
+        reinterprets the bytes, which has no derivative: refused."""
+        if dtype is None and type is None:
+            return self[...]
+        raise errors.concretization("x.view(dtype)")
+
     def write_result(self, value, shown):
         """numpy's ``out=``: the array takes ``value`` whole (cast to its dtype), and every
         name and view of its memory in the user's frames sees it (``write_whole``: from the
@@ -366,8 +374,8 @@ def _ndarray_method(name):
     spell out: fgrad.numpy's function of that name (``x.argmax()``, ``x.cumsum()``), so one
     without a rule raises NoDerivativeRuleError rather than AttributeError; an in-place one
     writes as numpy's does (``x.sort()``, ``x.fill(v)``; ``x.resize()`` raises
-    TracerMutationError); the rest give bytes, views or files of the
-    value (``x.tobytes()``, ``x.view()``) and raise ConcretizationError."""
+    TracerMutationError); the rest give bytes or files of the value (``x.tobytes()``,
+    ``x.tofile()``) and raise ConcretizationError."""
     if name in _WRITES:  # (numpy's write, as x[...] = v: views.write_whole)
         def method(self, *args, **kwargs):
             write_whole(self, lambda: _WRITES[name](self, *args, **kwargs), f"x.{name}(...)")
