@@ -274,9 +274,13 @@ def test_lstsq_of_a_batch_of_matrices_equals_the_loop(library):
     assert onp.shape(under[1]) == (5, 0)
     deficient = a.copy()
     deficient[1, :, 1] = deficient[1, :, 0]  # (rank 1: numpy gives it no residuals)
-    with pytest.raises(ValueError, match=r"^vmap: lstsq gives results of different shapes "
-                                         r"for the examples of the batch \(\(.*\), \(.*\)\)"):
-        fgrad.vmap(lstsq)(deficient, b)
+    loop = [plain(*ab)[1] for ab in zip(deficient, b)]
+    if len({onp.shape(r) for r in loop}) > 1:
+        with pytest.raises(ValueError, match=r"^vmap: lstsq gives results of different shapes "
+                                             r"for the examples of the batch \(\(.*\), \(.*\)\)"):
+            fgrad.vmap(lstsq)(deficient, b)
+    else:  # (scipy 1.18 gives nan residuals there: the batch holds them)
+        onp.testing.assert_array_equal(fgrad.vmap(lstsq)(deficient, b)[1], onp.stack(loop))
 
 
 def test_lstsq_of_a_fixed_matrix_batches_and_stages_its_right_hand_side():
