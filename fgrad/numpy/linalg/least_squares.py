@@ -117,7 +117,8 @@ def _rank_and_residuals(a, b, x, ref, cutoff):
     N < M, as numpy gives them. Under ``vmap`` ``ref`` is one example's: the residuals'
     shape is that example's and the rank a traced count, so that ``numpy_values`` gives
     each example numpy's own rank and residuals (a batch whose examples differ in rank where
-    residuals are given fails there, as numpy.stack of the loop's results would)."""
+    residuals are given fails there, as numpy.stack of the loop's results would; scipy 1.18
+    gives nan residuals at a rank drop, which the batch holds)."""
     m, n = shape_of(a)[-2:]
     rank, resid = ref[2], ref[1]
     if rank == n and m > n:
