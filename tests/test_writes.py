@@ -445,3 +445,21 @@ def test_a_ufuncs_out_returns_the_array_written():
     same, numpys, y = fgrad.jit(f)(X)
     assert same and numpys
     onp.testing.assert_array_equal(y, onp.exp(X))
+
+
+def test_an_object_whose_attributes_cannot_be_read_does_not_stop_a_write():
+    # (the look for other names of the memory reads the locals' objects' attributes; a proxy
+    # whose __dict__ raises is an object without them)
+    class Proxy:
+        @property
+        def __dict__(self):
+            raise RuntimeError("a proxy's attributes are elsewhere")
+
+    def f(x):
+        proxy = Proxy()  # (a local the look meets)
+        y = x * 1.0
+        v = y[:2]
+        y[0] = 3.0 * x[1]
+        return v * x[:2] if proxy is not None else None
+
+    onp.testing.assert_array_equal(fgrad.jit(f)(X), f(X.copy()))

@@ -152,7 +152,10 @@ def _items(value):
         return value.values()
     if cls.__dictoffset__ and cls.__module__ not in _NOT_USERS and \
             not isinstance(value, _NO_OBJECTS):  # (__dictoffset__: asked of the class, as
-        attributes = getattr(value, "__dict__", None)  # arrays and tracers have none)
+        try:  # arrays and tracers have none)
+            attributes = value.__dict__
+        except Exception:  # (a proxy's own __dict__ property may fail: no attributes seen)
+            attributes = None
         if attributes.__class__ is dict:
             return (value, *attributes.values())
     return (value,)
