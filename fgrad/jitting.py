@@ -218,12 +218,7 @@ class _Jitted:
             key = (in_tree, statics, tuple(sig))
             if plain is not None:
                 self.keys[plain[1]] = key
-        top = None
-        if not arrays:  # (the innermost transform among the leaves, if any; inline, not
-            # _innermost: this is every call's path under a transform)
-            for x in leaves:
-                if isinstance(x, Tracer) and (top is None or x._trace.level > top.level):
-                    top = x._trace
+        top = None if arrays else _innermost(leaves)
         if top is not None:  # (under a transform: the transformed function's generated
             # code, where the innermost transform has a rule for it; the tape's is the
             # staged VJP or JVP, which needs the tape itself)
