@@ -123,6 +123,21 @@ def _per_example(args):
     return not all(concrete(a) for a in tree_flatten(args)[0])
 
 
+def _solution(args, F, solve, value):
+    """scipy's result ``solve(*args)``, its ``x`` differentiable in traced ``args`` as the
+    solution of ``F(x, *args) = 0``. Under ``vmap`` (``_per_example``) the solver runs once
+    per example, inside ``implicit_solution``'s batching, and the result holds ``x`` and
+    ``fun = value(x)`` only."""
+    if _per_example(args):
+        x = implicit_solution(*args, F=F, solve=lambda *a: solve(*a).x)
+        return _so.OptimizeResult(x=x, fun=value(x))
+    res = solve(*args)
+    if contains_tracer(args):
+        x_star = res.x
+        res.x = implicit_solution(*args, F=F, solve=lambda *a: x_star)
+    return res
+
+
 def _closure_lifted(fun, args):
     """``(fun, args)`` with the traced leaves of ``fun``'s closure cells (``lambda u:
     loss(u, theta)``, ``theta`` traced) moved to the end of ``args``: the solver then runs
@@ -199,15 +214,7 @@ def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bou
         with staging(None):  # (plain values: a staged function keeps the solution, not the
             return _so.minimize(x0=flat0, args=read_values(a), **kw)  # steps)
 
-    if _per_example(args):
-        x = unravel(implicit_solution(*args, F=lambda v, *a: grad(f)(v, *a),
-                                      solve=lambda *a: solve(*a).x))
-        return _so.OptimizeResult(x=x, fun=fun(x, *args))
-    res = solve(*args)
-    if contains_tracer(args):
-        x_star = res.x
-        res.x = implicit_solution(*args, F=lambda v, *a: grad(f)(v, *a),
-                                  solve=lambda *a: x_star)
+    res = _solution(args, lambda v, *a: grad(f)(v, *a), solve, lambda x: fun(unravel(x), *args))
     res.x = unravel(res.x)
     if "jac" in res and _onp.size(res.jac) == _onp.size(flat0):
         res.jac = unravel(_onp.asarray(res.jac))
@@ -237,14 +244,7 @@ def root(fun, x0, args=(), method="hybr", jac=None, tol=None, callback=None, opt
             return _so.root(fun, x0, args=a, method=method, jac=jac, tol=tol,
                             callback=callback, options=options)
 
-    if _per_example(args):
-        x = implicit_solution(*args, F=fun, solve=lambda *a: solve(*a).x)
-        return _so.OptimizeResult(x=x, fun=fun(x, *args))
-    res = solve(*args)
-    if contains_tracer(args):
-        x_star = res.x
-        res.x = implicit_solution(*args, F=fun, solve=lambda *a: x_star)
-    return res
+    return _solution(args, fun, solve, lambda x: fun(x, *args))
 
 
 # scipy.optimize's other functions (``brentq``, ``least_squares``, ...): scipy's own on plain
