@@ -177,7 +177,7 @@ def call_into(prim, args, out, params):
         target = out[0]
     if not isinstance(target, Tracer):
         if contains_tracer(args) or contains_tracer(where):
-            raise errors.written_into_plain(f"fgrad.numpy.{prim.name}")
+            raise errors.written_into_plain(prim.public_name)
         return prim.impl(*args, out=out, where=where)  # (all plain: numpy's, at once)
     result = prim(*args)
 

@@ -40,6 +40,8 @@ def traced_version_of(np_fn):
 def _public_name(np_fn):
     """fgrad's name of the function standing in for ``np_fn`` (``fgrad.numpy.fft.fft``,
     ``fgrad.scipy.signal.convolve``), from its module's public part."""
+    if isinstance(np_fn, _onp.ufunc) and getattr(_onp, np_fn.__name__, None) is not np_fn:
+        return f"fgrad.scipy.special.{np_fn.__name__}"  # (its ufuncs say they are numpy's)
     parts = (getattr(np_fn, "__module__", None) or "numpy").split(".")
     public = [p for p in parts[1:] if not p.startswith("_") and p != "lib"]
     return ".".join(["fgrad", parts[0], *public, np_fn.__name__])

@@ -23,7 +23,7 @@ import numpy as _onp
 import scipy.special as _sc
 
 import fgrad.numpy as fnp
-from ..core import errors, table
+from ..core import table
 from . import defining
 from ..numpy import batch_rules, taylor_rules
 from ..numpy.broadcasting import broadcast_like, cast_like, dtype_of, unbroadcast_like
@@ -299,9 +299,7 @@ def _in_last(fn, params, d, cases, domain, why, doc):
                spec=Spec(cases, domain=domain))
 
     @traced_version_of(fn)
-    def public(*args, out=None):
-        if out is not None:
-            raise errors.out_argument(name)
+    def public(*args):  # (out= is the wrapper's: written into, or refused, before this)
         if len(args) != len(params) + 1:
             raise TypeError(f"{fn.__name__}() takes {', '.join(params)} and x")
         for k, v in zip(params, args):
