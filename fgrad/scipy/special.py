@@ -289,13 +289,15 @@ gammasgn = values_only(_sc.gammasgn, "scipy.special.gammasgn", batch=batch_rules
 
 
 def _in_last(fn, params, d, cases, domain, why, doc):
-    """``fn(*params, x)`` differentiable in its last argument only, ``d(x, **params)`` its
-    derivative: a primitive ``p(x, **params)``, and the public function in scipy's argument
-    order, which refuses traced ``params`` by name with ``why``."""
+    """``fn(*params, x)`` differentiable in its last argument only, ``d(x, ans, **params)``
+    its derivative (``ans`` the value: an inverse's derivative is taken there): a primitive
+    ``p(x, **params)``, and the public function in scipy's argument order, which refuses
+    traced ``params`` by name with ``why``."""
     name = _name(fn)
     p = define(name, lambda x, /, **kw: fn(*(kw[k] for k in params), x),
-               [lambda g, ans, x, /, **kw: cast_like(unbroadcast_like(g * d(x, **kw), x), x)],
-               [lambda t, ans, x, /, **kw: broadcast_like(t * d(x, **kw), ans)],
+               [lambda g, ans, x, /, **kw: cast_like(unbroadcast_like(g * d(x, ans, **kw), x),
+                                                     x)],
+               [lambda t, ans, x, /, **kw: broadcast_like(t * d(x, ans, **kw), ans)],
                spec=Spec(cases, domain=domain))
 
     @traced_version_of(fn)
@@ -411,14 +413,14 @@ betainccinv = defining.elementwise(_name(_sc.betainccinv), _sc.betainccinv,
                                    _inverse_of_last(_betainc_partial(1.0), -1.0), _BETAINCINV)
 # the hypergeometric functions' derivatives in x are the functions at shifted parameters
 hyp1f1 = _in_last(
-    _sc.hyp1f1, ("a", "b"), lambda x, a, b: (a / b) * hyp1f1(a + 1, b + 1, x),
+    _sc.hyp1f1, ("a", "b"), lambda x, ans, a, b: (a / b) * hyp1f1(a + 1, b + 1, x),
     [(((),), {"a": 1.5, "b": 2.5}), (((3,),), {"a": -0.7, "b": 1.2})], (-2.0, 2.0),
     _no_closed_form("a or b"),
     "scipy.special.hyp1f1(a, b, x): differentiable in ``x`` (``(a / b) 1F1(a + 1, b + 1, "
     "x)``); ``a`` and ``b`` traced are refused by name.")
 hyp2f1 = _in_last(
     _sc.hyp2f1, ("a", "b", "c"),
-    lambda x, a, b, c: (a * b / c) * hyp2f1(a + 1, b + 1, c + 1, x),
+    lambda x, ans, a, b, c: (a * b / c) * hyp2f1(a + 1, b + 1, c + 1, x),
     [(((),), {"a": 1.5, "b": 0.5, "c": 2.5}), (((3,),), {"a": -0.7, "b": 1.2, "c": 1.6})],
     (-0.8, 0.8), _no_closed_form("a, b or c"),
     "scipy.special.hyp2f1(a, b, c, x): differentiable in ``x`` (``(a b / c) 2F1(a + 1, "
@@ -674,27 +676,30 @@ def _nbdtr_d_p(p, k, n):
 
 _KN = [(((),), {"k": 2, "n": 5}), (((3,),), {"k": 1, "n": 3})]
 _COUNTS = "they are counts (scipy truncates them)"
-bdtr = _in_last(_sc.bdtr, ("k", "n"), _bdtr_d_p, _KN, (0.1, 0.9), _COUNTS,
+bdtr = _in_last(_sc.bdtr, ("k", "n"), lambda p, ans, k, n: _bdtr_d_p(p, k, n), _KN,
+                (0.1, 0.9), _COUNTS,
                 "scipy.special.bdtr(k, n, p): differentiable in ``p``; ``k`` and ``n`` are "
                 "counts, refused by name when traced.")
-bdtrc = _in_last(_sc.bdtrc, ("k", "n"), lambda p, k, n: -_bdtr_d_p(p, k, n), _KN, (0.1, 0.9),
-                 _COUNTS, "scipy.special.bdtrc(k, n, p): differentiable in ``p``; ``k`` and "
-                 "``n`` are counts, refused by name when traced.")
-nbdtr = _in_last(_sc.nbdtr, ("k", "n"), _nbdtr_d_p, _KN, (0.1, 0.9), _COUNTS,
+bdtrc = _in_last(_sc.bdtrc, ("k", "n"), lambda p, ans, k, n: -_bdtr_d_p(p, k, n), _KN,
+                 (0.1, 0.9), _COUNTS,
+                 "scipy.special.bdtrc(k, n, p): differentiable in ``p``; ``k`` and ``n`` are "
+                 "counts, refused by name when traced.")
+nbdtr = _in_last(_sc.nbdtr, ("k", "n"), lambda p, ans, k, n: _nbdtr_d_p(p, k, n), _KN,
+                 (0.1, 0.9), _COUNTS,
                  "scipy.special.nbdtr(k, n, p): differentiable in ``p``; ``k`` and ``n`` are "
                  "counts, refused by name when traced.")
 # their inverses in p (p with bdtr(k, n, p) = y): 1 / (d bdtr / dp) there
-bdtri = _in_last(_sc.bdtri, ("k", "n"), lambda y, k, n: 1 / _bdtr_d_p(bdtri(k, n, y), k, n),
+bdtri = _in_last(_sc.bdtri, ("k", "n"), lambda y, ans, k, n: 1 / _bdtr_d_p(ans, k, n),
                  _KN, (0.1, 0.9), _COUNTS,
                  "scipy.special.bdtri(k, n, y): differentiable in ``y`` (the implicit "
                  "function: 1 / (d bdtr / dp)); ``k`` and ``n`` are counts, refused by name "
                  "when traced.")
-nbdtri = _in_last(_sc.nbdtri, ("k", "n"), lambda y, k, n: 1 / _nbdtr_d_p(nbdtri(k, n, y), k, n),
+nbdtri = _in_last(_sc.nbdtri, ("k", "n"), lambda y, ans, k, n: 1 / _nbdtr_d_p(ans, k, n),
                   _KN, (0.1, 0.9), _COUNTS,
                   "scipy.special.nbdtri(k, n, y): differentiable in ``y`` (the implicit "
                   "function: 1 / (d nbdtr / dp)); ``k`` and ``n`` are counts, refused by name "
                   "when traced.")
-nbdtrc = _in_last(_sc.nbdtrc, ("k", "n"), lambda p, k, n: -_nbdtr_d_p(p, k, n), _KN,
+nbdtrc = _in_last(_sc.nbdtrc, ("k", "n"), lambda p, ans, k, n: -_nbdtr_d_p(p, k, n), _KN,
                   (0.1, 0.9), _COUNTS, "scipy.special.nbdtrc(k, n, p): differentiable in "
                   "``p``; ``k`` and ``n`` are counts, refused by name when traced.")
 
