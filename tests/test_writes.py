@@ -394,6 +394,43 @@ def test_numpys_in_place_functions_write_a_traced_array(module):
     check_grads(lambda v: np.sum(np.sin(f(v))), (x,), order=2)
 
 
+def where_the_values_say(m, x):
+    """The in-place functions given masks and indices computed from the traced values
+    themselves (numpy's ``np.putmask(y, y > 0, ...)``)."""
+    a = x * 1.0
+    m.putmask(a, a > 0, 0.5 * a)
+    b = x * 1.0
+    m.copyto(b, np.cos(x), where=b < 0)
+    c = x ** 2
+    m.place(c, x > 0.5, x[:2] * 3)  # (short values cycled over the True entries)
+    d = x * 1.0
+    m.put(d, np.argsort(x)[:2], x[4:])
+    e = np.reshape(x * 1.0, (2, 3))
+    m.put_along_axis(e, np.argmax(e, axis=1)[:, None], np.sin(x[:2, None]), axis=1)
+    return np.concatenate([np.ravel(v) for v in (a, b, c, d, e)])
+
+
+@pytest.mark.parametrize("module", ["fgrad.numpy", "numpy"])
+def test_in_place_functions_where_the_traced_values_say(module):
+    # (each example of a batch writes where its own values say, and a staged function where
+    # its new argument's do: the mask or indices a node, never a value read; a batch was
+    # refused before)
+    m = np if module == "fgrad.numpy" else onp
+    x = onp.array([0.7, -1.3, 0.4, 1.1, -0.2, 0.9])
+    xs = onp.stack([x, -x, x[::-1]])
+    f = lambda v: where_the_values_say(m, v)  # noqa: E731
+    want = onp.stack([where_the_values_say(onp, v.copy()) for v in xs])
+    onp.testing.assert_array_equal(fgrad.vmap(f)(xs), want)
+    onp.testing.assert_array_equal(fgrad.jit(fgrad.vmap(f))(xs), want)
+    staged = fgrad.jit(f)
+    for v, w in zip(xs, want):
+        onp.testing.assert_array_equal(staged(v), w)
+    assert len(fgrad.make_graph(f)(x).guards) == 0
+    check_grads(lambda v: np.sum(np.sin(f(v))), (x,), order=2)
+    onp.testing.assert_allclose(fgrad.vmap(fgrad.grad(lambda v: np.sum(f(v) ** 2)))(xs),
+                                [fgrad.grad(lambda v: np.sum(f(v) ** 2))(v) for v in xs])
+
+
 @pytest.mark.parametrize("call, error, message", [
     (lambda x: np.sin(x, out=onp.zeros(4)), TracerMutationError,
      r"fgrad\.numpy\.sin\(\.\.\., out=\.\.\.\) would write a traced value into a plain"),

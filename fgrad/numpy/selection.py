@@ -569,26 +569,32 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
 def _in_place(np_fn, call, instead, parse):
     """numpy's ``np_fn`` on plain values. On a traced array written to, numpy's write
     (``views.write_whole``): which value lands where is numpy's own function run on
-    stand-ins, ``-1`` for the array and each value's position for the values, so its
-    cycling of short values, its index modes and its order for repeated indices hold.
-    ``parse(*args, **kwargs)`` gives ``(array, values, run)``, ``run(array, values)`` the
-    call on other arrays. A plain array given traced values cannot hold them:
+    stand-ins (``_landing``), so its cycling of short values, its index modes and its order
+    for repeated indices hold. ``parse(*args, **kwargs)`` gives ``(array, values, keys,
+    params)``: ``keys`` the arguments that say where (indices, a mask), ``np_fn(array,
+    *keys, values, **params)`` the call. A plain array given traced values cannot hold them:
     ``TracerMutationError`` naming the functional form ``instead``."""
+    name = np_fn.__name__
 
     @functools.wraps(np_fn)
     def wrapper(*args, **kwargs):
         if not (contains_tracer(args) or (kwargs and contains_tracer(kwargs))):
             return np_fn(*args, **kwargs)
-        x, v, run = parse(*args, **kwargs)
+        x, v, keys, params = parse(*args, **kwargs)
         if not isinstance(x, Tracer):
             raise errors.mutation(call, instead)
 
         def written():
             values = fnp.asarray(v)
-            where = _onp.full(shape_of(x), -1)
-            run(where, _onp.arange(_onp.size(values)).reshape(shape_of(values)))
+            positions = _onp.arange(_onp.size(values)).reshape(shape_of(values))
+            if contains_tracer(keys):  # (a mask or indices computed from traced values:
+                # a node of a staged graph, once per example under vmap; no value read)
+                where = _landing(x, positions, *keys, of=name, **params)
+            else:
+                where = _landing_impl(_onp.empty(shape_of(x)), positions,
+                                      *[read_values(k) for k in keys], of=name, **params)
             picked = fnp.take(fnp.ravel(fnp.astype(values, dtype_of(x))),
-                              _onp.maximum(where, 0))
+                              fnp.maximum(where, 0))
             return fnp.where(where >= 0, picked, x)
 
         views.write_whole(x, written, call)
@@ -598,40 +604,52 @@ def _in_place(np_fn, call, instead, parse):
     return wrapper
 
 
+def _landing_impl(x, positions, *keys, of, **params):
+    """Where each of the values lands when numpy's in-place function ``of`` writes them
+    into an array of ``x``'s shape: the value's position (in the values' C order), or -1
+    where the array keeps its own."""
+    where = _onp.full(_onp.shape(x), -1)
+    if of == "copyto":
+        _onp.copyto(where, positions, casting="unsafe", where=keys[0])
+    elif of in ("put_along_axis", "put"):
+        getattr(_onp, of)(where, keys[0], positions, **params)
+    else:  # place, putmask (the mask first), fill_diagonal (none)
+        getattr(_onp, of)(where, *keys, positions, **params)
+    return where
+
+
+_landing = values_only(_landing_impl, "in_place_landing")
+
+
 def _copyto_parse(dst, src, casting="same_kind", where=True):
-    where = read_values(where)
     # (numpy's own checks of the cast and the shapes, on stand-ins of the dtypes)
     _onp.copyto(_onp.empty(shape_of(dst), dtype_of(dst)),
-                _onp.zeros(shape_of(src), dtype_of(src)), casting=casting, where=where)
-    return dst, src, lambda a, v: _onp.copyto(a, v, casting="unsafe", where=where)
+                _onp.zeros(shape_of(src), dtype_of(src)), casting=casting,
+                where=True if contains_tracer(where) else read_values(where))
+    return dst, src, (where,), {}
 
 
 put = _in_place(_onp.put, "np.put(x, ind, v)",
                 "y = np.reshape(np.at(np.ravel(x))[ind].set(v), np.shape(x))",
-                lambda a, ind, v, mode="raise": (
-                    a, v, lambda s, w: _onp.put(s, read_values(ind), w, mode)))
+                lambda a, ind, v, mode="raise": (a, v, (ind,), {"mode": mode}))
 place = _in_place(_onp.place, "np.place(x, mask, vals)",
                   "y = np.at(x)[mask].set(vals) (one value per True entry), or "
                   "np.where(mask, v, x)",
-                  lambda arr, mask, vals: (
-                      arr, vals, lambda s, w: _onp.place(s, read_values(mask), w)))
+                  lambda arr, mask, vals: (arr, vals, (mask,), {}))
 putmask = _in_place(_onp.putmask, "np.putmask(x, mask, values)",
                     "y = np.where(mask, values, x)",
-                    lambda a, mask, values: (
-                        a, values, lambda s, w: _onp.putmask(s, read_values(mask), w)))
+                    lambda a, mask, values: (a, values, (mask,), {}))
 copyto = _in_place(_onp.copyto, "np.copyto(dst, src)",
                    "y = np.where(where, src, dst), or y = np.broadcast_to(src, np.shape(dst))",
                    _copyto_parse)
 fill_diagonal = _in_place(_onp.fill_diagonal, "np.fill_diagonal(x, val)",
                           "y = np.at(x)[np.diag_indices_from(x)].set(val)",
-                          lambda a, val, wrap=False: (
-                              a, val, lambda s, w: _onp.fill_diagonal(s, w, wrap)))
+                          lambda a, val, wrap=False: (a, val, (), {"wrap": wrap}))
 put_along_axis = _in_place(_onp.put_along_axis, "np.put_along_axis(x, indices, values, axis)",
                            "y = np.at(x)[idx].set(values), with idx the index that "
                            "np.take_along_axis(x, indices, axis) reads",
                            lambda arr, indices, values, axis: (
-                               arr, values, lambda s, w: _onp.put_along_axis(
-                                   s, read_values(indices), w, axis)))
+                               arr, values, (indices,), {"axis": axis}))
 
 
 # Set operations that keep values of one array: built on unique, so duplicates share the
