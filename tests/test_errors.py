@@ -595,8 +595,13 @@ def test_a_conversion_names_what_asked_for_it():
             lambda: fgrad.grad(lambda x: np.sum(np.random.permutation(x)))(x),
         "A traced value was used as an index into a plain array":
             lambda: fgrad.grad(lambda v: np.arange(5.0)[v] * v)(1.0),
-        "scipy.integrate.quad was called on a traced value: .* a fixed quadrature rule":
+        "scipy.integrate.quad was called on a traced value: .* Use "
+        r"fgrad.scipy.integrate.quad \(import fgrad.scipy.integrate\)":
             lambda: fgrad.grad(lambda v: scipy.integrate.quad(lambda t: t * v, 0, 1)[0])(1.0),
+        "scipy.integrate.dblquad was called on a traced value: .*\\(quad for a function of one "
+        "variable.* a fixed quadrature rule":
+            lambda: fgrad.grad(lambda v: scipy.integrate.dblquad(
+                lambda s, t: s * t * v, 0, 1, 0, 1)[0])(1.0),
     }
     for message, run in cases.items():
         with pytest.raises(ConcretizationError, match=message):

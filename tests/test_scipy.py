@@ -928,6 +928,75 @@ def test_a_closure_over_traced_values_is_taken_as_args_and_a_global_refused(solv
         fgrad.grad(via_global)(0.5)
 
 
+# --- quad ----------------------------------------------------------------------------------
+
+def _decaying(a, b, k):  # the integral of exp(-k t) over [a, b]
+    return integrate.quad(lambda t, k: np.exp(-k * t), a, b, args=(k,), epsabs=1e-13,
+                          epsrel=1e-13)[0]
+
+
+def test_quad_derivatives_in_the_limits_and_args_against_the_closed_form():
+    # (exp(-k a) - exp(-k b)) / k: d/da = -exp(-k a), d/db = exp(-k b), and in k below
+    a, b, k = 0.2, 1.3, 0.7
+    ea, eb = math.exp(-k * a), math.exp(-k * b)
+    dk = (-a * ea + b * eb) / k - (ea - eb) / k ** 2
+    assert _decaying(a, b, k) == pytest.approx((ea - eb) / k, rel=1e-12)
+    assert _decaying(a, b, k) == si.quad(lambda t: math.exp(-k * t), a, b, epsabs=1e-13,
+                                         epsrel=1e-13)[0]  # (scipy's value, the same call)
+    for d in (fgrad.grad(_decaying, argnums=(0, 1, 2)),
+              lambda *v: fgrad.jacfwd(_decaying, argnums=(0, 1, 2))(*v)):
+        onp.testing.assert_allclose(d(a, b, k), [-ea, eb, dk], rtol=1e-10)
+    # second derivatives: d2/dadb = 0, d2/da2 = k exp(-k a), d2/dk da = a exp(-k a)
+    h = fgrad.hessian(_decaying, argnums=(0, 1, 2))(a, b, k)
+    onp.testing.assert_allclose([h[0][0], h[0][1], h[0][2]], [k * ea, 0.0, a * ea],
+                                rtol=1e-9, atol=1e-12)
+    # an infinite limit (plain): the integral of exp(-k t^2) over [0, inf), sqrt(pi / k) / 2
+    gauss = lambda k: integrate.quad(lambda t: np.exp(-k * t * t), 0.0, np.inf)[0]  # noqa
+    assert fgrad.grad(gauss)(k) == pytest.approx(-math.sqrt(math.pi / k) / (4 * k), rel=1e-7)
+    # an array argument (its cotangent one vector integral): the moments of exp(-t)
+    moments = lambda p: integrate.quad(  # noqa: E731
+        lambda t, p: np.exp(-t) * np.sum(p * t ** onp.arange(3)), 0.0, np.inf, args=(p,))[0]
+    onp.testing.assert_allclose(fgrad.grad(moments)(onp.ones(3)), [1.0, 1.0, 2.0], rtol=1e-8)
+    check_grads(lambda v: _decaying(v[0], v[1], v[2]), (onp.array([a, b, k]),), order=2,
+                rtol=1e-6)
+
+
+def test_quad_of_a_closure_under_every_transform_and_what_it_refuses():
+    def by_args(k, c):
+        return integrate.quad(lambda t, k, c: np.cos(c * t) * np.exp(-k * t), 0.0, 2.0,
+                              args=(k, c))[0]
+
+    def by_closure(k, c):
+        return integrate.quad(lambda t: np.cos(c * t) * np.exp(-k * t), 0.0, 2.0)[0]
+
+    for transform in (lambda f: fgrad.grad(f, argnums=(0, 1))(0.7, 0.3),
+                      lambda f: fgrad.jacfwd(f, argnums=(0, 1))(0.7, 0.3),
+                      lambda f: fgrad.hessian(f, argnums=(0, 1))(0.7, 0.3),
+                      lambda f: fgrad.jit(fgrad.grad(f))(0.7, 0.3),
+                      lambda f: fgrad.vmap(fgrad.grad(f), (0, None))(onp.array([0.7, 0.9]), 0.3)):
+        want, got = transform(by_args), transform(by_closure)
+        for x, y in zip(fgrad.tree_util.tree_leaves(want), fgrad.tree_util.tree_leaves(got)):
+            onp.testing.assert_array_equal(x, y)
+    ks = onp.array([0.7, 0.9])
+    staged = fgrad.jit(fgrad.grad(by_closure))
+    assert [staged(k, 0.3) for k in ks] == [fgrad.grad(by_closure)(k, 0.3) for k in ks]
+    assert sum(len(graphs) for graphs in staged.cache.values()) == 1
+    onp.testing.assert_array_equal(fgrad.vmap(by_closure, (0, None))(ks, 0.3),
+                                   [by_closure(k, 0.3) for k in ks])
+
+    def via_global(k):
+        _HELD["k"] = k
+        return integrate.quad(lambda t: np.exp(-_HELD["k"] * t), 0.0, 1.0)[0]
+
+    with pytest.raises(ClosedOverTracerError, match="quad's func .*args="):
+        fgrad.grad(via_global)(0.5)
+    with pytest.raises(NotImplementedError, match="quad: full_output= is not supported"):
+        fgrad.grad(lambda k: integrate.quad(lambda t: k * t, 0.0, 1.0, full_output=1)[0])(1.0)
+    with pytest.raises(NoDerivativeRuleError, match="quad has no derivative in its argument "
+                       "'epsabs' \\(a setting: how close the result is to the integral"):
+        fgrad.grad(lambda k: integrate.quad(lambda t: t, 0.0, 1.0, epsabs=k)[0])(1e-9)
+
+
 def test_odeint_under_jit_and_vmap_through_its_public_function():
     # its check for a closure ran func on the arguments' values: under jit that guarded them
     # (and func's own fgrad.numpy calls were staged, so it refused every func), under vmap it
@@ -1155,8 +1224,8 @@ def test_scipys_other_functions_run_on_plain_values_and_refuse_traced_ones_by_na
     for module, name, call, want in (
             (optimize, "brentq", lambda f, t: f(lambda z, t: z * z - t, 0.0, 3.0, args=(t,)),
              "root or minimize"),
-            (integrate, "quad", lambda f, t: f(lambda z, t: t * z, 0.0, 1.0, args=(t,))[0],
-             "odeint, solve_ivp"),
+            (integrate, "dblquad", lambda f, t: f(lambda y, z, t: t * z * y, 0.0, 1.0, 0.0,
+                                                  1.0, args=(t,))[0], "odeint, solve_ivp, quad"),
             (signal, "lfilter", lambda f, t: f([1.0], [1.0, -0.5], x * t), "stop_gradient"),
             (special, "kolmogorov", lambda f, t: f(t), "stop_gradient"),
             (stats, "zscore", lambda f, t: f(x * t), "stop_gradient")):

@@ -75,16 +75,16 @@ def test_every_entry_batched_equals_its_stacked_calls(name):
 
 def test_every_builtin_primitive_declares_its_batching_rule():
     """A primitive without a batching rule runs once per example under vmap: correct, but a
-    loop. Every built-in primitive declares a rule; four declare the loop itself, each for a
+    loop. Every built-in primitive declares a rule; five declare the loop itself, each for a
     stated reason (beside its definition): a polynomial's roots (numpy drops leading zeros:
-    the output's length depends on the values), odeint, solve_ivp and implicit_solution
+    the output's length depends on the values), odeint, solve_ivp, quad and implicit_solution
     (scipy's integrators and the user's solver take one problem). The primitives users
     register (here, other tests') are listed."""
     missing = [n for n in sorted(_BUILTIN) if PRIMITIVES[n].batch is None]
     assert missing == [], f"built-in primitives without a batching rule: {missing}"
     loops = sorted(n for n in _BUILTIN if PRIMITIVES[n].batch is one_at_a_time)
-    assert loops == ["roots", "scipy.integrate.odeint", "scipy.integrate.solve_ivp",
-                     "scipy.optimize.implicit_solution"]
+    assert loops == ["roots", "scipy.integrate.odeint", "scipy.integrate.quad",
+                     "scipy.integrate.solve_ivp", "scipy.optimize.implicit_solution"]
     users = sorted(n for n, p in PRIMITIVES.items() if n not in _BUILTIN and p.batch is None)
     print("user primitives batched one example at a time:", ", ".join(users) or "none")
 

@@ -307,12 +307,13 @@ def plain_library(module, name, mirrored):
 
 # what to use in place of another library's function that fgrad has no version of
 _INSTEAD = {
-    ("scipy.integrate", name): "Integrate with fgrad.scipy.integrate's functions (trapezoid, "
-    "simpson on sampled values; odeint or solve_ivp for an ODE), or a fixed quadrature rule "
-    "written with fgrad.numpy (nodes and weights from numpy.polynomial.legendre.leggauss: "
-    "np.sum(w * f(x))), which differentiate in the integrand and the limits."
-    for name in ("quad", "quad_vec", "fixed_quad", "quadrature", "romberg", "dblquad",
-                 "tplquad", "nquad")}
+    ("scipy.integrate", name): "Integrate with fgrad.scipy.integrate's functions (quad for a "
+    "function of one variable; trapezoid, simpson on sampled values; odeint or solve_ivp for "
+    "an ODE), or a fixed quadrature rule written with fgrad.numpy (nodes and weights from "
+    "numpy.polynomial.legendre.leggauss: np.sum(w * f(x))), which differentiate in the "
+    "integrand and the limits."
+    for name in ("quad_vec", "fixed_quad", "quadrature", "romberg", "dblquad", "tplquad",
+                 "nquad")}
 
 
 def mutation(op, instead="y = x.at[idx].set(value) (or .add, .multiply, .get; the function "

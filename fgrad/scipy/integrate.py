@@ -1,5 +1,6 @@
 """fgrad.scipy.integrate: ``odeint`` and ``solve_ivp`` differentiable in the initial state,
-the times and ``args``; ``simpson`` and ``trapezoid`` in the samples.
+the times and ``args``; ``quad`` in its limits and ``args``; ``simpson`` and ``trapezoid`` in
+the samples.
 
 ``odeint`` is a primitive whose implementation is scipy's (LSODA), ``solve_ivp`` another
 (scipy's, with the user's method, at the times wanted). Their rules, the same for both,
@@ -24,7 +25,14 @@ rules unstaged, the same bits: a gradient 3.8x faster through odeint and 2.9x th
 solve_ivp, a JVP 5x, a jet 10x.) A ``func`` whose branches come out differently call after
 call runs eagerly once jit stops tracing it.
 
-``func(y, t, *args)`` (solve_ivp's ``fun(t, y, *args)``) must be written with ``fgrad.numpy``.
+``quad`` is a primitive too (scipy's ``quad``, or ``quad_vec`` for a vector integrand, which
+its rules integrate): the derivative in a limit is the integrand there (the fundamental
+theorem), in ``args`` the integral of the integrand's derivative (Leibniz's rule), which the
+rules compute with the primitive again: forward, the integrand's JVP; reverse, its VJP per
+argument, one vector integral each.
+
+``func(y, t, *args)`` (solve_ivp's ``fun(t, y, *args)``, quad's ``func(t, *args)``) must be
+written with ``fgrad.numpy``.
 What it is differentiated in comes through ``y0`` and ``args``, or through its closure: the
 traced values in its own cells are made arguments (``_closure_lifted``); one it reaches
 otherwise (a global, an attribute) raises ``ClosedOverTracerError``, as its dependence would
@@ -258,7 +266,7 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
     if tfirst:
         def func(y, t, *a):
             return user(t, y, *a)
-    _refuse_closure("odeint", func, y0, t, args)
+    _refuse_closure("odeint", _at_start(func), y0, t, *args)
     if not contains_tracer((y0, t, args)):
         return _si.odeint(user, y0, t, args, Dfun, col_deriv, full_output, ml, mu, rtol, atol,
                           tcrit, h0, hmax, hmin, ixpr, mxstep, mxhnil, mxordn, mxords,
@@ -274,21 +282,26 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
     return _odeint(y0, t, *leaves, func=on_leaves, **opts)
 
 
-def _refuse_closure(name, func, y0, t, args):
+def _refuse_closure(name, func, *at):
     """Raise ClosedOverTracerError where ``func`` reaches a traced value other than through
     its arguments (a global, an attribute: what ``_closure_lifted`` could not make one): the
-    rules see only the primitive's operands, so that dependence would be lost. (The probe
-    runs on the plain values under the arguments, one example of a batch, as what they are
+    rules see only the primitive's operands, so that dependence would be lost. ``func`` is
+    probed at ``at`` (the plain values under it, one example of a batch, as what they are
     for, not a use: no guard in a staged function, no read under vmap; and with no staging
     around it, so only a traced value that func reaches otherwise is traced. Through lists,
     as ``y0 = [x, 1.0]`` may hold tracers.)"""
-    y_plain, t_plain, args_plain = map_tracers((y0, t, args), value_for_shape)
+    plain = map_tracers(at, value_for_shape)
     with staging(None):
-        probe = func(_onp.ravel(y_plain), _onp.ravel(t_plain)[0], *args_plain)
+        probe = func(*plain)
     if contains_tracer(probe):
         raise errors.closed_over(
             f"fgrad.scipy.integrate.{name}'s func", "a transform",
             "Pass the values it depends on through args=(...) instead.")
+
+
+def _at_start(func):
+    """``func(y, t, *args)`` probed at the start: the state flat, the first time."""
+    return lambda y, t, *args: func(_onp.ravel(y), _onp.ravel(t)[0], *args)
 
 
 def _closure_lifted(fn, args):
@@ -338,14 +351,15 @@ def _operands(value):
                for x in leaves)
 
 
-def _on_leaves(func, args):
+def _on_leaves(func, args, leading=2):
     """``(func of the leaves of args, those leaves)``: args may nest arrays of different
     shapes (a network's list of (W, b) pairs, as autograd's ode_net example passes); the
-    primitive takes their leaves, func the structure."""
+    primitive takes their leaves, func the structure (after its ``leading`` arguments: the
+    state and the time, or quad's point)."""
     leaves, tree = tree_flatten(args)
 
-    def on_leaves(y, t, *xs, _func=func, _tree=tree):
-        return _func(y, t, *tree_unflatten(_tree, list(xs)))
+    def on_leaves(*z, _func=func, _tree=tree):
+        return _func(*z[:leading], *tree_unflatten(_tree, list(z[leading:])))
 
     return on_leaves, leaves
 
@@ -430,7 +444,7 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     def func(y, t, *a):
         return user(t, y, *a)
 
-    _refuse_closure("solve_ivp", func, y0, t_span, extra)
+    _refuse_closure("solve_ivp", _at_start(func), y0, t_span, *extra)
     if not contains_tracer((t_span, y0, t_eval, extra)):
         return _si.solve_ivp(fun, t_span, y0, method, t_eval, dense_output, events,
                              vectorized, args, **options)
@@ -472,8 +486,172 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
 solve_ivp._fgrad_entry = _solve_ivp
 
 
-# scipy.integrate's other functions (``quad``, ``trapezoid``, ...): scipy's own on plain
-# values, refused by name on traced ones
+def _quad_impl(a, b, *args, func, n, **opts):
+    """``[the integral of func(t, *args) over [a, b], scipy's estimate of its error]``, the
+    integral's ``n`` entries first: scipy's ``quad`` for one (the user's integrand), its
+    ``quad_vec`` for more (a rule's: one argument's cotangent)."""
+    a, b = float(a), float(b)
+    if n == 1:
+        y, err = _si.quad(lambda t: _onp.ravel(func(t, *args)).item(), a, b, **opts)
+        return _onp.array([y, err])
+    opts.pop("limit", None)  # (quad_vec's limit counts something else)
+    y, err = _si.quad_vec(lambda t: _onp.ravel(func(t, *args)), a, b, **opts)
+    return _onp.append(y, err)
+
+
+def _tangent_integrand(func, m):
+    """The integrand of the integral's tangent: ``func``'s JVP in its ``m`` arguments at
+    ``t``, the tangents the next ``m`` operands."""
+    def integrand(t, *z):
+        return fnp.ravel(_jvp(lambda *p: func(t, *p), z[:m], z[m:])[1])
+    return integrand
+
+
+def _cotangent_integrand(func, k, m):
+    """The integrand of argument ``k``'s cotangent: ``func``'s VJP in it at ``t`` of the
+    output's cotangent, the operand after the ``m`` arguments."""
+    def integrand(t, *z):
+        args, g = z[:m], z[m]
+
+        def in_k(x):
+            return func(t, *args[:k], x, *args[k + 1:])
+        # (in float64 at least: a float32 argument's cotangent, rounded at each point, would
+        # keep quad from its tolerances; the integral is rounded to its dtype once, after)
+        x = args[k]
+        x = fnp.astype(x, _onp.result_type(value_for_shape(x), _onp.float64))
+        out, pull = _vjp(in_k, x)
+        return fnp.ravel(pull(fnp.reshape(g, shape_of(out)))[0])
+    return integrand
+
+
+def _quad_jvp(tangents, ans, a, b, *args, func, n, **opts):
+    ta, tb, targs = tangents[0], tangents[1], tangents[2:]
+    out = fnp.zeros(n)
+    if any(t is not None for t in targs):
+        targs = [fnp.zeros_like(value_for_shape(x)) if t is None else t
+                 for x, t in zip(args, targs)]
+        out = _quad(a, b, *args, *targs, func=_tangent_integrand(func, len(args)), n=n,
+                    **opts)[:n]
+    if tb is not None:  # (the limits: the integrand there)
+        out = out + fnp.ravel(func(b, *args)) * tb
+    if ta is not None:
+        out = out - fnp.ravel(func(a, *args)) * ta
+    return fnp.concatenate([out, fnp.zeros(1)])  # (the error estimate: no derivative)
+
+
+def _quad_vjp(i, g, ans, a, b, *args, func, n, **opts):
+    g = g[:n]
+    if i < 2:  # a limit
+        limit = (a, b)[i]
+        d = fnp.sum(g * fnp.ravel(func(limit, *args)))
+        return cast_like(d if i == 1 else -d, limit)
+    x = args[i - 2]
+    size = int(_onp.prod(shape_of(x), dtype=int))
+    flat = _quad(a, b, *args, g, func=_cotangent_integrand(func, i - 2, len(args)), n=size,
+                 **opts)[:size]
+    return cast_like(fnp.reshape(flat, shape_of(x)), x)
+
+
+def _jet_integrand(func, m, order):
+    """The integrand of the integral's terms: ``func``'s ``order`` terms along its ``m``
+    arguments' series (each argument's terms the operands after the arguments, in turn)."""
+    def integrand(t, *z):
+        series = tuple(list(z[m + j * order:m + (j + 1) * order]) for j in range(m))
+        return fnp.concatenate(_jet(lambda *p: fnp.ravel(func(t, *p)), z[:m], series)[1])
+    return integrand
+
+
+def _on_unit_interval(func):
+    """``func(t, *args)``'s integral over ``[a, b]`` as one over ``[0, 1]``, ``t = a + (b -
+    a) u``: the limits are its last two arguments."""
+    def integrand(u, *z):
+        a, b = z[-2], z[-1]
+        return func(a + (b - a) * u, *z[:-2]) * (b - a)
+    return integrand
+
+
+def _quad_taylor(series, ans, a, b, *args, func, n, **opts):
+    """The integral's terms: the integral of the integrand's terms along the path (one vector
+    integral); limits that move are taken to fixed ones, ``[0, 1]``, the limits becoming
+    the integrand's arguments."""
+    order = len(next(s for s in series if s is not None))
+    if series[0] is None and series[1] is None:
+        series = series[2:]
+    else:
+        func, args, series = _on_unit_interval(func), args + (a, b), series[2:] + series[:2]
+        a, b = 0.0, 1.0
+        opts.pop("points", None)  # (they lie elsewhere on [0, 1]: an accuracy hint only)
+    terms = [c for x, s in zip(args, series) for c in (
+        [fnp.zeros_like(value_for_shape(x))] * order if s is None else s)]
+    out = _quad(a, b, *args, *terms, func=_jet_integrand(func, len(args), order),
+                n=n * order, **opts)
+    return [fnp.concatenate([out[k * n:(k + 1) * n], fnp.zeros(1)]) for k in range(order)]
+
+
+def _bump(t, k):  # (in float64 whatever k's dtype: a float32 integrand would never reach the
+    # tolerances the draws ask for, and quad would subdivide to its limit, warning)
+    return fnp.exp(-fnp.astype(k, _onp.float64) * t * t) * fnp.cos(t)
+
+
+_quad = define(
+    "scipy.integrate.quad", _quad_impl, spec=Spec(
+        [(((), (), ()), dict(func=_bump, n=1, epsabs=1e-13, epsrel=1e-13))],
+        domain=[(-1.0, -0.2), (0.3, 1.5), (0.5, 2.0)],
+        eps=1e-4, rtol=2e-4, atol=1e-6, dtypes=("float64", "float32")),
+    # scipy integrates a user's func of one point: one call per example
+    batch=batch_rules.one_at_a_time, vjp_by_argnum=_quad_vjp, jvp_joint=_quad_jvp,
+    taylor=_quad_taylor)
+
+
+def quad(func, a, b, args=(), full_output=0, epsabs=1.49e-08, epsrel=1.49e-08, limit=50,
+         points=None, weight=None, wvar=None, wopts=None, maxp1=50, limlst=50,
+         complex_func=False):
+    """scipy.integrate.quad, differentiable in the limits ``a``, ``b`` and ``args`` (and in
+    traced values ``func`` closes over): the value and error estimate are scipy's; the
+    derivative in a limit is ``func`` there, in ``args`` the integral of ``func``'s derivative
+    (Leibniz's rule, integrated by scipy's ``quad``/``quad_vec`` to the same tolerances, so
+    as accurate as the integral itself). ``func(t, *args)`` must be written with
+    ``fgrad.numpy`` and return a real number. On traced values ``epsabs``, ``epsrel``,
+    ``limit`` and ``points`` are taken (plain: a traced one is refused by name); a weight
+    function, ``full_output`` and ``complex_func`` are not. The error estimate has no
+    derivative.
+
+    >>> import fgrad, fgrad.numpy as np
+    >>> from fgrad.scipy.integrate import quad
+    >>> def area(k):  # the integral of exp(-k t) over [0, 1]: (1 - exp(-k)) / k
+    ...     return quad(lambda t: np.exp(-k * t), 0.0, 1.0)[0]
+    >>> k = 0.5
+    >>> bool(np.isclose(fgrad.grad(area)(k), (np.exp(-k) * (1 + k) - 1) / k ** 2))
+    True
+    """
+    for name, value in (("epsabs", epsabs), ("epsrel", epsrel), ("limit", limit),
+                        ("points", points)):
+        refuse_traced("scipy.integrate.quad", name, value, "a setting: how close the result "
+                      "is to the integral, not a quantity the integral depends on smoothly")
+    args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
+    user, lifted = _closure_lifted(func, args)
+    _refuse_closure("quad", user, a, *lifted)
+    if not contains_tracer((a, b, lifted)):
+        return _si.quad(func, a, b, args, full_output, epsabs, epsrel, limit, points, weight,
+                        wvar, wopts, maxp1, limlst, complex_func)
+    taken = [k for k, v in (("full_output", full_output), ("weight", weight),
+                            ("complex_func", complex_func)) if v]
+    if taken:
+        raise NotImplementedError(f"fgrad.scipy.integrate.quad: {taken[0]}= is not supported "
+                                  "on traced values")
+    opts = {"epsabs": epsabs, "epsrel": epsrel, "limit": limit}
+    if points is not None:
+        opts["points"] = tuple(_onp.ravel(points).tolist())
+    on_leaves, leaves = _on_leaves(user, lifted, leading=1)
+    out = _quad(a, b, *leaves, func=on_leaves, n=1, **opts)
+    return out[0], out[1]
+
+
+quad._fgrad_entry = _quad
+
+
+# scipy.integrate's other functions (``dblquad``, ``cumulative_trapezoid``, ...): scipy's
+# own on plain values, refused by name on traced ones
 __getattr__ = defining.plain_only_fallback(
-    __name__, _si, lambda name: "; fgrad.scipy.integrate has odeint, solve_ivp and simpson, "
-    "and fgrad.numpy.trapezoid")
+    __name__, _si, lambda name: "; fgrad.scipy.integrate has odeint, solve_ivp, quad and "
+    "simpson, and fgrad.numpy.trapezoid")
