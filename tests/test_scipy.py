@@ -401,6 +401,47 @@ def test_wofz_is_holomorphic_with_its_closed_form_derivative():
                                 rtol=1e-14)
 
 
+def test_special_functions_differentiable_since_the_third_audit_against_closed_forms():
+    # (plain-only before: NoDerivativeRuleError under grad)
+    x = onp.array([0.4, 1.3, 2.7])
+    d = lambda f: fgrad.vmap(fgrad.grad(f))(x)  # noqa: E731
+    onp.testing.assert_allclose(d(special.softplus), sc.expit(x), rtol=1e-14)
+    onp.testing.assert_allclose(d(special.erfi), 2 / onp.sqrt(onp.pi) * onp.exp(x * x),
+                                rtol=1e-14)
+    # j0(z) = sin z / z, whose derivative is cos z / z - sin z / z^2; and the second one, from
+    # the ODE, against the closed form's: -sin z / z - 2 cos z / z^2 + 2 sin z / z^3
+    sin, cos = onp.sin(x), onp.cos(x)
+    onp.testing.assert_allclose(d(lambda z: special.spherical_jn(0, z)), cos / x - sin / x ** 2,
+                                rtol=1e-13)
+    onp.testing.assert_allclose(
+        d(lambda z: special.spherical_jn(0, z, derivative=True)),
+        -sin / x - 2 * cos / x ** 2 + 2 * sin / x ** 3, rtol=1e-12)
+    # i0(z) = sinh z / z, k0(z) = pi exp(-z) / (2 z)
+    onp.testing.assert_allclose(d(lambda z: special.spherical_in(0, z)),
+                                onp.cosh(x) / x - onp.sinh(x) / x ** 2, rtol=1e-13)
+    onp.testing.assert_allclose(d(lambda z: special.spherical_kn(0, z)),
+                                -onp.pi / 2 * onp.exp(-x) * (1 / x + 1 / x ** 2), rtol=1e-13)
+    # polynomials: H_3 = 8x^3 - 12x, He_3 = x^3 - 3x, P_3 = (5x^3 - 3x) / 2, T_3 = 4x^3 - 3x,
+    # U_2 = 4x^2 - 1, L_2 = (x^2 - 4x + 2) / 2, and their derivatives, to second order
+    y = onp.array([-0.7, 0.2, 0.55])
+    for f, d1, d2 in ((lambda v: special.eval_hermite(3, v), 24 * y ** 2 - 12, 48 * y),
+                      (lambda v: special.eval_hermitenorm(3, v), 3 * y ** 2 - 3, 6 * y),
+                      (lambda v: special.eval_legendre(3, v), 7.5 * y ** 2 - 1.5, 15 * y),
+                      (lambda v: special.eval_chebyt(3, v), 12 * y ** 2 - 3, 24 * y),
+                      (lambda v: special.eval_chebyu(2, v), 8 * y, 8 + 0 * y),
+                      (lambda v: special.eval_laguerre(2, v), y - 2, 1 + 0 * y)):
+        onp.testing.assert_allclose(fgrad.vmap(fgrad.grad(f))(y), d1, rtol=1e-12, atol=1e-12)
+        onp.testing.assert_allclose(fgrad.vmap(fgrad.grad(fgrad.grad(f)))(y), d2, rtol=1e-12,
+                                    atol=1e-12)
+    # the order or degree is not differentiable: refused by name
+    with pytest.raises(NoDerivativeRuleError, match="eval_gegenbauer has no derivative in "
+                       "its argument 'alpha'"):
+        fgrad.grad(lambda a: special.eval_gegenbauer(2, a, 0.3))(1.5)
+    with pytest.raises(NoDerivativeRuleError, match="spherical_jn has no derivative in its "
+                       "argument 'n'"):
+        fgrad.grad(lambda n: special.spherical_jn(n, 0.3))(1.0)
+
+
 def test_sici_and_fresnel_derivatives_are_their_integrands():
     x = onp.array([0.4, -1.3, 2.7])
     si, ci = fgrad.jacfwd(special.sici)(x)

@@ -61,52 +61,60 @@ def _with_static(fn, static, d, cases, domain=POSITIVE, first=True, name=None,
     """``fn(static, x)`` (``fn(x, static)`` if not ``first``) differentiable in ``x`` only: a
     primitive ``p(x, static)``, and the public function in scipy's argument order, which
     refuses a differentiated ``static`` with ``why`` (a staged or batched one, an order passed
-    to a jitted function, is an operand). ``d(ans, x, static)`` is the derivative.
+    to a jitted function, is an operand). ``d(ans, x, static)`` is the derivative. ``static``
+    may name several (``("n", "alpha")``: ``fn(n, alpha, x)``, ``d(ans, x, n, alpha)``).
     ``operand=False`` where a rule needs ``static``'s value (``multigammaln``'s dimension
     counts its terms): a parameter ``p(x, <static>=...)``, refused whenever traced."""
     name = name or fn.__name__
     qualname = "scipy.special." + name
+    statics = (static,) if isinstance(static, str) else tuple(static)
 
-    def impl(x, n, /):  # (positional-only: the static one may be called "x")
-        return fn(n, x) if first else fn(x, n)
+    def impl(x, /, *ns):  # (positional-only: the static one may be called "x")
+        return fn(*ns, x) if first else fn(x, *ns)
 
-    def vjp(g, ans, x, n, /):
-        return cast_like(unbroadcast_like(g * d(ans, x, n), x), x)
+    def vjp(g, ans, x, /, *ns):
+        return cast_like(unbroadcast_like(g * d(ans, x, *ns), x), x)
 
-    def jvp(t, ans, x, n, /):
-        return broadcast_like(t * d(ans, x, n), ans)
+    def jvp(t, ans, x, /, *ns):
+        return broadcast_like(t * d(ans, x, *ns), ans)
 
     if operand:
-        refuse = table.no_derivative(qualname, static, why)
+        refusals = [table.no_derivative(qualname, k, why) for k in statics]
 
-        def rule(series, ans, x, n, /):
-            if series[1] is not None:
-                refuse()
-            return taylor(series[:1], ans, x, **{static: n})
-        p = define(qualname, impl, [vjp, refuse], [jvp, refuse],
+        def rule(series, ans, x, /, *ns):
+            for refuse, t in zip(refusals, series[1:]):
+                if t is not None:
+                    refuse()
+            return taylor(series[:1], ans, x, **dict(zip(statics, ns)))
+        p = define(qualname, impl, [vjp, *refusals], [jvp, *refusals],
                    taylor=None if taylor is None else rule,
-                   spec=Spec(cases, domain=domain,
-                             call=lambda f, x, /, **params: f(x, params[static]), **spec))
+                   spec=Spec(cases, domain=domain, call=lambda f, x, /, **params: f(
+                       x, *(params[k] for k in statics)), **spec))
     else:
-        p = define(qualname, lambda x, /, **params: impl(x, params[static]),
-                   [lambda g, ans, x, /, **params: vjp(g, ans, x, params[static])],
-                   [lambda t, ans, x, /, **params: jvp(t, ans, x, params[static])],
+        p = define(qualname, lambda x, /, **params: impl(x, *(params[k] for k in statics)),
+                   [lambda g, ans, x, /, **params: vjp(g, ans, x,
+                                                       *(params[k] for k in statics))],
+                   [lambda t, ans, x, /, **params: jvp(t, ans, x,
+                                                       *(params[k] for k in statics))],
                    spec=Spec(cases, domain=domain, **spec), taylor=taylor)
 
     @traced_version_of(fn)
     def public(*args, **kwargs):
-        if len(args) != 2 or kwargs:
+        if len(args) != len(statics) + 1 or kwargs:
+            shown = ", ".join(statics)
             raise NotImplementedError(
                 f"fgrad.scipy.special.{name}: on traced values only {name}"
-                f"({f'{static}, x' if first else f'x, {static}'}) is supported, positionally")
-        n, x = args if first else args[::-1]
+                f"({f'{shown}, x' if first else f'x, {shown}'}) is supported, positionally")
+        ns, x = (args[:-1], args[-1]) if first else (args[1:], args[0])
         if operand:
-            defining.refuse_differentiated(qualname, static, n, why)
-            return p(x, n)
-        refuse_traced(qualname, static, n, why)
-        return p(x, **{static: n})
+            for k, n in zip(statics, ns):
+                defining.refuse_differentiated(qualname, k, n, why)
+            return p(x, *ns)
+        for k, n in zip(statics, ns):
+            refuse_traced(qualname, k, n, why)
+        return p(x, **dict(zip(statics, ns)))
 
-    public._fgrad_entry, public._fgrad_not_in = p, (static,)
+    public._fgrad_entry, public._fgrad_not_in = p, statics
     return public
 
 
@@ -449,6 +457,7 @@ erfcx = _ufunc(_sc.erfcx, lambda ans, x: 2 * x * ans - 2 / _SQRT_PI,
                # (jet: exp(x^2) erfc(x) where neither factor overflows nor underflows)
                taylor=table.Composed(lambda x: fnp.exp(x * x) * erfc(x),
                                      where=lambda ans, x: bool(_onp.all(_onp.abs(x) < 25))))
+erfi = _ufunc(_sc.erfi, lambda ans, x: (2 / _SQRT_PI) * fnp.exp(x * x), reads="x")
 ndtr = _ufunc(_sc.ndtr, lambda ans, x: fnp.exp(-0.5 * (x * x) - _LOG_SQRT_2PI), reads="x")
 ndtri = _ufunc(_sc.ndtri, lambda ans, x: fnp.exp(0.5 * (ans * ans) + _LOG_SQRT_2PI),
                domain=(0.05, 0.95), reads="ans",
@@ -480,6 +489,7 @@ expit = _ufunc(_sc.expit, lambda ans, x: ans * (1 - ans), domain=(-4.0, 4.0), re
                taylor=table.Composed(lambda x: 0.5 + 0.5 * fnp.tanh(0.5 * x)))
 logit = _ufunc(_sc.logit, lambda ans, x: 1 / (x * (1 - x)), domain=(0.05, 0.95), reads="x")
 log_expit = _ufunc(_sc.log_expit, lambda ans, x: expit(-x), domain=(-4.0, 4.0), reads="x")
+softplus = _ufunc(_sc.softplus, lambda ans, x: expit(x), domain=(-4.0, 4.0), reads="x")
 entr = _ufunc(_sc.entr, lambda ans, x: -(fnp.log(x) + 1), domain=(0.1, 3.0), reads="x")
 xlogy = _ufunc2(_sc.xlogy, lambda ans, x, y: fnp.log(y), lambda ans, x, y: x / y,
                 domain=[(-2.0, 2.0), (0.2, 3.0)])
@@ -828,6 +838,147 @@ y1 = _ufunc(_sc.y1, lambda ans, x: 0.5 * (y0(x) - yv(2, x)), domain=(0.5, 4.0), 
 k0 = _ufunc(_sc.k0, lambda ans, x: -k1(x), domain=(0.3, 4.0), reads="x", taylor=_K.at(0))
 k1 = _ufunc(_sc.k1, lambda ans, x: -0.5 * (k0(x) + kv(2, x)), domain=(0.3, 4.0), reads="x",
             taylor=_K.at(1))
+k0e = _ufunc(_sc.k0e, lambda ans, x: ans - k1e(x), domain=(0.3, 4.0), taylor=_KE.at(0))
+k1e = _ufunc(_sc.k1e, lambda ans, x: ans - 0.5 * (k0e(x) + kve(2, x)), domain=(0.3, 4.0),
+             taylor=_KE.at(1))
+kn = _with_static(_sc.kn, "n", lambda ans, x, n: -0.5 * (kv(n - 1, x) + kv(n + 1, x)),
+                  [(((),), {"n": 0}), (((3,),), {"n": 2}), (((2, 2),), {"n": 1})],
+                  domain=(0.3, 4.0))
+def _spherical(fn, s):
+    """scipy's ``fn(n, z, derivative=False)`` (``spherical_jn``, ...), differentiable in
+    ``z``: the value's derivative is scipy's own ``derivative=True``, and every higher one
+    follows from those two by the ODE ``z^2 y'' + 2 z y' + (s z^2 - n (n + 1)) y = 0`` (``s``
+    1 for j and y, -1 for the modified i and k), differentiated: ``_ode_derivatives``."""
+    name = fn.__name__
+
+    def value(n, z):
+        return fn(n, z)
+
+    def slope(n, z):
+        return fn(n, z, True)
+
+    def derivatives(first):  # (the jet's rule: f', ..., f^(K) at z, by the recurrence)
+        def of(z, order, n):
+            ys = _ode_derivatives(of_value(n, z), of_slope(n, z), z, 2, s, n * (n + 1),
+                                  order + first)
+            return ys[1 + first:]
+        return taylor_rules.by_derivatives(of)
+
+    value.__name__, slope.__name__ = name, name + "_derivative"
+    cases = [(((),), {"n": 0}), (((3,),), {"n": 2}), (((2, 2),), {"n": 1})]
+    of_value = _with_static(value, "n", lambda ans, z, n: of_slope(n, z), cases,
+                            domain=(0.5, 4.0), taylor=derivatives(0))
+    of_slope = _with_static(
+        slope, "n", lambda ans, z, n: -2 * ans / z - (s - n * (n + 1) / (z * z)) * of_value(n, z),
+        cases, domain=(0.5, 4.0), taylor=derivatives(1))
+
+    @traced_version_of(fn)
+    def public(n, z, derivative=False):
+        return (of_slope if derivative else of_value)(n, z)
+
+    public._fgrad_entry, public._fgrad_not_in = of_value._fgrad_entry, ("n",)
+    return public
+
+
+def _ode_derivatives(y, dy, z, b, s, m, order, rhs=None):
+    """``[y, y', ..., y^(order)]`` at ``z`` of a solution of ``z^2 y'' + b z y' + (s z^2 - m)
+    y = r(z)`` from ``y`` and ``y'`` (``rhs(k)``: ``r``'s k-th derivative; None: ``r = 0``).
+    The ODE differentiated k times (Leibniz) gives ``z^2 y^(k+2) = r^(k) - ((2 k + b) z
+    y^(k+1) + (k (k - 1) + b k + s z^2 - m) y^(k) + 2 s k z y^(k-1) + s k (k - 1)
+    y^(k-2))``."""
+    ys = [y, dy]
+    for k in range(order - 1):
+        total = (2 * k + b) * z * ys[k + 1] + (k * (k - 1) + b * k + s * z * z - m) * ys[k]
+        if k >= 1:
+            total = total + 2 * s * k * z * ys[k - 1]
+        if k >= 2:
+            total = total + s * k * (k - 1) * ys[k - 2]
+        if rhs is not None:
+            total = total - rhs(k)
+        ys.append(-total / (z * z))
+    return ys[:order + 1]
+
+
+spherical_jn = _spherical(_sc.spherical_jn, 1)
+spherical_yn = _spherical(_sc.spherical_yn, 1)
+spherical_in = _spherical(_sc.spherical_in, -1)
+spherical_kn = _spherical(_sc.spherical_kn, -1)
+
+
+def _struve_derivatives(of, s):
+    """The jet's rule of a Struve function ``of(v, x)`` (``s`` 1 for H, -1 for the modified
+    L): its derivatives at ``x`` from the ODE ``x^2 y'' + x y' + (s x^2 - v^2) y = c
+    x^(v+1)``, ``c = 4 / (2^(v+1) sqrt(pi) gamma(v + 1/2))`` (``_ode_derivatives``), after
+    ``y' = of(v - 1, x) - (v / x) y``."""
+    def derivatives(x, order, v):
+        c = 4 / (2 ** (v + 1) * _SQRT_PI * gamma(v + 0.5))
+
+        def rhs(k):  # (c x^(v+1))^(k)
+            falling = c
+            for j in range(k):
+                falling = falling * (v + 1 - j)
+            return falling * x ** (v + 1 - k)
+
+        y = of(v, x)
+        ys = _ode_derivatives(y, of(v - 1, x) - v / x * y, x, 1, s, v * v, order, rhs)
+        return ys[1:]
+    return taylor_rules.by_derivatives(derivatives)
+
+
+# Struve functions: H_v' = H_{v-1} - (v / x) H_v, L_v' = L_{v-1} - (v / x) L_v
+struve = _with_static(_sc.struve, "v", lambda ans, x, v: struve(v - 1, x) - v / x * ans,
+                      _ORDERS, domain=(0.5, 4.0),
+                      taylor=_struve_derivatives(lambda v, x: struve(v, x), 1))
+modstruve = _with_static(_sc.modstruve, "v",
+                         lambda ans, x, v: modstruve(v - 1, x) - v / x * ans, _ORDERS,
+                         domain=(0.5, 4.0),
+                         taylor=_struve_derivatives(lambda v, x: modstruve(v, x), -1))
+hyp0f1 = _with_static(_sc.hyp0f1, "v", lambda ans, x, v: hyp0f1(v + 1, x) / v, _ORDERS,
+                      domain=(-2.0, 2.0), why="it is a parameter of the series")
+
+
+# --- orthogonal polynomials in x: derivatives by the Gegenbauer and Laguerre relations -----
+# (d/dx C_n^a = 2a C_{n-1}^{a+1}, d/dx L_n^a = -L_{n-1}^{a+1}; they hold for scipy's
+# non-integer degrees too, the hypergeometric series, and give 0 at degree 0: scipy's degree
+# -1 is 0. The Hermite polynomials take integer degrees only.)
+_DEGREES = [(((),), {"n": 0}), (((3,),), {"n": 3}), (((2, 2),), {"n": 2.5})]
+_INTEGER_DEGREES = [(((),), {"n": 0}), (((3,),), {"n": 3}), (((2, 2),), {"n": 1})]
+_DEGREE = "it is the degree"
+
+
+def _below(n):  # (a Hermite polynomial's degree less one, 0 at degree 0, where n is too)
+    return fnp.maximum(n - 1, 0)
+
+
+eval_gegenbauer = _with_static(
+    _sc.eval_gegenbauer, ("n", "alpha"),
+    lambda ans, x, n, alpha: 2 * alpha * eval_gegenbauer(n - 1, alpha + 1, x),
+    [(((),), {"n": 0, "alpha": 1.5}), (((3,),), {"n": 3, "alpha": 0.75}),
+     (((2, 2),), {"n": 2.5, "alpha": 2.0})], domain=(-0.9, 0.9),
+    why="it is the degree or a parameter")
+eval_genlaguerre = _with_static(
+    _sc.eval_genlaguerre, ("n", "alpha"),
+    lambda ans, x, n, alpha: -eval_genlaguerre(n - 1, alpha + 1, x),
+    [(((),), {"n": 0, "alpha": 1.0}), (((3,),), {"n": 3, "alpha": 0.5}),
+     (((2, 2),), {"n": 2.5, "alpha": 2.0})], why="it is the degree or a parameter")
+
+eval_legendre = _with_static(_sc.eval_legendre, "n",
+                             lambda ans, x, n: eval_gegenbauer(n - 1, 1.5, x), _DEGREES,
+                             domain=(-0.9, 0.9), why=_DEGREE)
+eval_chebyt = _with_static(_sc.eval_chebyt, "n", lambda ans, x, n: n * eval_chebyu(n - 1, x),
+                           _DEGREES, domain=(-0.9, 0.9), why=_DEGREE)
+eval_chebyu = _with_static(_sc.eval_chebyu, "n",
+                           lambda ans, x, n: 2 * eval_gegenbauer(n - 1, 2.0, x), _DEGREES,
+                           domain=(-0.9, 0.9), why=_DEGREE)
+eval_laguerre = _with_static(_sc.eval_laguerre, "n",
+                             lambda ans, x, n: -eval_genlaguerre(n - 1, 1.0, x), _DEGREES,
+                             why=_DEGREE)
+eval_hermite = _with_static(_sc.eval_hermite, "n",
+                            lambda ans, x, n: 2 * n * eval_hermite(_below(n), x),
+                            _INTEGER_DEGREES, domain=(-2.0, 2.0), why=_DEGREE)
+eval_hermitenorm = _with_static(_sc.eval_hermitenorm, "n",
+                                lambda ans, x, n: n * eval_hermitenorm(_below(n), x),
+                                _INTEGER_DEGREES, domain=(-2.0, 2.0), why=_DEGREE)
 
 
 # --- exponential integrals, zeta, dilogarithm, Lambert W ----------------------------------
