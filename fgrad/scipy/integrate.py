@@ -597,7 +597,7 @@ _quad = define(
     "scipy.integrate.quad", _quad_impl, spec=Spec(
         [(((), (), ()), dict(func=_bump, n=1, epsabs=1e-13, epsrel=1e-13))],
         domain=[(-1.0, -0.2), (0.3, 1.5), (0.5, 2.0)],
-        eps=1e-4, rtol=2e-4, atol=1e-6, dtypes=("float64", "float32")),
+        eps=1e-4, rtol=2e-4, atol=1e-6, dtypes=("float64", "float32"), slow=True),
     # scipy integrates a user's func of one point: one call per example
     batch=batch_rules.one_at_a_time, vjp_by_argnum=_quad_vjp, jvp_joint=_quad_jvp,
     taylor=_quad_taylor)
