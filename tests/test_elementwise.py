@@ -717,3 +717,38 @@ def test_ufunc_methods_on_plain_values_are_numpys_and_at_writes_as_numpys():
     got = fgrad.jvp(lambda v: np.logaddexp.accumulate(v), (x,), (onp.ones(3),))
     assert got[0].tolist() == onp.logaddexp.accumulate(x).tolist()
     onp.testing.assert_allclose(got[1], onp.ones(3))  # d/dt logaddexp of (x + t) along ones
+
+
+@pytest.mark.parametrize("name", ["sqrt", "log", "log2", "log10", "arcsin", "arccos",
+                                  "arctanh"])
+@pytest.mark.parametrize("module", ["fgrad.numpy.emath", "numpy.emath"])
+def test_emath_gives_numpys_complex_values_and_their_derivatives(name, module):
+    # (numpy's emath on a traced value went to the real function of its name: nan where
+    # numpy gives a complex number, emath.sqrt(-2.0) = 1.414j; and arcsin's derivative on its
+    # cut beyond 1 had the other side's sign)
+    fn = getattr(np.emath if module == "fgrad.numpy.emath" else onp.emath, name)
+    x = onp.array([-2.0, 8.0, 0.25, -0.3])
+    want = getattr(onp.emath, name)(x)
+    assert want.dtype == onp.complex128
+    value, tangent = fgrad.jvp(fn, (x,), (onp.ones(4),))
+    onp.testing.assert_array_equal(value, want)
+    h = 1e-6  # (the real line's restriction, on the cuts too: numpy's side of them)
+    fd = (getattr(onp.emath, name)(x + h) - getattr(onp.emath, name)(x - h)) / (2 * h)
+    onp.testing.assert_allclose(tangent, fd, rtol=1e-6)
+    onp.testing.assert_array_equal(fgrad.jit(fn)(x), want)
+    real = onp.array([0.25, 0.5])  # (inside the real domain the result stays real, as numpy's)
+    assert fgrad.jvp(fn, (real,), (onp.ones(2),))[0].dtype == onp.float64
+    with pytest.raises(fgrad.ConcretizationError, match="vmap"):
+        fgrad.vmap(fn)(onp.stack([x, x]))  # (the dtype follows the values: a batch has many)
+
+
+def test_emath_logn_and_power_and_other_numpy_modules_on_traced_values():
+    x = onp.array([-2.0, 3.0])
+    onp.testing.assert_array_equal(fgrad.jvp(lambda v: onp.emath.logn(3.0, v), (x,),
+                                             (onp.ones(2),))[0], onp.emath.logn(3.0, x))
+    # d/dx emath.power(x, -2) = -2 x^-3, a negative integer power taken in floats
+    onp.testing.assert_allclose(fgrad.grad(lambda v: np.real(np.emath.power(v, -2)))(-2.0),
+                                0.25)
+    with pytest.raises(fgrad.ConcretizationError, match=r"numpy\.strings\.multiply was called "
+                       "on a traced value.*fgrad has no version of it"):
+        fgrad.grad(lambda v: onp.strings.multiply(v, 2))(1.0)

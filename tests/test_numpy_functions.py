@@ -184,14 +184,16 @@ def test_namespace_mirrors_numpy():
             dir(getattr(np, name))  # (numpy's lazily imported submodules: now imported)
         ours, theirs = getattr(np, name), getattr(onp, name)
         if isinstance(theirs, (type, types.ModuleType)) or not callable(theirs):
-            if name not in ("linalg", "fft", "lib", "random", "polynomial", "r_", "c_",
-                            "vectorize"):
+            if name not in ("linalg", "fft", "lib", "random", "polynomial", "emath", "r_",
+                            "c_", "vectorize"):
                 assert ours is theirs, name  # (r_, c_: ours; vectorize: numpy's, subclassed)
     assert issubclass(np.vectorize, onp.vectorize) and np.vectorize is not onp.vectorize
     for name in dir(onp.lib):  # fgrad.numpy.lib: numpy's names, stride_tricks ours
         if not name.startswith("_"):
             assert hasattr(np.lib, name), f"fgrad.numpy.lib lacks numpy.lib.{name}"
-    assert np.lib.scimath is onp.lib.scimath and np.lib.stride_tricks is not onp.lib.stride_tricks
+    assert np.lib.stride_tricks is not onp.lib.stride_tricks  # (ours, as scimath, emath)
+    assert np.emath is np.lib.scimath
+    assert {n for n in dir(onp.emath) if not n.startswith("_")} <= set(dir(np.emath))
     assert np.pi == onp.pi and np.newaxis is None
     for name in dir(onp.random):  # fgrad.numpy.random: numpy's names, the draws wrapped
         if not name.startswith("_"):

@@ -46,6 +46,7 @@ for _family in (_elementwise, _reductions, _statistics, _layout, _joining, _prod
 from .joining import c_, r_  # noqa: E402  (index objects, not functions)
 from .functional import vectorize  # noqa: E402,F401  (a class, as numpy's)
 from . import lib  # noqa: E402  (ours, before numpy's modules are copied)
+emath = lib.scimath
 from .namespace import LazySubmodule as _LazySubmodule  # noqa: E402
 
 # numpy loads its fft and random modules on first use (random's extension modules are a sixth

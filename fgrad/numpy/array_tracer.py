@@ -318,10 +318,19 @@ class ArrayTracer(Viewable):
 
     def __array_function__(self, func, types, args, kwargs):
         module = getattr(func, "__module__", None) or "numpy"
-        sub = module.split(".")[1] if module.count(".") else ""
-        ns = getattr(fnp, sub) if sub in ("linalg", "fft") else \
-            fnp.lib.stride_tricks if module == "numpy.lib.stride_tricks" else fnp
-        return _redirect(func.__name__, ns, args, kwargs, func)
+        ns = _MIRRORS.get(module)
+        if ns is None:  # (numpy.strings, numpy.lib.recfunctions, ...: no function of fgrad's
+            # is theirs, whatever its name; numpy.strings.multiply is no product)
+            raise errors.plain_numpy(f"{module[len('numpy.'):]}.{func.__name__}",
+                                     "fgrad.numpy's functions (fgrad has no version of it)")
+        return _redirect(func.__name__, ns() if callable(ns) else ns, args, kwargs, func)
+
+
+# numpy's modules whose functions dispatch to a traced argument, and fgrad.numpy's namespace
+# for each (the linalg and fft modules load on first use: a function gives them then)
+_MIRRORS = {"numpy": fnp, "numpy.linalg": lambda: fnp.linalg, "numpy.fft": lambda: fnp.fft,
+            "numpy.lib.stride_tricks": fnp.lib.stride_tricks,
+            "numpy.lib.scimath": lambda: fnp.lib.scimath}
 
 
 class _Flat:

@@ -193,8 +193,20 @@ cos = unary("cos", lambda ans, x: -fnp.sin(x), reads="x", taylor=taylor_rules.co
             fresh_output=True)
 tan = unary("tan", lambda ans, x: 1 + ans * ans, domain=(-1.2, 1.2), reads="ans",
             taylor=taylor_rules.tan)
-arcsin = unary("arcsin", lambda ans, x: 1 / fnp.sqrt(1 - x * x), domain=(-0.9, 0.9), reads="x")
-arccos = unary("arccos", lambda ans, x: -1 / fnp.sqrt(1 - x * x), domain=(-0.9, 0.9), reads="x")
+def _sqrt_one_minus_square(x):
+    """``sqrt(1 - x^2)``; for complex ``x`` as ``sqrt(-(x - 1)) sqrt(1 + x)`` (Kahan's), whose
+    sign of zero keeps arcsin's and arccos's side of their cuts: on the real axis beyond 1
+    (``emath.arcsin(8.0)``) the one-factor form gave the other side's derivative, of the
+    other sign."""
+    if _is_complex(x):
+        return fnp.sqrt(-(x - 1)) * fnp.sqrt(1 + x)
+    return fnp.sqrt(1 - x * x)
+
+
+arcsin = unary("arcsin", lambda ans, x: 1 / _sqrt_one_minus_square(x), domain=(-0.9, 0.9),
+               reads="x")
+arccos = unary("arccos", lambda ans, x: -1 / _sqrt_one_minus_square(x), domain=(-0.9, 0.9),
+               reads="x")
 arctan = unary("arctan", lambda ans, x: 1 / (1 + x * x), reads="x")
 sinh = unary("sinh", lambda ans, x: fnp.cosh(x), reads="x", taylor=taylor_rules.sinh)
 cosh = unary("cosh", lambda ans, x: fnp.sinh(x), reads="x", taylor=taylor_rules.cosh)

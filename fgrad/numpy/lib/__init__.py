@@ -1,8 +1,9 @@
 """``fgrad.numpy.lib``: numpy.lib, with ``stride_tricks``'s functions for traced values
-(``sliding_window_view``); numpy's other submodules and names are numpy's own."""
+(``sliding_window_view``) and ``scimath``'s (``fgrad.numpy.emath``); numpy's other
+submodules and names are numpy's own."""
 import numpy as _onp
 
-from . import stride_tricks  # noqa: F401  (ours, before numpy's modules are copied)
+from . import scimath, stride_tricks  # noqa: F401  (ours, before numpy's modules are copied)
 from ..namespace import mirror
 
 mirror(_onp.lib, globals(), "lib.")
