@@ -193,6 +193,8 @@ cos = unary("cos", lambda ans, x: -fnp.sin(x), reads="x", taylor=taylor_rules.co
             fresh_output=True)
 tan = unary("tan", lambda ans, x: 1 + ans * ans, domain=(-1.2, 1.2), reads="ans",
             taylor=taylor_rules.tan)
+
+
 def _sqrt_one_minus_square(x):
     """``sqrt(1 - x^2)``; for complex ``x`` as ``sqrt(-(x - 1)) sqrt(1 + x)`` (Kahan's), whose
     sign of zero keeps arcsin's and arccos's side of their cuts: on the real axis beyond 1

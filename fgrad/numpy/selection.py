@@ -571,8 +571,8 @@ def _in_place(np_fn, call, instead, parse):
     (``views.write_whole``): which value lands where is numpy's own function run on
     stand-ins (``_landing``), so its cycling of short values, its index modes and its order
     for repeated indices hold. ``parse(*args, **kwargs)`` gives ``(array, values, keys,
-    params)``: ``keys`` the arguments that say where (indices, a mask), ``np_fn(array,
-    *keys, values, **params)`` the call. A plain array given traced values cannot hold them:
+    params)``: ``keys`` the arguments that say where (indices, a mask, copyto's ``where``),
+    ``params`` numpy's other arguments. A plain array given traced values cannot hold them:
     ``TracerMutationError`` naming the functional form ``instead``."""
     name = np_fn.__name__
 

@@ -630,7 +630,9 @@ def quad(func, a, b, args=(), full_output=0, epsabs=1.49e-08, epsrel=1.49e-08, l
                       "is to the integral, not a quantity the integral depends on smoothly")
     args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
     user, lifted = _closure_lifted(func, args)
-    _refuse_closure("quad", user, a, *lifted)
+    # (probed at a finite limit: an integrand at -inf may warn, or be nan)
+    finite = [x for x in (a, b) if _onp.isfinite(value_for_shape(x))]
+    _refuse_closure("quad", user, finite[0] if finite else 0.0, *lifted)
     if not contains_tracer((a, b, lifted)):
         return _si.quad(func, a, b, args, full_output, epsabs, epsrel, limit, points, weight,
                         wvar, wopts, maxp1, limlst, complex_func)

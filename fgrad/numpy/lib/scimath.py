@@ -14,6 +14,7 @@ gave nan.
 import numpy as _onp
 
 import fgrad.numpy as fnp
+from .. import elementwise
 from ..broadcasting import dtype_of
 from ..wrapping import traced_version_of
 from ..namespace import mirror
@@ -44,24 +45,19 @@ def _below_zero_integers(p):  # numpy's _fix_int_lt_zero: a negative integer pow
     return p
 
 
-@traced_version_of(_onp.emath.sqrt)
-def sqrt(x):
-    return fnp.sqrt(_complex_where(x, _negative))
+def _widened(name, outside):
+    """numpy's ``emath.<name>``: the real function ``name`` on ``x`` made complex where
+    ``outside`` holds for some entry."""
+    real = getattr(elementwise, name)
+
+    @traced_version_of(getattr(_onp.emath, name))
+    def fn(x):
+        return real(_complex_where(x, outside))
+    return fn
 
 
-@traced_version_of(_onp.emath.log)
-def log(x):
-    return fnp.log(_complex_where(x, _negative))
-
-
-@traced_version_of(_onp.emath.log10)
-def log10(x):
-    return fnp.log10(_complex_where(x, _negative))
-
-
-@traced_version_of(_onp.emath.log2)
-def log2(x):
-    return fnp.log2(_complex_where(x, _negative))
+sqrt, log, log2, log10 = (_widened(n, _negative) for n in ("sqrt", "log", "log2", "log10"))
+arccos, arcsin, arctanh = (_widened(n, _beyond_one) for n in ("arccos", "arcsin", "arctanh"))
 
 
 @traced_version_of(_onp.emath.logn)
@@ -72,21 +68,6 @@ def logn(n, x):
 @traced_version_of(_onp.emath.power)
 def power(x, p):
     return fnp.power(_complex_where(x, _negative), _below_zero_integers(p))
-
-
-@traced_version_of(_onp.emath.arccos)
-def arccos(x):
-    return fnp.arccos(_complex_where(x, _beyond_one))
-
-
-@traced_version_of(_onp.emath.arcsin)
-def arcsin(x):
-    return fnp.arcsin(_complex_where(x, _beyond_one))
-
-
-@traced_version_of(_onp.emath.arctanh)
-def arctanh(x):
-    return fnp.arctanh(_complex_where(x, _beyond_one))
 
 
 mirror(_onp.emath, globals(), "emath.")
