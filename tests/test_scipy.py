@@ -228,7 +228,14 @@ def test_t_logpdf_takes_keyword_parameters_and_differentiates_in_df():
     ("gumbel_r", 0.7, {}), ("gumbel_l", -0.4, {}), ("pareto", 3.1, {"b": 2.5}),
     ("weibull_min", 1.2, {"c": 1.7}), ("truncnorm", 0.6, {"a": -1.2, "b": 2.1}),
     ("vonmises", 0.9, {"kappa": 2.2}), ("gennorm", -0.8, {"beta": 1.6}),
-    ("wrapcauchy", 2.5, {"c": 0.35})])
+    ("wrapcauchy", 2.5, {"c": 0.35}),
+    # (plain-only before the third audit: survival and extreme-value families)
+    ("gompertz", 1.1, {"c": 0.8}), ("fisk", 1.3, {"c": 2.2}), ("genpareto", 1.6, {"c": 0.6}),
+    ("invgauss", 1.2, {"mu": 0.9}), ("wald", 1.5, {}), ("levy", 1.9, {}), ("maxwell", 1.4, {}),
+    ("halflogistic", 1.0, {}), ("powerlaw", 0.9, {"a": 1.7}), ("invweibull", 1.6, {"c": 1.9}),
+    ("weibull_max", -0.9, {"c": 1.8}), ("genlogistic", 0.4, {"c": 1.5}),
+    ("burr", 1.5, {"c": 2.1, "d": 1.3}), ("exponweib", 1.3, {"a": 1.4, "c": 1.9}),
+    ("loggamma", -0.3, {"c": 1.6}), ("betaprime", 1.7, {"a": 1.5, "b": 2.5})])
 def test_more_distributions_against_scipys_own_values(name, x, shapes):
     # every parameter by keyword, loc and scale too: the gradient of logpdf against central
     # differences of scipy's logpdf; cdf's derivative in the point is scipy's pdf

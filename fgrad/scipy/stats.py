@@ -15,10 +15,12 @@ description per distribution:
 
 The ``cdf`` family (``cdf``, ``sf``, their logs, ``ppf``) is differentiable in the shape
 parameters where the standard cdf's derivative in them is written (``cdf_shapes``): closed
-forms for ``weibull_min``, ``pareto``, ``lomax`` and ``lognorm``, the incomplete gamma
-function's derivative in ``a`` (``special._gammainc_d_a``) for ``gamma``, ``chi2``, ``chi``
-and ``invgamma``, the incomplete beta function's in ``a`` and ``b``
-(``special._betainc_d``) for ``beta`` and ``f``, and ``t``'s in ``df``
+forms for ``weibull_min``, ``weibull_max``, ``pareto``, ``lomax``, ``lognorm``, ``gompertz``,
+``fisk``, ``genpareto``, ``powerlaw``, ``invweibull``, ``genlogistic``, ``burr`` and
+``exponweib``, the incomplete gamma function's derivative in ``a``
+(``special._gammainc_d_a``) for ``gamma``, ``chi2``, ``chi``, ``invgamma`` and ``loggamma``,
+the incomplete beta function's in ``a`` and ``b`` (``special._betainc_d``) for ``beta``,
+``betaprime`` and ``f``, and ``t``'s in ``df``
 (``special._stdtr_d_df``, smooth through t = 0). Not differentiable, and refused by name
 when traced: that family in the other distributions' shapes, and ``nbinom``'s cdf in ``n``;
 ``betabinom`` has ``logpmf`` and ``pmf`` only, as JAX's.
@@ -351,6 +353,118 @@ f = Continuous("f", ("dfn", "dfd"), _f_score,
                x_domain=_POSITIVE, shape_domains=[(2.0, 8.0), (3.0, 10.0)],
                cdf_shapes=[lambda z, dfn, dfd: sp._fdtr_d(dfn, dfd, z, 0),
                            lambda z, dfn, dfd: sp._fdtr_d(dfn, dfd, z, 1)], slow=True)
+
+# Survival and extreme-value families, each by its log-density l(z) on its support, its score
+# and its cdf's derivatives in the shapes where they have a closed form.
+# l = log c + z - c (e^z - 1) on z >= 0; cdf = 1 - exp(-c (e^z - 1))
+gompertz = Continuous("gompertz", ("c",), lambda z, c: 1 - c * fnp.exp(z),
+                      [lambda z, c: 1 / c - fnp.expm1(z)],
+                      x_domain=_POSITIVE, shape_domains=[(0.5, 2.0)],
+                      cdf_shapes=[lambda z, c: fnp.exp(-c * fnp.expm1(z)) * fnp.expm1(z)])
+
+
+def _fisk_weight(z, c):  # z^c / (1 + z^c), the cdf
+    return 1 / (1 + z ** -c)
+
+
+# log-logistic: l = log c + (c - 1) log z - 2 log(1 + z^c) on z > 0; cdf = z^c / (1 + z^c)
+fisk = Continuous("fisk", ("c",), lambda z, c: ((c - 1) - 2 * c * _fisk_weight(z, c)) / z,
+                  [lambda z, c: 1 / c + (1 - 2 * _fisk_weight(z, c)) * fnp.log(z)],
+                  x_domain=_POSITIVE, shape_domains=[(0.8, 3.0)],
+                  cdf_shapes=[lambda z, c: _fisk_weight(z, c) * (1 - _fisk_weight(z, c))
+                              * fnp.log(z)])
+
+
+def _genpareto_tail_d(z, c):  # d/dc of log((1 + c z)^(-1/c)), the log survival function
+    return fnp.log1p(c * z) / (c * c) - z / (c * (1 + c * z))
+
+
+# l = -(1 + 1/c) log(1 + c z) on z >= 0 (c > 0); sf = (1 + c z)^(-1/c)
+genpareto = Continuous("genpareto", ("c",), lambda z, c: -(c + 1) / (1 + c * z),
+                       [lambda z, c: fnp.log1p(c * z) / (c * c) - (1 + 1 / c) * z / (1 + c * z)],
+                       x_domain=_POSITIVE, shape_domains=[(0.3, 2.0)],
+                       cdf_shapes=[lambda z, c: -(1 + c * z) ** (-1 / c)
+                                   * _genpareto_tail_d(z, c)])
+# l = -log(2 pi) / 2 - 3/2 log z - (z - mu)^2 / (2 z mu^2) on z > 0; wald is mu = 1
+invgauss = Continuous("invgauss", ("mu",),
+                      lambda z, mu: -1.5 / z - 0.5 / (mu * mu) + 0.5 / (z * z),
+                      [lambda z, mu: (z / mu - 1) / (mu * mu)],
+                      x_domain=_POSITIVE, shape_domains=[(0.5, 2.0)])
+wald = Continuous("wald", (), lambda z: -1.5 / z - 0.5 + 0.5 / (z * z), x_domain=_POSITIVE)
+# l = -log(2 pi) / 2 - 3/2 log z - 1 / (2 z) on z > 0
+levy = Continuous("levy", (), lambda z: (0.5 / z - 1.5) / z, x_domain=_POSITIVE)
+# l = log sqrt(2/pi) + 2 log z - z^2 / 2 on z >= 0
+maxwell = Continuous("maxwell", (), lambda z: 2 / z - z, x_domain=_POSITIVE)
+# l = log 2 - z - 2 log(1 + e^-z) on z >= 0
+halflogistic = Continuous("halflogistic", (), lambda z: -fnp.tanh(z / 2), x_domain=_POSITIVE)
+# l = log a + (a - 1) log z on 0 <= z <= 1; cdf = z^a
+powerlaw = Continuous("powerlaw", ("a",), lambda z, a: (a - 1) / z,
+                      [lambda z, a: 1 / a + fnp.log(z)],
+                      x_domain=_UNIT, shape_domains=[(0.8, 3.0)],
+                      cdf_shapes=[lambda z, a: z ** a * fnp.log(z)])
+# l = log c - (c + 1) log z - z^-c on z > 0; cdf = exp(-z^-c)
+invweibull = Continuous("invweibull", ("c",), lambda z, c: (c * z ** -c - (c + 1)) / z,
+                        [lambda z, c: 1 / c + (z ** -c - 1) * fnp.log(z)],
+                        x_domain=_POSITIVE, shape_domains=[(0.8, 3.0)],
+                        cdf_shapes=[lambda z, c: fnp.exp(-z ** -c) * z ** -c * fnp.log(z)])
+# l = log c + (c - 1) log(-z) - (-z)^c on z < 0; cdf = exp(-(-z)^c)
+weibull_max = Continuous("weibull_max", ("c",),
+                         lambda z, c: (c - 1) / z + c * (-z) ** (c - 1),
+                         [lambda z, c: 1 / c + (1 - (-z) ** c) * fnp.log(-z)],
+                         x_domain=(-3.0, -0.5), shape_domains=[(0.8, 3.0)],
+                         cdf_shapes=[lambda z, c: -fnp.exp(-(-z) ** c) * (-z) ** c
+                                     * fnp.log(-z)])
+# l = log c - z - (c + 1) log(1 + e^-z); cdf = (1 + e^-z)^-c
+genlogistic = Continuous("genlogistic", ("c",), lambda z, c: (c + 1) * sp.expit(-z) - 1,
+                         [lambda z, c: 1 / c - fnp.logaddexp(0.0, -z)],
+                         shape_domains=[(0.5, 3.0)],
+                         cdf_shapes=[lambda z, c: -fnp.exp(-c * fnp.logaddexp(0.0, -z))
+                                     * fnp.logaddexp(0.0, -z)])
+
+
+def _burr_tail(z, c):  # log(1 + z^-c)
+    return fnp.log1p(z ** -c)
+
+
+# l = log c + log d - (c + 1) log z - (d + 1) log(1 + z^-c) on z > 0; cdf = (1 + z^-c)^-d
+burr = Continuous(
+    "burr", ("c", "d"), lambda z, c, d: (-(c + 1) + (d + 1) * c / (1 + z ** c)) / z,
+    [lambda z, c, d: 1 / c - fnp.log(z) + (d + 1) * fnp.log(z) / (1 + z ** c),
+     lambda z, c, d: 1 / d - _burr_tail(z, c)],
+    x_domain=_POSITIVE, shape_domains=[(0.8, 3.0), (0.8, 3.0)],
+    cdf_shapes=[lambda z, c, d: d * fnp.exp(-d * _burr_tail(z, c)) * fnp.log(z) / (1 + z ** c),
+                lambda z, c, d: -fnp.exp(-d * _burr_tail(z, c)) * _burr_tail(z, c)])
+
+
+def _weibull_mass(z, c):  # log(1 - exp(-z^c)), the log of weibull_min's cdf
+    return fnp.log(-fnp.expm1(-z ** c))
+
+
+# l = log a + log c + (a - 1) log(1 - exp(-z^c)) - z^c + (c - 1) log z on z > 0;
+# cdf = (1 - exp(-z^c))^a
+exponweib = Continuous(
+    "exponweib", ("a", "c"),
+    lambda z, a, c: ((a - 1) * c * z ** c / fnp.expm1(z ** c) - c * z ** c + (c - 1)) / z,
+    [lambda z, a, c: 1 / a + _weibull_mass(z, c),
+     lambda z, a, c: 1 / c + ((a - 1) / fnp.expm1(z ** c) - 1) * z ** c * fnp.log(z)
+     + fnp.log(z)],
+    x_domain=_POSITIVE, shape_domains=[(0.8, 3.0), (0.8, 3.0)],
+    cdf_shapes=[lambda z, a, c: fnp.exp(a * _weibull_mass(z, c)) * _weibull_mass(z, c),
+                lambda z, a, c: a * fnp.exp((a - 1) * _weibull_mass(z, c) - z ** c)
+                * z ** c * fnp.log(z)])
+# l = c z - e^z - gammaln(c); cdf = gammainc(c, e^z)
+loggamma = Continuous("loggamma", ("c",), lambda z, c: c - fnp.exp(z),
+                      [lambda z, c: z - sp.digamma(c)], shape_domains=[(0.8, 3.0)],
+                      cdf_shapes=[lambda z, c: sp._gammainc_d_a(c, fnp.exp(z))], slow=True)
+# l = (a - 1) log z - (a + b) log(1 + z) - betaln(a, b) on z > 0;
+# cdf = betainc(a, b, z / (1 + z))
+betaprime = Continuous(
+    "betaprime", ("a", "b"), lambda z, a, b: (a - 1) / z - (a + b) / (1 + z),
+    [lambda z, a, b: fnp.log(z) - fnp.log1p(z) - sp.digamma(a) + sp.digamma(a + b),
+     lambda z, a, b: -fnp.log1p(z) - sp.digamma(b) + sp.digamma(a + b)],
+    x_domain=_POSITIVE, shape_domains=[(0.8, 3.0), (0.8, 3.0)],
+    cdf_shapes=[lambda z, a, b: sp._betainc_d(a, b, z / (1 + z), 0),
+                lambda z, a, b: sp._betainc_d(a, b, z / (1 + z), 1)], slow=True)
 
 # --- discrete distributions -------------------------------------------------------------
 
