@@ -844,6 +844,10 @@ k1e = _ufunc(_sc.k1e, lambda ans, x: ans - 0.5 * (k0e(x) + kve(2, x)), domain=(0
 kn = _with_static(_sc.kn, "n", lambda ans, x, n: -0.5 * (kv(n - 1, x) + kv(n + 1, x)),
                   [(((),), {"n": 0}), (((3,),), {"n": 2}), (((2, 2),), {"n": 1})],
                   domain=(0.3, 4.0))
+
+
+# --- spherical Bessel functions and Struve functions: Taylor rules from their ODEs ---------
+
 def _spherical(fn, s):
     """scipy's ``fn(n, z, derivative=False)`` (``spherical_jn``, ...), differentiable in
     ``z``: the value's derivative is scipy's own ``derivative=True``, and every higher one
