@@ -46,7 +46,6 @@ for _family in (_elementwise, _reductions, _statistics, _layout, _joining, _prod
 from .joining import c_, r_  # noqa: E402  (index objects, not functions)
 from .functional import vectorize  # noqa: E402,F401  (a class, as numpy's)
 from . import lib  # noqa: E402  (ours, before numpy's modules are copied)
-emath = lib.scimath
 from .namespace import LazySubmodule as _LazySubmodule  # noqa: E402
 
 # numpy loads its fft and random modules on first use (random's extension modules are a sixth
@@ -57,6 +56,7 @@ fft = _LazySubmodule("fgrad.numpy.fft", globals(), "fft")
 linalg = _LazySubmodule("fgrad.numpy.linalg", globals(), "linalg")
 random = _LazySubmodule("fgrad.numpy.random", globals(), "random")
 polynomial = _LazySubmodule("fgrad.numpy.polynomial", globals(), "polynomial")
+emath = _LazySubmodule("fgrad.numpy.lib.scimath", globals(), "emath")
 _mirror(_onp, globals(), "")
 
 if TYPE_CHECKING:  # numpy's other names are filled in above at import: to a type checker, Any
