@@ -429,6 +429,16 @@ def test_in_place_functions_where_the_traced_values_say(module):
     check_grads(lambda v: np.sum(np.sin(f(v))), (x,), order=2)
     onp.testing.assert_allclose(fgrad.vmap(fgrad.grad(lambda v: np.sum(f(v) ** 2)))(xs),
                                 [fgrad.grad(lambda v: np.sum(f(v) ** 2))(v) for v in xs])
+    # under every composition of transforms, against its reference (the same values)
+    rng = onp.random.default_rng(0)
+    examples = [(v,) for v in xs]
+    tangents = [(_random_like(v, rng),) for v in xs]
+    weights = [rng.uniform(0.5, 1.5, onp.shape(where_the_values_say(onp, x.copy())))]
+    case = (f, _weighted(f, weights), examples, tangents, weights)
+    for form in FORMS:
+        got, want, exact = form_functions(form, case)
+        want()
+        compare(form, got, want, exact)
 
 
 @pytest.mark.parametrize("call, error, message", [
