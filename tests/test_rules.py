@@ -36,15 +36,19 @@ def _spec(name):
 def test_rules_agree_with_finite_differences(name):
     prim, spec = _spec(name)
     draws = settings().max_examples
+    # a third of the profile's draws (a ninth for a slow spec), spread over the spec's cases so
+    # none is missed, at least 3 a case (1 if slow): in the ci profile about 10 an entry
+    total, least = (draws // 9, 1) if spec.slow else (draws // 3, 3)
+    per_case = max(least, total // len(spec.cases))
+    for one_case in spec.cases:
+        @settings(max_examples=per_case)
+        @given(primitive_cases(prim, case=one_case))
+        def check(case):
+            f, xs = as_function(prim, *case)
+            check_grads(f, xs, order=spec.order, modes=("fwd", "rev"), rtol=spec.rtol,
+                        atol=spec.atol, eps=spec.eps)
 
-    @settings(max_examples=max(3, draws // 3) if spec.slow else draws)
-    @given(primitive_cases(prim))
-    def check(case):
-        f, xs = as_function(prim, *case)
-        check_grads(f, xs, order=spec.order, modes=("fwd", "rev"), rtol=spec.rtol,
-                    atol=spec.atol, eps=spec.eps)
-
-    check()
+        check()
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -68,27 +72,36 @@ def test_forward_value_is_numpys(name, dtype):
     if dtype not in spec.dtypes:
         pytest.fail(f"{name} does not list {dtype} among its spec's dtypes")
 
-    @given(primitive_cases(prim, dtype=onp.dtype(dtype)))
-    def check(case):
-        args, params = case
-        want = spec.invoke(prim.impl, args, params)
-        f, xs = as_function(prim, args, params)
-        got, f_vjp = fgrad.vjp(f, *xs)
-        out = got  # the cotangent must have the output's structure (a namedtuple stays one)
-        if isinstance(want, tuple):  # several outputs: compare them as a tuple
-            got, want = tuple(got), tuple(want)
-        for g, w in zip(*(tree_flatten(v)[0] for v in (got, want)), strict=True):
-            if spec.exact:
-                onp.testing.assert_array_equal(g, w)
-            else:  # (an implementation whose own calls differ in the last bits)
-                onp.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-15)
-            assert onp.result_type(g) == onp.result_type(w)
-        _, tangent = fgrad.jvp(f, xs, xs)
-        for t, w in zip(*(tree_flatten(v)[0] for v in (tangent, tuple(want) if isinstance(
-                want, tuple) else want)), strict=True):
-            assert onp.result_type(t) == onp.result_type(w)
-        for x, g in zip(xs, f_vjp(out)):
-            assert onp.result_type(g) == onp.result_type(x), (
-                f"{name}: {onp.result_type(x)} input got a {onp.result_type(g)} gradient")
+    # (every case of the spec, a few draws each: a forward value is numpy's at any point, so
+    # what the draws vary that matters is the case's shapes and parameters; 30 draws over the
+    # cases at random cost twice the time and could miss a case)
+    for one_case in spec.cases:
+        @settings(max_examples=max(2, settings().max_examples // 10))
+        @given(primitive_cases(prim, dtype=onp.dtype(dtype), case=one_case))
+        def check(case):
+            _forward_value_is_numpys(name, prim, spec, case)
 
-    check()
+        check()
+
+
+def _forward_value_is_numpys(name, prim, spec, case):
+    args, params = case
+    want = spec.invoke(prim.impl, args, params)
+    f, xs = as_function(prim, args, params)
+    got, f_vjp = fgrad.vjp(f, *xs)
+    out = got  # the cotangent must have the output's structure (a namedtuple stays one)
+    if isinstance(want, tuple):  # several outputs: compare them as a tuple
+        got, want = tuple(got), tuple(want)
+    for g, w in zip(*(tree_flatten(v)[0] for v in (got, want)), strict=True):
+        if spec.exact:
+            onp.testing.assert_array_equal(g, w)
+        else:  # (an implementation whose own calls differ in the last bits)
+            onp.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-15)
+        assert onp.result_type(g) == onp.result_type(w)
+    _, tangent = fgrad.jvp(f, xs, xs)
+    for t, w in zip(*(tree_flatten(v)[0] for v in (tangent, tuple(want) if isinstance(
+            want, tuple) else want)), strict=True):
+        assert onp.result_type(t) == onp.result_type(w)
+    for x, g in zip(xs, f_vjp(out)):
+        assert onp.result_type(g) == onp.result_type(x), (
+            f"{name}: {onp.result_type(x)} input got a {onp.result_type(g)} gradient")

@@ -1,7 +1,7 @@
 """Hypothesis strategies driven by the primitive table's ``Spec``s (needs ``hypothesis``).
 
-``primitive_cases(prim)`` draws ``(args, params)`` for a primitive: one of its spec's cases,
-arrays of those shapes with values inside the spec's domain, rejecting draws its ``valid``
+``primitive_cases(prim)`` draws ``(args, params)`` for a primitive: one of its spec's cases
+(or the one given), arrays of those shapes with values inside the spec's domain, rejecting draws its ``valid``
 predicate refuses (kinks). ``arrays_in(shape, lo, hi)`` is the underlying array strategy.
 """
 import functools
@@ -48,10 +48,11 @@ def _scalar(a):
 
 
 @st.composite
-def primitive_cases(draw, prim, dtype=_onp.float64):
-    """``(args, params)`` for one call of ``prim``, within its spec's domain."""
+def primitive_cases(draw, prim, dtype=_onp.float64, case=None):
+    """``(args, params)`` for one call of ``prim``, within its spec's domain: for one of its
+    spec's cases, or for ``case`` (one of them) where given."""
     spec = prim.spec
-    shapes, params = draw(st.sampled_from(spec.cases))
+    shapes, params = draw(st.sampled_from(spec.cases)) if case is None else case
     args = tuple(draw(argument(s, spec.arg_domain(i), dtype)) for i, s in enumerate(shapes))
     if spec.valid is not None:
         float_args = [a for i, a in enumerate(args) if spec.arg_domain(i) != "bool"]
