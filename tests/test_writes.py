@@ -255,6 +255,27 @@ def test_a_write_into_a_batch_at_mapped_indices():
     onp.testing.assert_array_equal(fgrad.jit(fgrad.vmap(put))(xs, idx), want)
 
 
+def test_an_augmented_write_at_a_repeated_index_names_the_write_the_user_made():
+    # (numpy runs y[idx] += v as y[idx] = y[idx] + v: which of two values lands is unpromised)
+    def f(x):
+        y = x * 1.0
+        y[onp.array([0, 2, 2])] += x[:3]
+        return np.sum(y)
+    with pytest.raises(ValueError, match=re.escape("x[idx] += v, which numpy runs as x[idx] = "
+                                                   "x[idx] + v): idx names some element more "
+                                                   "than once")):
+        fgrad.grad(f)(X)
+    # the suggested np.add.at adds every value, numpy's values and derivative
+    def g(x):
+        y = x * 1.0
+        np.add.at(y, onp.array([0, 2, 2]), x[:3] ** 2)
+        return np.sum(y * y)
+    y = X.copy()
+    onp.add.at(y, [0, 2, 2], X[:3] ** 2)
+    assert g(X) == onp.sum(y * y)
+    check_grads(g, (X,))
+
+
 def test_the_write_in_a_checkpointed_function_is_recomputed_as_it_ran():
     def f(x):
         x[2] = np.tanh(x[0])

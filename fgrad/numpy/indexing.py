@@ -365,8 +365,10 @@ def index_add(x, v, idx):
     return index_add_p(x, v, idx=read_values(idx))
 
 
-_REPEATED = ("at(x)[idx].set(v): idx names some element more than once, so which value is "
-             "kept (and so the derivative) is ambiguous; use unique indices, or .add")
+_REPEATED = ("x[idx] = v (or at(x)[idx].set(v), or x[idx] += v, which numpy runs as x[idx] = "
+             "x[idx] + v): idx names some element more than once, so which value is kept (and "
+             "so the derivative) is ambiguous, as numpy's documentation says; use unique "
+             "indices, or np.add.at(x, idx, v) (at(x)[idx].add(v)) to add every value")
 
 
 def _check_unique(x, idx):
