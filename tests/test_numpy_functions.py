@@ -297,9 +297,37 @@ def test_polynomial_series_values_are_numpys_and_derivatives_its_vander_and_der(
 
 def test_polynomial_submodules_import_and_the_rest_is_numpys():
     import fgrad.numpy.polynomial.chebyshev as cheb
-    assert cheb is np.polynomial.chebyshev and cheb.chebfit is onp.polynomial.chebyshev.chebfit
+    assert cheb is np.polynomial.chebyshev and cheb.chebint is onp.polynomial.chebyshev.chebint
     assert np.polynomial.Polynomial is np.polynomial.polynomial.Polynomial
     assert issubclass(np.polynomial.Polynomial, onp.polynomial.Polynomial)
+
+
+@pytest.mark.parametrize("family, prefix", SERIES)
+def test_polynomial_fits_of_traced_values_are_numpys_and_differentiate(family, prefix):
+    # (an audit's chebfit of traced values raised ConcretizationError: numpy's fit converts y)
+    theirs, ours = getattr(onp.polynomial, family), getattr(np.polynomial, family)
+    fit, traced = getattr(theirs, prefix + "fit"), getattr(ours, prefix + "fit")
+    x = onp.linspace(-1.0, 1.0, 7)
+    y, y2, w = onp.sin(2 * x), onp.stack([onp.sin(2 * x), x ** 3], 1), 1.0 + x * x
+    for deg in (3, [0, 2, 3]):
+        for args in [(y,), (y2,), (y, w)]:
+            def f(x, *a):
+                return traced(x, a[0], deg, w=a[1] if len(a) > 1 else None)
+            want = fit(x, *args[:1], deg, w=args[1] if len(args) > 1 else None)
+            for got in (fgrad.jit(f)(x, *args), f(x, *args)):
+                assert onp.array_equal(got, want) and got.dtype == want.dtype
+        # linear in the values: the Jacobian applied to y gives the fit again
+        onp.testing.assert_allclose(fgrad.jacrev(lambda y: traced(x, y, deg))(y) @ y,
+                                    fit(x, y, deg), rtol=1e-10, atol=1e-12)
+        # (Laguerre's basis is the worst conditioned here: second finite differences to 1e-5)
+        check_grads(lambda x, y, w: traced(x, y, deg, w=w), (x, y, w),
+                    rtol=1e-4 if family == "laguerre" else 1e-5, atol=1e-6)
+    with pytest.raises(NotImplementedError, match="rank-deficient"):
+        fgrad.grad(lambda y: traced(onp.ones(7), y, 2)[0])(y)
+    with pytest.raises(NotImplementedError, match="full"):
+        fgrad.grad(lambda y: traced(x, y, 2, full=True)[0][0])(y)
+    with pytest.raises(TypeError, match="expected x and y to have same length"):
+        fgrad.grad(lambda y: traced(x[:3], y, 2)[0])(y)
 
 
 CLASSES = ["Polynomial", "Chebyshev", "Legendre", "Hermite", "HermiteE", "Laguerre"]
@@ -325,3 +353,10 @@ def test_polynomial_classes_evaluate_at_traced_points_and_of_traced_coefficients
                                 onp.stack([theirs.basis(k, domain=[-2, 2])(t)
                                            for k in range(3)], 1), rtol=1e-13, atol=1e-15)
     assert pickle.loads(pickle.dumps(p)) == p
+    # a fit of traced values: numpy's series, and its derivative in the values the basis
+    y = onp.sin(3 * x)
+    onp.testing.assert_array_equal(fgrad.jit(lambda y: ours.fit(x, y, 4)(t))(y), q(t))
+    g = fgrad.grad(lambda y: ours.fit(x, y, 4)(0.3))(y)
+    onp.testing.assert_allclose(g @ y, q(0.3), rtol=1e-10)  # (linear in the values)
+    onp.testing.assert_allclose(g, [theirs.fit(x, e, 4)(0.3) for e in onp.eye(20)],
+                                rtol=1e-8, atol=1e-12)  # (through the normal equations)

@@ -1,7 +1,8 @@
 """numpy.polynomial with traced coefficients: each series' value, ``polyval``, ``chebval``,
 ``legval``, ``hermval``, ``hermeval`` and ``lagval`` (in ``fgrad.numpy.polynomial.polynomial``,
 ``.chebyshev``, ``.legendre``, ``.hermite``, ``.hermite_e``, ``.laguerre``), in the
-coefficients and the points.
+coefficients and the points; and each family's fit (``polyfit``, ``chebfit``, ..., ``lagfit``,
+and the classes' ``fit``) in the values fitted, the points and the weights.
 
 numpy's own functions fail only where they convert the coefficients (``np.array(c)``); past
 that they are arithmetic, which a tracer takes. Each is numpy's sequence of operations again
@@ -11,9 +12,9 @@ go to numpy's function.
 
 The classes (``Polynomial``, ``Chebyshev``, ``Legendre``, ``Hermite``, ``HermiteE``,
 ``Laguerre``) are numpy's, subclassed so that a series is evaluated at traced points, and one
-made of traced coefficients (``Polynomial(c)``) is evaluated too, numpy's map of its domain to
-its window included. Everything else (fitting, arithmetic, ``deriv``, ``roots``) is numpy's own,
-on plain coefficients: a fit to plain data evaluated at traced points is the usual use. (numpy
+made of traced coefficients (``Polynomial(c)``, ``Polynomial.fit(x, y, 3)`` of traced ``y``)
+is evaluated too, numpy's map of its domain to its window included. Everything else
+(arithmetic, ``deriv``, ``roots``) is numpy's own, on plain coefficients. (numpy
 refuses arithmetic between two classes, ``TypeError: Polynomial types differ``: numpy's
 ``Polynomial`` and fgrad's mix only as ``numpy's + fgrad's``.)
 
@@ -36,7 +37,8 @@ import fgrad.numpy as fnp
 from ..core.table import Spec
 from ..core.tracer import Tracer, contains_tracer, value_for_shape
 from .broadcasting import dtype_of, shape_of
-from .wrapping import differentiable
+from .polynomials import _polyfit_call, _separated, least_squares
+from .wrapping import differentiable, unsupported_kwargs
 
 
 def _series(c, x, tensor):
@@ -115,18 +117,78 @@ def _traced(family, name, value):
     return differentiable(numpys, _SPEC, name=f"polynomial.{family}.{name}")(val)
 
 
+_FIT_SPEC = Spec([(((4,), (4,)), {"deg": 2}), (((3,), (3, 2)), {"deg": 1}),
+                  (((4,), (4,), (4,)), {"deg": 2}), (((4,), (4,)), {"deg": (0, 2)})],
+                 domain=((-2.0, 2.0), (-2.0, 2.0), (0.5, 2.0)), valid=_separated,
+                 call=_polyfit_call)
+
+
+def _traced_fit(family, name, value):
+    """numpy's ``<family>fit`` differentiable in ``x``, ``y`` and ``w``: numpy's values, the
+    derivatives of the least-squares solution (``polynomials.least_squares``, as
+    ``fgrad.numpy.polyfit``'s) by the family's Vandermonde matrix (each basis function
+    evaluated by ``value``, the family's own recurrence, where ``x`` is traced)."""
+    numpys = getattr(getattr(_numpys, family), name)
+    numpys_vander = getattr(getattr(_numpys, family), name[:-3] + "vander")
+
+    def fit(x, y, deg, rcond=None, full=False, w=None):
+        if not (contains_tracer(x) or contains_tracer(y) or contains_tracer(w)):
+            return numpys(x, y, deg, rcond, full, w)
+        unsupported_kwargs(f"polynomial.{family}.{name}", {"full": full or None})
+        x, y, degs = fnp.asarray(x) + 0.0, fnp.asarray(y) + 0.0, _onp.asarray(deg)
+        # (numpy's own checks, in its order: its messages)
+        if degs.ndim > 1 or degs.dtype.kind not in "iu" or degs.size == 0:
+            raise TypeError("deg must be an int or non-empty 1-D array of int")
+        if degs.min() < 0:
+            raise ValueError("expected deg >= 0")
+        if len(shape_of(x)) != 1:
+            raise TypeError("expected 1D vector for x")
+        if not shape_of(x)[0]:
+            raise TypeError("expected non-empty vector for x")
+        if not 1 <= len(shape_of(y)) <= 2:
+            raise TypeError("expected 1D or 2D array for y")
+        if shape_of(x)[0] != shape_of(y)[0]:
+            raise TypeError("expected x and y to have same length")
+        if w is not None:
+            w = fnp.asarray(w) + 0.0
+            if len(shape_of(w)) != 1:
+                raise TypeError("expected 1D vector for w")
+            if shape_of(w)[0] != shape_of(x)[0]:
+                raise TypeError("expected x and w to have same length")
+        top = int(degs.max())
+        if contains_tracer(x):
+            unit = _onp.eye(top + 1)
+            van = fnp.stack([value(unit[k], x) for k in range(top + 1)], axis=1)
+        else:
+            van = numpys_vander(x, top)
+        if rcond is None:
+            rcond = shape_of(x)[0] * _onp.finfo(dtype_of(x)).eps
+        if degs.ndim == 0:
+            return least_squares(f"polynomial.{family}.{name}", van, y, w, rcond)
+        kept = _onp.sort(degs)
+        c = least_squares(f"polynomial.{family}.{name}", van[:, kept], y, w, rcond)
+        # (the coefficients not fitted are zeros, as numpy fills them in)
+        return fnp.at(fnp.zeros((top + 1,) + shape_of(c)[1:], dtype_of(c)))[kept].set(c)
+
+    fit.__name__ = fit.__qualname__ = name
+    return differentiable(numpys, _FIT_SPEC, name=f"polynomial.{family}.{name}",
+                          numpy_values=True)(fit)
+
+
 # each family's class, in numpy's module of that family
 _CLASSES = {"polynomial": "Polynomial", "chebyshev": "Chebyshev", "legendre": "Legendre",
             "hermite": "Hermite", "hermite_e": "HermiteE", "laguerre": "Laguerre"}
 
 
-def _traced_class(module, family, val):
+def _traced_class(module, family, val, fit):
     """numpy's class of ``family``, evaluated by ``val`` (the traced ``polyval``, ...) where
-    its points or coefficients are traced."""
+    its points or coefficients are traced, and fitted by ``fit`` (``Series.fit(x, y, deg)``
+    of traced values ``y``: numpy's ``fit`` maps ``x`` to the window and calls ``_fit``)."""
     base = getattr(getattr(_numpys, family), _CLASSES[family])
 
     class Series(base):
         _val = staticmethod(val)
+        _fit = staticmethod(fit)
 
         def __init__(self, coef, domain=None, window=None, symbol="x"):
             # (numpy's checks and conversions on the coefficients' class and shape; then
@@ -151,11 +213,14 @@ def _traced_class(module, family, val):
 
 
 def _submodule(family, name, value):
-    """``fgrad.numpy.polynomial.<family>``: numpy's module with the traced ``name`` and
-    its class."""
+    """``fgrad.numpy.polynomial.<family>``: numpy's module with the traced ``name`` (the
+    series' value) and fit, and its class."""
     module = types.ModuleType(f"{__name__}.{family}", getattr(_numpys, family).__doc__)
+    fit_name = name[:-3] + "fit"
     setattr(module, name, _traced(family, name, value))
-    setattr(module, _CLASSES[family], _traced_class(module, family, getattr(module, name)))
+    setattr(module, fit_name, _traced_fit(family, fit_name, value))
+    setattr(module, _CLASSES[family], _traced_class(module, family, getattr(module, name),
+                                                    getattr(module, fit_name)))
     module.__getattr__ = lambda attr: getattr(getattr(_numpys, family), attr)
     sys.modules[module.__name__] = module  # (import fgrad.numpy.polynomial.chebyshev works)
     return module

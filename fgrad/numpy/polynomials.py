@@ -232,23 +232,34 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
         raise TypeError("expected x and y to have same length")
     if rcond is None:
         rcond = shape_of(x)[0] * _onp.finfo(dtype_of(x)).eps
-    lhs = vander(x, order)
-    rhs = fnp.astype(y, _onp.result_type(dtype_of(lhs), dtype_of(y)))
     if w is not None:
         w = fnp.asarray(w) + 0.0
         if _ndim(w) != 1:
             raise TypeError("expected a 1-d array for weights")
         if shape_of(w)[0] != shape_of(y)[0]:
             raise TypeError("expected w and y to have the same length")
+    return least_squares("polyfit", vander(x, order), y, w, rcond)
+
+
+def least_squares(name, lhs, y, w, rcond):
+    """The least-squares coefficients of ``y`` (1-d, or 2-d with a fit per column) by the
+    columns of ``lhs``, each point weighted by ``w`` (None, or 1-d), as numpy's fits set it
+    up (columns scaled to unit norm): through the normal equations, whose derivatives are the
+    solution's. A rank-deficient fit has none and is refused (NaN in a batch or a graph,
+    where the rank is not known yet)."""
+    rhs = fnp.astype(y, _onp.result_type(dtype_of(lhs), dtype_of(y)))
+    if w is not None:
         w = fnp.astype(w, dtype_of(lhs))
         lhs = lhs * w[:, None]
         rhs = rhs * (w[:, None] if _ndim(rhs) == 2 else w)
+    order = shape_of(lhs)[1]
     scale = fnp.sqrt(fnp.sum(lhs * lhs, axis=0))
+    scale = fnp.where(scale == 0, 1.0, scale)  # (a column of zeros, as numpy's fits take it)
     lhs = lhs / scale
     rank = _rank(lhs, rcond=rcond)
     if not isinstance(rank, Tracer) and rank < order:
         raise NotImplementedError(
-            "fgrad.numpy.polyfit: the fit is rank-deficient (numpy warns 'Polyfit may be "
+            f"fgrad.numpy.{name}: the fit is rank-deficient (numpy warns that it 'may be "
             "poorly conditioned'), so its solution has no derivative; lower deg or use more "
             "distinct points")
     lhs_t = fnp.swapaxes(lhs, 0, 1)
