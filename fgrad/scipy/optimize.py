@@ -18,6 +18,9 @@ differentiable in the problem's parameters.
   graph holds the solution, not the solver's steps. Under ``vmap`` (batched ``args`` or a
   batched closure) scipy's solver runs once per example, and the result holds the batched
   ``x`` and ``fun`` only (``success``, ``nit``, ``message`` are per example, no batch).
+* ``fun`` (the minimum, or the residual at a root) is differentiable in traced ``args`` too:
+  the function's value at the differentiable solution (for a minimum, the envelope theorem's
+  derivative: that of ``fun`` in its ``args`` at the solution held fixed).
 """
 import types as _types
 
@@ -135,6 +138,9 @@ def _solution(args, F, solve, value):
     if contains_tracer(args):
         x_star = res.x
         res.x = implicit_solution(*args, F=F, solve=lambda *a: x_star)
+        # (scipy's number has no derivative: a loss's minimum fell flat under grad, silently.
+        # The value again at the traced solution has the envelope theorem's, dfun = dF/dargs)
+        res.fun = value(res.x)
     return res
 
 
