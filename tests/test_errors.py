@@ -464,8 +464,8 @@ def test_exception_inside_differentiated_function_leaves_nothing_behind():
 
 @pytest.mark.parametrize("idx", [[0, 0], onp.array([2, 1, 2])])
 def test_at_set_with_repeated_integer_index_is_value_error(idx):
-    with pytest.raises(ValueError, match=r"at\(x\)\[idx\]\.set\(v\): idx names some element more "
-                                         "than once"):
+    with pytest.raises(ValueError, match=r"at\(x\)\[idx\]\.set\(v\), .*\): idx names some "
+                                         "element more than once"):
         fgrad.grad(lambda x: np.sum(x.at[idx].set(5.0)))(X3)
 
 

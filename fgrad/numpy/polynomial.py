@@ -37,7 +37,7 @@ import fgrad.numpy as fnp
 from ..core.table import Spec
 from ..core.tracer import Tracer, contains_tracer, value_for_shape
 from .broadcasting import dtype_of, shape_of
-from .polynomials import _polyfit_call, _separated, least_squares
+from .polynomials import fit_call, least_squares, separated
 from .wrapping import differentiable, unsupported_kwargs
 
 
@@ -119,8 +119,8 @@ def _traced(family, name, value):
 
 _FIT_SPEC = Spec([(((4,), (4,)), {"deg": 2}), (((3,), (3, 2)), {"deg": 1}),
                   (((4,), (4,), (4,)), {"deg": 2}), (((4,), (4,)), {"deg": (0, 2)})],
-                 domain=((-2.0, 2.0), (-2.0, 2.0), (0.5, 2.0)), valid=_separated,
-                 call=_polyfit_call)
+                 domain=((-2.0, 2.0), (-2.0, 2.0), (0.5, 2.0)), valid=separated,
+                 call=fit_call)
 
 
 def _traced_fit(family, name, value):

@@ -39,7 +39,7 @@ def _leading_away_from_zero(*ps):
     return all(abs(_onp.ravel(p)[0]) > 0.1 for p in ps)
 
 
-def _separated(*xs):
+def separated(*xs):
     """Spec predicate: the drawn points at least 0.3 apart."""
     v = _onp.sort(_onp.ravel(xs[0]))
     return v.size < 2 or _onp.min(_onp.diff(v)) > 0.3
@@ -200,7 +200,8 @@ def vander(x, N=None, increasing=False):
     return fnp.stack(columns if increasing else columns[::-1], axis=1)
 
 
-def _polyfit_call(f, x, y, *w, **params):
+def fit_call(f, x, y, *w, **params):
+    """Spec call of a fit: a third drawn argument is its weights ``w``."""
     return f(x, y, w=w[0], **params) if w else f(x, y, **params)
 
 
@@ -209,7 +210,7 @@ def _polyfit_call(f, x, y, *w, **params):
                                    (((3,), (3, 2)), {"deg": 1}),
                                    (((4,), (4,), (4,)), {"deg": 2})],
                                   domain=((-2.0, 2.0), (-2.0, 2.0), (0.5, 2.0)),
-                                  valid=_separated, call=_polyfit_call),
+                                  valid=separated, call=fit_call),
                 numpy_values=True)
 def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     """Differentiable in ``x``, ``y`` and ``w``. The derivatives are those of

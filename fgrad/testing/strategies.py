@@ -1,8 +1,9 @@
 """Hypothesis strategies driven by the primitive table's ``Spec``s (needs ``hypothesis``).
 
 ``primitive_cases(prim)`` draws ``(args, params)`` for a primitive: one of its spec's cases
-(or the one given), arrays of those shapes with values inside the spec's domain, rejecting draws its ``valid``
-predicate refuses (kinks). ``arrays_in(shape, lo, hi)`` is the underlying array strategy.
+(or the one given), arrays of those shapes with values inside the spec's domain, rejecting
+draws its ``valid`` predicate refuses (kinks). ``arrays_in(shape, lo, hi)`` is the underlying
+array strategy.
 """
 import functools
 
