@@ -207,6 +207,25 @@ def test_errors_name_the_arguments_and_sizes():
         vmap(np.sin, in_axes=(0, 0))(xs)
 
 
+@pytest.mark.parametrize("indices", ["tril_indices_from", "triu_indices_from",
+                                     "diag_indices_from"])
+def test_indices_from_an_arrays_shape_map_and_stage_without_reading_its_values(indices):
+    # (vmap refused them as reading the batch's values, and a graph guarded the whole array:
+    # traced again for every new matrix; they read its shape only)
+    def f(a):
+        return np.sum(a[getattr(np, indices)(a)] ** 2 * 1.5)
+
+    A = onp.arange(18.0).reshape(2, 3, 3) / 7
+    want = onp.stack([f(a) for a in A])
+    for how in (fgrad.vmap, lambda g: fgrad.jit(fgrad.vmap(g)),
+                lambda g: fgrad.vmap(fgrad.jit(g))):
+        onp.testing.assert_array_equal(how(f)(A), want)
+    mask = onp.zeros((3, 3), bool)
+    mask[getattr(onp, indices)(A[0])] = True
+    onp.testing.assert_array_equal(fgrad.vmap(fgrad.grad(f))(A), 3 * A * mask)
+    assert fgrad.make_graph(f)(A[0]).guards == []
+
+
 def test_python_control_flow_on_a_batched_value_raises_a_clear_error():
     with pytest.raises(ConcretizationError, match="vmap: the values of a batched array were "
                                                   "read by Python"):

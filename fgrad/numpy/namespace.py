@@ -51,10 +51,12 @@ bitwise_left_shift bitwise_right_shift
 """.split()
 
 
-# What reads only shapes and dtypes: a staged function reading these guards nothing.
+# What reads only shapes and dtypes: a staged function reading these guards nothing, and under
+# vmap they see one example's shape.
 META = set("""
 shape ndim size zeros_like ones_like empty_like result_type isscalar iscomplexobj isrealobj
-iterable typename isfortran
+iterable typename isfortran diag_indices_from tril_indices_from triu_indices_from
+einsum_path common_type can_cast
 """.split())
 
 # What gives one array (or numpy scalar) of values: a staged function records these as nodes
