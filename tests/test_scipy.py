@@ -380,6 +380,43 @@ def test_more_scipy_linalg_functions_refuse_what_they_do_not_differentiate_by_na
                                 [sl.solveh_banded(ab, b) for b in bs], rtol=1e-12)
 
 
+def test_lfilter_smoothing_derivative_in_its_coefficient_against_the_closed_form():
+    # (an audit's lfilter of traced values raised NoDerivativeRuleError)
+    # exponential smoothing y[n] = al x[n] + (1 - al) y[n-1] = al sum_k (1 - al)^k x[n-k]
+    x = onp.array([0.3, -1.2, 0.8, 2.0, -0.5, 0.1])
+    n = onp.arange(6)
+    k = n[:, None] - n[None, :]  # (n, m): the lag n - m, where m <= n
+    lower = k >= 0
+
+    def smoothed(al):
+        return signal.lfilter(al * onp.ones(1), np.stack([1.0, al - 1.0]), x)
+
+    al = 0.35
+    onp.testing.assert_array_equal(smoothed(al), ss.lfilter([al], [1.0, al - 1.0], x))
+    onp.testing.assert_array_equal(fgrad.jit(smoothed)(al), smoothed(al))
+    kk = onp.where(lower, k, 0)
+    d = onp.where(lower, (1 - al) ** kk - al * kk * (1 - al) ** onp.maximum(kk - 1, 0), 0) @ x
+    onp.testing.assert_allclose(fgrad.jacfwd(smoothed)(al), d, rtol=1e-12)
+    onp.testing.assert_allclose(fgrad.jacrev(smoothed)(al), d, rtol=1e-12)
+    # in x: the lower-triangular Toeplitz matrix of the impulse response al (1 - al)^k
+    b, a = onp.array([0.5, 0.3, -0.2]), onp.array([1.2, -0.4, 0.1])
+    J = fgrad.jacrev(lambda x: signal.lfilter(b, a, x))(x)
+    onp.testing.assert_allclose(J, onp.stack([ss.lfilter(b, a, e) for e in onp.eye(6)], 1),
+                                rtol=1e-13, atol=1e-15)
+    check_grads(lambda b, a, x: signal.lfilter(b, a, x), (b, a, x), order=2)
+    X = onp.stack([x, x[::-1], 2 * x])
+    for how in (fgrad.vmap, lambda f: fgrad.jit(fgrad.vmap(f))):
+        onp.testing.assert_allclose(how(lambda x: signal.lfilter(b, a, x))(X),
+                                    ss.lfilter(b, a, X), rtol=1e-14)
+    onp.testing.assert_allclose(
+        fgrad.vmap(fgrad.grad(lambda a, x: np.sum(signal.lfilter(b, a, x) ** 2)),
+                   in_axes=(None, 0))(a, X),
+        onp.stack([fgrad.grad(lambda a: np.sum(signal.lfilter(b, a, xi) ** 2))(a) for xi in X]),
+        rtol=1e-12)
+    with pytest.raises(NotImplementedError, match="zi= .*not supported on traced values"):
+        fgrad.grad(lambda x: np.sum(signal.lfilter(b, a, x, zi=onp.zeros(2))[0]))(x)
+
+
 def test_detrend_is_the_projection_off_a_line_its_own_transpose():
     n = 7
     basis = onp.stack([onp.ones(n), onp.arange(n) / n], axis=1)
@@ -1271,7 +1308,7 @@ def test_scipys_other_functions_run_on_plain_values_and_refuse_traced_ones_by_na
              "root or minimize"),
             (integrate, "dblquad", lambda f, t: f(lambda y, z, t: t * z * y, 0.0, 1.0, 0.0,
                                                   1.0, args=(t,))[0], "odeint, solve_ivp, quad"),
-            (signal, "lfilter", lambda f, t: f([1.0], [1.0, -0.5], x * t), "stop_gradient"),
+            (signal, "savgol_filter", lambda f, t: f(x * t, 3, 1), "stop_gradient"),
             (special, "kolmogorov", lambda f, t: f(t), "stop_gradient"),
             (stats, "zscore", lambda f, t: f(x * t), "stop_gradient")):
         fn = getattr(module, name)

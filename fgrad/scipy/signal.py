@@ -1,4 +1,5 @@
-"""fgrad.scipy.signal: convolutions and correlations with derivatives in both inputs; detrend.
+"""fgrad.scipy.signal: convolutions and correlations with derivatives in both inputs; detrend;
+lfilter in its coefficients and its signal.
 
 Each is bilinear, so its JVP is the primitive itself with a tangent in place of one input;
 its VJP is a correlation: every mode is a crop of the ``'full'`` output (``'same'`` starts at
@@ -12,6 +13,8 @@ shape, ``G``, and
 written with these primitives, so they nest. Real inputs; on traced values ``fftconvolve``
 takes ``axes=None`` only and ``convolve2d``, ``correlate2d`` the zero-filled boundary only.
 """
+from math import comb
+
 import numpy as _onp
 import scipy.signal as _ss
 
@@ -182,9 +185,106 @@ def detrend(data, axis=-1, type="linear", bp=0, overwrite_data=False):
     return _detrend(data, axis=axis, type=type, bp=bp)
 
 
+# lfilter: a_0 y[n] + sum_k a_k y[n-k] = sum_k b_k x[n-k] along an axis, from rest. Linear in x
+# and in b; differentiating the recurrence, dy = lfilter(db, a, x) + lfilter(b, a, dx) -
+# lfilter(da, a, y). Its matrix in x is lower-triangular Toeplitz, whose transpose is the
+# same filter run backwards in time; in b and a the cotangent is a correlation of g with the
+# data filtered by 1/a, lag by lag. Every rule is the primitive again, so they nest.
+def _lfilter_jvp(tangents, ans, b, a, x, axis=-1):
+    tb, ta, tx = tangents
+    parts = [] if tb is None else [_lfilter(tb, a, x, axis=axis)]
+    if tx is not None:
+        parts.append(_lfilter(b, a, tx, axis=axis))
+    if ta is not None:
+        parts.append(-_lfilter(ta, a, ans, axis=axis))
+    out = parts[0]
+    for p in parts[1:]:
+        out = out + p
+    return out
+
+
+def _lagged(g, u, m, axis):
+    """``[sum g[n] u[n - k] for k < m]``, n along ``axis``, every other axis summed too."""
+    g, u = fnp.moveaxis(g, axis, -1), fnp.moveaxis(u, axis, -1)
+    n = shape_of(g)[-1]
+    return fnp.stack([fnp.sum(g[..., k:] * u[..., :max(n - k, 0)]) for k in range(m)])
+
+
+def _lfilter_vjps():
+    def vjp_b(g, ans, b, a, x, axis=-1):
+        u = _lfilter(_onp.ones(1), a, x, axis=axis)
+        return cast_like(_lagged(g, u, shape_of(b)[0], axis), b)
+
+    def vjp_a(g, ans, b, a, x, axis=-1):
+        v = _lfilter(_onp.ones(1), a, ans, axis=axis)
+        return cast_like(-_lagged(g, v, shape_of(a)[0], axis), a)
+
+    def vjp_x(g, ans, b, a, x, axis=-1):
+        return cast_like(fnp.flip(_lfilter(b, a, fnp.flip(g, axis), axis=axis), axis), x)
+
+    return [vjp_b, vjp_a, vjp_x]
+
+
+def _lfilter_taylor(series, ans, b, a, x, axis=-1):
+    """Leibniz's rule on ``a(t) * y(t) = b(t) * x(t)`` (``*`` the filter's convolution): the
+    k-th term ``y_k = sum_j C(k, j) lfilter(b_j, a, x_{k-j}) - sum_{j>0} C(k, j) lfilter(a_j,
+    a, y_{k-j})``, O(K^2) filters with the point's ``a`` (the JVP rule reads its output, so
+    its jets would nest)."""
+    order = len(next(s for s in series if s is not None))
+
+    def term(i, j):  # argument i's j-th term (0: the point itself); None where zero
+        return (b, a, x)[i] if j == 0 else None if series[i] is None else series[i][j - 1]
+
+    ys = [ans]
+    for k in range(1, order + 1):
+        y = fnp.zeros_like(ans)
+        for j in range(k + 1):
+            if term(0, j) is not None and term(2, k - j) is not None:
+                y = y + comb(k, j) * _lfilter(term(0, j), a, term(2, k - j), axis=axis)
+            if j and term(1, j) is not None:
+                y = y - comb(k, j) * _lfilter(term(1, j), a, ys[k - j], axis=axis)
+        ys.append(y)
+    return ys[1:]
+
+
+def _lfilter_batch(prim, size, vals, dims, axis=-1):
+    """A batch of signals through one filter is one call, the batch an axis of its own; a
+    batch of filters goes one example at a time."""
+    (b, a, x), (db, da, dx) = vals, dims
+    if db is None and da is None:
+        along = axis % len(batch_rules.example_shape(x, dx))
+        return prim(b, a, batch_rules.to_front(x, dx), axis=along + 1), 0
+    return batch_rules.one_at_a_time(prim, size, vals, dims, axis=axis)
+
+
+def _leading_away_from_zero(b, a, x):
+    """Spec predicate: a_0 not near zero (scipy divides by it)."""
+    return abs(_onp.ravel(a)[0]) > 0.5
+
+
+_lfilter = define(
+    "scipy.signal.lfilter", lambda b, a, x, axis=-1: _ss.lfilter(b, a, x, axis=axis),
+    _lfilter_vjps(), jvp_joint=_lfilter_jvp, taylor=_lfilter_taylor,
+    spec=Spec([(((3,), (2,), (6,)), {}), (((2,), (3,), (2, 5)), {"axis": 1}),
+               (((1,), (2,), (4, 3)), {"axis": 0}), (((4,), (1,), (5,)), {})],
+              domain=[(-1.0, 1.0), (-0.8, 1.5), (-2.0, 2.0)], valid=_leading_away_from_zero),
+    batch=_lfilter_batch)
+
+
+@traced_version_of(_ss.lfilter)
+def lfilter(b, a, x, axis=-1, zi=None):
+    """scipy.signal.lfilter, differentiable in ``b``, ``a`` and ``x``; on traced values from
+    rest only (``zi=None``)."""
+    if zi is not None:
+        raise NotImplementedError("fgrad.scipy.signal.lfilter: zi= (initial conditions) is not "
+                                  "supported on traced values; prepend the samples that lead "
+                                  "to them to x, or filter from rest")
+    return _lfilter(fnp.atleast_1d(b), fnp.atleast_1d(a), x, axis=axis)
+
+
 for _public, _prim in ((convolve, _convolve), (correlate, _correlate),
                        (fftconvolve, _fftconvolve), (convolve2d, _convolve2d),
-                       (correlate2d, _correlate2d), (detrend, _detrend)):
+                       (correlate2d, _correlate2d), (detrend, _detrend), (lfilter, _lfilter)):
     _public._fgrad_entry = _prim
 
 
