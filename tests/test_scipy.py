@@ -442,6 +442,27 @@ def test_wofz_is_holomorphic_with_its_closed_form_derivative():
                                 rtol=1e-14)
 
 
+def test_scaled_bessel_ellipkm1_and_wrightomega_against_closed_forms():
+    # (plain-only before: NoDerivativeRuleError under grad)
+    x = onp.array([0.6, 1.3, 2.7])
+    d = lambda f: fgrad.vmap(fgrad.grad(f))(x)  # noqa: E731
+    # on the real line jve and yve are jv and yv (the scale is exp(-|Im z|))
+    onp.testing.assert_allclose(d(lambda z: special.jve(1.0, z)),
+                                0.5 * (sc.jv(0, x) - sc.jv(2, x)), rtol=1e-13)
+    onp.testing.assert_allclose(d(lambda z: special.yve(0.0, z)), -sc.y1(x), rtol=1e-13)
+    # ellipkm1(p) = ellipk(1 - p); 2 m (1 - m) K'(m) = E - (1 - m) K
+    p = onp.array([0.2, 0.5, 0.8])
+    m = 1 - p
+    onp.testing.assert_allclose(fgrad.vmap(fgrad.grad(special.ellipkm1))(p),
+                                -(sc.ellipe(m) - (1 - m) * sc.ellipk(m)) / (2 * m * (1 - m)),
+                                rtol=1e-13)
+    # w + log w = z, so w' (1 + 1 / w) = 1, and w'' = w' / (1 + w)^2
+    w = sc.wrightomega(x)
+    onp.testing.assert_allclose(d(special.wrightomega), w / (1 + w), rtol=1e-14)
+    onp.testing.assert_allclose(fgrad.vmap(fgrad.grad(fgrad.grad(special.wrightomega)))(x),
+                                w / (1 + w) ** 3, rtol=1e-13)
+
+
 def test_special_functions_differentiable_since_the_third_audit_against_closed_forms():
     # (plain-only before: NoDerivativeRuleError under grad)
     x = onp.array([0.4, 1.3, 2.7])

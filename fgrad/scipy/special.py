@@ -761,6 +761,17 @@ ellipe = _ufunc(_sc.ellipe, lambda ans, m: (ans - ellipk(m)) / (2 * m), domain=(
                 taylor=taylor_rules.by_derivatives(
                     lambda m, order: _elliptic_derivatives(ellipk(m), ellipe(m), m, order)[1]))
 
+# ellipkm1(p) = ellipk(1 - p), scipy's form accurate near m = 1: the derivatives in p are K's
+# in m with every odd order's sign turned
+ellipkm1 = _ufunc(
+    _sc.ellipkm1, lambda ans, p: -(ellipe(1 - p) - p * ans) / (2 * p * (1 - p)),
+    domain=(0.1, 0.85), reads="both",
+    taylor=taylor_rules.by_derivatives(lambda p, order: [
+        -d if n % 2 else d for n, d in enumerate(
+            _elliptic_derivatives(ellipkm1(p), ellipe(1 - p), 1 - p, order)[0], start=1)]))
+# the Wright omega function, w + log w = z: w' = w / (1 + w)
+wrightomega = _ufunc(_sc.wrightomega, lambda ans, z: ans / (1 + ans), reads="ans")
+
 
 # --- Bessel functions: derivatives by the recurrences ----------------------------------------
 
@@ -813,6 +824,14 @@ jv = _with_static(_sc.jv, "v", lambda ans, x, v: 0.5 * (jv(v - 1, x) - jv(v + 1,
                   taylor=_J)
 yv = _with_static(_sc.yv, "v", lambda ans, x, v: 0.5 * (yv(v - 1, x) - yv(v + 1, x)), _ORDERS,
                   domain=(0.5, 4.0), taylor=_Y)
+# (for real arguments the exponentially scaled jve and yve are jv and yv: the scale is
+# exp(-|Im z|); fgrad differentiates them on the real line, as jv and yv)
+_JE = _bessel(lambda v, x: jve(v, x), 0.5, -1)
+_YE = _bessel(lambda v, x: yve(v, x), 0.5, -1)
+jve = _with_static(_sc.jve, "v", lambda ans, x, v: 0.5 * (jve(v - 1, x) - jve(v + 1, x)),
+                   _ORDERS, taylor=_JE)
+yve = _with_static(_sc.yve, "v", lambda ans, x, v: 0.5 * (yve(v - 1, x) - yve(v + 1, x)),
+                   _ORDERS, domain=(0.5, 4.0), taylor=_YE)
 # scipy's integer-order names (autograd has them): jn is jv itself; yn takes an integer order
 jn = jv
 yn = _with_static(_sc.yn, "n", lambda ans, x, n: 0.5 * (yv(n - 1, x) - yv(n + 1, x)),
