@@ -417,6 +417,37 @@ def test_lfilter_smoothing_derivative_in_its_coefficient_against_the_closed_form
         fgrad.grad(lambda x: np.sum(signal.lfilter(b, a, x, zi=onp.zeros(2))[0]))(x)
 
 
+def test_sosfilt_is_scipys_and_its_sections_differentiate_as_lfilter_cascaded():
+    # (plain-only before: NoDerivativeRuleError)
+    sos = ss.butter(4, 0.2, output="sos")
+    x = onp.sin(onp.arange(12.0)) + 0.1 * onp.arange(12.0)
+    onp.testing.assert_array_equal(signal.sosfilt(sos, x), ss.sosfilt(sos, x))
+    onp.testing.assert_array_equal(fgrad.jit(signal.sosfilt)(sos, x), ss.sosfilt(sos, x))
+    # linear in x: the Jacobian is the filter's impulse responses, scipy's own
+    J = fgrad.jacfwd(lambda x: signal.sosfilt(sos, x))(x)
+    onp.testing.assert_allclose(J, onp.stack([ss.sosfilt(sos, e) for e in onp.eye(12)], 1),
+                                rtol=1e-10, atol=1e-15)
+    # in the sections: the derivative of the cascade of lfilters (its a_0 held at 1)
+    def cascade(s):
+        y = x
+        for k in range(2):
+            y = ss.lfilter(s[k, :3], s[k, 3:], y)
+        return y
+    s2 = sos[:2]
+    g = fgrad.grad(lambda s: np.sum(signal.sosfilt(s, x) ** 2))(s2)
+    eps, want = 1e-6, onp.zeros_like(s2)
+    for i in onp.ndindex(*s2.shape):
+        e = onp.zeros_like(s2)
+        e[i] = eps
+        want[i] = (onp.sum(cascade(s2 + e) ** 2) - onp.sum(cascade(s2 - e) ** 2)) / (2 * eps)
+    onp.testing.assert_allclose(g, want, rtol=1e-6, atol=1e-8)
+    X = onp.stack([x, -x, 2 * x])
+    onp.testing.assert_allclose(fgrad.vmap(lambda x: signal.sosfilt(sos, x))(X),
+                                ss.sosfilt(sos, X), rtol=1e-13)
+    with pytest.raises(NotImplementedError, match="zi= .*not supported on traced values"):
+        fgrad.grad(lambda x: np.sum(signal.sosfilt(sos, x, zi=onp.zeros((2, 2)))[0]))(x)
+
+
 def test_detrend_is_the_projection_off_a_line_its_own_transpose():
     n = 7
     basis = onp.stack([onp.ones(n), onp.arange(n) / n], axis=1)

@@ -1,5 +1,5 @@
 """fgrad.scipy.signal: convolutions and correlations with derivatives in both inputs; detrend;
-lfilter in its coefficients and its signal.
+lfilter and sosfilt in their coefficients and their signal.
 
 Each is bilinear, so its JVP is the primitive itself with a tangent in place of one input;
 its VJP is a correlation: every mode is a crop of the ``'full'`` output (``'same'`` starts at
@@ -13,6 +13,7 @@ shape, ``G``, and
 written with these primitives, so they nest. Real inputs; on traced values ``fftconvolve``
 takes ``axes=None`` only and ``convolve2d``, ``correlate2d`` the zero-filled boundary only.
 """
+import functools
 from math import comb
 
 import numpy as _onp
@@ -21,7 +22,7 @@ import scipy.signal as _ss
 import fgrad.numpy as fnp
 from ..numpy import batch_rules
 from ..numpy.broadcasting import cast_like, shape_of
-from ..numpy.wrapping import traced_version_of
+from ..numpy.wrapping import differentiable, traced_version_of
 from ..core.table import Spec
 from . import defining
 from .defining import define
@@ -280,6 +281,40 @@ def lfilter(b, a, x, axis=-1, zi=None):
                                   "supported on traced values; prepend the samples that lead "
                                   "to them to x, or filter from rest")
     return _lfilter(fnp.atleast_1d(b), fnp.atleast_1d(a), x, axis=axis)
+
+
+def _monic_sections(f, sos, x, **params):
+    """Spec call: each drawn section's a_0 made 1, as scipy requires (its other five
+    coefficients drawn)."""
+    one = fnp.ones((shape_of(sos)[0], 1))
+    return f(fnp.concatenate([sos[:, :3], one, sos[:, 4:]], axis=1), x, **params)
+
+
+@functools.wraps(_ss.sosfilt)
+def _scipys_sosfilt(sos, x, axis=-1, zi=None):
+    # (scipy's own on contiguous sections: its compiled loop refuses a strided view of them,
+    # which one example of a batch is)
+    return _ss.sosfilt(_onp.ascontiguousarray(sos), x, axis, zi)
+
+
+@differentiable(_scipys_sosfilt, Spec([(((1, 6), (6,)), {}), (((2, 6), (5,)), {}),
+                                   (((2, 6), (2, 5)), {"axis": 0})],
+                                  domain=((-0.6, 0.6), (-2.0, 2.0)), call=_monic_sections),
+                name="scipy.signal.sosfilt", numpy_values=True)
+def sosfilt(sos, x, axis=-1, zi=None):
+    """scipy.signal.sosfilt: scipy's values, the derivatives (in ``sos`` and ``x``) of its
+    second-order sections run one after another by ``lfilter``; from rest only (``zi=None``)
+    on traced values."""
+    if zi is not None:
+        raise NotImplementedError("fgrad.scipy.signal.sosfilt: zi= (initial conditions) is not "
+                                  "supported on traced values; prepend the samples that lead "
+                                  "to them to x, or filter from rest")
+    sos = fnp.asarray(sos)
+    if len(shape_of(sos)) != 2 or shape_of(sos)[1] != 6:
+        raise ValueError("sos array must be shape (n_sections, 6)")  # (scipy's words)
+    for k in range(shape_of(sos)[0]):
+        x = _lfilter(sos[k, :3], sos[k, 3:], x, axis=axis)
+    return x
 
 
 for _public, _prim in ((convolve, _convolve), (correlate, _correlate),
