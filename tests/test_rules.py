@@ -74,9 +74,9 @@ def test_forward_value_is_numpys(name, dtype):
 
     # (every case of the spec, a few draws each: a forward value is numpy's at any point, so
     # what the draws vary that matters is the case's shapes and parameters; 30 draws over the
-    # cases at random cost twice the time and could miss a case)
+    # cases at random cost three times the time and could miss a case)
     for one_case in spec.cases:
-        @settings(max_examples=max(2, settings().max_examples // 10))
+        @settings(max_examples=max(2, settings().max_examples // 15))
         @given(primitive_cases(prim, dtype=onp.dtype(dtype), case=one_case))
         def check(case):
             _forward_value_is_numpys(name, prim, spec, case)
