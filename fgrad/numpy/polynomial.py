@@ -37,7 +37,7 @@ import fgrad.numpy as fnp
 from ..core.table import Spec
 from ..core.tracer import Tracer, contains_tracer, value_for_shape
 from .broadcasting import dtype_of, shape_of
-from .polynomials import fit_call, least_squares, separated
+from .polynomials import check_fit_points, fit_call, least_squares, separated
 from .wrapping import differentiable, unsupported_kwargs
 
 
@@ -141,14 +141,7 @@ def _traced_fit(family, name, value):
             raise TypeError("deg must be an int or non-empty 1-D array of int")
         if degs.min() < 0:
             raise ValueError("expected deg >= 0")
-        if len(shape_of(x)) != 1:
-            raise TypeError("expected 1D vector for x")
-        if not shape_of(x)[0]:
-            raise TypeError("expected non-empty vector for x")
-        if not 1 <= len(shape_of(y)) <= 2:
-            raise TypeError("expected 1D or 2D array for y")
-        if shape_of(x)[0] != shape_of(y)[0]:
-            raise TypeError("expected x and y to have same length")
+        check_fit_points(x, y)
         if w is not None:
             w = fnp.asarray(w) + 0.0
             if len(shape_of(w)) != 1:

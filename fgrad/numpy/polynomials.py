@@ -223,14 +223,7 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     x, y = fnp.asarray(x) + 0.0, fnp.asarray(y) + 0.0
     if deg < 0:
         raise ValueError("expected deg >= 0")
-    if _ndim(x) != 1:
-        raise TypeError("expected 1D vector for x")
-    if shape_of(x)[0] == 0:
-        raise TypeError("expected non-empty vector for x")
-    if _ndim(y) < 1 or _ndim(y) > 2:
-        raise TypeError("expected 1D or 2D array for y")
-    if shape_of(x)[0] != shape_of(y)[0]:
-        raise TypeError("expected x and y to have same length")
+    check_fit_points(x, y)
     if rcond is None:
         rcond = shape_of(x)[0] * _onp.finfo(dtype_of(x)).eps
     if w is not None:
@@ -240,6 +233,19 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
         if shape_of(w)[0] != shape_of(y)[0]:
             raise TypeError("expected w and y to have the same length")
     return least_squares("polyfit", vander(x, order), y, w, rcond)
+
+
+def check_fit_points(x, y):
+    """numpy's checks of a fit's points and values (``polyfit``'s and ``chebfit``'s alike), in
+    its order, with its messages."""
+    if _ndim(x) != 1:
+        raise TypeError("expected 1D vector for x")
+    if shape_of(x)[0] == 0:
+        raise TypeError("expected non-empty vector for x")
+    if _ndim(y) < 1 or _ndim(y) > 2:
+        raise TypeError("expected 1D or 2D array for y")
+    if shape_of(x)[0] != shape_of(y)[0]:
+        raise TypeError("expected x and y to have same length")
 
 
 def least_squares(name, lhs, y, w, rcond):

@@ -272,14 +272,18 @@ _lfilter = define(
     batch=_lfilter_batch)
 
 
+def _from_rest(name, zi):
+    if zi is not None:
+        raise NotImplementedError(f"fgrad.scipy.signal.{name}: zi= (initial conditions) is not "
+                                  "supported on traced values; prepend the samples that lead "
+                                  "to them to x, or filter from rest")
+
+
 @traced_version_of(_ss.lfilter)
 def lfilter(b, a, x, axis=-1, zi=None):
     """scipy.signal.lfilter, differentiable in ``b``, ``a`` and ``x``; on traced values from
     rest only (``zi=None``)."""
-    if zi is not None:
-        raise NotImplementedError("fgrad.scipy.signal.lfilter: zi= (initial conditions) is not "
-                                  "supported on traced values; prepend the samples that lead "
-                                  "to them to x, or filter from rest")
+    _from_rest("lfilter", zi)
     return _lfilter(fnp.atleast_1d(b), fnp.atleast_1d(a), x, axis=axis)
 
 
@@ -305,10 +309,7 @@ def sosfilt(sos, x, axis=-1, zi=None):
     """scipy.signal.sosfilt: scipy's values, the derivatives (in ``sos`` and ``x``) of its
     second-order sections run one after another by ``lfilter``; from rest only (``zi=None``)
     on traced values."""
-    if zi is not None:
-        raise NotImplementedError("fgrad.scipy.signal.sosfilt: zi= (initial conditions) is not "
-                                  "supported on traced values; prepend the samples that lead "
-                                  "to them to x, or filter from rest")
+    _from_rest("sosfilt", zi)
     sos = fnp.asarray(sos)
     if len(shape_of(sos)) != 2 or shape_of(sos)[1] != 6:
         raise ValueError("sos array must be shape (n_sections, 6)")  # (scipy's words)
