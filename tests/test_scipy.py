@@ -1069,6 +1069,23 @@ def _decaying(a, b, k):  # the integral of exp(-k t) over [a, b]
                           epsrel=1e-13)[0]
 
 
+def test_cumulative_trapezoid_of_a_line_is_exact_in_its_slope_and_its_points():
+    # the rule is exact on a line: the running integral of a * t from t_0 is
+    # a * (t**2 - t_0**2) / 2, whose derivative in a is (t**2 - t_0**2) / 2, in t_k a * t_k,
+    # and in t_0 -a * t_0
+    t = onp.cumsum(onp.r_[0.5, rng.uniform(0.5, 1.0, 5)])
+    d_slope = fgrad.grad(lambda a: np.sum(integrate.cumulative_trapezoid(a * t, t)))(2.0)
+    assert d_slope == pytest.approx(onp.sum(t[1:] ** 2 - t[0] ** 2) / 2, rel=1e-13)
+    jac = fgrad.jacfwd(lambda s: integrate.cumulative_trapezoid(2.0 * s, s, initial=0))(t)
+    want = onp.diag(2.0 * t)
+    want[0, 0], want[1:, 0] = 0.0, -2.0 * t[0]
+    onp.testing.assert_allclose(jac, want, atol=1e-12)
+    got = fgrad.jit(lambda y: integrate.cumulative_trapezoid(y, dx=0.3, axis=0))(M)
+    onp.testing.assert_array_equal(got, si.cumulative_trapezoid(M, dx=0.3, axis=0))
+    with pytest.raises(ValueError, match="`initial` must be `None` or `0`."):
+        fgrad.grad(lambda y: np.sum(integrate.cumulative_trapezoid(y, initial=1)))(X)
+
+
 def test_quad_derivatives_in_the_limits_and_args_against_the_closed_form():
     # (exp(-k a) - exp(-k b)) / k: d/da = -exp(-k a), d/db = exp(-k b), and in k below
     a, b, k = 0.2, 1.3, 0.7

@@ -530,6 +530,25 @@ def test_a_tuple_index_holding_a_batched_or_staged_integer_array_is_a_gather():
         staged(Y[0], onp.array([1, -5]))
 
 
+def test_a_plain_array_indexed_by_staged_indices_under_grad_of_jit():
+    # piecewise-linear interpolation by hand: numpy tries the staged index array's __index__,
+    # which fails, before its __array__; the failed try was kept as a guard, and every
+    # replay of the graph under grad raised numpy's TypeError
+    knots, q = onp.array([0.0, 0.5, 1.2, 2.0, 3.0]), onp.array([0.2, 0.9, 1.7, 2.5])
+
+    def f(x):
+        vals = np.cumsum(np.exp(x))
+        i = np.searchsorted(knots, q) - 1
+        w = (q - knots[i]) / (knots[i + 1] - knots[i])
+        return np.sum((1 - w) * vals[i] + w * vals[i + 1])
+
+    staged = fgrad.jit(f)
+    for x in RNG.normal(size=(2, 5)):
+        onp.testing.assert_array_equal(fgrad.grad(lambda a: staged(a))(x), fgrad.grad(f)(x))
+        onp.testing.assert_array_equal(staged(x), f(x))
+    assert _graphs(staged) == 1
+
+
 def test_at_updates_by_a_batched_or_staged_index_are_scatters():  # (.add, .set, .min, .max)
     # one-hot targets and per-example updates: vmap refused them, jit guarded the indices
     X = RNG.normal(size=(4, 3, 5))

@@ -824,6 +824,12 @@ def _x_call(f, y, *rest, **params):
      (((2, 3), (2, 3)), {"axis": 0})], call=_x_call))
 def trapezoid(y, x=None, dx=1.0, axis=-1):
     """``x`` (sample points) and ``dx`` may be traced."""
+    return fnp.sum(trapezoid_areas(y, x, dx, axis), axis=axis)
+
+
+def trapezoid_areas(y, x, dx, axis):
+    """The trapezoids' areas along ``axis``, in numpy's (and scipy's) order of operations:
+    ``trapezoid`` sums them, scipy's ``cumulative_trapezoid`` adds them up one by one."""
     y = fnp.asarray(y)
     nd = _ndim(y)
     if x is None:
@@ -838,7 +844,7 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
         else:
             d = diff(x, axis=axis)
     later, earlier = _along(axis, nd, slice(1, None)), _along(axis, nd, slice(None, -1))
-    return fnp.sum(d * (fnp.getitem(y, later) + fnp.getitem(y, earlier)) / 2.0, axis=axis)
+    return d * (fnp.getitem(y, later) + fnp.getitem(y, earlier)) / 2.0
 
 
 def _spacing_call(f, y, *spacing, **params):

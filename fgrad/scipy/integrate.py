@@ -1,6 +1,6 @@
 """fgrad.scipy.integrate: ``odeint`` and ``solve_ivp`` differentiable in the initial state,
-the times and ``args``; ``quad`` in its limits and ``args``; ``simpson`` and ``trapezoid`` in
-the samples.
+the times and ``args``; ``quad`` in its limits and ``args``; ``simpson`` in the samples;
+``trapezoid`` and ``cumulative_trapezoid`` in the samples and the points.
 
 ``odeint`` is a primitive whose implementation is scipy's (LSODA), ``solve_ivp`` another
 (scipy's, with the user's method, at the times wanted). Their rules, the same for both,
@@ -48,7 +48,8 @@ import fgrad.numpy as fnp
 from ..core import errors
 from ..numpy import batch_rules
 from ..numpy.broadcasting import cast_like, shape_of
-from ..numpy.wrapping import refuse_traced, traced_version_of
+from ..numpy.statistics import trapezoid_areas
+from ..numpy.wrapping import differentiable, refuse_traced, traced_version_of
 from ..core.pytree import tree_flatten, tree_unflatten
 from ..core.table import FUNCTIONS, Spec
 from . import defining
@@ -406,6 +407,23 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
 trapezoid._fgrad_entry = FUNCTIONS["trapezoid"]  # (checked there, as np.trapezoid)
 
 
+@differentiable(_si.cumulative_trapezoid, Spec(
+    [(((4,),), {}), (((2, 3),), {"dx": 0.5, "axis": 0}), (((2, 3), (3,)), {"initial": 0}),
+     (((3, 2), (3, 2)), {"axis": 0})]), name="scipy.integrate.cumulative_trapezoid")
+def cumulative_trapezoid(y, x=None, dx=1.0, axis=-1, initial=None):
+    """Differentiable in ``y``, the sample points ``x`` and ``dx``, as ``trapezoid``."""
+    # (scipy's checks of the shapes and of ``initial``, on placeholders of the shapes)
+    _si.cumulative_trapezoid(_onp.zeros(shape_of(y)),
+                             None if x is None else _onp.zeros(shape_of(x)), axis=axis,
+                             initial=initial)
+    out = fnp.cumsum(trapezoid_areas(y, x, dx, axis), axis=axis)
+    if initial is None:
+        return out
+    start = list(shape_of(out))
+    start[axis] = 1
+    return fnp.concatenate([fnp.zeros(start, fnp.result_type(out)), out], axis=axis)
+
+
 # the options solve_ivp takes on traced values (the rest change what the solver returns, or
 # give func's Jacobian, which the rules' other ODEs do not have)
 _IVP_OPTIONS = ("rtol", "atol", "first_step", "max_step", "min_step")
@@ -655,5 +673,5 @@ quad._fgrad_entry = _quad
 # scipy.integrate's other functions (``dblquad``, ``cumulative_trapezoid``, ...): scipy's
 # own on plain values, refused by name on traced ones
 __getattr__ = defining.plain_only_fallback(
-    __name__, _si, lambda name: "; fgrad.scipy.integrate has odeint, solve_ivp, quad and "
-    "simpson, and fgrad.numpy.trapezoid")
+    __name__, _si, lambda name: "; fgrad.scipy.integrate has odeint, solve_ivp, quad, "
+    "simpson, trapezoid and cumulative_trapezoid")

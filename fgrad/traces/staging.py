@@ -88,34 +88,39 @@ class StageTracer(ArrayTracer):
     # took it, so a graph run later on another transform's tracers makes the same conversion
     # of them, which that transform refuses where it would lose a derivative, as it does on
     # ``f`` itself (``grad(jit(lambda x: math.sin(x)))`` raises as ``grad`` of the lambda does).
-    def _taken(self, how):
+    # The conversion runs before the guard is recorded: one that fails took nothing (numpy,
+    # indexing a plain array by a staged array of indices, tries ``__index__`` first and
+    # falls back to ``__array__``; a guard kept from the failed try made every replay under
+    # ``grad`` raise the TypeError that numpy had caught).
+    def _taken(self, how, convert):
+        out = convert(self._value)
         self._trace.guard(self, how)
-        return self._value
+        return out
 
     def __bool__(self):
         return bool(self._read())
 
     def __float__(self):
-        return float(self._taken("float"))
+        return self._taken("float", float)
 
     def __int__(self):
-        return int(self._taken("int"))
+        return self._taken("int", int)
 
     def __complex__(self):
-        return complex(self._taken("complex"))
+        return self._taken("complex", complex)
 
     def __index__(self):
-        return operator.index(self._taken("index"))
+        return self._taken("index", operator.index)
 
     def item(self, *args):
-        return self._taken("item").item(*args)
+        return self._taken("item", lambda v: v.item(*args))
 
     def tolist(self):
-        return self._taken("tolist").tolist()
+        return self._taken("tolist", lambda v: v.tolist())
 
     def __array__(self, dtype=None, copy=None):  # plain numpy reading a staged value
-        v = self._taken("array")
-        return _onp.array(v, dtype, copy=True) if copy else _onp.asarray(v, dtype)
+        return self._taken("array", lambda v: _onp.array(v, dtype, copy=True) if copy
+                           else _onp.asarray(v, dtype))
 
     __lt__ = _comparison(_onp.less)
     __le__ = _comparison(_onp.less_equal)
