@@ -270,6 +270,12 @@ class Primitive:
                 other = first_foreign(args)
                 if other is not None:
                     return call_in_own_library(self, other, *args, **params)
+                if not params:  # (a complex scalar, or a value of another type: numpy's
+                    # operator for the arithmetic ufuncs, as the rules' own ``a * b`` on
+                    # plain values and the generated code: numpy's scalar arithmetic
+                    # multiplies complex scalars by another formula than the ufunc's loop,
+                    # a last bit apart, and a replay must give eager's bits)
+                    return self.fast_impl(*args)
                 return self.impl(*args, **params)
             return self._ambient(args, params)
         if self.check_call is not None and (params or len(args) > self.nin):

@@ -338,8 +338,8 @@ def value_dtype(v):
 
 def map_tracers(x, fn, leaf=None):
     """``x`` with ``fn`` applied to every tracer in it (per instance of ``leaf``, where
-    given), through lists, tuples and dicts (arguments of zero-derivative functions and
-    indices may hold tracers anywhere)."""
+    given), through lists, tuples, dicts and slices (arguments of zero-derivative functions
+    and indices may hold tracers anywhere: ``x[:n]`` with ``n`` computed)."""
     if isinstance(x, Tracer if leaf is None else leaf):
         return fn(x)
     cls = type(x)
@@ -347,11 +347,14 @@ def map_tracers(x, fn, leaf=None):
         return cls(map_tracers(v, fn, leaf) for v in x)
     if cls is dict:
         return {k: map_tracers(v, fn, leaf) for k, v in x.items()}
+    if cls is slice:
+        return slice(map_tracers(x.start, fn, leaf), map_tracers(x.stop, fn, leaf),
+                     map_tracers(x.step, fn, leaf))
     return x
 
 
 def read_values(x):
-    """``read_value`` of every tracer in ``x``, through lists, tuples and dicts."""
+    """``read_value`` of every tracer in ``x``, through lists, tuples, dicts and slices."""
     return map_tracers(x, read_value)
 
 
