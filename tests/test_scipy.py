@@ -380,6 +380,35 @@ def test_more_scipy_linalg_functions_refuse_what_they_do_not_differentiate_by_na
                                 [sl.solveh_banded(ab, b) for b in bs], rtol=1e-12)
 
 
+def test_generalized_eigh_against_the_diagonal_pencils_closed_form():
+    # a v = w b v with a and b diagonal: w_i = a_ii / b_ii, v_i = e_i / sqrt(b_ii); beside an
+    # off-diagonal a, dw_i = v_i^T (da - w_i db) v_i (the eigenvalue's derivative in b)
+    a, b = onp.array([1.0, -2.0, 3.5]), onp.array([2.0, 0.5, 1.5])
+
+    def eig(a, b):
+        return linalg.eigh(np.diag(a), np.diag(b))
+
+    w, v = eig(a, b)
+    onp.testing.assert_allclose(w, onp.sort(a / b), rtol=1e-14)
+    order = onp.argsort(a / b)
+    for i, k in enumerate(order):  # (the eigenvalues ascending: k is its diagonal entry)
+        da, db = fgrad.grad(lambda a, b: eig(a, b)[0][i], argnums=(0, 1))(a, b)
+        onp.testing.assert_allclose(da, onp.eye(3)[k] / b[k], atol=1e-14)
+        onp.testing.assert_allclose(db, -onp.eye(3)[k] * a[k] / b[k] ** 2, atol=1e-14)
+        dv = fgrad.grad(lambda b: eig(a, b)[1][k, i] ** 2)(b)  # (v_ki^2 = 1 / b_k)
+        onp.testing.assert_allclose(dv, -onp.eye(3)[k] / b[k] ** 2, atol=1e-14)
+    A = rng.normal(size=(3, 3))
+    B = onp.diag(b) + 0.1 * rng.normal(size=(3, 3))
+    w, v = sl.eigh(A, B)
+    dB = rng.normal(size=(3, 3))
+    tangent = fgrad.jvp(lambda B: linalg.eigh(A, B, eigvals_only=True), (B,), (dB,))[1]
+    sym = onp.tril(dB) + onp.tril(dB, -1).T  # (the lower triangle read)
+    onp.testing.assert_allclose(tangent, -w * onp.einsum("ki,kl,li->i", v, sym, v),
+                                rtol=1e-10)
+    with pytest.raises(NotImplementedError, match="type=2"):
+        fgrad.grad(lambda A: np.sum(linalg.eigh(A, B, type=2)[0]))(A)
+
+
 def test_lfilter_smoothing_derivative_in_its_coefficient_against_the_closed_form():
     # (an audit's lfilter of traced values raised NoDerivativeRuleError)
     # exponential smoothing y[n] = al x[n] + (1 - al) y[n-1] = al sum_k (1 - al)^k x[n-k]

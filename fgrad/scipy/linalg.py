@@ -549,15 +549,86 @@ _eigvalsh = define(
               valid=_dec._EIGVALSH.valid, call=_dec._EIGVALSH.call), batch=_STACKED)
 
 
+# --- the generalized problem: a v = w b v, with v^H b v = I --------------------------------
+# With P = V^H da V and Q = V^H db V (the triangles read, mirrored), differentiating
+# a V = b V diag(w) and V^H b V = I gives dw = diag(P) - w diag(Q) and dV = V C, where
+# C_ij = (P_ij - w_j Q_ij) / (w_j - w_i) off the diagonal and C_ii = -Q_ii / 2 (its imaginary
+# part, a complex eigenvector's phase, taken as zero, as eigh's rules take it).
+
+def _geigh_jvp(ts, outs, a, b, lower=True):
+    w, v = outs
+    p, q = (None if t is None else fnp.matmul(fnp.matmul(_dec._adjoint(v),
+                                                         _dec._read_triangle(t, lower)), v)
+            for t in ts)
+    dw = 0 if p is None else _dec._diag(p)
+    c = 0 if p is None else p
+    if q is not None:
+        dw = dw - w * _dec._diag(q)
+        c = c - q * fnp.expand_dims(w, -2)
+    c = _dec._gap_inverse(w) * c
+    if q is not None:
+        c = c - 0.5 * _dec._diag_embed(_real_part(_dec._diag(q)))
+    return _real_part(dw), fnp.matmul(v, c)
+
+
+def _geigh_vjp(i, gs, outs, a, b, lower=True):
+    (gw, gv), (w, v) = gs, outs
+    gw = _real_part(gw)
+    g = _dec._gap_inverse(w) * fnp.matmul(_mT(v), gv)
+    if i == 0:
+        inner = _dec._diag_embed(gw) + g
+    else:
+        diag_g = _real_part(_dec._diag(fnp.matmul(_mT(v), gv)))
+        inner = -_dec._diag_embed(gw * w + 0.5 * diag_g) - g * fnp.expand_dims(w, -2)
+    return _dec._read_triangle_adjoint(fnp.matmul(fnp.matmul(_dec._conj(v), inner), _mT(v)),
+                                       lower)
+
+
+def _pencil(b):
+    """For the tests: from ``b`` in [-1, 1], a ``b`` whose triangles each read as a positive
+    definite matrix with eigenvalues in [0.5, 1.5] (the pencil's eigenvalues stay apart)."""
+    n = shape_of(b)[-1]
+    return _dominant(b) / (2 * n)
+
+
+def _geigh_valid(a, b):
+    for lower in (True, False):
+        w, v = _sl.eigh(a, _onp.asarray(_pencil(b)), lower=lower)
+        if not (_min_gap(w) > 0.1 and _clear_top(v)):
+            return False
+    return True
+
+
+def _geigh_call(f, a, b, **params):
+    shape = shape_of(a)
+    w, v = _outputs(f(a, _pencil(b), **params), [shape[:-1], shape])
+    return w, v * _column_signs(v)
+
+
+_geigh = define_multi(
+    "scipy.linalg.eigh(b=)", lambda a, b, lower=True: tuple(_sl.eigh(a, b, lower=lower)),
+    lambda a, b, lower=True: (shape_of(a)[:-1], shape_of(a)), _geigh_vjp, _geigh_jvp,
+    spec=Spec([(((2, 2), (2, 2)), {}), (((3, 3), (3, 3)), {"lower": False})],
+              domain=(-1.0, 1.0), valid=_geigh_valid, call=_geigh_call),
+    batch=_batched(batch_rules.stacked(2, 2)), other_arrays=False)  # (see defining.define)
+
+
 @traced_version_of(_sl.eigh)
-def eigh(a, b=None, *, lower=True, eigvals_only=False, **kwargs):
-    """scipy.linalg.eigh of one symmetric (or hermitian) matrix (no ``b``), differentiated as
-    the function scipy computes (it reads the lower triangle, the upper with ``lower=False``;
-    the derivative with respect to the other is zero), with numpy.linalg.eigh's conventions at
-    repeated eigenvalues and for complex eigenvectors' phases."""
+def eigh(a, b=None, *, lower=True, eigvals_only=False, type=1, **kwargs):
+    """scipy.linalg.eigh of one symmetric (or hermitian) matrix, or of the pencil ``(a, b)``
+    (``a v = w b v``, ``b`` positive definite, ``v^H b v = I``), differentiated as the function
+    scipy computes (it reads the lower triangles, the upper with ``lower=False``; the
+    derivative with respect to the others is zero), with numpy.linalg.eigh's conventions at
+    repeated eigenvalues and for complex eigenvectors' phases. ``type=2`` and ``3`` (``a b v =
+    w v``, ``b a v = w v``) are refused on traced values."""
     if b is not None:
-        raise NotImplementedError("fgrad.scipy.linalg.eigh: the generalized problem (b=) is "
-                                  "not supported on traced values")
+        if type != 1:
+            raise NotImplementedError(f"fgrad.scipy.linalg.eigh: type={type} (the problems "
+                                      "a b v = w v and b a v = w v) is not supported on traced "
+                                      "values; type=1, a v = w b v, is")
+        _only("eigh", kwargs, ("driver",))
+        w, v = _geigh(a, b, lower=bool(lower))
+        return _real_part(w) if eigvals_only else (_real_part(w), v)
     _only("eigh", kwargs, ("driver",))
     if eigvals_only:
         return _eigvalsh(a, lower=bool(lower))
