@@ -1402,8 +1402,8 @@ def test_scipys_other_functions_run_on_plain_values_and_refuse_traced_ones_by_na
     # scipy's other functions)
     x = onp.array([0.3, 1.2, -0.5, 2.0])
     for module, name, call, want in (
-            (optimize, "brentq", lambda f, t: f(lambda z, t: z * z - t, 0.0, 3.0, args=(t,)),
-             "root or minimize"),
+            (optimize, "newton", lambda f, t: f(lambda z, t: z * z - t, 1.0, args=(t,)),
+             "root, minimize, root_scalar"),
             (integrate, "dblquad", lambda f, t: f(lambda y, z, t: t * z * y, 0.0, 1.0, 0.0,
                                                   1.0, args=(t,))[0], "odeint, solve_ivp, quad"),
             (signal, "savgol_filter", lambda f, t: f(x * t, 3, 1), "stop_gradient"),
@@ -1573,6 +1573,73 @@ def test_root_is_differentiable_in_its_arguments_both_modes():
     assert x == pytest.approx(2.0, rel=1e-10)
     assert fgrad.grad(x_of)(10.0) == pytest.approx(1 / (3 * x * x + 1), rel=1e-9)
     assert fgrad.jvp(x_of, (10.0,), (1.0,))[1] == pytest.approx(1 / (3 * x * x + 1), rel=1e-9)
+
+
+@pytest.mark.parametrize("method", ["brentq", "brenth", "ridder", "bisect", "toms748"])
+def test_bracketing_roots_are_differentiable_in_args_and_closures(method):
+    # (scipy's own on plain values; these raised NoDerivativeRuleError on traced ones)
+    solve = getattr(optimize, method)
+    assert solve(lambda x, a: x ** 3 + x - a, 0.0, 5.0, args=(10.0,)) == \
+        getattr(so, method)(lambda x, a: x ** 3 + x - a, 0.0, 5.0, args=(10.0,))
+
+    def x_of(a, b):  # the root of x^3 + b x - a: dx/da = 1 / (3 x^2 + b), dx/db = -x / (...)
+        return solve(lambda x, b: x ** 3 + b * x - a, 0.0, 5.0, args=(b,), xtol=1e-14)
+
+    x = x_of(10.0, 1.0)
+    assert x == pytest.approx(2.0, rel=1e-12)
+    d = 3 * x * x + 1
+    for how in (fgrad.grad, lambda f, **k: fgrad.jit(fgrad.grad(f, **k))):
+        assert how(x_of, argnums=(0, 1))(10.0, 1.0) == (pytest.approx(1 / d, rel=1e-10),
+                                                        pytest.approx(-x / d, rel=1e-10))
+    assert fgrad.jvp(lambda a: x_of(a, 1.0), (10.0,), (1.0,))[1] == pytest.approx(1 / d)
+    # the second derivative: d2x/da2 = -6 x (dx/da)^3
+    assert fgrad.grad(fgrad.grad(lambda a: x_of(a, 1.0)))(10.0) == \
+        pytest.approx(-6 * x / d ** 3, rel=1e-8)
+    got = fgrad.vmap(lambda a: x_of(a, 1.0))(onp.array([10.0, 2.0]))
+    onp.testing.assert_allclose(got, [2.0, 1.0], rtol=1e-12)
+    x, report = solve(lambda x, a: x ** 2 - a, 0.0, 5.0, args=(np.asarray(2.0) * 1.0,),
+                      full_output=True)
+    assert report.converged and report.root is x
+
+
+def test_root_scalar_minimize_scalar_and_least_squares_are_differentiable():
+    def r(a):
+        return optimize.root_scalar(lambda x: x ** 3 + x - a, bracket=(-5, 5), xtol=1e-14)
+
+    res = r(10.0)
+    assert res.converged and res.root == pytest.approx(2.0, rel=1e-12)
+    assert fgrad.grad(lambda a: r(a).root)(10.0) == pytest.approx(1 / 13, rel=1e-10)
+    # the minimizer of (z - a)^2 + b z^4: dz/da = 2 / (2 + 12 b z^2); the minimum's
+    # derivative in b is z^4 (the envelope theorem)
+    def m(a, b):
+        return optimize.minimize_scalar(lambda z: (z - a) ** 2 + b * z ** 4, bounds=(-3, 3),
+                                        method="bounded", options={"xatol": 1e-12})
+
+    z = m(0.5, 0.3).x
+    assert fgrad.grad(lambda a: m(a, 0.3).x)(0.5) == \
+        pytest.approx(2 / (2 + 3.6 * z * z), rel=1e-7)
+    assert fgrad.grad(lambda b: m(0.5, b).fun)(0.3) == pytest.approx(z ** 4, rel=1e-7)
+    assert m(0.5, 0.3).x == so.minimize_scalar(lambda z: (z - 0.5) ** 2 + 0.3 * z ** 4,
+                                               bounds=(-3, 3), method="bounded",
+                                               options={"xatol": 1e-12}).x
+    # a line through the origin fitted to a: p = (k . a) / (k . k); the cost's derivative
+    # in a is the residual a - p k, negated
+    k = onp.arange(1.0, 4.0)
+
+    def fit(a):
+        return optimize.least_squares(lambda p: p[0] * k - a, onp.zeros(1), xtol=1e-14,
+                                      ftol=1e-14, gtol=1e-14)
+
+    a = onp.array([1.0, 1.5, 4.0])
+    p = k @ a / (k @ k)
+    onp.testing.assert_allclose(fgrad.jacobian(lambda a: fit(a).x)(a), [k / (k @ k)],
+                                rtol=1e-9)
+    onp.testing.assert_allclose(fgrad.grad(lambda a: fit(a).cost)(a), a - p * k, rtol=1e-9)
+    onp.testing.assert_allclose(fgrad.vmap(lambda a: fit(a).x)(onp.stack([a, 2 * a]))[:, 0],
+                                [p, 2 * p], rtol=1e-8)  # (scipy's 2-point Jacobian)
+    with pytest.raises(NotImplementedError, match="loss='soft_l1'"):
+        fgrad.grad(lambda a: optimize.least_squares(lambda p: p[0] * k - a, onp.zeros(1),
+                                                    loss="soft_l1").cost)(a)
 
 
 def test_a_solution_under_jit_is_the_solution_and_grad_of_jit_differentiates_it():

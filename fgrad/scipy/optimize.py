@@ -1,5 +1,7 @@
 """fgrad.scipy.optimize: scipy's minimize and root with fgrad's derivatives, and solutions
-differentiable in the problem's parameters.
+differentiable in the problem's parameters (theirs, and those of ``least_squares``,
+``minimize_scalar``, ``root_scalar`` and the bracketing root finders ``brentq``, ``brenth``,
+``ridder``, ``bisect`` and ``toms748``).
 
 * ``minimize(fun, x0, ...)`` takes a pytree ``x0`` (a dict of arrays, ...), gives scipy
   ``jac`` from ``value_and_grad``, and ``hess`` or ``hessp`` from fgrad where the method uses
@@ -22,6 +24,7 @@ differentiable in the problem's parameters.
   the function's value at the differentiable solution (for a minimum, the envelope theorem's
   derivative: that of ``fun`` in its ``args`` at the solution held fixed).
 """
+import functools
 import types as _types
 
 import numpy as _onp
@@ -253,8 +256,146 @@ def root(fun, x0, args=(), method="hybr", jac=None, tol=None, callback=None, opt
     return _solution(args, fun, solve, lambda x: fun(x, *args))
 
 
-# scipy.optimize's other functions (``brentq``, ``least_squares``, ...): scipy's own on plain
+# --- scalar problems and least squares: the same implicit solution ------------------------
+
+def _on_vectors(F):
+    """A scalar problem's ``F(x, *args)`` on a 1-vector ``x`` (``implicit_solution`` solves
+    with its Jacobian as a matrix)."""
+    return lambda v, *a: fnp.reshape(F(v[0], *a), (1,))
+
+
+def _scalar_solution(f, args, solve, F=None):
+    """``(x, lifted f, args)``: the scalar ``x = solve(f, *plain args)`` of ``F(x, *args) =
+    0`` (``F = f``: a root), differentiable in traced ``args`` and in traced values ``f``
+    closes over; ``x`` is ``None`` where nothing is traced (the caller runs scipy as it is)."""
+    f, args = _closure_lifted(f, _args(args))
+    if not contains_tracer(args):
+        return None, f, args
+
+    def solve_plain(*a):
+        with staging(None):  # (as minimize's)
+            return _so.OptimizeResult(x=_onp.atleast_1d(solve(f, *read_values(a))))
+
+    res = _solution(args, _on_vectors(F or f), solve_plain, lambda x: None)
+    return res.x[0], f, args
+
+
+def _bracketing(name):
+    """scipy's ``name`` (``brentq``, ``bisect``, ...): a root in a bracket, differentiable in
+    ``args`` and in the values ``f`` closes over (the bracket's ends only bound the search)."""
+    scipy_fn = getattr(_so, name)
+
+    @functools.wraps(scipy_fn)
+    def bracketing(f, a, b, args=(), *rest, full_output=False, **kw):
+        a, b = read_values(a), read_values(b)
+        outs = []
+
+        def solve(g, *plain):
+            out = scipy_fn(g, a, b, plain, *rest, full_output=full_output, **kw)
+            outs.append(out)
+            return out[0] if full_output else out
+
+        x, f, args = _scalar_solution(f, args, solve)
+        if x is None:
+            return scipy_fn(f, a, b, args, *rest, full_output=full_output, **kw)
+        if full_output:  # (scipy's report of the search, its root the traced one)
+            outs[-1][1].root = x
+            return x, outs[-1][1]
+        return x
+
+    bracketing.__doc__ = (f"scipy.optimize.{name}: the root differentiable in ``args`` and in "
+                          "traced values ``f`` closes over, by the implicit function theorem "
+                          f"(``-f_args / f_x`` at the root).\n\n{scipy_fn.__doc__ or ''}")
+    return bracketing
+
+
+brentq, brenth, ridder, bisect, toms748 = (
+    _bracketing(n) for n in ("brentq", "brenth", "ridder", "bisect", "toms748"))
+
+
+def root_scalar(f, args=(), **kw):
+    """scipy.optimize.root_scalar; ``res.root`` differentiable in ``args`` and in traced
+    values ``f`` closes over (the implicit function theorem, as ``root``).
+
+    >>> import fgrad
+    >>> def r(a):  # the root of x^3 + x - a
+    ...     return root_scalar(lambda x: x ** 3 + x - a, bracket=(-5, 5), xtol=1e-14).root
+    >>> round(float(r(2.0)), 9), round(float(fgrad.grad(r)(2.0)), 9)  # 1 / (3 x^2 + 1)
+    (1.0, 0.25)
+    """
+    kw = {k: read_values(v) if k in ("bracket", "x0", "x1") else v for k, v in kw.items()}
+    outs = []
+
+    def solve(g, *plain):
+        outs.append(_so.root_scalar(g, args=plain, **kw))
+        return outs[-1].root
+
+    x, f, args = _scalar_solution(f, args, solve)
+    if x is None:
+        return _so.root_scalar(f, args=args, **kw)
+    outs[-1].root = x
+    return outs[-1]
+
+
+def minimize_scalar(fun, bracket=None, bounds=None, args=(), method=None, tol=None,
+                    options=None):
+    """scipy.optimize.minimize_scalar; ``res.x`` and ``res.fun`` differentiable in ``args``
+    and in traced values ``fun`` closes over, at a minimum inside the bounds (where the
+    derivative is zero: the implicit function theorem on it, as ``minimize``)."""
+    kw = dict(bracket=read_values(bracket), bounds=read_values(bounds), method=method,
+              tol=tol, options=options)
+    outs = []
+
+    def solve(g, *plain):
+        outs.append(_so.minimize_scalar(g, args=plain, **kw))
+        return outs[-1].x
+
+    def slope(x, *a):
+        return grad(lambda u: lifted(u, *a))(x)
+
+    lifted, lifted_args = _closure_lifted(fun, _args(args))
+    x, lifted, lifted_args = _scalar_solution(lifted, lifted_args, solve, F=slope)
+    if x is None:
+        return _so.minimize_scalar(fun, args=_args(args), **kw)
+    res = outs[-1]
+    res.x, res.fun = x, lifted(x, *lifted_args)
+    return res
+
+
+def least_squares(fun, x0, jac="2-point", *, args=(), kwargs=None, loss="linear", **kw):
+    """scipy.optimize.least_squares; ``res.x``, the residuals ``res.fun`` and ``res.cost``
+    differentiable in ``args`` and in traced values ``fun`` closes over (the implicit function
+    theorem on the normal equations ``J^T r = 0``, at a solution inside the bounds; the
+    squared loss only, on traced values)."""
+    if kwargs:
+        fun = _with_kwargs(fun, kwargs)
+    fun, args = _closure_lifted(fun, _args(args))
+    if not contains_tracer(args):
+        return _so.least_squares(fun, x0, jac, args=args, loss=loss, **kw)
+    if loss != "linear":
+        raise NotImplementedError(f"fgrad.scipy.optimize.least_squares: loss={loss!r} is not "
+                                  "supported on traced values; loss='linear' is")
+    x0 = _onp.asarray(read_values(x0), float)
+
+    def solve(*a):
+        with staging(None):  # (as minimize's)
+            return _so.least_squares(fun, x0, jac, args=read_values(a), **kw)
+
+    def normal(x, *a):
+        return grad(lambda u: 0.5 * fnp.sum(fun(u, *a) ** 2))(x)
+
+    res = _solution(args, normal, solve, lambda x: fun(x, *args))
+    res.cost = 0.5 * fnp.sum(res.fun ** 2)
+    return res
+
+
+def _with_kwargs(fun, kwargs):
+    return lambda x, *a: fun(x, *a, **kwargs)
+
+
+# scipy.optimize's other functions (``newton``, ``curve_fit``, ...): scipy's own on plain
 # values, refused by name on traced ones
 __getattr__ = defining.plain_only_fallback(
     __name__, _so, lambda name: "; a solution differentiable in the problem's parameters: "
-    "fgrad.scipy.optimize.root or minimize with the parameters in args")
+    "fgrad.scipy.optimize.root, minimize, root_scalar, minimize_scalar, least_squares or "
+    "brentq with the parameters in args")
