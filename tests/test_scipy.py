@@ -1637,6 +1637,15 @@ def test_root_scalar_minimize_scalar_and_least_squares_are_differentiable():
     onp.testing.assert_allclose(fgrad.grad(lambda a: fit(a).cost)(a), a - p * k, rtol=1e-9)
     onp.testing.assert_allclose(fgrad.vmap(lambda a: fit(a).x)(onp.stack([a, 2 * a]))[:, 0],
                                 [p, 2 * p], rtol=1e-8)  # (scipy's 2-point Jacobian)
+    # a traced closure and traced kwargs= at once: the cost c^2 S / 2 has derivative c S in c
+    def scaled(a, c):
+        return optimize.least_squares(lambda p, scale: (p[0] * k - a) * scale, onp.zeros(1),
+                                      kwargs={"scale": c}, xtol=1e-14, ftol=1e-14, gtol=1e-14)
+
+    assert fgrad.grad(lambda c: scaled(a, c).cost)(2.0) == \
+        pytest.approx(2.0 * onp.sum((a - p * k) ** 2), rel=1e-9)
+    onp.testing.assert_allclose(fgrad.grad(lambda a: scaled(a, 2.0).x[0])(a), k / (k @ k),
+                                rtol=1e-9)
     with pytest.raises(NotImplementedError, match="loss='soft_l1'"):
         fgrad.grad(lambda a: optimize.least_squares(lambda p: p[0] * k - a, onp.zeros(1),
                                                     loss="soft_l1").cost)(a)

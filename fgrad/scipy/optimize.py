@@ -168,7 +168,7 @@ def _closure_lifted(fun, args):
         return fun, args
     n = len(args)
 
-    def lifted_fun(x, *a):
+    def lifted_fun(x, *a, **kw):
         new, at = list(cells), n
         for i, tree, m in where:
             new[i] = _types.CellType(tree_unflatten(tree, list(a[at:at + m])))
@@ -176,7 +176,7 @@ def _closure_lifted(fun, args):
         rebuilt = _types.FunctionType(fun.__code__, fun.__globals__, fun.__name__,
                                       fun.__defaults__, tuple(new))
         rebuilt.__kwdefaults__ = fun.__kwdefaults__
-        return rebuilt(x, *a[:n])
+        return rebuilt(x, *a[:n], **kw)
 
     return lifted_fun, args + tuple(lifted)
 
@@ -264,10 +264,11 @@ def _on_vectors(F):
     return lambda v, *a: fnp.reshape(F(v[0], *a), (1,))
 
 
-def _scalar_solution(f, args, solve, F=None):
+def _scalar_solution(f, args, solve, equation=None):
     """``(x, lifted f, args)``: the scalar ``x = solve(f, *plain args)`` of ``F(x, *args) =
-    0`` (``F = f``: a root), differentiable in traced ``args`` and in traced values ``f``
-    closes over; ``x`` is ``None`` where nothing is traced (the caller runs scipy as it is)."""
+    0`` (``F = equation(f)``; ``f`` itself, a root, by default), differentiable in traced
+    ``args`` and in traced values ``f`` closes over (lifted into ``args``); ``x`` is ``None``
+    where nothing is traced (the caller runs scipy as it is)."""
     f, args = _closure_lifted(f, _args(args))
     if not contains_tracer(args):
         return None, f, args
@@ -276,7 +277,8 @@ def _scalar_solution(f, args, solve, F=None):
         with staging(None):  # (as minimize's)
             return _so.OptimizeResult(x=_onp.atleast_1d(solve(f, *read_values(a))))
 
-    res = _solution(args, _on_vectors(F or f), solve_plain, lambda x: None)
+    F = f if equation is None else equation(f)
+    res = _solution(args, _on_vectors(F), solve_plain, lambda x: None)
     return res.x[0], f, args
 
 
@@ -350,15 +352,14 @@ def minimize_scalar(fun, bracket=None, bounds=None, args=(), method=None, tol=No
         outs.append(_so.minimize_scalar(g, args=plain, **kw))
         return outs[-1].x
 
-    def slope(x, *a):
-        return grad(lambda u: lifted(u, *a))(x)
+    def slope(f):  # (the equation of a minimum: a zero derivative)
+        return lambda x, *a: grad(lambda u: f(u, *a))(x)
 
-    lifted, lifted_args = _closure_lifted(fun, _args(args))
-    x, lifted, lifted_args = _scalar_solution(lifted, lifted_args, solve, F=slope)
+    x, fun, args = _scalar_solution(fun, args, solve, slope)
     if x is None:
-        return _so.minimize_scalar(fun, args=_args(args), **kw)
+        return _so.minimize_scalar(fun, args=args, **kw)
     res = outs[-1]
-    res.x, res.fun = x, lifted(x, *lifted_args)
+    res.x, res.fun = x, fun(x, *args)
     return res
 
 
@@ -367,9 +368,9 @@ def least_squares(fun, x0, jac="2-point", *, args=(), kwargs=None, loss="linear"
     differentiable in ``args`` and in traced values ``fun`` closes over (the implicit function
     theorem on the normal equations ``J^T r = 0``, at a solution inside the bounds; the
     squared loss only, on traced values)."""
-    if kwargs:
-        fun = _with_kwargs(fun, kwargs)
     fun, args = _closure_lifted(fun, _args(args))
+    if kwargs:  # (traced values among them lifted too, from the wrapper's closure)
+        fun, args = _closure_lifted(_with_kwargs(fun, kwargs), args)
     if not contains_tracer(args):
         return _so.least_squares(fun, x0, jac, args=args, loss=loss, **kw)
     if loss != "linear":
