@@ -1651,6 +1651,43 @@ def test_root_scalar_minimize_scalar_and_least_squares_are_differentiable():
                                                     loss="soft_l1").cost)(a)
 
 
+def test_curve_fit_is_scipys_and_differentiable_in_the_data_against_weighted_least_squares():
+    # a line fitted with weights W = 1 / sigma^2: popt = (X^T W X)^-1 X^T W y, so its
+    # Jacobian in y is that matrix; pcov = (X^T W X)^-1 r^T W r / (m - 2), whose gradient in
+    # y is (X^T W X)^-1 2 W r / (m - 2) (X^T W r = 0 at the fit)
+    t = onp.linspace(0.0, 2.0, 7)
+    y = 0.5 + 1.5 * t + 0.1 * onp.sin(5 * t)
+    sig = 0.1 + 0.05 * t
+    X, W = onp.stack([t, onp.ones_like(t)], 1), onp.diag(1 / sig ** 2)
+    inv = onp.linalg.inv(X.T @ W @ X)
+
+    def fit(y, sig=sig):
+        return optimize.curve_fit(lambda t, a, b: a * t + b, t, y, sigma=sig)
+
+    want = so.curve_fit(lambda t, a, b: a * t + b, t, y, sigma=sig)
+    for got in (fit(np.asarray(y) * 1.0), fgrad.jit(fit)(y)):
+        for g, w in zip(got, want):
+            onp.testing.assert_array_equal(g, w)
+    onp.testing.assert_allclose(fgrad.jacobian(lambda y: fit(y)[0])(y), inv @ X.T @ W,
+                                rtol=1e-8, atol=1e-12)
+    r = y - X @ (inv @ X.T @ W @ y)
+    onp.testing.assert_allclose(fgrad.grad(lambda y: fit(y)[1][0, 0])(y),
+                                inv[0, 0] * 2 * (W @ r) / (len(t) - 2), rtol=1e-7, atol=1e-12)
+    batch = onp.stack([y, 2 * y])
+    onp.testing.assert_allclose(fgrad.vmap(lambda y: fit(y)[0])(batch),
+                                [want[0], 2 * want[0]], rtol=1e-8)  # (scipy's tolerance)
+    # an exponential decay's rate in a closure: the amplitude fitted is
+    # sum(y e) / sum(e^2) with e = exp(-k t), differentiated in k by fgrad itself
+    def amplitude(k):
+        return optimize.curve_fit(lambda t, a: a * np.exp(-k * t), t, y)[0][0]
+
+    def closed_form(k):
+        e = np.exp(-k * t)
+        return np.sum(y * e) / np.sum(e * e)
+
+    assert fgrad.grad(amplitude)(0.8) == pytest.approx(fgrad.grad(closed_form)(0.8), rel=1e-8)
+
+
 def test_a_solution_under_jit_is_the_solution_and_grad_of_jit_differentiates_it():
     # grad(jit(f)) raised EscapedTracerError: the solver's steps (the user's function on plain
     # values, read by scipy) were recorded in the staged graph, a thousand nodes and guards

@@ -1,7 +1,7 @@
 """fgrad.scipy.optimize: scipy's minimize and root with fgrad's derivatives, and solutions
 differentiable in the problem's parameters (theirs, and those of ``least_squares``,
-``minimize_scalar``, ``root_scalar`` and the bracketing root finders ``brentq``, ``brenth``,
-``ridder``, ``bisect`` and ``toms748``).
+``curve_fit``, ``minimize_scalar``, ``root_scalar`` and the bracketing root finders
+``brentq``, ``brenth``, ``ridder``, ``bisect`` and ``toms748``).
 
 * ``minimize(fun, x0, ...)`` takes a pytree ``x0`` (a dict of arrays, ...), gives scipy
   ``jac`` from ``value_and_grad``, and ``hess`` or ``hessp`` from fgrad where the method uses
@@ -25,6 +25,7 @@ differentiable in the problem's parameters (theirs, and those of ``least_squares
   derivative: that of ``fun`` in its ``args`` at the solution held fixed).
 """
 import functools
+import inspect
 import types as _types
 
 import numpy as _onp
@@ -32,6 +33,7 @@ import scipy.optimize as _so
 
 import fgrad.numpy as fnp
 from ..numpy.broadcasting import cast_like
+from ..numpy.wrapping import with_numpy_values
 from ..core.pytree import tree_flatten, tree_unflatten
 from ..numpy import batch_rules
 from ..core.table import Spec
@@ -394,9 +396,63 @@ def _with_kwargs(fun, kwargs):
     return lambda x, *a: fun(x, *a, **kwargs)
 
 
-# scipy.optimize's other functions (``newton``, ``curve_fit``, ...): scipy's own on plain
+def curve_fit(f, xdata, ydata, p0=None, sigma=None, absolute_sigma=False, *rest,
+              full_output=False, **kw):
+    """scipy.optimize.curve_fit; ``popt`` and ``pcov`` differentiable in ``xdata``,
+    ``ydata``, a 1-d ``sigma`` and traced values ``f`` closes over (scipy's values): ``popt``
+    by the implicit function theorem on the normal equations of the weighted residuals (a
+    minimum inside the bounds), ``pcov`` as ``inv(J^T J)`` (scaled by the residuals' variance
+    unless ``absolute_sigma``) from the exact Jacobian ``J`` at ``popt``.
+
+    >>> import fgrad, numpy
+    >>> t = numpy.linspace(0.0, 1.0, 5)
+    >>> slope = lambda y: curve_fit(lambda t, a: a * t, t, y)[0][0]
+    >>> round(float(slope(2.0 * t)), 9), fgrad.grad(slope)(2.0 * t).round(6).tolist()
+    (2.0, [0.0, 0.133333, 0.266667, 0.4, 0.533333])
+    """
+    n = len(inspect.signature(f).parameters) - 1 if p0 is None else \
+        _onp.size(read_values(p0))
+    f, lifted = _closure_lifted(f, (None,) * n)
+    data = (xdata, ydata) + (() if sigma is None else (sigma,)) + lifted[n:]
+    if not contains_tracer(data):
+        return _so.curve_fit(f, xdata, ydata, p0, sigma, absolute_sigma, *rest,
+                             full_output=full_output, **kw)
+    if rest or full_output or _onp.ndim(value_for_shape(sigma)) > 1:
+        raise NotImplementedError(
+            "fgrad.scipy.optimize.curve_fit: on traced values give check_finite, bounds, "
+            "method and jac by keyword, a 1-d sigma, and no full_output")
+    p0 = _onp.ones(n) if p0 is None else _onp.asarray(read_values(p0), float)
+    weighted = sigma is not None
+
+    def residual(p, xd, yd, *more):
+        sg, lk = (more[0], more[1:]) if weighted else (None, more)
+        r = f(xd, *p, *lk) - yd
+        return r / sg if weighted else r
+
+    def fit_plain(xd, yd, *more):
+        sg, lk = (more[0], more[1:]) if weighted else (None, more)
+        with staging(None):  # (as minimize's)
+            return _so.curve_fit(lambda x, *p: f(x, *p, *lk), xd, yd, p0, sg,
+                                 absolute_sigma, **kw)
+
+    def normal(p, *a):
+        return grad(lambda u: 0.5 * fnp.sum(residual(u, *a) ** 2))(p)
+
+    popt = _solution(data, normal,
+                     lambda *a: _so.OptimizeResult(x=fit_plain(*read_values(a))[0]),
+                     lambda x: None).x
+    r = residual(popt, *data)
+    jac = jacfwd(lambda p: residual(p, *data))(popt)
+    pcov = fnp.linalg.inv(fnp.matmul(fnp.transpose(jac), jac))
+    m = _onp.size(value_for_shape(r))
+    if not absolute_sigma:
+        pcov = pcov * (fnp.sum(r * r) / (m - n)) if m > n else pcov * _onp.inf
+    return with_numpy_values((popt, pcov), fit_plain, data, {})
+
+
+# scipy.optimize's other functions (``newton``, ``linprog``, ...): scipy's own on plain
 # values, refused by name on traced ones
 __getattr__ = defining.plain_only_fallback(
     __name__, _so, lambda name: "; a solution differentiable in the problem's parameters: "
-    "fgrad.scipy.optimize.root, minimize, root_scalar, minimize_scalar, least_squares or "
-    "brentq with the parameters in args")
+    "fgrad.scipy.optimize.root, minimize, root_scalar, minimize_scalar, least_squares, "
+    "curve_fit or brentq with the parameters in args")
