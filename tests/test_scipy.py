@@ -523,6 +523,25 @@ def test_scaled_bessel_ellipkm1_and_wrightomega_against_closed_forms():
                                 w / (1 + w) ** 3, rtol=1e-13)
 
 
+def test_incomplete_elliptic_integrals_against_the_complete_ones_and_their_integrands():
+    # at phi = pi / 2 they are K(m) and E(m), so their m-derivatives are ellipk's and
+    # ellipe's; in phi they are the integrands 1 / D and D, D = sqrt(1 - m sin^2 phi)
+    m, phi = 0.4, 0.9
+    for inc, complete in ((special.ellipkinc, special.ellipk),
+                          (special.ellipeinc, special.ellipe)):
+        assert fgrad.grad(inc, argnums=1)(onp.pi / 2, m) == \
+            pytest.approx(fgrad.grad(complete)(m), rel=1e-12)
+        assert fgrad.grad(fgrad.grad(inc, argnums=1), argnums=1)(onp.pi / 2, m) == \
+            pytest.approx(fgrad.grad(fgrad.grad(complete))(m), rel=1e-10)
+    d = onp.sqrt(1 - m * onp.sin(phi) ** 2)
+    assert fgrad.grad(special.ellipkinc)(phi, m) == pytest.approx(1 / d, rel=1e-14)
+    assert fgrad.grad(special.ellipeinc)(phi, m) == pytest.approx(d, rel=1e-14)
+    # E(phi | m)'s m-derivative (E - F) / (2 m), against scipy's central difference
+    h = 1e-5
+    want = (sc.ellipeinc(phi, m + h) - sc.ellipeinc(phi, m - h)) / (2 * h)
+    assert fgrad.grad(special.ellipeinc, argnums=1)(phi, m) == pytest.approx(want, rel=1e-8)
+
+
 def test_special_functions_differentiable_since_the_third_audit_against_closed_forms():
     # (plain-only before: NoDerivativeRuleError under grad)
     x = onp.array([0.4, 1.3, 2.7])

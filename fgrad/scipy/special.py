@@ -33,6 +33,7 @@ from ..core.table import Spec
 from ..numpy.namespace import values_only
 from ..core.other_arrays import surely_none
 from ..core.tracer import without_derivative, value_for_shape
+from ..traces.taylor import jet as _jet
 
 # the family's functions batch by broadcasting (those of whole vectors say otherwise)
 define = functools.partial(defining.define, batch=batch_rules.elementwise)
@@ -769,6 +770,59 @@ ellipkm1 = _ufunc(
     taylor=taylor_rules.by_derivatives(lambda p, order: [
         -d if n % 2 else d for n, d in enumerate(
             _elliptic_derivatives(ellipkm1(p), ellipe(1 - p), 1 - p, order)[0], start=1)]))
+# the incomplete ones, F(phi | m) and E(phi | m): in phi the integrands 1 / D and D, with
+# D = sqrt(1 - m sin^2 phi); in m (DLMF 19.4.4 in k = sqrt(m)), E's (E - F) / (2 m) and F's
+# E / (2 m (1 - m)) - F / (2 m) - sin(2 phi) / (4 (1 - m) D)
+def _delta(phi, m):
+    return fnp.sqrt(1 - m * fnp.sin(phi) ** 2)
+
+
+def _elliptic_coefficients(phi, m):
+    """Along a path, ``F' = a + b E + c F`` and ``E' = d + e E - e F`` with ``a = phi' / D -
+    s m'``, ``b = u m'``, ``c = -e``, ``d = D phi'``, ``e = h m'``: these give ``1 / D``, ``D``,
+    ``s = sin(2 phi) / (4 (1 - m) D)``, ``u = 1 / (2 m (1 - m))`` and ``h = 1 / (2 m)``."""
+    delta = _delta(phi, m)
+    return 1 / delta, delta, fnp.sin(2 * phi) / (4 * (1 - m) * delta), \
+        1 / (2 * m * (1 - m)), 1 / (2 * m)
+
+
+def _incomplete_elliptic_terms(series, phi, m):
+    """``(F's terms, E's terms)`` along the path of ``(phi, m)``: the linear system above,
+    each term from the ones before (O(K^2); the JVP rules' jets would branch in two per
+    order, each kind's derivative holding the other kind)."""
+    order = len(next(s for s in series if s is not None))
+    paths = [[x] + (list(s) if s is not None else [None] * order) for x, s in zip((phi, m),
+                                                                                series)]
+    # the coefficient functions' terms to order K - 1, then times the path's derivatives
+    ts = [[fnp.zeros_like(x) if t is None else t for t in p[1:order]] for x, p in
+          zip((phi, m), paths)]
+    values, terms = _jet(_elliptic_coefficients, (phi, m), tuple(ts)) if order > 1 else \
+        (_elliptic_coefficients(phi, m), [[]] * 5)
+    inv_d, d, s_, u, h = ([v] + list(t) for v, t in zip(values, terms))
+    dphi, dm = paths[0][1:], paths[1][1:]
+    lz = taylor_rules.leibniz
+    a = [taylor_rules._minus(lz(inv_d, dphi, k), lz(s_, dm, k)) for k in range(order)]
+    b, e, dd = ([lz(c, dx, k) for k in range(order)] for c, dx in ((u, dm), (h, dm), (d, dphi)))
+    fs, es = [ellipkinc(phi, m)], [ellipeinc(phi, m)]
+    for k in range(order):
+        f_next = taylor_rules._plus(a[k], taylor_rules._minus(lz(b, es, k), lz(e, fs, k)))
+        e_next = taylor_rules._plus(dd[k], taylor_rules._minus(lz(e, es, k), lz(e, fs, k)))
+        fs.append(f_next)
+        es.append(e_next)
+    return fs[1:], es[1:]
+
+
+ellipkinc = _ufunc2(
+    _sc.ellipkinc, lambda ans, phi, m: 1 / _delta(phi, m),
+    lambda ans, phi, m: (ellipeinc(phi, m) / (1 - m) - ans -
+                         m * fnp.sin(2 * phi) / (2 * (1 - m) * _delta(phi, m))) / (2 * m),
+    domain=[(0.2, 1.4), (0.15, 0.9)],
+    taylor=lambda series, ans, phi, m: _incomplete_elliptic_terms(series, phi, m)[0])
+ellipeinc = _ufunc2(_sc.ellipeinc, lambda ans, phi, m: _delta(phi, m),
+                    lambda ans, phi, m: (ans - ellipkinc(phi, m)) / (2 * m),
+                    domain=[(0.2, 1.4), (0.15, 0.9)],
+                    taylor=lambda series, ans, phi, m: _incomplete_elliptic_terms(
+                        series, phi, m)[1])
 # the Wright omega function, w + log w = z: w' = w / (1 + w)
 wrightomega = _ufunc(_sc.wrightomega, lambda ans, z: ans / (1 + ans), reads="ans")
 
