@@ -542,6 +542,20 @@ def test_incomplete_elliptic_integrals_against_the_complete_ones_and_their_integ
     assert fgrad.grad(special.ellipeinc, argnums=1)(phi, m) == pytest.approx(want, rel=1e-8)
 
 
+def test_voigt_profile_is_the_gaussian_at_gamma_zero_and_its_derivatives_too():
+    # V(x, sigma, 0) = N(x; 0, sigma): d/dx -x N / sigma^2, d/dsigma N (x^2 / sigma^3 - 1 / sigma)
+    x, sigma = 0.7, 1.3
+    n = onp.exp(-x * x / (2 * sigma ** 2)) / (sigma * onp.sqrt(2 * onp.pi))
+    dx, ds = fgrad.grad(special.voigt_profile, argnums=(0, 1))(x, sigma, 0.0)
+    assert dx == pytest.approx(-x * n / sigma ** 2, rel=1e-12)
+    assert ds == pytest.approx(n * (x * x / sigma ** 3 - 1 / sigma), rel=1e-12)
+    # in gamma, against scipy's central difference
+    h, gamma = 1e-5, 0.4
+    want = (sc.voigt_profile(x, sigma, gamma + h) - sc.voigt_profile(x, sigma, gamma - h)) / (2 * h)
+    assert fgrad.grad(special.voigt_profile, argnums=2)(x, sigma, gamma) == \
+        pytest.approx(want, rel=1e-8)
+
+
 def test_special_functions_differentiable_since_the_third_audit_against_closed_forms():
     # (plain-only before: NoDerivativeRuleError under grad)
     x = onp.array([0.4, 1.3, 2.7])
