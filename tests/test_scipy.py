@@ -556,6 +556,17 @@ def test_voigt_profile_is_the_gaussian_at_gamma_zero_and_its_derivatives_too():
         pytest.approx(want, rel=1e-8)
 
 
+def test_pdtri_is_pdtrs_inverse_in_the_mean():
+    # m = pdtri(k, y) solves pdtr(k, m) = y, so dm/dy = 1 / (d pdtr / dm) = -1 / pmf(k; m)
+    k, y = 3, 0.4
+    m = special.pdtri(k, y)
+    assert special.pdtr(k, m) == pytest.approx(y, rel=1e-12)
+    assert fgrad.grad(special.pdtri, argnums=1)(k, y) == \
+        pytest.approx(-1 / st.poisson.pmf(k, m), rel=1e-10)
+    with pytest.raises(NoDerivativeRuleError, match="count"):
+        fgrad.grad(lambda k: special.pdtri(k, y))(3.0)
+
+
 def test_special_functions_differentiable_since_the_third_audit_against_closed_forms():
     # (plain-only before: NoDerivativeRuleError under grad)
     x = onp.array([0.4, 1.3, 2.7])

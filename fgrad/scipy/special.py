@@ -665,6 +665,11 @@ pdtr = _with_static(_sc.pdtr, "k", lambda ans, m, k: -_poisson_mass(k, m), _K,
                     why="it is a count")
 pdtrc = _with_static(_sc.pdtrc, "k", lambda ans, m, k: _poisson_mass(k, m), _K,
                      why="it is a count")
+# its inverse in m (m with pdtr(k, m) = y): 1 / (d pdtr / dm) there
+pdtri = _in_last(_sc.pdtri, ("k",), lambda y, ans, k: -1 / _poisson_mass(k, ans),
+                 [(((),), {"k": 3}), (((3,),), {"k": 1})], (0.1, 0.9), "it is a count",
+                 "scipy.special.pdtri(k, y): differentiable in ``y`` (the implicit function: "
+                 "1 / (d pdtr / dm)); ``k`` is a count, refused by name when traced.")
 
 
 # binomial and negative binomial distribution functions in p (k and n counts, which scipy
