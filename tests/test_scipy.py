@@ -442,8 +442,25 @@ def test_lfilter_smoothing_derivative_in_its_coefficient_against_the_closed_form
                    in_axes=(None, 0))(a, X),
         onp.stack([fgrad.grad(lambda a: np.sum(signal.lfilter(b, a, xi) ** 2))(a) for xi in X]),
         rtol=1e-12)
-    with pytest.raises(NotImplementedError, match="zi= .*not supported on traced values"):
-        fgrad.grad(lambda x: np.sum(signal.lfilter(b, a, x, zi=onp.zeros(2))[0]))(x)
+    # with initial conditions (refused on traced values before): smoothing from a state s,
+    # y[n] = al y[n-1] + (1 - al) x[n] with y[-1] = s / al, so dy[n]/ds = al^n, and the final
+    # state zf = al y[N-1] has d zf / ds = al^N; scipy's values, eager and staged
+    al, s0 = 0.3, onp.array([0.7])
+    ys = signal.lfilter([1 - al], [1, -al], x, zi=np.asarray(s0) * 1.0)
+    for got, want in zip(fgrad.jit(lambda s: signal.lfilter([1 - al], [1, -al], x, zi=s))(s0),
+                         ss.lfilter([1 - al], [1, -al], x, zi=s0)):
+        onp.testing.assert_array_equal(got, want)
+    onp.testing.assert_array_equal(ys[0], ss.lfilter([1 - al], [1, -al], x, zi=s0)[0])
+    dy, dzf = fgrad.jacfwd(lambda s: signal.lfilter([1 - al], [1, -al], x, zi=s))(s0)
+    onp.testing.assert_allclose(dy[:, 0], al ** onp.arange(6), rtol=1e-14)
+    assert dzf[0, 0] == pytest.approx(al ** 6, rel=1e-13)
+    zi = onp.array([0.4, -0.3])
+    check_grads(lambda b, a, x, zi: signal.lfilter(b, a, x, zi=zi), (b, a, x, zi), order=2)
+    check_grads(lambda b, a, x, zi: signal.lfilter(b, a, x[:1], zi=zi), (b, a, x, zi), order=1)
+    Z = onp.stack([zi, -zi, 2 * zi])
+    for got, want in zip(fgrad.vmap(lambda x, z: signal.lfilter(b, a, x, zi=z))(X, Z),
+                         ss.lfilter(b, a, X, zi=Z)):
+        onp.testing.assert_allclose(got, want, rtol=1e-14)
 
 
 def test_sosfilt_is_scipys_and_its_sections_differentiate_as_lfilter_cascaded():
@@ -473,8 +490,27 @@ def test_sosfilt_is_scipys_and_its_sections_differentiate_as_lfilter_cascaded():
     X = onp.stack([x, -x, 2 * x])
     onp.testing.assert_allclose(fgrad.vmap(lambda x: signal.sosfilt(sos, x))(X),
                                 ss.sosfilt(sos, X), rtol=1e-13)
-    with pytest.raises(NotImplementedError, match="zi= .*not supported on traced values"):
-        fgrad.grad(lambda x: np.sum(signal.sosfilt(sos, x, zi=onp.zeros((2, 2)))[0]))(x)
+    # from a steady state (scipy's sosfilt_zi) scaled by the first sample: y and zf against
+    # scipy's, their derivatives in x and zi against its central differences
+    zi = ss.sosfilt_zi(sos) * x[0]
+    for got, want in zip(fgrad.jit(lambda x, z: signal.sosfilt(sos, x, zi=z))(x, zi),
+                         ss.sosfilt(sos, x, zi=zi)):
+        onp.testing.assert_array_equal(got, want)
+
+    def loss(sosfilt, x, z):
+        y, zf = sosfilt(sos, x, zi=z)
+        return np.sum(y * onp.arange(12.0)) + np.sum(zf ** 2)
+
+    gx, gz = fgrad.grad(lambda x, z: loss(signal.sosfilt, x, z), argnums=(0, 1))(x, zi)
+    for arg, g, at in ((x, gx, 0), (zi, gz, 1)):
+        want = onp.zeros_like(arg)
+        for i in onp.ndindex(*arg.shape):
+            e = onp.zeros_like(arg)
+            e[i] = eps
+            up, down = [x, zi], [x, zi]
+            up[at], down[at] = arg + e, arg - e
+            want[i] = (loss(ss.sosfilt, *up) - loss(ss.sosfilt, *down)) / (2 * eps)
+        onp.testing.assert_allclose(g, want, rtol=1e-6, atol=1e-6)
 
 
 def test_detrend_is_the_projection_off_a_line_its_own_transpose():

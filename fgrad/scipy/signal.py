@@ -1,5 +1,5 @@
 """fgrad.scipy.signal: convolutions and correlations with derivatives in both inputs; detrend;
-lfilter and sosfilt in their coefficients and their signal.
+lfilter and sosfilt in their coefficients, their signal and their initial conditions.
 
 Each is bilinear, so its JVP is the primitive itself with a tangent in place of one input;
 its VJP is a correlation: every mode is a crop of the ``'full'`` output (``'same'`` starts at
@@ -22,7 +22,7 @@ import scipy.signal as _ss
 import fgrad.numpy as fnp
 from ..numpy import batch_rules
 from ..numpy.broadcasting import cast_like, shape_of
-from ..numpy.wrapping import differentiable, traced_version_of
+from ..numpy.wrapping import differentiable, traced_version_of, with_numpy_values
 from ..core.table import Spec
 from . import defining
 from .defining import define
@@ -272,19 +272,41 @@ _lfilter = define(
     batch=_lfilter_batch)
 
 
-def _from_rest(name, zi):
-    if zi is not None:
-        raise NotImplementedError(f"fgrad.scipy.signal.{name}: zi= (initial conditions) is not "
-                                  "supported on traced values; prepend the samples that lead "
-                                  "to them to x, or filter from rest")
+# With initial conditions zi (scipy's direct form II transposed, in coefficients divided by
+# a_0), y is the response from rest plus the state's own: a * y_zi = zi, zi the first samples
+# and zeros after (each step hands the state on by one: y[k] + a_1 y[k-1] + ... = zi[k]).
+# After N samples the state is zf_i = zi_{i+N} (none past the last) + sum_j (b_{i+1+j}
+# x[N-1-j] - a_{i+1+j} y[N-1-j]), j < min(N, K - 1 - i), K = max(len(a), len(b)).
+def _with_initial_state(b, a, x, zi, axis):
+    b, a = fnp.atleast_1d(b), fnp.atleast_1d(a)
+    order = max(shape_of(a)[0], shape_of(b)[0]) - 1
+    # (scipy's checks of zi's shape and its errors, on placeholders of the shapes)
+    _ss.lfilter(_onp.zeros(shape_of(b)), _onp.ones(shape_of(a)), _onp.zeros(shape_of(x)),
+                axis, _onp.zeros(shape_of(zi)))
+    xs = fnp.moveaxis(fnp.asarray(x), axis, -1)
+    n = shape_of(xs)[-1]
+    state = fnp.broadcast_to(fnp.moveaxis(fnp.asarray(zi), axis, -1),
+                             shape_of(xs)[:-1] + (order,))
+    first = fnp.pad(state, [(0, 0)] * (len(shape_of(xs)) - 1) + [(0, max(n - order, 0))])
+    ys = _lfilter(b, a, xs) + _lfilter(a[:1], a, first[..., :n])
+    bn, an = (fnp.pad(c, (0, order + 1 - shape_of(c)[0])) / a[0] for c in (b, a))
+    zf = []
+    for i in range(order):
+        acc = state[..., i + n] if i + n < order else 0.0
+        for j in range(min(n, order - i)):
+            acc = acc + bn[i + 1 + j] * xs[..., n - 1 - j] - an[i + 1 + j] * ys[..., n - 1 - j]
+        zf.append(acc)
+    return fnp.moveaxis(ys, -1, axis), fnp.moveaxis(fnp.stack(zf, axis=-1), -1, axis)
 
 
 @traced_version_of(_ss.lfilter)
 def lfilter(b, a, x, axis=-1, zi=None):
-    """scipy.signal.lfilter, differentiable in ``b``, ``a`` and ``x``; on traced values from
-    rest only (``zi=None``)."""
-    _from_rest("lfilter", zi)
-    return _lfilter(fnp.atleast_1d(b), fnp.atleast_1d(a), x, axis=axis)
+    """scipy.signal.lfilter, differentiable in ``b``, ``a`` and ``x``, and with ``zi`` in the
+    initial conditions too (scipy's values; with them, ``(y, zf)``, both differentiable)."""
+    if zi is None:
+        return _lfilter(fnp.atleast_1d(b), fnp.atleast_1d(a), x, axis=axis)
+    return with_numpy_values(_with_initial_state(b, a, x, zi, axis), _ss.lfilter,
+                             (b, a, x, axis, zi), {})
 
 
 def _monic_sections(f, sos, x, **params):
@@ -306,16 +328,23 @@ def _scipys_sosfilt(sos, x, axis=-1, zi=None):
                                   domain=((-0.6, 0.6), (-2.0, 2.0)), call=_monic_sections),
                 name="scipy.signal.sosfilt", numpy_values=True)
 def sosfilt(sos, x, axis=-1, zi=None):
-    """scipy.signal.sosfilt: scipy's values, the derivatives (in ``sos`` and ``x``) of its
-    second-order sections run one after another by ``lfilter``; from rest only (``zi=None``)
-    on traced values."""
-    _from_rest("sosfilt", zi)
+    """scipy.signal.sosfilt: scipy's values, the derivatives (in ``sos``, ``x`` and the
+    initial conditions ``zi``) of its second-order sections run one after another by
+    ``lfilter``."""
     sos = fnp.asarray(sos)
     if len(shape_of(sos)) != 2 or shape_of(sos)[1] != 6:
         raise ValueError("sos array must be shape (n_sections, 6)")  # (scipy's words)
+    if zi is not None:  # (scipy's checks of its shape, on placeholders)
+        _ss.sosfilt(_onp.tile([1.0, 0, 0, 1, 0, 0], (shape_of(sos)[0], 1)),
+                    _onp.zeros(shape_of(x)), axis, _onp.zeros(shape_of(zi)))
+    states = []
     for k in range(shape_of(sos)[0]):
-        x = _lfilter(sos[k, :3], sos[k, 3:], x, axis=axis)
-    return x
+        if zi is None:
+            x = _lfilter(sos[k, :3], sos[k, 3:], x, axis=axis)
+        else:
+            x, state = _with_initial_state(sos[k, :3], sos[k, 3:], x, zi[k], axis)
+            states.append(state)
+    return x if zi is None else (x, fnp.stack(states))
 
 
 for _public, _prim in ((convolve, _convolve), (correlate, _correlate),
