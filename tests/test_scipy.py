@@ -513,6 +513,30 @@ def test_sosfilt_is_scipys_and_its_sections_differentiate_as_lfilter_cascaded():
         onp.testing.assert_allclose(g, want, rtol=1e-6, atol=1e-6)
 
 
+def test_filtfilt_is_scipys_linear_in_the_signal_and_differentiable_in_the_filter():
+    # (plain-only before: NoDerivativeRuleError) its Jacobian in x is scipy's filtfilt of
+    # the unit signals; in b, scipy's central differences; lfilter_zi of the one-pole
+    # smoother y[n] = al y[n-1] + (1 - al) x[n] is its state al at a unit step
+    b, a = onp.array([0.3, 0.4, 0.2]), onp.array([1.1, -0.35])
+    x = onp.cos(onp.arange(14.0) / 3) + 0.05 * onp.arange(14.0)
+    for kw in ({}, {"padtype": "even"}, {"padtype": "constant", "padlen": 4},
+               {"padtype": None}):
+        onp.testing.assert_array_equal(fgrad.jit(lambda x: signal.filtfilt(b, a, x, **kw))(x),
+                                       ss.filtfilt(b, a, x, **kw))
+        J = fgrad.jacrev(lambda x: signal.filtfilt(b, a, x, **kw))(x)
+        onp.testing.assert_allclose(J, onp.stack([ss.filtfilt(b, a, e, **kw)
+                                                  for e in onp.eye(14)], 1),
+                                    rtol=1e-11, atol=1e-14)
+    g, eps = fgrad.grad(lambda b: np.sum(signal.filtfilt(b, a, x) ** 2))(b), 1e-6
+    want = [(onp.sum(ss.filtfilt(b + e, a, x) ** 2) - onp.sum(ss.filtfilt(b - e, a, x) ** 2))
+            / (2 * eps) for e in eps * onp.eye(3)]
+    onp.testing.assert_allclose(g, want, rtol=1e-7)
+    assert fgrad.grad(lambda al: signal.lfilter_zi([1 - al], [1, -al])[0])(0.3) == \
+        pytest.approx(1.0, rel=1e-14)
+    with pytest.raises(NotImplementedError, match="method='gust'"):
+        fgrad.grad(lambda x: np.sum(signal.filtfilt(b, a, x, method="gust")))(x)
+
+
 def test_detrend_is_the_projection_off_a_line_its_own_transpose():
     n = 7
     basis = onp.stack([onp.ones(n), onp.arange(n) / n], axis=1)

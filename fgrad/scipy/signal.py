@@ -26,6 +26,8 @@ from ..numpy.wrapping import differentiable, traced_version_of, with_numpy_value
 from ..core.table import Spec
 from . import defining
 from .defining import define
+from .structured import companion
+from ..core.tracer import contains_tracer
 
 _MODES = ("full", "same", "valid")
 
@@ -345,6 +347,77 @@ def sosfilt(sos, x, axis=-1, zi=None):
             x, state = _with_initial_state(sos[k, :3], sos[k, 3:], x, zi[k], axis)
             states.append(state)
     return x if zi is None else (x, fnp.stack(states))
+
+
+def lfilter_zi(b, a):
+    """scipy.signal.lfilter_zi: the state of the filter's step response at rest, ``(I -
+    A) zi = B`` (its companion matrix ``A``), differentiable in ``b`` and ``a``."""
+    if not contains_tracer((b, a)):
+        return _ss.lfilter_zi(b, a)
+    b, a = fnp.atleast_1d(b), fnp.atleast_1d(a)
+    n = max(shape_of(a)[0], shape_of(b)[0])
+    b, a = (fnp.pad(c / a[0], (0, n - shape_of(c)[0])) for c in (b, a))
+    i_minus_a = fnp.eye(n - 1) - fnp.transpose(companion(a))
+    return fnp.linalg.solve(i_minus_a, b[1:] - a[1:] * b[0])
+
+
+def _along(x, axis, start=None, stop=None, step=None):
+    """``x`` sliced along ``axis`` (scipy's ``axis_slice``)."""
+    index = [slice(None)] * len(shape_of(x))
+    index[axis] = slice(start, stop, step)
+    return x[tuple(index)]
+
+
+def _extended(x, edge, padtype, axis):
+    """scipy's ``odd_ext``, ``even_ext`` and ``const_ext``: ``edge`` samples past each end."""
+    if padtype is None or edge < 1:
+        return x
+    first, last = _along(x, axis, 0, 1), _along(x, axis, -1)
+    if padtype == "constant":
+        left, right = (fnp.repeat(end, edge, axis=axis) for end in (first, last))
+    else:
+        left, right = _along(x, axis, edge, 0, -1), _along(x, axis, -2, -(edge + 2), -1)
+        if padtype == "odd":
+            left, right = 2 * first - left, 2 * last - right
+    return fnp.concatenate([left, x, right], axis=axis)
+
+
+def _filtfilt_valid(b, a, x):
+    """Spec predicate: ``a_0`` away from zero and ``I - A`` away from singular (``sum(a)``
+    is ``a_0`` times its determinant)."""
+    a = _onp.ravel(a)
+    return abs(a[0]) > 0.5 and abs(_onp.sum(a)) > 0.3
+
+
+@differentiable(_ss.filtfilt, Spec([(((3,), (2,), (12,)), {}),
+                                    (((2,), (3,), (2, 13)), {"axis": 1, "padtype": "even"}),
+                                    (((3,), (1,), (11,)), {"padlen": 3, "padtype": "constant"}),
+                                    (((2,), (2,), (6,)), {"padtype": None})],
+                                   domain=[(-1.0, 1.0), (-0.8, 1.5), (-2.0, 2.0)],
+                                   valid=_filtfilt_valid),
+                name="scipy.signal.filtfilt", numpy_values=True)
+def filtfilt(b, a, x, axis=-1, padtype="odd", padlen=None, method="pad", irlen=None):
+    """scipy.signal.filtfilt (``method='pad'``), differentiable in ``b``, ``a`` and ``x``:
+    scipy's values; the derivatives of its steps, the signal extended at its ends, filtered
+    forwards from the step response's state at its first sample and backwards from that at
+    its last (``lfilter`` with ``zi``, ``lfilter_zi``)."""
+    if method != "pad":
+        raise NotImplementedError("fgrad.scipy.signal.filtfilt: method='gust' is not "
+                                  "supported on traced values; method='pad' is")
+    b, a, x = fnp.atleast_1d(b), fnp.atleast_1d(a), fnp.asarray(x)
+    # (scipy's checks of the arguments and its errors, on placeholders of the shapes)
+    _ss.filtfilt(_onp.zeros(shape_of(b)), _onp.eye(1, shape_of(a)[0])[0],
+                 _onp.zeros(shape_of(x)), axis, padtype, padlen)
+    ntaps = max(shape_of(a)[0], shape_of(b)[0])
+    edge = 0 if padtype is None else 3 * ntaps if padlen is None else padlen
+    ext = _extended(x, edge, padtype, axis)
+    zi_shape = [1] * len(shape_of(x))
+    zi_shape[axis] = ntaps - 1
+    zi = fnp.reshape(lfilter_zi(b, a), zi_shape)
+    y = lfilter(b, a, ext, axis, zi * _along(ext, axis, stop=1))[0]
+    y = lfilter(b, a, fnp.flip(y, axis), axis, zi * _along(y, axis, start=-1))[0]
+    y = fnp.flip(y, axis)
+    return _along(y, axis, edge, -edge) if edge > 0 else y
 
 
 for _public, _prim in ((convolve, _convolve), (correlate, _correlate),
