@@ -537,6 +537,34 @@ def test_filtfilt_is_scipys_linear_in_the_signal_and_differentiable_in_the_filte
         fgrad.grad(lambda x: np.sum(signal.filtfilt(b, a, x, method="gust")))(x)
 
 
+def test_savgol_filter_is_linear_in_the_signal_and_keeps_polynomials():
+    # (plain-only before) a polynomial of its order passes unchanged (deriv=1: its slope), so
+    # the derivative of the filtered quadratic in its coefficient c is the monomial itself;
+    # the Jacobian in x is scipy's filter of the unit signals in every mode
+    t = onp.linspace(-1, 1, 11)
+
+    def smooth(c, **kw):
+        return signal.savgol_filter(c * t ** 2 + t, 5, 2, **kw)
+
+    onp.testing.assert_allclose(fgrad.jacfwd(smooth)(1.5), t ** 2, atol=1e-13)
+    onp.testing.assert_allclose(fgrad.jacrev(lambda c: smooth(c, deriv=1, delta=0.2))(1.5),
+                                2 * t, atol=1e-12)
+    x = onp.sin(3 * t)
+    for mode in ("interp", "mirror", "nearest", "constant", "wrap"):
+        J = fgrad.jacrev(lambda x: signal.savgol_filter(x, 5, 3, mode=mode, cval=0.5))(x)
+        onp.testing.assert_allclose(
+            J, onp.stack([ss.savgol_filter(e, 5, 3, mode=mode) for e in onp.eye(11)], 1),
+            atol=1e-13)
+        onp.testing.assert_array_equal(fgrad.jit(lambda x: signal.savgol_filter(
+            x, 5, 3, mode=mode, cval=0.5))(x), ss.savgol_filter(x, 5, 3, mode=mode, cval=0.5))
+    X = onp.stack([x, -x, 2 * x])
+    onp.testing.assert_allclose(fgrad.vmap(lambda x: signal.savgol_filter(x, 5, 2))(X),
+                                ss.savgol_filter(X, 5, 2), rtol=1e-13)
+    with pytest.raises(NoDerivativeRuleError, match="cval"):
+        fgrad.grad(lambda c: np.sum(signal.savgol_filter(x, 5, 2, mode="constant", cval=c)))(
+            0.5)
+
+
 def test_detrend_is_the_projection_off_a_line_its_own_transpose():
     n = 7
     basis = onp.stack([onp.ones(n), onp.arange(n) / n], axis=1)
@@ -1510,7 +1538,7 @@ def test_scipys_other_functions_run_on_plain_values_and_refuse_traced_ones_by_na
              "root, minimize, root_scalar"),
             (integrate, "dblquad", lambda f, t: f(lambda y, z, t: t * z * y, 0.0, 1.0, 0.0,
                                                   1.0, args=(t,))[0], "odeint, solve_ivp, quad"),
-            (signal, "savgol_filter", lambda f, t: f(x * t, 3, 1), "stop_gradient"),
+            (signal, "medfilt", lambda f, t: f(x * t, 3), "stop_gradient"),
             (special, "kolmogorov", lambda f, t: f(t), "stop_gradient"),
             (stats, "zscore", lambda f, t: f(x * t), "stop_gradient")):
         fn = getattr(module, name)

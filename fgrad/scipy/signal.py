@@ -22,7 +22,8 @@ import scipy.signal as _ss
 import fgrad.numpy as fnp
 from ..numpy import batch_rules
 from ..numpy.broadcasting import cast_like, shape_of
-from ..numpy.wrapping import differentiable, traced_version_of, with_numpy_values
+from ..numpy.wrapping import (differentiable, refuse_traced, traced_version_of,
+                              with_numpy_values)
 from ..core.table import Spec
 from . import defining
 from .defining import define
@@ -420,9 +421,63 @@ def filtfilt(b, a, x, axis=-1, padtype="odd", padlen=None, method="pad", irlen=N
     return _along(y, axis, edge, -edge) if edge > 0 else y
 
 
+# savgol_filter: linear in x (affine with mode='constant' and cval != 0), its matrix along the
+# axis scipy's own filter of the unit signals (n x n: one filter call of n signals per length
+# and settings, kept); the VJP multiplies by its transpose, the JVP by it
+@functools.lru_cache(maxsize=32)
+def _savgol_matrix(n, window_length, polyorder, deriv, delta, mode):
+    return _ss.savgol_filter(_onp.eye(n), window_length, polyorder, deriv, delta, axis=0,
+                             mode=mode)
+
+
+def _savgol_apply(m, t, axis, transposed):
+    """``m`` (or its transpose) applied to ``t`` along ``axis``."""
+    t = fnp.moveaxis(t, axis, -1)
+    out = fnp.matmul(t, m) if transposed else fnp.matmul(t, fnp.transpose(m))
+    return fnp.moveaxis(out, -1, axis)
+
+
+def _savgol_rule(transposed):
+    def rule(t, ans, x, window_length, polyorder, deriv=0, delta=1.0, axis=-1, mode="interp",
+             cval=0.0):
+        n = shape_of(x)[axis]
+        m = _savgol_matrix(n, window_length, polyorder, deriv, float(delta), mode)
+        out = _savgol_apply(m, t, axis, transposed)
+        return cast_like(out, x) if transposed else out
+    return rule
+
+
+_savgol = define(
+    "scipy.signal.savgol_filter",
+    lambda x, window_length, polyorder, deriv=0, delta=1.0, axis=-1, mode="interp", cval=0.0:
+        _ss.savgol_filter(x, window_length, polyorder, deriv, delta, axis, mode, cval),
+    [_savgol_rule(True)], [_savgol_rule(False)],
+    spec=Spec([(((9,),), {"window_length": 5, "polyorder": 2}),
+               (((2, 8),), {"window_length": 5, "polyorder": 3, "deriv": 1, "delta": 0.5}),
+               (((7, 2),), {"window_length": 3, "polyorder": 1, "axis": 0, "mode": "mirror"}),
+               (((6,),), {"window_length": 5, "polyorder": 2, "mode": "constant",
+                          "cval": 0.5}),
+               (((6,),), {"window_length": 3, "polyorder": 2, "mode": "wrap"})]),
+    batch=batch_rules.along(default=-1))
+
+
+@traced_version_of(_ss.savgol_filter)
+def savgol_filter(x, window_length, polyorder, deriv=0, delta=1.0, axis=-1, mode="interp",
+                  cval=0.0):
+    """scipy.signal.savgol_filter, differentiable in ``x`` (linear in it: its matrix along
+    the axis, scipy's filter of the unit signals); the window, orders, ``delta`` and ``cval``
+    are fixed settings (refused by name when traced)."""
+    for name, value in (("delta", delta), ("cval", cval), ("window_length", window_length),
+                        ("polyorder", polyorder), ("deriv", deriv)):
+        refuse_traced("scipy.signal.savgol_filter", name, value, "it is a setting of the filter")
+    return _savgol(fnp.asarray(x), window_length=window_length, polyorder=polyorder,
+                   deriv=deriv, delta=delta, axis=axis, mode=mode, cval=cval)
+
+
 for _public, _prim in ((convolve, _convolve), (correlate, _correlate),
                        (fftconvolve, _fftconvolve), (convolve2d, _convolve2d),
-                       (correlate2d, _correlate2d), (detrend, _detrend), (lfilter, _lfilter)):
+                       (correlate2d, _correlate2d), (detrend, _detrend), (lfilter, _lfilter),
+                       (savgol_filter, _savgol)):
     _public._fgrad_entry = _prim
 
 
