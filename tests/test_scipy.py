@@ -560,6 +560,14 @@ def test_savgol_filter_is_linear_in_the_signal_and_keeps_polynomials():
     X = onp.stack([x, -x, 2 * x])
     onp.testing.assert_allclose(fgrad.vmap(lambda x: signal.savgol_filter(x, 5, 2))(X),
                                 ss.savgol_filter(X, 5, 2), rtol=1e-13)
+    # a signal longer than 4 windows: the band and the ends' blocks in place of the matrix
+    x = onp.sin(onp.linspace(0, 7, 40))
+    for mode in ("interp", "wrap"):
+        for jac in (fgrad.jacfwd, fgrad.jacrev):
+            onp.testing.assert_allclose(
+                jac(lambda x: signal.savgol_filter(x, 7, 2, deriv=1, mode=mode))(x),
+                onp.stack([ss.savgol_filter(e, 7, 2, deriv=1, mode=mode)
+                           for e in onp.eye(40)], 1), atol=1e-13)
     with pytest.raises(NoDerivativeRuleError, match="cval"):
         fgrad.grad(lambda c: np.sum(signal.savgol_filter(x, 5, 2, mode="constant", cval=c)))(
             0.5)

@@ -421,28 +421,52 @@ def filtfilt(b, a, x, axis=-1, padtype="odd", padlen=None, method="pad", irlen=N
     return _along(y, axis, edge, -edge) if edge > 0 else y
 
 
-# savgol_filter: linear in x (affine with mode='constant' and cval != 0), its matrix along the
-# axis scipy's own filter of the unit signals (n x n: one filter call of n signals per length
-# and settings, kept); the VJP multiplies by its transpose, the JVP by it
+# savgol_filter: linear in x (affine with mode='constant' and cval != 0). Along the axis its
+# matrix is banded: row i away from the ends (w <= i < n - w, w the window) is the window's
+# coefficients around i; the first and last w rows read at most the first and last 2w samples
+# (every mode: an edge fit, a mirror, wrap's other end). Both come from scipy's filter of the
+# unit signals of a length n0 = 4w + 1 (or n, if shorter: the whole matrix), kept per
+# settings: O(n w) a rule, where the whole n x n matrix would be 800 MB at n = 10^4.
 @functools.lru_cache(maxsize=32)
 def _savgol_matrix(n, window_length, polyorder, deriv, delta, mode):
     return _ss.savgol_filter(_onp.eye(n), window_length, polyorder, deriv, delta, axis=0,
                              mode=mode)
 
 
-def _savgol_apply(m, t, axis, transposed):
-    """``m`` (or its transpose) applied to ``t`` along ``axis``."""
-    t = fnp.moveaxis(t, axis, -1)
-    out = fnp.matmul(t, m) if transposed else fnp.matmul(t, fnp.transpose(m))
-    return fnp.moveaxis(out, -1, axis)
+def _savgol_apply(t, n, settings, transposed):
+    """The filter's matrix (or its transpose) applied along ``t``'s last axis."""
+    w = settings[0]
+    n0 = 4 * w + 1
+    if n <= n0:
+        m = _savgol_matrix(n, *settings)
+        return fnp.matmul(t, m if transposed else fnp.transpose(m))
+    m0, h, ends = _savgol_matrix(n0, *settings), w // 2, 2 * w
+    band = m0[n0 // 2, n0 // 2 - h:n0 // 2 + h + 1]  # (M[i, i + d] = band[d + h])
+    blocks = [(m0[rows][:, :ends], m0[rows][:, n0 - ends:]) for rows in (slice(0, w),
+                                                                         slice(n0 - w, n0))]
+    if not transposed:
+        first, last = t[..., :ends], t[..., n - ends:]
+        head, tail = (fnp.matmul(first, fnp.transpose(left)) +
+                      fnp.matmul(last, fnp.transpose(right)) for left, right in blocks)
+        middle = sum(band[d + h] * t[..., w + d:n - w + d] for d in range(-h, h + 1))
+        return fnp.concatenate([head, middle, tail], axis=-1)
+    rows = (t[..., :w], t[..., n - w:])
+    widths = [(0, 0)] * (len(shape_of(t)) - 1)
+    left = sum(fnp.matmul(g, block[0]) for g, block in zip(rows, blocks))
+    right = sum(fnp.matmul(g, block[1]) for g, block in zip(rows, blocks))
+    out = fnp.pad(left, widths + [(0, n - ends)]) + fnp.pad(right, widths + [(n - ends, 0)])
+    inner = t[..., w:n - w]
+    for d in range(-h, h + 1):
+        out = out + fnp.pad(band[d + h] * inner, widths + [(w + d, w - d)])
+    return out
 
 
 def _savgol_rule(transposed):
     def rule(t, ans, x, window_length, polyorder, deriv=0, delta=1.0, axis=-1, mode="interp",
              cval=0.0):
-        n = shape_of(x)[axis]
-        m = _savgol_matrix(n, window_length, polyorder, deriv, float(delta), mode)
-        out = _savgol_apply(m, t, axis, transposed)
+        settings = (window_length, polyorder, deriv, float(delta), mode)
+        out = fnp.moveaxis(_savgol_apply(fnp.moveaxis(t, axis, -1), shape_of(x)[axis],
+                                         settings, transposed), -1, axis)
         return cast_like(out, x) if transposed else out
     return rule
 
