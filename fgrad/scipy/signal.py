@@ -1,5 +1,6 @@
 """fgrad.scipy.signal: convolutions and correlations with derivatives in both inputs; detrend;
-lfilter and sosfilt in their coefficients, their signal and their initial conditions.
+lfilter, sosfilt and filtfilt in their coefficients, their signal and lfilter's and
+sosfilt's initial conditions; savgol_filter in its signal.
 
 Each is bilinear, so its JVP is the primitive itself with a tangent in place of one input;
 its VJP is a correlation: every mode is a crop of the ``'full'`` output (``'same'`` starts at
