@@ -573,6 +573,56 @@ def test_savgol_filter_is_linear_in_the_signal_and_keeps_polynomials():
             0.5)
 
 
+def test_pairwise_distances_are_scipys_and_differentiable_in_the_points():
+    # (scipy.spatial was not mirrored) d|x_i - x_j| / dx_i = (x_i - x_j) / |x_i - x_j|; every
+    # metric's values scipy's, its gradient scipy's central differences; a point's distance
+    # to itself has derivative zero, not NaN
+    from fgrad.scipy.spatial import distance
+    import scipy.spatial.distance as sd
+    X = rng.normal(size=(4, 3))
+    i, j = onp.triu_indices(4, 1)
+    J = fgrad.jacrev(distance.pdist)(X)
+    for k, (a, b) in enumerate(zip(i, j)):
+        unit = (X[a] - X[b]) / onp.linalg.norm(X[a] - X[b])
+        onp.testing.assert_allclose(J[k, a], unit, rtol=1e-12)
+        onp.testing.assert_allclose(J[k, b], -unit, rtol=1e-12)
+    assert onp.isfinite(fgrad.grad(lambda X: np.sum(distance.cdist(X, X)))(X)).all()
+    Y, eps = rng.normal(size=(2, 3)), 1e-6
+    for kw in ({}, {"metric": "sqeuclidean"}, {"metric": "cityblock"},
+               {"metric": "minkowski", "p": 3.0}, {"metric": "cosine"},
+               {"metric": "correlation"}, {"metric": "chebyshev"},
+               {"metric": "seuclidean", "V": onp.array([0.5, 1.0, 2.0])},
+               {"metric": "mahalanobis", "VI": onp.eye(3) + 0.1},
+               {"metric": lambda u, v: np.sum((u - v) ** 4)}):
+        plain = kw if not callable(kw.get("metric")) else \
+            {"metric": lambda u, v: onp.sum((u - v) ** 4)}
+        onp.testing.assert_array_equal(fgrad.jit(lambda X: distance.cdist(X, Y, **kw))(X),
+                                       sd.cdist(X, Y, **plain))
+        onp.testing.assert_array_equal(fgrad.jit(lambda X: distance.pdist(X, **kw))(X),
+                                       sd.pdist(X, **plain))
+        g = fgrad.grad(lambda X: np.sum(distance.cdist(X, Y, **kw) ** 2))(X)
+        want = onp.zeros_like(X)
+        for idx in onp.ndindex(*X.shape):
+            e = onp.zeros_like(X)
+            e[idx] = eps
+            want[idx] = (onp.sum(sd.cdist(X + e, Y, **plain) ** 2) -
+                         onp.sum(sd.cdist(X - e, Y, **plain) ** 2)) / (2 * eps)
+        onp.testing.assert_allclose(g, want, rtol=1e-6, atol=1e-8 * onp.abs(want).max())
+    # an RBF kernel matrix from the condensed distances, and back: squareform is linear
+    def kernel(X):
+        return np.exp(-distance.squareform(distance.pdist(X, "sqeuclidean")) / 2)
+
+    onp.testing.assert_array_equal(kernel(np.asarray(X) * 1.0),
+                                   onp.exp(-sd.squareform(sd.pdist(X, "sqeuclidean")) / 2))
+    onp.testing.assert_allclose(distance.squareform(kernel(np.asarray(X) * 1.0),
+                                                    checks=False),
+                                onp.exp(-sd.pdist(X, "sqeuclidean") / 2), rtol=1e-15)
+    onp.testing.assert_allclose(fgrad.vmap(distance.pdist)(onp.stack([X, 2 * X])),
+                                [sd.pdist(X), 2 * sd.pdist(X)], rtol=1e-14)
+    with pytest.raises(NoDerivativeRuleError, match="'V'"):
+        fgrad.grad(lambda v: np.sum(distance.cdist(X, Y, "seuclidean", V=v)))(onp.ones(3))
+
+
 def test_detrend_is_the_projection_off_a_line_its_own_transpose():
     n = 7
     basis = onp.stack([onp.ones(n), onp.arange(n) / n], axis=1)

@@ -218,7 +218,8 @@ def render():
     return "\n".join(out + scipy_section()) + "\n"
 
 
-SCIPY_MODULES = ("special", "stats", "linalg", "signal", "integrate", "optimize")
+SCIPY_MODULES = ("special", "stats", "linalg", "signal", "integrate", "optimize",
+                 "spatial.distance")
 DRIVERS = ("minimize", "root")  # scipy's solvers run on plain values; their results are traced
 
 
