@@ -623,6 +623,47 @@ def test_pairwise_distances_are_scipys_and_differentiable_in_the_points():
         fgrad.grad(lambda v: np.sum(distance.cdist(X, Y, "seuclidean", V=v)))(onp.ones(3))
 
 
+def test_cubic_spline_reproduces_a_cubic_and_is_differentiable_in_values_and_points():
+    # (scipy.interpolate was not mirrored) not-a-knot reproduces a cubic exactly, so the
+    # spline's derivative in the point is the cubic's; in the values its Jacobian is scipy's
+    # splines of the unit vectors; the values scipy's own, eager, staged and batched
+    from fgrad.scipy import interpolate
+    import scipy.interpolate as si
+    knots = onp.array([0.0, 0.4, 1.1, 1.5, 2.3, 3.0])
+    cubic = onp.polynomial.Polynomial([0.5, -1.0, 0.3, 0.7])
+    spline = interpolate.CubicSpline(knots, cubic(knots))
+    for q in (0.2, 1.1, 2.9):
+        assert fgrad.grad(spline)(q) == pytest.approx(cubic.deriv()(q), rel=1e-12)
+        assert fgrad.grad(fgrad.grad(spline))(q) == pytest.approx(cubic.deriv(2)(q), rel=1e-11)
+        assert fgrad.grad(spline.derivative())(q) == pytest.approx(cubic.deriv(2)(q), rel=1e-11)
+    y, q = onp.sin(knots), onp.array([-0.3, 0.25, 1.1, 2.95, 3.2])
+    for bc in ("not-a-knot", "natural", "clamped"):
+        for nu in (0, 1, 2):
+            def ours(y, q):
+                return interpolate.CubicSpline(knots, y, bc_type=bc)(q, nu)
+
+            want = si.CubicSpline(knots, y, bc_type=bc)(q, nu)
+            onp.testing.assert_array_equal(fgrad.jit(ours)(y, q), want)
+            onp.testing.assert_array_equal(ours(np.asarray(y) * 1.0, q), want)
+            onp.testing.assert_allclose(
+                fgrad.jacrev(lambda y: ours(y, q))(y),
+                onp.stack([si.CubicSpline(knots, e, bc_type=bc)(q, nu)
+                           for e in onp.eye(6)], 1), atol=1e-12)
+    Y = onp.stack([y, 2 * y, y ** 2], 1)  # (three curves along axis 0)
+    onp.testing.assert_array_equal(
+        fgrad.vmap(lambda y: interpolate.CubicSpline(knots, y)(q))(Y.T),
+        si.CubicSpline(knots, Y)(q).T)
+    # without extrapolation: scipy's NaN outside the knots, the unit splines' sums inside
+    outside = interpolate.CubicSpline(knots, np.asarray(y) * 1.0, extrapolate=False)(q)
+    assert onp.isnan(outside[[0, 4]]).all() and not onp.isnan(outside[1:4]).any()
+    onp.testing.assert_allclose(
+        fgrad.grad(lambda y: np.sum(interpolate.CubicSpline(knots, y,
+                                                            extrapolate=False)(q[1:4])))(y),
+        [onp.sum(si.CubicSpline(knots, e)(q[1:4])) for e in onp.eye(6)], atol=1e-12)
+    with pytest.raises(NoDerivativeRuleError, match="'x'"):
+        fgrad.grad(lambda k: np.sum(interpolate.CubicSpline(k, y)(q)))(knots)
+
+
 def test_detrend_is_the_projection_off_a_line_its_own_transpose():
     n = 7
     basis = onp.stack([onp.ones(n), onp.arange(n) / n], axis=1)

@@ -1,0 +1,109 @@
+"""fgrad.scipy.interpolate: ``CubicSpline``, differentiable in the values it interpolates and in
+the points it is evaluated at (the knots fixed).
+
+A cubic spline's coefficients are linear in its values ``y``: they are scipy's spline of the
+unit vectors (one spline of n columns, kept per knots and end conditions) times ``y``; on an
+interval the spline is a cubic in the distance to its left knot, found by ``searchsorted``
+(a derivative of order ``nu``: that cubic's). The values are scipy's own (``PPoly``'s
+evaluation of scipy's coefficients); the derivatives those of this composite, so the spline
+can be differentiated in ``y`` and in the point, jitted and batched.
+
+>>> import fgrad, numpy
+>>> knots = numpy.linspace(0.0, 1.0, 5)
+>>> spline = CubicSpline(knots, knots ** 2)   # not-a-knot: exact on a quadratic
+>>> float(spline(0.3)), float(fgrad.grad(spline)(0.3))
+(0.09, 0.6)
+"""
+import functools
+
+import numpy as _onp
+import scipy.interpolate as _si
+
+import fgrad.numpy as fnp
+from ..core.tracer import contains_tracer
+from ..numpy.broadcasting import shape_of
+from ..numpy.wrapping import refuse_traced, with_numpy_values
+from . import defining
+
+
+@functools.lru_cache(maxsize=32)
+def _unit_coefficients(knots, bc_type):
+    """Scipy's coefficients of the splines of the unit vectors: ``(4, n - 1, n)``."""
+    x = _onp.array(knots)
+    return _si.CubicSpline(x, _onp.eye(len(x)), axis=0, bc_type=bc_type).c
+
+
+class CubicSpline:
+    """scipy.interpolate.CubicSpline (``axis``, ``bc_type`` and ``extrapolate`` as scipy's;
+    ``bc_type`` a name, not derivative values, with traced ``y``), differentiable in ``y`` and
+    in the evaluation points; the knots ``x`` are fixed (refused by name when traced)."""
+
+    def __init__(self, x, y, axis=0, bc_type="not-a-knot", extrapolate=None):
+        refuse_traced("scipy.interpolate.CubicSpline", "x", x, "the knots are fixed")
+        # (scipy's checks and its knots; on placeholders of traced values' shape, unread)
+        self._plain = _si.CubicSpline(x, _onp.zeros(shape_of(y)) if contains_tracer(y) else y,
+                                      axis, bc_type, extrapolate)
+        self.x, self.axis, self.extrapolate = self._plain.x, axis, self._plain.extrapolate
+        self._bc_type, self._y, self._nu = bc_type, y, 0
+        if contains_tracer(y):
+            if not isinstance(bc_type, str) or self.extrapolate == "periodic" and \
+                    bc_type != "periodic":
+                raise NotImplementedError("fgrad.scipy.interpolate.CubicSpline: on traced "
+                                          "values bc_type is a name ('not-a-knot', 'natural', "
+                                          "'clamped', 'periodic')")
+            unit = _unit_coefficients(tuple(self.x.tolist()), bc_type)
+            # (y with its interpolation axis first, the coefficients' axes before the rest)
+            self.c = fnp.tensordot(unit, fnp.moveaxis(fnp.asarray(y), axis, 0), axes=1)
+        else:
+            self.c = self._plain.c
+
+    def derivative(self, nu=1):
+        """The spline's derivative of order ``nu`` (scipy's ``derivative``), an object as
+        this one."""
+        out = object.__new__(CubicSpline)
+        out.__dict__.update(self.__dict__)
+        out._nu, out._plain = self._nu + nu, self._plain.derivative(nu)
+        return out
+
+    def __call__(self, x, nu=0, extrapolate=None):
+        if not contains_tracer((x, self._y)):
+            return self._plain(x, nu, extrapolate)
+        ext = self.extrapolate if extrapolate is None else extrapolate
+        if ext == "periodic":
+            raise NotImplementedError("fgrad.scipy.interpolate.CubicSpline: periodic "
+                                      "extrapolation is not supported on traced values")
+        return with_numpy_values(self._traced(fnp.asarray(x), self._nu + nu, ext),
+                                 self._reference(nu, ext), (self._y, x), {})
+
+    def _reference(self, nu, ext):
+        """scipy's value of this spline (its derivative, where taken) at ``x``."""
+        def value(y, x):
+            spline = _si.CubicSpline(self.x, y, self.axis, self._bc_type, self.extrapolate)
+            return (spline.derivative(self._nu) if self._nu else spline)(x, nu, ext)
+        return value
+
+    def _traced(self, x, nu, ext):
+        knots, c = self.x, self.c
+        if nu > 3:
+            return fnp.zeros(shape_of(x) + shape_of(c)[2:])
+        i = fnp.clip(fnp.searchsorted(knots, x, side="right") - 1, 0, len(knots) - 2)
+        d = x - fnp.take(knots, i)
+        # the cubic's coefficients (highest power first) at each point, differentiated nu times
+        coef = [fnp.take(c[k], i, axis=0) for k in range(4 - nu)]
+        scale = [_onp.prod(range(3 - k - nu + 1, 3 - k + 1)) for k in range(4 - nu)]
+        d = fnp.reshape(d, shape_of(d) + (1,) * (len(shape_of(c)) - 2))
+        out = coef[0] * float(scale[0])
+        for k in range(1, 4 - nu):
+            out = out * d + coef[k] * float(scale[k])
+        if not ext:  # (scipy's NaN outside the knots)
+            inside = (x >= knots[0]) & (x <= knots[-1])
+            out = fnp.where(fnp.reshape(inside, shape_of(d)), out, _onp.nan)
+        return fnp.moveaxis(out, tuple(range(len(shape_of(x)))), tuple(
+            range(self.axis, self.axis + len(shape_of(x))))) if self.axis else out
+
+
+# scipy.interpolate's other functions: scipy's own on plain values, refused by name on traced
+# ones
+__getattr__ = defining.plain_only_fallback(
+    __name__, _si, lambda name: "; fgrad.scipy.interpolate has CubicSpline, and "
+    "fgrad.numpy.interp interpolates linearly")
