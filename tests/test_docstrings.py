@@ -22,7 +22,8 @@ MODULES = ["fgrad.transforms", "fgrad.core.table", "fgrad.core.pytree", "fgrad.t
            "fgrad.autograd.differential_operators", "fgrad.autograd.core",
            "fgrad.autograd.tracer", "fgrad.autograd.wrap_util", "fgrad.autograd.util",
            "fgrad.autograd.builtins", "fgrad.autograd.misc.tracers",
-           "fgrad.autograd.scipy_signal", "fgrad.autograd.vspaces"]
+           "fgrad.autograd.scipy_signal", "fgrad.autograd.vspaces", "fgrad.scipy.optimize",
+           "fgrad.scipy.interpolate", "fgrad.scipy.spatial.distance"]
 
 
 @pytest.mark.parametrize("name", MODULES)
