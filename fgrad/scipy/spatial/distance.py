@@ -7,7 +7,7 @@ point's distance to itself) is ``fgrad.numpy.linalg.norm``'s there: zero, not Na
 
 >>> import fgrad, fgrad.numpy as np
 >>> X = np.array([[0.0, 0.0], [3.0, 4.0]])
->>> fgrad.grad(lambda X: np.sum(cdist(X, X)))(X).tolist()  # each distance 5, both ways
+>>> fgrad.grad(lambda X: np.sum(cdist(X, X)))(X).round(12).tolist()  # each 5, both ways
 [[-1.2, -1.6], [1.2, 1.6]]
 """
 import numpy as _onp
