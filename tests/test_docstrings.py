@@ -23,7 +23,8 @@ MODULES = ["fgrad.transforms", "fgrad.core.table", "fgrad.core.pytree", "fgrad.t
            "fgrad.autograd.tracer", "fgrad.autograd.wrap_util", "fgrad.autograd.util",
            "fgrad.autograd.builtins", "fgrad.autograd.misc.tracers",
            "fgrad.autograd.scipy_signal", "fgrad.autograd.vspaces", "fgrad.scipy.optimize",
-           "fgrad.scipy.interpolate", "fgrad.scipy.spatial.distance"]
+           "fgrad.scipy.interpolate", "fgrad.scipy.spatial.distance",
+           "fgrad.scipy.structured"]
 
 
 @pytest.mark.parametrize("name", MODULES)

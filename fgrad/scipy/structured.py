@@ -9,8 +9,8 @@ T^-1 b`` has ``dx = T^-1 (db - dT x)`` whichever algorithm computed ``x``.
 
 >>> import fgrad, fgrad.numpy as np
 >>> from fgrad.scipy.linalg import solve_toeplitz
->>> float(fgrad.grad(lambda c: np.sum(solve_toeplitz(c, np.ones(2))))(np.array([2.0, 0.0])))
--0.5
+>>> fgrad.grad(lambda c: np.sum(solve_toeplitz(c, np.ones(2))))(np.array([2.0, 0.0])).tolist()
+[-0.5, -0.5]
 """
 import numpy as _onp
 import scipy.linalg as _sl
