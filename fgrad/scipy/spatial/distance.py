@@ -67,15 +67,36 @@ def _settings(fn, kwargs):
     return {k: kwargs[k] for k in ("p", "V", "VI", "w") if k in kwargs}
 
 
+def _apart(u, v):
+    """Spec predicate: every pair's differences away from zero, its largest apart from the
+    next (the norms' kinks: |d|, max |d|), and the vectors and their centred ones away from
+    zero (cosine's and correlation's norms)."""
+    d = _onp.sort(_onp.abs(u[:, None, :] - v[None, :, :]), axis=-1)
+    centred = [w - w.mean(axis=-1, keepdims=True) for w in (u, v)]
+    return (d.min() > 0.05 and (d[..., -1] - d[..., -2]).min() > 0.05 and
+            min(_onp.linalg.norm(w, axis=-1).min() for w in (u, v, *centred)) > 0.3)
+
+
+def _cdist_valid(XA, XB):
+    return _apart(_onp.asarray(XA), _onp.asarray(XB))
+
+
+def _pdist_valid(X):
+    X = _onp.asarray(X)
+    i, j = _onp.triu_indices(len(X), 1)
+    return all(_apart(X[a:a + 1], X[b:b + 1]) for a, b in zip(i, j))
+
+
 _METRIC_CASES = [{}, {"metric": "sqeuclidean"}, {"metric": "cityblock"},
                  {"metric": "minkowski", "p": 3.0}, {"metric": "cosine"},
                  {"metric": "correlation"}, {"metric": "chebyshev"}]
 
 
-@differentiable(_sd.cdist, Spec([(((3, 2), (4, 2)), c) for c in _METRIC_CASES] +
+# (cdist's cases a few of the metrics, pdist's every one: the metric code is shared)
+@differentiable(_sd.cdist, Spec([(((2, 2), (3, 2)), c) for c in _METRIC_CASES[::3]] +
                                 [(((2, 3), (2, 3)), {"metric": "seuclidean",
                                                      "V": (0.5, 1.0, 2.0)})],
-                                domain=(-2.0, 2.0)),
+                                domain=(-2.0, 2.0), valid=_cdist_valid),
                 name="scipy.spatial.distance.cdist", numpy_values=True)
 def cdist(XA, XB, metric="euclidean", *, out=None, **kwargs):
     """The distances of every row of ``XA`` to every row of ``XB``, differentiable in both."""
@@ -84,7 +105,8 @@ def cdist(XA, XB, metric="euclidean", *, out=None, **kwargs):
     return _between(XA[:, None, :], XB[None, :, :], metric, **_settings("cdist", kwargs))
 
 
-@differentiable(_sd.pdist, Spec([(((4, 2),), c) for c in _METRIC_CASES], domain=(-2.0, 2.0)),
+@differentiable(_sd.pdist, Spec([(((3, 2),), c) for c in _METRIC_CASES], domain=(-2.0, 2.0),
+                                valid=_pdist_valid),
                 name="scipy.spatial.distance.pdist", numpy_values=True)
 def pdist(X, metric="euclidean", *, out=None, **kwargs):
     """The distances of every pair of rows ``i < j`` of ``X`` (scipy's condensed order),
