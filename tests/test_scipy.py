@@ -662,6 +662,9 @@ def test_cubic_spline_reproduces_a_cubic_and_is_differentiable_in_values_and_poi
         [onp.sum(si.CubicSpline(knots, e)(q[1:4])) for e in onp.eye(6)], atol=1e-12)
     with pytest.raises(NoDerivativeRuleError, match="'x'"):
         fgrad.grad(lambda k: np.sum(interpolate.CubicSpline(k, y)(q)))(knots)
+    with pytest.raises(NotImplementedError, match="not 'periodic'"):
+        fgrad.grad(lambda y: np.sum(interpolate.CubicSpline(knots, y, bc_type="periodic")(q)))(
+            onp.r_[y[:-1], y[0]])
 
 
 def test_detrend_is_the_projection_off_a_line_its_own_transpose():

@@ -35,8 +35,9 @@ def _unit_coefficients(knots, bc_type):
 
 class CubicSpline:
     """scipy.interpolate.CubicSpline (``axis``, ``bc_type`` and ``extrapolate`` as scipy's;
-    ``bc_type`` a name, not derivative values, with traced ``y``), differentiable in ``y`` and
-    in the evaluation points; the knots ``x`` are fixed (refused by name when traced)."""
+    with traced ``y``, ``bc_type`` one of the names ``'not-a-knot'``, ``'natural'``,
+    ``'clamped'``), differentiable in ``y`` and in the evaluation points; the knots ``x`` are
+    fixed (refused by name when traced)."""
 
     def __init__(self, x, y, axis=0, bc_type="not-a-knot", extrapolate=None):
         refuse_traced("scipy.interpolate.CubicSpline", "x", x, "the knots are fixed")
@@ -46,11 +47,10 @@ class CubicSpline:
         self.x, self.axis, self.extrapolate = self._plain.x, axis, self._plain.extrapolate
         self._bc_type, self._y, self._nu = bc_type, y, 0
         if contains_tracer(y):
-            if not isinstance(bc_type, str) or self.extrapolate == "periodic" and \
-                    bc_type != "periodic":
+            if bc_type not in ("not-a-knot", "natural", "clamped"):
                 raise NotImplementedError("fgrad.scipy.interpolate.CubicSpline: on traced "
-                                          "values bc_type is a name ('not-a-knot', 'natural', "
-                                          "'clamped', 'periodic')")
+                                          "values bc_type is 'not-a-knot', 'natural' or "
+                                          f"'clamped', not {bc_type!r}")
             unit = _unit_coefficients(tuple(self.x.tolist()), bc_type)
             # (y with its interpolation axis first, the coefficients' axes before the rest)
             self.c = fnp.tensordot(unit, fnp.moveaxis(fnp.asarray(y), axis, 0), axes=1)
