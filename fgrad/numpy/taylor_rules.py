@@ -68,7 +68,8 @@ def _full(x, s, order):
     return [x] + (list(s) if s is not None else [None] * order)
 
 
-def _plus(a, b):
+def plus(a, b):
+    """``a + b`` of two terms, None standing for zero."""
     if a is None:
         return b
     if b is None:
@@ -76,7 +77,7 @@ def _plus(a, b):
     return a + b
 
 
-def _minus(a, b):
+def minus(a, b):
     """``a - b`` of two terms, None standing for zero."""
     if b is None:
         return a
@@ -127,7 +128,7 @@ def divide(series, ans, a, b):
     as_, bs = _full(a, series[0], order), _full(b, series[1], order)
     qs = [ans]
     for k in range(1, order + 1):
-        num = _minus(as_[k], leibniz(qs + [None], bs, k))
+        num = minus(as_[k], leibniz(qs + [None], bs, k))
         qs.append(shaped(None if num is None else num / b, ans))
     return qs[1:]
 
@@ -142,7 +143,7 @@ def _power_terms(xs, p, ans, order):
     / u_0``. (Needs ``u_0 != 0``; a non-negative integer power is a product instead.)"""
     ws = [ans]
     for k in range(order):
-        num = _minus(_times(p, leibniz(ws, xs[1:], k)),
+        num = minus(_times(p, leibniz(ws, xs[1:], k)),
                      leibniz([None] + xs[1:k + 1], ws[1:] + [None], k))
         ws.append(None if num is None else num / xs[0])
     return ws[1:]
@@ -183,7 +184,7 @@ def _log_terms(xs, order):
     u_j l_{k+1-j}) / u_0``."""
     ls = [None]
     for k in range(order):
-        num = _minus(xs[k + 1], leibniz([None] + xs[1:k + 1], ls[1:] + [None], k))
+        num = minus(xs[k + 1], leibniz([None] + xs[1:k + 1], ls[1:] + [None], k))
         ls.append(None if num is None else num / xs[0])
     return ls[1:]
 
@@ -240,7 +241,7 @@ def _signed_sum(sign):
     def rule(series, ans, x, y):
         a, b = series
         order = len(a if a is not None else b)
-        return [shaped(_plus(None if a is None else a[k],
+        return [shaped(plus(None if a is None else a[k],
                              None if b is None else (b[k] if sign > 0 else -b[k])), ans)
                 for k in range(order)]
     return rule
@@ -285,7 +286,7 @@ def by_derivatives(derivatives):
                                       for n in range(j, order + 1)]
             c = ds[j - 1] / math.factorial(j)
             for n in range(j, order + 1):
-                out[n] = _plus(out[n], c * power[n])
+                out[n] = plus(out[n], c * power[n])
         return [shaped(out[n] * math.factorial(n), ans) for n in range(1, order + 1)]
     return rule
 
@@ -293,7 +294,7 @@ def by_derivatives(derivatives):
 def _sum(terms):
     total = None
     for t in terms:
-        total = _plus(total, t)
+        total = plus(total, t)
     return total
 
 
@@ -338,7 +339,7 @@ def linear_equation(jvp, rhs):
             for j in range(1, k):
                 ts = [None if s is None or i in rhs else s[j - 1] for i, s in enumerate(series)]
                 if any(t is not None for t in ts):
-                    y = _plus(y, _times(comb(k, j), jvp(ts, ys[k - j], *args, **params)))
+                    y = plus(y, _times(comb(k, j), jvp(ts, ys[k - j], *args, **params)))
             ys.append(y)
         return ys[1:]
     return rule

@@ -806,12 +806,12 @@ def _incomplete_elliptic_terms(series, phi, m):
     inv_d, d, s_, u, h = ([v] + list(t) for v, t in zip(values, terms))
     dphi, dm = paths[0][1:], paths[1][1:]
     lz = taylor_rules.leibniz
-    a = [taylor_rules._minus(lz(inv_d, dphi, k), lz(s_, dm, k)) for k in range(order)]
+    a = [taylor_rules.minus(lz(inv_d, dphi, k), lz(s_, dm, k)) for k in range(order)]
     b, e, dd = ([lz(c, dx, k) for k in range(order)] for c, dx in ((u, dm), (h, dm), (d, dphi)))
     fs, es = [ellipkinc(phi, m)], [ellipeinc(phi, m)]
     for k in range(order):
-        f_next = taylor_rules._plus(a[k], taylor_rules._minus(lz(b, es, k), lz(e, fs, k)))
-        e_next = taylor_rules._plus(dd[k], taylor_rules._minus(lz(e, es, k), lz(e, fs, k)))
+        f_next = taylor_rules.plus(a[k], taylor_rules.minus(lz(b, es, k), lz(e, fs, k)))
+        e_next = taylor_rules.plus(dd[k], taylor_rules.minus(lz(e, es, k), lz(e, fs, k)))
         fs.append(f_next)
         es.append(e_next)
     return fs[1:], es[1:]
