@@ -124,7 +124,7 @@ def squareform(X, force="no", checks=True):
     in ``X``."""
     X = fnp.asarray(X)
     shape = shape_of(X)
-    if len(shape) == 1 and force != "tomatrix" or force == "tovector" and len(shape) == 1:
+    if force == "tomatrix" or force != "tovector" and len(shape) == 1:  # (scipy's reading)
         n = int(round((1 + (1 + 8 * shape[0]) ** 0.5) / 2))
         i, j = _onp.triu_indices(n, 1)
         upper = fnp.at(fnp.zeros((n, n), fnp.result_type(X)))[i, j].set(X)
