@@ -667,6 +667,41 @@ def test_cubic_spline_reproduces_a_cubic_and_is_differentiable_in_values_and_poi
             onp.r_[y[:-1], y[0]])
 
 
+def test_interp1d_is_scipys_and_differentiable_in_the_values_and_the_points():
+    # (plain-only before) every kind's Jacobian in y is scipy's interpolation of the unit
+    # vectors; in the point, a linear piece's slope, the spline's derivative, zero for the
+    # piecewise-constant kinds; unsorted knots, fills and extrapolation; scipy's values
+    from fgrad.scipy import interpolate
+    import scipy.interpolate as si
+    x = onp.array([0.0, 0.7, 0.3, 1.5, 2.0, 1.1])
+    y = onp.cos(3 * x)
+    inside, outside = onp.array([0.1, 0.31, 0.65, 1.2, 1.99]), onp.array([-0.5, 0.31, 2.5])
+    for kind in ("linear", "slinear", "nearest", "nearest-up", "previous", "next", "cubic"):
+        for kw, q in (({}, inside), ({"bounds_error": False, "fill_value": 0.5}, outside),
+                      ({"fill_value": "extrapolate"}, outside)):
+            def ours(y, q):
+                return interpolate.interp1d(x, y, kind, **kw)(q)
+
+            def theirs(y, q):
+                return si.interp1d(x, y, kind, **kw)(q)
+
+            onp.testing.assert_array_equal(fgrad.jit(ours)(y, q), theirs(y, q))
+            want = onp.stack([theirs(e, q) - theirs(0 * e, q) for e in onp.eye(6)], 1)
+            known = onp.isfinite(want)  # (scipy's NaN past the ends for previous and next)
+            onp.testing.assert_allclose(fgrad.jacrev(lambda y: ours(y, q))(y)[known],
+                                        want[known], atol=1e-12)
+            if kind not in ("previous", "next") or "fill_value" not in kw:
+                h = 1e-6
+                onp.testing.assert_allclose(
+                    fgrad.jacfwd(lambda q: ours(y, q))(q).diagonal(),
+                    (theirs(y, q + h) - theirs(y, q - h)) / (2 * h), rtol=1e-6, atol=1e-6)
+    Y = onp.stack([y, 2 * y, y ** 2])  # (three curves along the last axis)
+    onp.testing.assert_array_equal(fgrad.vmap(lambda y: interpolate.interp1d(x, y)(inside))(Y),
+                                   si.interp1d(x, Y)(inside))
+    with pytest.raises(ValueError, match="below the interpolation range"):
+        fgrad.grad(lambda y: np.sum(interpolate.interp1d(x, y)(outside)))(y)
+
+
 def test_detrend_is_the_projection_off_a_line_its_own_transpose():
     n = 7
     basis = onp.stack([onp.ones(n), onp.arange(n) / n], axis=1)

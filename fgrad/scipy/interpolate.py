@@ -1,5 +1,5 @@
-"""fgrad.scipy.interpolate: ``CubicSpline``, differentiable in the values it interpolates and in
-the points it is evaluated at (the knots fixed).
+"""fgrad.scipy.interpolate: ``CubicSpline`` and ``interp1d``, differentiable in the values they
+interpolate and in the points they are evaluated at (the knots fixed).
 
 A cubic spline's coefficients are linear in its values ``y``: they are scipy's spline of the
 unit vectors (one spline of n columns, kept per knots and end conditions) times ``y``; on an
@@ -102,8 +102,83 @@ class CubicSpline:
             range(self.axis, self.axis + len(shape_of(x))))) if self.axis else out
 
 
+class interp1d:
+    """scipy.interpolate.interp1d, differentiable in ``y`` and in the points it is evaluated at
+    (the knots ``x`` and ``fill_value`` fixed), for the kinds ``'linear'``, ``'slinear'``,
+    ``'nearest'``, ``'nearest-up'``, ``'previous'``, ``'next'`` and ``'cubic'`` on traced
+    values: a linear piece's slope, the cubic spline's derivative, and zero for the
+    piecewise-constant kinds, in the point; a gather of ``y`` or its spline's coefficients in
+    ``y``. scipy's values (its errors out of bounds too)."""
+
+    _KINDS = ("linear", "slinear", "nearest", "nearest-up", "previous", "next", "cubic")
+
+    def __init__(self, x, y, kind="linear", axis=-1, copy=True, bounds_error=None,
+                 fill_value=_onp.nan, assume_sorted=False):
+        name = "scipy.interpolate.interp1d"
+        refuse_traced(name, "x", x, "the knots are fixed")
+        refuse_traced(name, "fill_value", fill_value, "it is a fixed setting")
+        traced = contains_tracer(y)
+        # (scipy's checks, and its object for plain values; on a placeholder for traced ones)
+        self._plain = _si.interp1d(x, _onp.zeros(shape_of(y)) if traced else y, kind, axis,
+                                   copy, bounds_error, fill_value, assume_sorted)
+        if traced and kind not in self._KINDS:
+            raise NotImplementedError(f"fgrad.scipy.interpolate.interp1d: kind={kind!r} is not "
+                                      f"supported on traced values; {self._KINDS} are")
+        self._x, self._y, self._kind = _onp.asarray(x), y, kind
+        self._settings = (kind, axis, bounds_error, fill_value, assume_sorted)
+        self._axis = axis % len(shape_of(y))
+
+    def __call__(self, x_new):
+        if not contains_tracer((x_new, self._y)):
+            return self._plain(x_new)
+        return with_numpy_values(self._traced(fnp.asarray(x_new)), self._reference,
+                                 (self._y, x_new), {})
+
+    def _reference(self, y, x_new):
+        kind, axis, bounds_error, fill_value, assume_sorted = self._settings
+        return _si.interp1d(self._x, y, kind, axis, True, bounds_error, fill_value,
+                            assume_sorted)(x_new)
+
+    def _traced(self, xn):
+        """The same interpolation written with fgrad.numpy (scipy's choice of pieces), its
+        values replaced by scipy's."""
+        order = _onp.argsort(self._x, kind="mergesort")
+        x = self._x[order]
+        y = fnp.take(fnp.moveaxis(fnp.asarray(self._y), self._axis, 0), order, axis=0)
+        n, kind, trailing = len(x), self._kind, shape_of(y)[1:]
+
+        def along(v):  # (a value per point, against y's trailing axes)
+            return fnp.reshape(v, shape_of(v) + (1,) * len(trailing))
+
+        if kind in ("linear", "slinear"):
+            hi = fnp.clip(fnp.searchsorted(x, xn), 1, n - 1)
+            lo = hi - 1
+            y_lo, y_hi = fnp.take(y, lo, axis=0), fnp.take(y, hi, axis=0)
+            x_lo = fnp.take(x, lo)
+            out = (y_hi - y_lo) / along(fnp.take(x, hi) - x_lo) * along(xn - x_lo) + y_lo
+        elif kind == "cubic":
+            out = CubicSpline(x, y, axis=0)(xn)
+        else:  # (scipy's indices for the piecewise-constant kinds)
+            if kind in ("nearest", "nearest-up"):
+                side = "left" if kind == "nearest" else "right"
+                idx = fnp.clip(fnp.searchsorted((x[1:] + x[:-1]) / 2.0, xn, side=side), 0,
+                               n - 1)
+            elif kind == "previous":
+                idx = fnp.clip(fnp.searchsorted(_onp.nextafter(x, -_onp.inf), xn,
+                                                side="left"), 1, n) - 1
+            else:
+                idx = fnp.clip(fnp.searchsorted(_onp.nextafter(x, _onp.inf), xn,
+                                                side="right"), 0, n - 1)
+            out = fnp.take(y, idx, axis=0)
+        if self._settings[3] != "extrapolate":  # (the fill: a constant, scipy's value)
+            outside = (xn < x[0]) | (xn > x[-1])
+            out = fnp.where(along(outside), 0.0, out)
+        k = len(shape_of(xn))
+        return fnp.moveaxis(out, tuple(range(k)), tuple(range(self._axis, self._axis + k)))
+
+
 # scipy.interpolate's other functions: scipy's own on plain values, refused by name on traced
 # ones
 __getattr__ = defining.plain_only_fallback(
-    __name__, _si, lambda name: "; fgrad.scipy.interpolate has CubicSpline, and "
+    __name__, _si, lambda name: "; fgrad.scipy.interpolate has CubicSpline and interp1d, and "
     "fgrad.numpy.interp interpolates linearly")
