@@ -662,6 +662,9 @@ def test_cubic_spline_reproduces_a_cubic_and_is_differentiable_in_values_and_poi
         [onp.sum(si.CubicSpline(knots, e)(q[1:4])) for e in onp.eye(6)], atol=1e-12)
     with pytest.raises(NoDerivativeRuleError, match="'x'"):
         fgrad.grad(lambda k: np.sum(interpolate.CubicSpline(k, y)(q)))(knots)
+    with pytest.raises(NotImplementedError, match="at most 1000 knots"):
+        fgrad.grad(lambda y: np.sum(interpolate.CubicSpline(onp.arange(1001.0), y)(0.5)))(
+            onp.ones(1001))
     with pytest.raises(NotImplementedError, match="not 'periodic'"):
         fgrad.grad(lambda y: np.sum(interpolate.CubicSpline(knots, y, bc_type="periodic")(q)))(
             onp.r_[y[:-1], y[0]])

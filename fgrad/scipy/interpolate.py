@@ -26,10 +26,20 @@ from ..numpy.wrapping import refuse_traced, with_numpy_values
 from . import defining
 
 
-@functools.lru_cache(maxsize=32)
+# (the coefficients of the unit vectors' splines are 32 n^2 bytes: 32 MB at the most knots
+# taken on traced values, and a few knot sets kept)
+_MOST_KNOTS = 1000
+
+
+@functools.lru_cache(maxsize=8)
 def _unit_coefficients(knots, bc_type):
     """Scipy's coefficients of the splines of the unit vectors: ``(4, n - 1, n)``."""
     x = _onp.array(knots)
+    if len(x) > _MOST_KNOTS:
+        raise NotImplementedError(
+            f"fgrad.scipy.interpolate: a cubic spline of traced values takes at most "
+            f"{_MOST_KNOTS} knots (its coefficients' derivative is a dense matrix), not "
+            f"{len(x)}; fgrad.numpy.interp interpolates linearly at any size")
     return _si.CubicSpline(x, _onp.eye(len(x)), axis=0, bc_type=bc_type).c
 
 

@@ -428,7 +428,7 @@ def filtfilt(b, a, x, axis=-1, padtype="odd", padlen=None, method="pad", irlen=N
 # (every mode: an edge fit, a mirror, wrap's other end). Both come from scipy's filter of the
 # unit signals of a length n0 = 4w + 1 (or n, if shorter: the whole matrix), kept per
 # settings: O(n w) a rule, where the whole n x n matrix would be 800 MB at n = 10^4.
-@functools.lru_cache(maxsize=32)
+@functools.lru_cache(maxsize=8)
 def _savgol_matrix(n, window_length, polyorder, deriv, delta, mode):
     return _ss.savgol_filter(_onp.eye(n), window_length, polyorder, deriv, delta, axis=0,
                              mode=mode)
