@@ -653,6 +653,14 @@ def test_cubic_spline_reproduces_a_cubic_and_is_differentiable_in_values_and_poi
     onp.testing.assert_array_equal(
         fgrad.vmap(lambda y: interpolate.CubicSpline(knots, y)(q))(Y.T),
         si.CubicSpline(knots, Y)(q).T)
+    # the curves along the last axis (axis=-1), at a 2-d array of points: the points' axes
+    # where scipy puts them (a negative axis put them elsewhere in the derivative)
+    points = onp.linspace(0.1, 2.9, 10).reshape(2, 5)
+    for axis in (-1, 1):
+        jac = fgrad.jacfwd(lambda Y: interpolate.CubicSpline(knots, Y, axis=axis)(points))(Y.T)
+        want = onp.stack([si.CubicSpline(knots, e.reshape(3, 6), axis=axis)(points)
+                          for e in onp.eye(18)], -1).reshape(jac.shape)
+        onp.testing.assert_allclose(jac, want, atol=1e-12)
     # without extrapolation: scipy's NaN outside the knots, the unit splines' sums inside
     outside = interpolate.CubicSpline(knots, np.asarray(y) * 1.0, extrapolate=False)(q)
     assert onp.isnan(outside[[0, 4]]).all() and not onp.isnan(outside[1:4]).any()

@@ -43,6 +43,19 @@ def _unit_coefficients(knots, bc_type):
     return _si.CubicSpline(x, _onp.eye(len(x)), axis=0, bc_type=bc_type).c
 
 
+def _per_point(v, like):
+    """``v`` (a value per evaluation point) against the trailing axes of ``like`` (one per
+    point, then the interpolated values' other axes)."""
+    return fnp.reshape(v, shape_of(v) + (1,) * (len(shape_of(like)) - len(shape_of(v))))
+
+
+def _points_at(out, points, axis):
+    """``out`` (the points' axes first, the values' other axes after) with the points' axes
+    where scipy puts them: at the interpolation ``axis`` of the values."""
+    k = len(shape_of(points))
+    return fnp.moveaxis(out, tuple(range(k)), tuple(range(axis, axis + k)))
+
+
 class CubicSpline:
     """scipy.interpolate.CubicSpline (``axis``, ``bc_type`` and ``extrapolate`` as scipy's;
     with traced ``y``, ``bc_type`` one of the names ``'not-a-knot'``, ``'natural'``,
@@ -54,7 +67,9 @@ class CubicSpline:
         # (scipy's checks and its knots; on placeholders of traced values' shape, unread)
         self._plain = _si.CubicSpline(x, _onp.zeros(shape_of(y)) if contains_tracer(y) else y,
                                       axis, bc_type, extrapolate)
-        self.x, self.axis, self.extrapolate = self._plain.x, axis, self._plain.extrapolate
+        # (scipy's axis, made non-negative: the points' axes go there)
+        self.x, self.axis, self.extrapolate = self._plain.x, self._plain.axis, \
+            self._plain.extrapolate
         self._bc_type, self._y, self._nu = bc_type, y, 0
         if contains_tracer(y):
             if bc_type not in ("not-a-knot", "natural", "clamped"):
@@ -63,7 +78,7 @@ class CubicSpline:
                                           f"'clamped', not {bc_type!r}")
             unit = _unit_coefficients(tuple(self.x.tolist()), bc_type)
             # (y with its interpolation axis first, the coefficients' axes before the rest)
-            self.c = fnp.tensordot(unit, fnp.moveaxis(fnp.asarray(y), axis, 0), axes=1)
+            self.c = fnp.tensordot(unit, fnp.moveaxis(fnp.asarray(y), self.axis, 0), axes=1)
         else:
             self.c = self._plain.c
 
@@ -101,15 +116,14 @@ class CubicSpline:
         # the cubic's coefficients (highest power first) at each point, differentiated nu times
         coef = [fnp.take(c[k], i, axis=0) for k in range(4 - nu)]
         scale = [_onp.prod(range(3 - k - nu + 1, 3 - k + 1)) for k in range(4 - nu)]
-        d = fnp.reshape(d, shape_of(d) + (1,) * (len(shape_of(c)) - 2))
+        d = _per_point(d, coef[0])
         out = coef[0] * float(scale[0])
         for k in range(1, 4 - nu):
             out = out * d + coef[k] * float(scale[k])
         if not ext:  # (scipy's NaN outside the knots)
             inside = (x >= knots[0]) & (x <= knots[-1])
-            out = fnp.where(fnp.reshape(inside, shape_of(d)), out, _onp.nan)
-        return fnp.moveaxis(out, tuple(range(len(shape_of(x)))), tuple(
-            range(self.axis, self.axis + len(shape_of(x))))) if self.axis else out
+            out = fnp.where(_per_point(inside, out), out, _onp.nan)
+        return _points_at(out, x, self.axis)
 
 
 class interp1d:
@@ -155,19 +169,16 @@ class interp1d:
         order = _onp.argsort(self._x, kind="mergesort")
         x = self._x[order]
         y = fnp.take(fnp.moveaxis(fnp.asarray(self._y), self._axis, 0), order, axis=0)
-        n, kind, trailing = len(x), self._kind, shape_of(y)[1:]
-
-        def along(v):  # (a value per point, against y's trailing axes)
-            return fnp.reshape(v, shape_of(v) + (1,) * len(trailing))
-
+        n, kind = len(x), self._kind
         if kind in ("linear", "slinear"):
             hi = fnp.clip(fnp.searchsorted(x, xn), 1, n - 1)
             lo = hi - 1
             y_lo, y_hi = fnp.take(y, lo, axis=0), fnp.take(y, hi, axis=0)
             x_lo = fnp.take(x, lo)
-            out = (y_hi - y_lo) / along(fnp.take(x, hi) - x_lo) * along(xn - x_lo) + y_lo
-        elif kind == "cubic":
-            out = CubicSpline(x, y, axis=0)(xn)
+            out = (y_hi - y_lo) / _per_point(fnp.take(x, hi) - x_lo, y_lo) * \
+                _per_point(xn - x_lo, y_lo) + y_lo
+        elif kind == "cubic":  # (the spline's composite: this call's values are replaced)
+            out = CubicSpline(x, y, axis=0)._traced(xn, 0, True)
         else:  # (scipy's indices for the piecewise-constant kinds)
             if kind in ("nearest", "nearest-up"):
                 side = "left" if kind == "nearest" else "right"
@@ -182,9 +193,8 @@ class interp1d:
             out = fnp.take(y, idx, axis=0)
         if self._settings[3] != "extrapolate":  # (the fill: a constant, scipy's value)
             outside = (xn < x[0]) | (xn > x[-1])
-            out = fnp.where(along(outside), 0.0, out)
-        k = len(shape_of(xn))
-        return fnp.moveaxis(out, tuple(range(k)), tuple(range(self._axis, self._axis + k)))
+            out = fnp.where(_per_point(outside, out), 0.0, out)
+        return _points_at(out, xn, self._axis)
 
 
 # scipy.interpolate's other functions: scipy's own on plain values, refused by name on traced
