@@ -416,8 +416,9 @@ def filtfilt(b, a, x, axis=-1, padtype="odd", padlen=None, method="pad", irlen=N
     zi_shape = [1] * len(shape_of(x))
     zi_shape[axis] = ntaps - 1
     zi = fnp.reshape(lfilter_zi(b, a), zi_shape)
-    y = lfilter(b, a, ext, axis, zi * _along(ext, axis, stop=1))[0]
-    y = lfilter(b, a, fnp.flip(y, axis), axis, zi * _along(y, axis, start=-1))[0]
+    # (the composite of lfilter with zi: filtfilt's own values replace this one's at the end)
+    y = _with_initial_state(b, a, ext, zi * _along(ext, axis, stop=1), axis)[0]
+    y = _with_initial_state(b, a, fnp.flip(y, axis), zi * _along(y, axis, start=-1), axis)[0]
     y = fnp.flip(y, axis)
     return _along(y, axis, edge, -edge) if edge > 0 else y
 
