@@ -573,12 +573,12 @@ def _geigh_jvp(ts, outs, a, b, lower=True):
 
 def _geigh_vjp(i, gs, outs, a, b, lower=True):
     (gw, gv), (w, v) = gs, outs
-    gw = _real_part(gw)
-    g = _dec._gap_inverse(w) * fnp.matmul(_mT(v), gv)
+    gw, vt_gv = _real_part(gw), fnp.matmul(_mT(v), gv)
+    g = _dec._gap_inverse(w) * vt_gv
     if i == 0:
         inner = _dec._diag_embed(gw) + g
     else:
-        diag_g = _real_part(_dec._diag(fnp.matmul(_mT(v), gv)))
+        diag_g = _real_part(_dec._diag(vt_gv))
         inner = -_dec._diag_embed(gw * w + 0.5 * diag_g) - g * fnp.expand_dims(w, -2)
     return _dec._read_triangle_adjoint(fnp.matmul(fnp.matmul(_dec._conj(v), inner), _mT(v)),
                                        lower)
