@@ -1682,7 +1682,7 @@ def test_scipys_other_functions_run_on_plain_values_and_refuse_traced_ones_by_na
     # scipy's other functions)
     x = onp.array([0.3, 1.2, -0.5, 2.0])
     for module, name, call, want in (
-            (optimize, "newton", lambda f, t: f(lambda z, t: z * z - t, 1.0, args=(t,)),
+            (optimize, "approx_fprime", lambda f, t: f(t * onp.ones(2), lambda z: z @ z),
              "root, minimize, root_scalar"),
             (integrate, "dblquad", lambda f, t: f(lambda y, z, t: t * z * y, 0.0, 1.0, 0.0,
                                                   1.0, args=(t,))[0], "odeint, solve_ivp, quad"),
@@ -1880,6 +1880,76 @@ def test_bracketing_roots_are_differentiable_in_args_and_closures(method):
     x, report = solve(lambda x, a: x ** 2 - a, 0.0, 5.0, args=(np.asarray(2.0) * 1.0,),
                       full_output=True)
     assert report.converged and report.root is x
+
+
+@pytest.mark.parametrize("method", ["secant", "newton", "halley"])
+def test_newton_is_scipys_and_differentiable_in_args_closures_and_elementwise(method):
+    # (plain-only before: NoDerivativeRuleError on a traced argument)
+    d1, d2 = {"secant": (None, None), "newton": (lambda x, b: 3 * x * x + b, None),
+              "halley": (lambda x, b: 3 * x * x + b, lambda x, b: 6 * x)}[method]
+
+    def x_of(a, b):  # the root of x^3 + b x - a: dx/da = 1 / (3 x^2 + b), dx/db = -x / (...)
+        return optimize.newton(lambda x, b: x ** 3 + b * x - a, 1.0, d1, args=(b,),
+                               fprime2=d2, tol=1e-14)
+
+    want = so.newton(lambda x, b: x ** 3 + b * x - 10.0, 1.0, d1, args=(1.0,), fprime2=d2,
+                     tol=1e-14)
+    assert x_of(10.0, 1.0) == want and x_of(np.asarray(10.0) * 1.0, 1.0) == want
+    x = want
+    d = 3 * x * x + 1
+    for how in (fgrad.grad, lambda f, **k: fgrad.jit(fgrad.grad(f, **k))):
+        assert how(x_of, argnums=(0, 1))(10.0, 1.0) == (pytest.approx(1 / d, rel=1e-10),
+                                                        pytest.approx(-x / d, rel=1e-10))
+    assert fgrad.grad(fgrad.grad(lambda a: x_of(a, 1.0)))(10.0) == \
+        pytest.approx(-6 * x / d ** 3, rel=1e-8)
+    onp.testing.assert_allclose(fgrad.vmap(lambda a: x_of(a, 1.0))(onp.array([10.0, 2.0])),
+                                [2.0, 1.0], rtol=1e-12)
+    # an array x0 is solved elementwise: sqrt(a) with Jacobian diag(1 / (2 sqrt(a)))
+    a = onp.array([2.0, 3.0, 5.0])
+
+    def roots(a, **kw):
+        return optimize.newton(lambda x, a: x * x - a, onp.ones(3),
+                               d1 and (lambda x, a: 2 * x), args=(a,), tol=1e-14, **kw)
+
+    onp.testing.assert_array_equal(roots(np.asarray(a) * 1.0), roots(a))
+    onp.testing.assert_allclose(fgrad.jacobian(roots)(a), onp.diag(0.5 / onp.sqrt(a)),
+                                rtol=1e-10)
+    out = roots(a, full_output=True)  # (scipy's named tuple; its root the traced one)
+    assert out.converged.all() and not out.zero_der.any()
+    onp.testing.assert_allclose(fgrad.jacobian(lambda a: roots(a, full_output=True).root)(a),
+                                onp.diag(0.5 / onp.sqrt(a)), rtol=1e-10)
+
+
+def test_newton_with_a_derivative_closing_over_traced_values_uses_fgrads():
+    # func's traced closure is lifted into the arguments scipy's iteration gets, as plain
+    # values; fprime, closing over the same traced value, is replaced there by fgrad's
+    # derivative of func (the same Newton iteration)
+    def x_of(a):
+        return optimize.newton(lambda x: x ** 3 + a * x - 10.0, 1.0,
+                               fprime=lambda x: 3 * x * x + a, tol=1e-14, full_output=True)
+
+    x, report = x_of(np.asarray(1.0) * 1.0)
+    assert x == pytest.approx(2.0, rel=1e-14) and report.method == "newton"
+    assert report.root is x
+    assert fgrad.grad(lambda a: x_of(a)[0])(1.0) == pytest.approx(-2.0 / 13, rel=1e-10)
+
+
+def test_fixed_point_is_differentiable_in_args_and_closures():
+    # x = a / (1 + x): x = (sqrt(1 + 4 a) - 1) / 2, dx/da = 1 / sqrt(1 + 4 a)
+    def p(a):
+        return optimize.fixed_point(lambda x, a: a / (1 + x), 1.0, args=(a,), xtol=1e-14)
+
+    assert p(np.asarray(2.0) * 1.0) == so.fixed_point(lambda x, a: a / (1 + x), 1.0,
+                                                      args=(2.0,), xtol=1e-14)
+    for how in (fgrad.grad, lambda f: fgrad.jit(fgrad.grad(f))):
+        assert how(p)(2.0) == pytest.approx(1 / 3, rel=1e-10)
+    assert fgrad.grad(fgrad.grad(p))(2.0) == pytest.approx(-2 / 27, rel=1e-8)
+    a = onp.array([2.0, 6.0])
+    onp.testing.assert_allclose(
+        fgrad.jacobian(lambda a: optimize.fixed_point(lambda x: a / (1 + x), onp.ones(2),
+                                                      xtol=1e-14))(a),
+        onp.diag(1 / onp.sqrt(1 + 4 * a)), rtol=1e-10)
+    onp.testing.assert_allclose(fgrad.vmap(p)(a), [1.0, 2.0], rtol=1e-12)
 
 
 def test_root_scalar_minimize_scalar_and_least_squares_are_differentiable():

@@ -1,7 +1,7 @@
 """fgrad.scipy.optimize: scipy's minimize and root with fgrad's derivatives, and solutions
 differentiable in the problem's parameters (theirs, and those of ``least_squares``,
-``curve_fit``, ``minimize_scalar``, ``root_scalar`` and the bracketing root finders
-``brentq``, ``brenth``, ``ridder``, ``bisect`` and ``toms748``).
+``curve_fit``, ``minimize_scalar``, ``root_scalar``, ``newton``, ``fixed_point`` and the
+bracketing root finders ``brentq``, ``brenth``, ``ridder``, ``bisect`` and ``toms748``).
 
 * ``minimize(fun, x0, ...)`` takes a pytree ``x0`` (a dict of arrays, ...), gives scipy
   ``jac`` from ``value_and_grad``, and ``hess`` or ``hessp`` from fgrad where the method uses
@@ -260,28 +260,30 @@ def root(fun, x0, args=(), method="hybr", jac=None, tol=None, callback=None, opt
 
 # --- scalar problems and least squares: the same implicit solution ------------------------
 
-def _on_vectors(F):
-    """A scalar problem's ``F(x, *args)`` on a 1-vector ``x`` (``implicit_solution`` solves
-    with its Jacobian as a matrix)."""
-    return lambda v, *a: fnp.reshape(F(v[0], *a), (1,))
+def _on_vectors(F, shape):
+    """A problem's ``F(x, *args)`` (``x`` a scalar, or an array of ``shape`` solved
+    elementwise) on a vector ``x`` (``implicit_solution`` solves with its Jacobian as a
+    matrix)."""
+    return lambda v, *a: fnp.reshape(F(fnp.reshape(v, shape), *a), (-1,))
 
 
-def _scalar_solution(f, args, solve, equation=None):
+def _scalar_solution(f, args, solve, equation=None, shape=()):
     """``(x, lifted f, args)``: the scalar ``x = solve(f, *plain args)`` of ``F(x, *args) =
-    0`` (``F = equation(f)``; ``f`` itself, a root, by default), differentiable in traced
-    ``args`` and in traced values ``f`` closes over (lifted into ``args``); ``x`` is ``None``
-    where nothing is traced (the caller runs scipy as it is)."""
+    0`` (``F = equation(f)``; ``f`` itself, a root, by default), or an array of ``shape``
+    solved elementwise, differentiable in traced ``args`` and in traced values ``f`` closes
+    over (lifted into ``args``); ``x`` is ``None`` where nothing is traced (the caller runs
+    scipy as it is)."""
     f, args = _closure_lifted(f, _args(args))
     if not contains_tracer(args):
         return None, f, args
 
     def solve_plain(*a):
         with staging(None):  # (as minimize's)
-            return _so.OptimizeResult(x=_onp.atleast_1d(solve(f, *read_values(a))))
+            return _so.OptimizeResult(x=_onp.ravel(solve(f, *read_values(a))))
 
     F = f if equation is None else equation(f)
-    res = _solution(args, _on_vectors(F), solve_plain, lambda x: None)
-    return res.x[0], f, args
+    res = _solution(args, _on_vectors(F, shape), solve_plain, lambda x: None)
+    return fnp.reshape(res.x, shape), f, args
 
 
 def _bracketing(name):
@@ -339,6 +341,83 @@ def root_scalar(f, args=(), **kw):
         return _so.root_scalar(f, args=args, **kw)
     outs[-1].root = x
     return outs[-1]
+
+
+def _slope(f, order):
+    """The ``order``-th derivative of an elementwise ``f(x, *args)`` in ``x`` (a scalar or an
+    array), from fgrad, for scipy's solvers on plain values."""
+    for _ in range(order):
+        f = (lambda g: lambda x, *a: jvp(lambda u: g(u, *a), (x,),
+                                         (fnp.ones_like(x),))[1])(f)
+    return f
+
+
+def newton(func, x0, fprime=None, args=(), tol=1.48e-8, maxiter=50, fprime2=None, x1=None,
+           rtol=0.0, full_output=False, disp=True):
+    """scipy.optimize.newton (Newton's, Halley's or the secant method, as scipy picks from
+    ``fprime`` and ``fprime2``; an array ``x0`` solved elementwise); the root differentiable
+    in ``args`` and in traced values ``func`` closes over (the implicit function theorem,
+    ``-f_args / f_x`` at the root). A derivative given as ``fprime``/``fprime2`` that closes
+    over traced values is replaced, for scipy's iteration on plain values, by fgrad's of
+    ``func``.
+
+    >>> import fgrad
+    >>> def r(a):  # the root of x^3 + x - a
+    ...     return newton(lambda x: x ** 3 + x - a, 1.0, tol=1e-14)
+    >>> round(float(r(2.0)), 9), round(float(fgrad.grad(r)(2.0)), 9)  # 1 / (3 x^2 + 1)
+    (1.0, 0.25)
+    """
+    x0, x1 = read_values(x0), read_values(x1)
+    kw = dict(tol=tol, maxiter=maxiter, x1=x1, rtol=rtol, full_output=full_output, disp=disp)
+    n = len(_args(args))
+    outs = []
+
+    def given(derivative, g, order):  # (scipy calls it with the lifted closure's values too)
+        if derivative is None:
+            return None
+        if _closure_lifted(derivative, ())[0] is not derivative:
+            return _slope(g, order)
+        return lambda x, *a: derivative(x, *a[:n])
+
+    def solve(g, *plain):
+        out = _so.newton(g, x0, given(fprime, g, 1), plain, fprime2=given(fprime2, g, 2), **kw)
+        outs.append(out)
+        return out[0] if full_output else out
+
+    x, func, args = _scalar_solution(func, args, solve, shape=_onp.shape(x0))
+    if x is None:
+        return _so.newton(func, x0, fprime, args, fprime2=fprime2, **kw)
+    if not full_output:
+        return x
+    if _onp.ndim(x0):  # (scipy's named tuple of root, converged, zero_der)
+        return outs[-1]._replace(root=x)
+    outs[-1][1].root = x
+    return x, outs[-1][1]
+
+
+def fixed_point(func, x0, args=(), xtol=1e-8, maxiter=500, method="del2"):
+    """scipy.optimize.fixed_point (an array ``x0`` solved elementwise); the fixed point
+    ``x = func(x, *args)`` differentiable in ``args`` and in traced values ``func`` closes over
+    (the implicit function theorem on ``func(x) - x = 0``).
+
+    >>> import fgrad
+    >>> def p(a):  # x = a / (1 + x): x = (sqrt(1 + 4 a) - 1) / 2
+    ...     return fixed_point(lambda x: a / (1 + x), 1.0, xtol=1e-14)
+    >>> round(float(p(2.0)), 9), round(float(fgrad.grad(p)(2.0)), 9)  # 1 / sqrt(1 + 4 a)
+    (1.0, 0.333333333)
+    """
+    x0 = read_values(x0)
+
+    def solve(g, *plain):
+        return _so.fixed_point(g, x0, plain, xtol, maxiter, method)
+
+    def residual(f):
+        return lambda x, *a: f(x, *a) - x
+
+    x, func, args = _scalar_solution(func, args, solve, residual, shape=_onp.shape(x0))
+    if x is None:
+        return _so.fixed_point(func, x0, args, xtol, maxiter, method)
+    return x
 
 
 def minimize_scalar(fun, bracket=None, bounds=None, args=(), method=None, tol=None,
@@ -450,9 +529,9 @@ def curve_fit(f, xdata, ydata, p0=None, sigma=None, absolute_sigma=False, *rest,
     return with_numpy_values((popt, pcov), fit_plain, data, {})
 
 
-# scipy.optimize's other functions (``newton``, ``linprog``, ...): scipy's own on plain
+# scipy.optimize's other functions (``linprog``, ``milp``, ...): scipy's own on plain
 # values, refused by name on traced ones
 __getattr__ = defining.plain_only_fallback(
     __name__, _so, lambda name: "; a solution differentiable in the problem's parameters: "
     "fgrad.scipy.optimize.root, minimize, root_scalar, minimize_scalar, least_squares, "
-    "curve_fit or brentq with the parameters in args")
+    "curve_fit, newton or brentq with the parameters in args")
