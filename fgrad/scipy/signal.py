@@ -1,6 +1,6 @@
 """fgrad.scipy.signal: convolutions and correlations with derivatives in both inputs; detrend;
 lfilter, sosfilt and filtfilt in their coefficients, their signal and lfilter's and
-sosfilt's initial conditions; savgol_filter in its signal.
+sosfilt's initial conditions; savgol_filter, medfilt and medfilt2d in their signal.
 
 Each is bilinear, so its JVP is the primitive itself with a tangent in place of one input;
 its VJP is a correlation: every mode is a crop of the ``'full'`` output (``'same'`` starts at
@@ -23,6 +23,7 @@ import scipy.signal as _ss
 import fgrad.numpy as fnp
 from ..numpy import batch_rules
 from ..numpy.broadcasting import cast_like, shape_of
+from ..numpy.reductions import distinct
 from ..numpy.wrapping import (differentiable, refuse_traced, traced_version_of,
                               with_numpy_values)
 from ..core.table import Spec
@@ -421,6 +422,45 @@ def filtfilt(b, a, x, axis=-1, padtype="odd", padlen=None, method="pad", irlen=N
     y = _with_initial_state(b, a, fnp.flip(y, axis), zi * _along(y, axis, start=-1), axis)[0]
     y = fnp.flip(y, axis)
     return _along(y, axis, edge, -edge) if edge > 0 else y
+
+
+def _median_filtered(x, kernel_size):
+    """The median of each sample's window (``kernel_size`` per axis, odd), the array
+    zero-padded at its ends, as scipy's ``medfilt``."""
+    shape = shape_of(x)
+    ks = _onp.broadcast_to(3 if kernel_size is None else kernel_size, (len(shape),))
+    padded = fnp.pad(x, [(int(k) // 2, int(k) // 2) for k in ks])
+    windows = fnp.lib.stride_tricks.sliding_window_view(padded, tuple(int(k) for k in ks))
+    return fnp.median(fnp.reshape(windows, tuple(shape) + (-1,)), axis=-1)
+
+
+# (the data drawn positive, so a window's padded zeros are its smallest entries, and apart
+# (``distinct``): no draw sits on a kink, between a zero and a sample or two samples)
+@differentiable(_ss.medfilt, Spec([(((6,),), {}), (((5,),), {"kernel_size": 5}),
+                                   (((3, 3),), {"kernel_size": [3, 1]})],
+                                  domain=[(0.5, 2.0)], valid=distinct),
+                name="scipy.signal.medfilt", numpy_values=True)
+def medfilt(volume, kernel_size=None):
+    """scipy.signal.medfilt, differentiable in ``volume``: each output the window's median
+    entry, so its derivative is 1 there (a tie of equal entries shares it evenly, as
+    ``median``'s) and 0 where the median is a padded zero; scipy's values."""
+    refuse_traced("scipy.signal.medfilt", "kernel_size", kernel_size, "it is a setting of "
+                  "the filter")
+    # (scipy's checks of the arguments and its errors, on a placeholder of the shape)
+    _ss.medfilt(_onp.zeros(shape_of(volume)), kernel_size)
+    return _median_filtered(fnp.asarray(volume), kernel_size)
+
+
+@differentiable(_ss.medfilt2d, Spec([(((3, 3),), {}), (((4, 2),), {"kernel_size": [3, 1]})],
+                                    domain=[(0.5, 2.0)], valid=distinct),
+                name="scipy.signal.medfilt2d", numpy_values=True)
+def medfilt2d(input, kernel_size=3):
+    """scipy.signal.medfilt2d (a 2-d ``medfilt``), differentiable in ``input`` as
+    ``medfilt``; scipy's values."""
+    refuse_traced("scipy.signal.medfilt2d", "kernel_size", kernel_size, "it is a setting of "
+                  "the filter")
+    _ss.medfilt2d(_onp.zeros(shape_of(input)), kernel_size)
+    return _median_filtered(fnp.asarray(input), kernel_size)
 
 
 # savgol_filter: linear in x (affine with mode='constant' and cval != 0). Along the axis its
