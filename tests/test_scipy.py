@@ -2067,6 +2067,26 @@ def test_curve_fit_is_scipys_and_differentiable_in_the_data_against_weighted_lea
     assert fgrad.grad(amplitude)(0.8) == pytest.approx(fgrad.grad(closed_form)(0.8), rel=1e-8)
 
 
+def test_curve_fit_on_traced_data_runs_scipys_fit_once_per_data(monkeypatch):
+    # (the solution and scipy's values of popt and pcov each ran the fit: 2 a gradient, 10
+    # under vmap of 3 examples)
+    calls = []
+    scipys = so.curve_fit
+    monkeypatch.setattr(so, "curve_fit", lambda *a, **k: calls.append(1) or scipys(*a, **k))
+    t = onp.linspace(0.0, 2.0, 7)
+    y = 0.5 + 1.5 * t + 0.1 * onp.sin(5 * t)
+
+    def loss(y):
+        popt, pcov = optimize.curve_fit(lambda t, a, b: a * t + b, t, y)
+        return np.sum(popt) + np.sum(pcov)
+
+    for f, y_in, want in ((fgrad.grad(loss), y, 1), (fgrad.vmap(loss), onp.stack([y, 2 * y,
+                                                                               3 * y]), 3)):
+        calls.clear()
+        f(y_in)
+        assert len(calls) == want
+
+
 def test_a_solution_under_jit_is_the_solution_and_grad_of_jit_differentiates_it():
     # grad(jit(f)) raised EscapedTracerError: the solver's steps (the user's function on plain
     # values, read by scipy) were recorded in the staged graph, a thousand nodes and guards

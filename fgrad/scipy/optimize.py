@@ -508,11 +508,20 @@ def curve_fit(f, xdata, ydata, p0=None, sigma=None, absolute_sigma=False, *rest,
         r = f(xd, *p, *lk) - yd
         return r / sg if weighted else r
 
+    fits: dict = {}  # (scipy's fits by their data: the solution and the values of popt and
+    # pcov read one fit, not three; the last 64 kept, a jitted function's replays add theirs)
+
     def fit_plain(xd, yd, *more):
-        sg, lk = (more[0], more[1:]) if weighted else (None, more)
-        with staging(None):  # (as minimize's)
-            return _so.curve_fit(lambda x, *p: f(x, *p, *lk), xd, yd, p0, sg,
-                                 absolute_sigma, **kw)
+        key = tuple((a.dtype.str, a.shape, a.tobytes())
+                    for a in map(_onp.asarray, (xd, yd) + more))
+        if key not in fits:
+            sg, lk = (more[0], more[1:]) if weighted else (None, more)
+            with staging(None):  # (as minimize's)
+                fits[key] = _so.curve_fit(lambda x, *p: f(x, *p, *lk), xd, yd, p0, sg,
+                                          absolute_sigma, **kw)
+            if len(fits) > 64:
+                del fits[next(iter(fits))]
+        return tuple(_onp.copy(v) for v in fits[key])  # (a caller may write into its own)
 
     def normal(p, *a):
         return grad(lambda u: 0.5 * fnp.sum(residual(u, *a) ** 2))(p)
