@@ -707,6 +707,79 @@ def test_cubic_spline_reproduces_a_cubic_and_is_differentiable_in_values_and_poi
             onp.r_[y[:-1], y[0]])
 
 
+@pytest.mark.parametrize("kind", ["hermite", "pchip", "akima", "makima"])
+def test_hermite_pchip_and_akima_are_scipys_and_differentiable_in_values_and_points(kind):
+    # (plain-only before) scipy's values eager, staged and batched; the Jacobian in the values
+    # (pchip's and akima's slopes are not linear in them) and the derivative in the points
+    # against central differences of scipy's own, away from the knots (where the second
+    # derivative jumps); the data change direction, so pchip's slopes are 0 at some knots
+    from fgrad.scipy import interpolate
+    import scipy.interpolate as si
+    knots = onp.array([0.0, 0.4, 1.1, 1.5, 2.3, 3.0])
+    y = onp.array([0.3, 0.9, 0.7, 1.6, 1.5, 2.4])
+    q = onp.array([-0.3, 0.25, 1.13, 2.95, 3.2])
+    slopes = onp.cos(3 * y)
+    make = {"hermite": lambda m, y, **k: m.CubicHermiteSpline(
+                knots, y, onp.broadcast_to(slopes, onp.shape(y)), **k),
+            "pchip": lambda m, y, **k: m.PchipInterpolator(knots, y, **k),
+            "akima": lambda m, y, **k: m.Akima1DInterpolator(knots, y, extrapolate=True, **k),
+            "makima": lambda m, y, **k: m.Akima1DInterpolator(knots, y, method="makima",
+                                                              extrapolate=True, **k)}[kind]
+    h = 1e-6
+    for nu in (0, 1, 2):
+        def ours(y, q):
+            return make(interpolate, y)(q, nu)
+
+        def theirs(y, q):
+            return make(si, y)(q, nu)
+
+        want = theirs(y, q)
+        for got in (ours(np.asarray(y) * 1.0, q), fgrad.jit(ours)(y, q)):
+            onp.testing.assert_array_equal(got, want)
+        onp.testing.assert_array_equal(make(interpolate, np.asarray(y) * 1.0).derivative(nu)(q),
+                                       make(si, y).derivative(nu)(q))
+        numeric = onp.stack([(theirs(y + h * e, q) - theirs(y - h * e, q)) / (2 * h)
+                             for e in onp.eye(6)], 1)
+        onp.testing.assert_allclose(fgrad.jacrev(lambda y: ours(y, q))(y), numeric, atol=1e-7)
+        onp.testing.assert_allclose(fgrad.jacfwd(lambda q: ours(y, q))(q).diagonal(),
+                                    (theirs(y, q + h) - theirs(y, q - h)) / (2 * h), rtol=1e-6,
+                                    atol=1e-6)
+    Y = onp.stack([y, 2 * y, y ** 2])  # (three curves along the last axis)
+    onp.testing.assert_array_equal(fgrad.vmap(lambda y: make(interpolate, y)(q))(Y),
+                                   make(si, Y, axis=1)(q))
+    if kind != "hermite":  # (two points: the line through them, in the values too)
+        def line(y):
+            return make(interpolate, y)(q)
+
+        knots = knots[:2]  # (make reads it when called)
+        onp.testing.assert_allclose(line(np.asarray(y[:2]) * 1.0), y[0] + (y[1] - y[0]) /
+                                    0.4 * q, rtol=1e-12)
+        onp.testing.assert_allclose(fgrad.jacrev(line)(y[:2]),
+                                    onp.stack([1 - q / 0.4, q / 0.4], 1), rtol=1e-12)
+    with pytest.raises(NoDerivativeRuleError, match="'x'"):
+        fgrad.grad(lambda k: np.sum(interpolate.PchipInterpolator(k, y)(q)))(knots)
+
+
+def test_a_hermite_splines_slopes_and_pchip_interpolate():
+    # the Hermite spline is linear in its slopes: its Jacobian in them is scipy's spline of
+    # zero values and the unit slopes
+    from fgrad.scipy import interpolate
+    import scipy.interpolate as si
+    knots = onp.array([0.0, 0.5, 1.2, 2.0])
+    y, d, q = onp.array([1.0, 0.2, 0.8, -0.3]), onp.array([0.5, -1.0, 0.3, 2.0]), \
+        onp.array([0.1, 0.7, 1.9])
+    onp.testing.assert_allclose(
+        fgrad.jacrev(lambda d: interpolate.CubicHermiteSpline(knots, y, d)(q))(d),
+        onp.stack([si.CubicHermiteSpline(knots, 0 * y, e)(q) for e in onp.eye(4)], 1),
+        atol=1e-14)
+    got = interpolate.pchip_interpolate(knots, np.asarray(y) * 1.0, q, der=[0, 1])
+    for g, w in zip(got, si.pchip_interpolate(knots, y, q, der=[0, 1])):
+        onp.testing.assert_array_equal(g, w)
+    onp.testing.assert_allclose(
+        fgrad.grad(lambda q: np.sum(interpolate.pchip_interpolate(knots, y, q)))(q),
+        si.pchip_interpolate(knots, y, q, der=1), rtol=1e-12)
+
+
 def test_interp1d_is_scipys_and_differentiable_in_the_values_and_the_points():
     # (plain-only before) every kind's Jacobian in y is scipy's interpolation of the unit
     # vectors; in the point, a linear piece's slope, the spline's derivative, zero for the
