@@ -2140,6 +2140,53 @@ def test_curve_fit_is_scipys_and_differentiable_in_the_data_against_weighted_lea
     assert fgrad.grad(amplitude)(0.8) == pytest.approx(fgrad.grad(closed_form)(0.8), rel=1e-8)
 
 
+def test_solvers_under_vmap_start_each_example_from_its_own():
+    # a batched starting value (x0, a bracket's end, p0) raised ConcretizationError under vmap
+    # (the solver read it before running once per example); the solution does not depend on
+    # it (its derivative in it is 0), so it starts each example's solve. Kepler's equation
+    # E - e sin E = M started at E = M: dE/dM = 1 / (1 - e cos E)
+    M, e = onp.array([0.5, 1.3, 2.1]), 0.3
+
+    def kepler(M):
+        return optimize.newton(lambda E: E - e * np.sin(E) - M, M, tol=1e-14)
+
+    E = fgrad.vmap(kepler)(M)
+    onp.testing.assert_allclose(E - e * onp.sin(E), M, rtol=1e-14)
+    onp.testing.assert_allclose(fgrad.vmap(fgrad.grad(kepler))(M), 1 / (1 - e * onp.cos(E)),
+                                rtol=1e-12)
+    onp.testing.assert_array_equal(fgrad.jit(fgrad.vmap(kepler))(M), E)
+    starts, ends = onp.array([0.1, 5.0]), onp.array([2.0, 5.0])
+    for solve, over in (
+            (lambda s: optimize.newton(lambda x: x * x - 2, s, tol=1e-14), starts),
+            (lambda s: optimize.fixed_point(lambda x: 1 + 1 / (1 + x), s, xtol=1e-14), starts),
+            (lambda s: optimize.root(lambda x: x * x - 2, s * np.ones(1), tol=1e-13).x[0],
+             starts),
+            (lambda s: optimize.minimize(lambda x: (x["a"] ** 2 - 2) ** 2, {"a": s},
+                                         method="BFGS", tol=1e-13).x["a"], starts),
+            (lambda s: optimize.least_squares(lambda x: x * x - 2, s * np.ones(1),
+                                              xtol=1e-15).x[0], starts),
+            (lambda b: optimize.brentq(lambda x: x * x - 2, 0.0, b, xtol=1e-14), ends),
+            (lambda b: optimize.root_scalar(lambda x: x * x - 2, bracket=(0.0, b),
+                                            xtol=1e-14).root, ends),
+            (lambda b: optimize.minimize_scalar(lambda x: (x * x - 2) ** 2, bounds=(0.0, b),
+                                                method="bounded",
+                                                options={"xatol": 1e-12}).x, ends)):
+        onp.testing.assert_allclose(fgrad.vmap(solve)(over), onp.sqrt(2.0), rtol=1e-7)
+        assert fgrad.grad(solve)(over[1]) == 0.0
+    # integer starts, batched or not, beside batched arguments
+    onp.testing.assert_allclose(
+        fgrad.vmap(lambda b: optimize.brentq(lambda x: x * x - 2, 0, b))(onp.array([2, 5])),
+        onp.sqrt(2.0), rtol=1e-10)
+    onp.testing.assert_allclose(
+        fgrad.vmap(lambda a: optimize.minimize_scalar(lambda z: (z - a) ** 2, bounds=(-3, 3),
+                                                      method="bounded").x)(starts),
+        starts.clip(-3, 3), atol=1e-4)
+    t = onp.linspace(0.0, 1.0, 5)
+    onp.testing.assert_allclose(
+        fgrad.vmap(lambda y, p: optimize.curve_fit(lambda t, a: a * t, t, y, p0=p)[0])(
+            onp.stack([2 * t, 3 * t]), onp.array([[0.5], [3.0]])), [[2.0], [3.0]], rtol=1e-10)
+
+
 def test_curve_fit_on_traced_data_runs_scipys_fit_once_per_data(monkeypatch):
     # (the solution and scipy's values of popt and pcov each ran the fit: 2 a gradient, 10
     # under vmap of 3 examples)

@@ -17,8 +17,9 @@ bracketing root finders ``brentq``, ``brenth``, ``ridder``, ``bisect`` and ``tom
   they are moved there (``_closure_lifted``).
 * Under ``jit`` the solver runs while the function is traced, on the arguments' values, which
   the staged graph guards (other values trace it again; after a few, it runs eagerly); the
-  graph holds the solution, not the solver's steps. Under ``vmap`` (batched ``args`` or a
-  batched closure) scipy's solver runs once per example, and the result holds the batched
+  graph holds the solution, not the solver's steps. Under ``vmap`` (batched ``args``, a
+  batched closure or a batched start: ``x0``, a bracket) scipy's solver runs once per example,
+  each from its own start, and the result holds the batched
   ``x`` and ``fun`` only (``success``, ``nit``, ``message`` are per example, no batch).
 * ``fun`` (the minimum, or the residual at a root) is differentiable in traced ``args`` too:
   the function's value at the differentiable solution (for a minimum, the envelope theorem's
@@ -32,7 +33,7 @@ import numpy as _onp
 import scipy.optimize as _so
 
 import fgrad.numpy as fnp
-from ..numpy.broadcasting import cast_like
+from ..numpy.broadcasting import cast_like, shape_of
 from ..numpy.wrapping import with_numpy_values
 from ..core.pytree import tree_flatten, tree_unflatten
 from ..numpy import batch_rules
@@ -60,7 +61,8 @@ def ravel_pytree(tree):
     leaves, treedef = tree_flatten(tree)
     shapes = [_onp.shape(value_for_shape(x)) for x in leaves]
     sizes = [int(_onp.prod(s, dtype=int)) for s in shapes]
-    flat = _onp.concatenate([_onp.ravel(_onp.asarray(read_values(x), float)) for x in leaves]) \
+    lib = fnp if contains_tracer(leaves) else _onp  # (a traced start: batched under vmap)
+    flat = lib.concatenate([lib.ravel(lib.asarray(x, float)) for x in leaves]) \
         if leaves else _onp.zeros(0)
 
     def unravel(v):
@@ -131,16 +133,36 @@ def _per_example(args):
     return not all(concrete(a) for a in tree_flatten(args)[0])
 
 
-def _solution(args, F, solve, value):
-    """scipy's result ``solve(*args)``, its ``x`` differentiable in traced ``args`` as the
-    solution of ``F(x, *args) = 0``. Under ``vmap`` (``_per_example``) the solver runs once
-    per example, inside ``implicit_solution``'s batching, and the result holds ``x`` and
-    ``fun = value(x)`` only."""
-    if _per_example(args):
-        x = implicit_solution(*args, F=F, solve=lambda *a: solve(*a).x)
+def _floating(v):
+    """``v`` (a traced value) as a floating array: an integer one as float64."""
+    v = fnp.asarray(v)
+    return v if _onp.result_type(value_for_shape(v)).kind in "fc" else fnp.astype(v, float)
+
+
+def _solution(args, F, solve, value, start=()):
+    """scipy's result ``solve(args, start)``, its ``x`` differentiable in traced ``args`` as
+    the solution of ``F(x, *args) = 0``; ``start``: the solver's starting values (``x0``, a
+    bracket), which the solution does not depend on. Under ``vmap`` (``_per_example``) the
+    solver runs once per example, inside ``implicit_solution``'s batching (the starting
+    values among its operands, each example starting from its own, unseen by ``F``), and the
+    result holds ``x`` and ``fun = value(x)`` only."""
+    n, start = len(args), tuple(start)
+    if _per_example(args + start):
+        # (the traced starting values only, made floating: the rules differentiate in every
+        # operand, though F ignores these)
+        moving = [i for i, v in enumerate(start) if contains_tracer(v)]
+
+        def solve_one(*a):
+            values = list(start)
+            for i, v in zip(moving, a[n:]):
+                values[i] = v
+            return solve(a[:n], tuple(values)).x
+
+        x = implicit_solution(*args, *[_floating(start[i]) for i in moving],
+                              F=lambda x, *a: F(x, *a[:n]), solve=solve_one)
         return _so.OptimizeResult(x=x, fun=value(x))
-    res = solve(*args)
-    if contains_tracer(args):
+    res = solve(args, start)
+    if contains_tracer(args):  # (a traced start alone: the solution does not depend on it)
         x_star = res.x
         res.x = implicit_solution(*args, F=F, solve=lambda *a: x_star)
         # (scipy's number has no derivative: a loss's minimum fell flat under grad, silently.
@@ -221,11 +243,12 @@ def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bou
     if callback is not None:
         kw["callback"] = lambda xk, *rest: callback(unravel(xk), *rest)
 
-    def solve(*a):
+    def solve(a, start):
         with staging(None):  # (plain values: a staged function keeps the solution, not the
-            return _so.minimize(x0=flat0, args=read_values(a), **kw)  # steps)
+            return _so.minimize(x0=read_values(start[0]), args=read_values(a), **kw)  # steps)
 
-    res = _solution(args, lambda v, *a: grad(f)(v, *a), solve, lambda x: fun(unravel(x), *args))
+    res = _solution(args, lambda v, *a: grad(f)(v, *a), solve, lambda x: fun(unravel(x), *args),
+                    (flat0,))
     res.x = unravel(res.x)
     if "jac" in res and _onp.size(res.jac) == _onp.size(flat0):
         res.jac = unravel(_onp.asarray(res.jac))
@@ -244,18 +267,17 @@ def root(fun, x0, args=(), method="hybr", jac=None, tol=None, callback=None, opt
     (1.0, 0.25)
     """
     fun, args = _closure_lifted(fun, _args(args))
-    x0 = _onp.asarray(read_values(x0), float)
     uses_jacobian = method in ("hybr", "lm")
     if jac is None and uses_jacobian:
         jac = jacfwd(lambda x, *a: fun(x, *a))
 
-    def solve(*a):
-        a = read_values(a)
+    def solve(a, start):
         with staging(None):  # (as minimize's)
-            return _so.root(fun, x0, args=a, method=method, jac=jac, tol=tol,
+            return _so.root(fun, _onp.asarray(read_values(start[0]), float),
+                            args=read_values(a), method=method, jac=jac, tol=tol,
                             callback=callback, options=options)
 
-    return _solution(args, fun, solve, lambda x: fun(x, *args))
+    return _solution(args, fun, solve, lambda x: fun(x, *args), (x0,))
 
 
 # --- scalar problems and least squares: the same implicit solution ------------------------
@@ -267,22 +289,24 @@ def _on_vectors(F, shape):
     return lambda v, *a: fnp.reshape(F(fnp.reshape(v, shape), *a), (-1,))
 
 
-def _scalar_solution(f, args, solve, equation=None, shape=()):
-    """``(x, lifted f, args)``: the scalar ``x = solve(f, *plain args)`` of ``F(x, *args) =
-    0`` (``F = equation(f)``; ``f`` itself, a root, by default), or an array of ``shape``
-    solved elementwise, differentiable in traced ``args`` and in traced values ``f`` closes
-    over (lifted into ``args``); ``x`` is ``None`` where nothing is traced (the caller runs
-    scipy as it is)."""
+def _scalar_solution(f, args, solve, equation=None, shape=(), start=()):
+    """``(x, lifted f, args)``: the scalar ``x = solve(f, plain args, plain start)`` of
+    ``F(x, *args) = 0`` (``F = equation(f)``; ``f`` itself, a root, by default), or an array
+    of ``shape`` solved elementwise, differentiable in traced ``args`` and in traced values
+    ``f`` closes over (lifted into ``args``); ``start``, the starting values, as
+    ``_solution``'s. ``x`` is ``None`` where nothing is traced but the starting values
+    (plain, or readable: the caller runs scipy on their values)."""
     f, args = _closure_lifted(f, _args(args))
-    if not contains_tracer(args):
+    if not contains_tracer(args) and not _per_example(start):
         return None, f, args
 
-    def solve_plain(*a):
+    def solve_plain(a, start):
         with staging(None):  # (as minimize's)
-            return _so.OptimizeResult(x=_onp.ravel(solve(f, *read_values(a))))
+            return _so.OptimizeResult(x=_onp.ravel(solve(f, read_values(a),
+                                                         read_values(start))))
 
     F = f if equation is None else equation(f)
-    res = _solution(args, _on_vectors(F, shape), solve_plain, lambda x: None)
+    res = _solution(args, _on_vectors(F, shape), solve_plain, lambda x: None, start)
     return fnp.reshape(res.x, shape), f, args
 
 
@@ -293,17 +317,17 @@ def _bracketing(name):
 
     @functools.wraps(scipy_fn)
     def bracketing(f, a, b, args=(), *rest, full_output=False, **kw):
-        a, b = read_values(a), read_values(b)
         outs = []
 
-        def solve(g, *plain):
-            out = scipy_fn(g, a, b, plain, *rest, full_output=full_output, **kw)
+        def solve(g, plain, ends):
+            out = scipy_fn(g, *ends, plain, *rest, full_output=full_output, **kw)
             outs.append(out)
             return out[0] if full_output else out
 
-        x, f, args = _scalar_solution(f, args, solve)
+        x, f, args = _scalar_solution(f, args, solve, start=(a, b))
         if x is None:
-            return scipy_fn(f, a, b, args, *rest, full_output=full_output, **kw)
+            return scipy_fn(f, read_values(a), read_values(b), args, *rest,
+                            full_output=full_output, **kw)
         if full_output:  # (scipy's report of the search, its root the traced one)
             outs[-1][1].root = x
             return x, outs[-1][1]
@@ -319,6 +343,14 @@ brentq, brenth, ridder, bisect, toms748 = (
     _bracketing(n) for n in ("brentq", "brenth", "ridder", "bisect", "toms748"))
 
 
+def _starting(kw, names):
+    """``(start, kw_with)``: the leaves of the starting values among the keywords ``names``
+    (``x0``, a ``bracket``'s ends, ...) that are given, and a function of values in their
+    place giving ``kw`` with those values."""
+    leaves, tree = tree_flatten({k: kw[k] for k in names if kw.get(k) is not None})
+    return tuple(leaves), lambda values: {**kw, **tree_unflatten(tree, list(values))}
+
+
 def root_scalar(f, args=(), **kw):
     """scipy.optimize.root_scalar; ``res.root`` differentiable in ``args`` and in traced
     values ``f`` closes over (the implicit function theorem, as ``root``).
@@ -329,16 +361,16 @@ def root_scalar(f, args=(), **kw):
     >>> round(float(r(2.0)), 9), round(float(fgrad.grad(r)(2.0)), 9)  # 1 / (3 x^2 + 1)
     (1.0, 0.25)
     """
-    kw = {k: read_values(v) if k in ("bracket", "x0", "x1") else v for k, v in kw.items()}
+    start, kw_with = _starting(kw, ("bracket", "x0", "x1"))
     outs = []
 
-    def solve(g, *plain):
-        outs.append(_so.root_scalar(g, args=plain, **kw))
+    def solve(g, plain, values):
+        outs.append(_so.root_scalar(g, args=plain, **kw_with(values)))
         return outs[-1].root
 
-    x, f, args = _scalar_solution(f, args, solve)
+    x, f, args = _scalar_solution(f, args, solve, start=start)
     if x is None:
-        return _so.root_scalar(f, args=args, **kw)
+        return _so.root_scalar(f, args=args, **kw_with(read_values(start)))
     outs[-1].root = x
     return outs[-1]
 
@@ -367,8 +399,8 @@ def newton(func, x0, fprime=None, args=(), tol=1.48e-8, maxiter=50, fprime2=None
     >>> round(float(r(2.0)), 9), round(float(fgrad.grad(r)(2.0)), 9)  # 1 / (3 x^2 + 1)
     (1.0, 0.25)
     """
-    x0, x1 = read_values(x0), read_values(x1)
-    kw = dict(tol=tol, maxiter=maxiter, x1=x1, rtol=rtol, full_output=full_output, disp=disp)
+    kw = dict(tol=tol, maxiter=maxiter, rtol=rtol, full_output=full_output, disp=disp)
+    start, starting = _starting({"x0": x0, "x1": x1}, ("x0", "x1"))
     n = len(_args(args))
     outs = []
 
@@ -379,17 +411,19 @@ def newton(func, x0, fprime=None, args=(), tol=1.48e-8, maxiter=50, fprime2=None
             return _slope(g, order)
         return lambda x, *a: derivative(x, *a[:n])
 
-    def solve(g, *plain):
-        out = _so.newton(g, x0, given(fprime, g, 1), plain, fprime2=given(fprime2, g, 2), **kw)
+    def solve(g, plain, values):
+        out = _so.newton(g, fprime=given(fprime, g, 1), args=plain,
+                         fprime2=given(fprime2, g, 2), **starting(values), **kw)
         outs.append(out)
         return out[0] if full_output else out
 
-    x, func, args = _scalar_solution(func, args, solve, shape=_onp.shape(x0))
+    x, func, args = _scalar_solution(func, args, solve, shape=shape_of(x0), start=start)
     if x is None:
-        return _so.newton(func, x0, fprime, args, fprime2=fprime2, **kw)
+        return _so.newton(func, fprime=fprime, args=args, fprime2=fprime2,
+                          **starting(read_values(start)), **kw)
     if not full_output:
         return x
-    if _onp.ndim(x0):  # (scipy's named tuple of root, converged, zero_der)
+    if len(shape_of(x0)):  # (scipy's named tuple of root, converged, zero_der)
         return outs[-1]._replace(root=x)
     outs[-1][1].root = x
     return x, outs[-1][1]
@@ -406,17 +440,16 @@ def fixed_point(func, x0, args=(), xtol=1e-8, maxiter=500, method="del2"):
     >>> round(float(p(2.0)), 9), round(float(fgrad.grad(p)(2.0)), 9)  # 1 / sqrt(1 + 4 a)
     (1.0, 0.333333333)
     """
-    x0 = read_values(x0)
-
-    def solve(g, *plain):
-        return _so.fixed_point(g, x0, plain, xtol, maxiter, method)
+    def solve(g, plain, start):
+        return _so.fixed_point(g, start[0], plain, xtol, maxiter, method)
 
     def residual(f):
         return lambda x, *a: f(x, *a) - x
 
-    x, func, args = _scalar_solution(func, args, solve, residual, shape=_onp.shape(x0))
+    x, func, args = _scalar_solution(func, args, solve, residual, shape=shape_of(x0),
+                                     start=(x0,))
     if x is None:
-        return _so.fixed_point(func, x0, args, xtol, maxiter, method)
+        return _so.fixed_point(func, read_values(x0), args, xtol, maxiter, method)
     return x
 
 
@@ -425,20 +458,20 @@ def minimize_scalar(fun, bracket=None, bounds=None, args=(), method=None, tol=No
     """scipy.optimize.minimize_scalar; ``res.x`` and ``res.fun`` differentiable in ``args``
     and in traced values ``fun`` closes over, at a minimum inside the bounds (where the
     derivative is zero: the implicit function theorem on it, as ``minimize``)."""
-    kw = dict(bracket=read_values(bracket), bounds=read_values(bounds), method=method,
-              tol=tol, options=options)
+    start, kw_with = _starting(dict(bracket=bracket, bounds=bounds, method=method, tol=tol,
+                                    options=options), ("bracket", "bounds"))
     outs = []
 
-    def solve(g, *plain):
-        outs.append(_so.minimize_scalar(g, args=plain, **kw))
+    def solve(g, plain, values):
+        outs.append(_so.minimize_scalar(g, args=plain, **kw_with(values)))
         return outs[-1].x
 
     def slope(f):  # (the equation of a minimum: a zero derivative)
         return lambda x, *a: grad(lambda u: f(u, *a))(x)
 
-    x, fun, args = _scalar_solution(fun, args, solve, slope)
+    x, fun, args = _scalar_solution(fun, args, solve, slope, start=start)
     if x is None:
-        return _so.minimize_scalar(fun, args=args, **kw)
+        return _so.minimize_scalar(fun, args=args, **kw_with(read_values(start)))
     res = outs[-1]
     res.x, res.fun = x, fun(x, *args)
     return res
@@ -452,21 +485,21 @@ def least_squares(fun, x0, jac="2-point", *, args=(), kwargs=None, loss="linear"
     fun, args = _closure_lifted(fun, _args(args))
     if kwargs:  # (traced values among them lifted too, from the wrapper's closure)
         fun, args = _closure_lifted(_with_kwargs(fun, kwargs), args)
-    if not contains_tracer(args):
-        return _so.least_squares(fun, x0, jac, args=args, loss=loss, **kw)
+    if not contains_tracer(args) and not _per_example(x0):
+        return _so.least_squares(fun, read_values(x0), jac, args=args, loss=loss, **kw)
     if loss != "linear":
         raise NotImplementedError(f"fgrad.scipy.optimize.least_squares: loss={loss!r} is not "
                                   "supported on traced values; loss='linear' is")
-    x0 = _onp.asarray(read_values(x0), float)
 
-    def solve(*a):
+    def solve(a, start):
         with staging(None):  # (as minimize's)
-            return _so.least_squares(fun, x0, jac, args=read_values(a), **kw)
+            return _so.least_squares(fun, _onp.asarray(read_values(start[0]), float), jac,
+                                     args=read_values(a), **kw)
 
     def normal(x, *a):
         return grad(lambda u: 0.5 * fnp.sum(fun(u, *a) ** 2))(x)
 
-    res = _solution(args, normal, solve, lambda x: fun(x, *args))
+    res = _solution(args, normal, solve, lambda x: fun(x, *args), (x0,))
     res.cost = 0.5 * fnp.sum(res.fun ** 2)
     return res
 
@@ -490,17 +523,17 @@ def curve_fit(f, xdata, ydata, p0=None, sigma=None, absolute_sigma=False, *rest,
     (2.0, [0.0, 0.133333, 0.266667, 0.4, 0.533333])
     """
     n = len(inspect.signature(f).parameters) - 1 if p0 is None else \
-        _onp.size(read_values(p0))
+        _onp.size(value_for_shape(p0))
     f, lifted = _closure_lifted(f, (None,) * n)
     data = (xdata, ydata) + (() if sigma is None else (sigma,)) + lifted[n:]
-    if not contains_tracer(data):
-        return _so.curve_fit(f, xdata, ydata, p0, sigma, absolute_sigma, *rest,
+    if not contains_tracer(data) and not _per_example(p0):
+        return _so.curve_fit(f, xdata, ydata, read_values(p0), sigma, absolute_sigma, *rest,
                              full_output=full_output, **kw)
     if rest or full_output or _onp.ndim(value_for_shape(sigma)) > 1:
         raise NotImplementedError(
             "fgrad.scipy.optimize.curve_fit: on traced values give check_finite, bounds, "
             "method and jac by keyword, a 1-d sigma, and no full_output")
-    p0 = _onp.ones(n) if p0 is None else _onp.asarray(read_values(p0), float)
+    p0 = _onp.ones(n) if p0 is None else fnp.asarray(p0, float)
     weighted = sigma is not None
 
     def residual(p, xd, yd, *more):
@@ -511,13 +544,14 @@ def curve_fit(f, xdata, ydata, p0=None, sigma=None, absolute_sigma=False, *rest,
     fits: dict = {}  # (scipy's fits by their data: the solution and the values of popt and
     # pcov read one fit, not three; the last 64 kept, a jitted function's replays add theirs)
 
-    def fit_plain(xd, yd, *more):
+    def fit_plain(xd, yd, *more_and_p0):  # (the data, then where the fit starts)
         key = tuple((a.dtype.str, a.shape, a.tobytes())
-                    for a in map(_onp.asarray, (xd, yd) + more))
+                    for a in map(_onp.asarray, (xd, yd) + more_and_p0))
         if key not in fits:
+            more, start = more_and_p0[:-1], more_and_p0[-1]
             sg, lk = (more[0], more[1:]) if weighted else (None, more)
             with staging(None):  # (as minimize's)
-                fits[key] = _so.curve_fit(lambda x, *p: f(x, *p, *lk), xd, yd, p0, sg,
+                fits[key] = _so.curve_fit(lambda x, *p: f(x, *p, *lk), xd, yd, start, sg,
                                           absolute_sigma, **kw)
             if len(fits) > 64:
                 del fits[next(iter(fits))]
@@ -526,16 +560,15 @@ def curve_fit(f, xdata, ydata, p0=None, sigma=None, absolute_sigma=False, *rest,
     def normal(p, *a):
         return grad(lambda u: 0.5 * fnp.sum(residual(u, *a) ** 2))(p)
 
-    popt = _solution(data, normal,
-                     lambda *a: _so.OptimizeResult(x=fit_plain(*read_values(a))[0]),
-                     lambda x: None).x
+    popt = _solution(data, normal, lambda a, start: _so.OptimizeResult(
+        x=fit_plain(*read_values(a + start))[0]), lambda x: None, (p0,)).x
     r = residual(popt, *data)
     jac = jacfwd(lambda p: residual(p, *data))(popt)
     pcov = fnp.linalg.inv(fnp.matmul(fnp.transpose(jac), jac))
     m = _onp.size(value_for_shape(r))
     if not absolute_sigma:
         pcov = pcov * (fnp.sum(r * r) / (m - n)) if m > n else pcov * _onp.inf
-    return with_numpy_values((popt, pcov), fit_plain, data, {})
+    return with_numpy_values((popt, pcov), fit_plain, data + (p0,), {})
 
 
 # scipy.optimize's other functions (``linprog``, ``milp``, ...): scipy's own on plain
