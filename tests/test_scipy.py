@@ -1193,6 +1193,63 @@ def test_eigh_of_a_complex_matrix_reads_one_hermitian_triangle_as_scipy():
         check_grads(lambda a: linalg.eigh(a, lower=lower, eigvals_only=True), (a,))
 
 
+# --- scipy.stats' summary statistics ----------------------------------------------------------
+
+def test_summary_statistics_have_their_closed_form_derivatives_and_scipys_values():
+    # (plain-only before: NoDerivativeRuleError)
+    x = onp.array([0.5, 1.3, 2.0, 0.8, 3.1, 1.7])
+    n = x.size
+    for name, f, scipys, want in (
+            ("gmean", stats.gmean, st.gmean, st.gmean(x) / (n * x)),
+            ("hmean", stats.hmean, st.hmean, st.hmean(x) ** 2 / (n * x ** 2)),
+            # z = (x - m) / s has Jacobian (I - 1/n - z z^T / n) / s; its first row here
+            ("zscore", lambda x: stats.zscore(x)[0], lambda x: st.zscore(x)[0],
+             (onp.eye(n)[0] - 1 / n - st.zscore(x)[0] * st.zscore(x) / n) / x.std()),
+            # a fifth cut from each end of 6 samples: the 4 middle ones, 1/4 each
+            ("trim_mean", lambda x: stats.trim_mean(x, 0.2), lambda x: st.trim_mean(x, 0.2),
+             onp.where((x > x.min()) & (x < x.max()), 0.25, 0.0)),
+            # H = -sum p log p of p = x / S: dH/dx_j = -(log p_j + H) / S
+            ("entropy", stats.entropy, st.entropy,
+             -(onp.log(x / x.sum()) + st.entropy(x)) / x.sum())):
+        assert f(np.asarray(x) * 1.0) == scipys(x), name
+        onp.testing.assert_allclose(fgrad.grad(f)(x), want, rtol=1e-12, err_msg=name)
+    # the divergence of p from q = y / Q in y: (1 - p_j / q_j) / Q
+    y = onp.array([1.0, 0.4, 2.2, 0.9, 1.1, 0.6])
+    p, q = x / x.sum(), y / y.sum()
+    onp.testing.assert_allclose(fgrad.grad(lambda y: stats.entropy(x, y))(y),
+                                (1 - p / q) / y.sum(), rtol=1e-12)
+    # two samples of one size: W1 = mean |sort(u) - sort(v)|, so each sample's derivative is
+    # the sign of its difference to the other's sample of its rank, over n
+    u, v = onp.array([0.3, -1.0, 2.0, 0.9]), onp.array([0.1, 0.5, -0.2, 3.0])
+    gu = onp.empty(4)
+    gu[onp.argsort(u)] = onp.sign(onp.sort(u) - onp.sort(v)) / 4
+    assert stats.wasserstein_distance(np.asarray(u) * 1.0, v) == st.wasserstein_distance(u, v)
+    onp.testing.assert_allclose(fgrad.grad(stats.wasserstein_distance)(u, v), gu, rtol=1e-12)
+    # the circular mean's derivative in an angle: (C cos t_j + S sin t_j) / (S^2 + C^2)
+    t = onp.array([0.3, 1.1, 5.9, 0.7])
+    S, C = onp.sin(t).sum(), onp.cos(t).sum()
+    onp.testing.assert_allclose(fgrad.grad(stats.circmean)(t),
+                                (C * onp.cos(t) + S * onp.sin(t)) / (S * S + C * C), rtol=1e-12)
+    # settings stay fixed; nan_policy='omit' is not followed on traced values
+    with pytest.raises(NoDerivativeRuleError, match="argument 'ddof'"):
+        fgrad.grad(lambda d: stats.sem(x, ddof=d))(1.0)
+    with pytest.raises(NotImplementedError, match="nan_policy='omit'"):
+        fgrad.grad(lambda x: stats.skew(x, nan_policy="omit"))(x)
+
+
+def test_summary_statistics_keep_scipys_axes_and_batch():
+    X = rng.uniform(0.5, 2.0, (3, 5))
+    for f, kw in ((stats.skew, {"axis": 1, "bias": False}), (stats.kurtosis, {"axis": None}),
+                  (stats.moment, {"order": [2, 3], "axis": 0}), (stats.gstd, {"axis": 1}),
+                  (stats.iqr, {"axis": 1, "keepdims": True}), (stats.variation, {"axis": 0}),
+                  (stats.median_abs_deviation, {"axis": 1, "scale": "normal"}),
+                  (stats.circstd, {"axis": 0, "normalize": True})):
+        want = getattr(st, f.__name__)(X, **kw)
+        for got in (f(np.asarray(X) * 1.0, **kw), fgrad.jit(lambda X: f(X, **kw))(X)):
+            onp.testing.assert_array_equal(got, want)
+    onp.testing.assert_array_equal(fgrad.vmap(stats.skew)(X), st.skew(X, axis=1))
+
+
 # --- scipy.linalg's decompositions and matrix functions -----------------------------------
 
 TALL, WIDE = rng.standard_normal((4, 3)), rng.standard_normal((3, 4))
@@ -1790,7 +1847,7 @@ def test_scipys_other_functions_run_on_plain_values_and_refuse_traced_ones_by_na
                                                   1.0, args=(t,))[0], "odeint, solve_ivp, quad"),
             (signal, "wiener", lambda f, t: f(x * t, 3), "stop_gradient"),
             (special, "kolmogorov", lambda f, t: f(t), "stop_gradient"),
-            (stats, "zscore", lambda f, t: f(x * t), "stop_gradient")):
+            (stats, "tmean", lambda f, t: f(x * t), "stop_gradient")):
         fn = getattr(module, name)
         theirs = getattr(sys.modules[module.__name__.replace("fgrad.", "")], name)
         onp.testing.assert_array_equal(call(fn, 0.5), call(theirs, 0.5))
