@@ -959,6 +959,29 @@ def test_sici_and_fresnel_derivatives_are_their_integrands():
             onp.testing.assert_array_equal(got, want)
 
 
+def test_shichi_and_airy_derivatives():
+    # (plain-only before) Shi' = sinh(x)/x, Chi' = cosh(x)/x, and at 0 the series of Shi,
+    # x + x^3/18 + ..., gives its first three derivatives 1, 0, 1/3
+    x = onp.array([0.4, -1.3, 2.7])
+    shi, chi = fgrad.jacfwd(special.shichi)(x)
+    onp.testing.assert_allclose(onp.diag(shi), onp.sinh(x) / x, rtol=1e-14)
+    onp.testing.assert_allclose(onp.diag(chi), onp.cosh(x) / x, rtol=1e-14)
+    d = [lambda z: special.shichi(z)[0]]
+    for _ in range(3):
+        d.append(fgrad.grad(d[-1]))
+    assert [float(f(0.0)) for f in d[1:]] == pytest.approx([1.0, 0.0, 1 / 3], abs=1e-15)
+    # Ai' and Bi' are outputs, and each solves y'' = x y
+    ai, aip, bi, bip = sc.airy(x)
+    jac = fgrad.jacfwd(special.airy)(x)
+    for j, want in zip(jac, (aip, x * ai, bip, x * bi)):
+        onp.testing.assert_allclose(onp.diag(j), want, rtol=1e-13)
+    second = fgrad.vmap(fgrad.grad(fgrad.grad(lambda z: special.airy(z)[2])))(x)
+    onp.testing.assert_allclose(second, x * bi, rtol=1e-13)
+    for fn, theirs in ((special.shichi, sc.shichi), (special.airy, sc.airy)):
+        for got, want in zip(fgrad.jit(fn)(x), theirs(x)):  # (scipy's values, staged too)
+            onp.testing.assert_array_equal(got, want)
+
+
 def test_betabinom_logpmf_in_its_shapes_and_no_cdf():
     # d/da log pmf = psi(k + a) - psi(n + a + b) - psi(a) + psi(a + b), b alike with n - k
     k, n, a, b = onp.array([0, 2, 5]), 6, 1.3, 2.1

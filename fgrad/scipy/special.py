@@ -1092,21 +1092,25 @@ spence = _ufunc(_sc.spence, lambda ans, z: fnp.log(z) / (1 - z), domain=(0.1, 3.
                 valid=lambda z: _onp.all(_onp.abs(z - 1) > 0.05), reads="x")
 
 
-def _pair(fn, names, derivatives, domain, valid=None, doc=None):
-    """scipy's ufunc ``fn`` of one argument and two outputs (``sici``, ``fresnel``): a
-    primitive per output (scipy computes both at each; a primitive's output is one array),
-    ``derivatives[i](x)`` output ``i``'s, and the public function giving both, scipy's own
-    on plain values."""
+def _several(fn, names, derivatives, domain, valid=None, doc=None):
+    """scipy's ufunc ``fn`` of one argument and several outputs (``sici``, ``fresnel``,
+    ``shichi``, ``airy``): a primitive per output (scipy computes all at each; a primitive's
+    output is one array), ``derivatives[i](x, outputs)`` output ``i``'s (``outputs``: the
+    outputs' primitives, for a derivative that is another output), and the public function
+    giving them all, scipy's own on plain values."""
     # (not ufuncs: scipy's module takes only numpy arrays, ``defining.define``; the rules
     # read the input only)
-    parts = [define(f"scipy.special.{fn.__name__}.{name}", lambda x, i=i: fn(x)[i],
-                    [lambda g, ans, x, d=d: g * d(x)], [lambda t, ans, x, d=d: t * d(x)],
-                    spec=Spec(UNARY, domain=domain, valid=valid), residuals=((0,), False))
-             for i, (name, d) in enumerate(zip(names, derivatives))]
+    parts: list = []
+    for i, (name, d) in enumerate(zip(names, derivatives)):
+        parts.append(define(f"scipy.special.{fn.__name__}.{name}", lambda x, i=i: fn(x)[i],
+                            [lambda g, ans, x, d=d: g * d(x, parts)],
+                            [lambda t, ans, x, d=d: t * d(x, parts)],
+                            spec=Spec(UNARY, domain=domain, valid=valid),
+                            residuals=((0,), False)))
 
     @traced_version_of(fn)
     def public(x):
-        return parts[0](x), parts[1](x)
+        return tuple(part(x) for part in parts)
 
     public._fgrad_entry = parts[0]
     if doc:
@@ -1116,15 +1120,31 @@ def _pair(fn, names, derivatives, domain, valid=None, doc=None):
 
 # Si(x) = integral of sin(t) / t from 0, Ci(x) = gamma + log x + integral of (cos t - 1) / t:
 # Si' = sinc, Ci' = cos(x) / x (scipy's Ci of a negative x is Ci(-x)'s real part: the same)
-sici = _pair(_sc.sici, ("si", "ci"), (lambda x: fnp.sinc(x / fnp.pi), lambda x: fnp.cos(x) / x),
-             domain=(-4.0, 4.0), valid=lambda x: _onp.all(_onp.abs(x) > 0.2),
-             doc="differentiable in x in both outputs: Si' = sin(x)/x, Ci' = cos(x)/x.")
+sici = _several(_sc.sici, ("si", "ci"), (lambda x, o: fnp.sinc(x / fnp.pi),
+                                         lambda x, o: fnp.cos(x) / x),
+                domain=(-4.0, 4.0), valid=lambda x: _onp.all(_onp.abs(x) > 0.2),
+                doc="differentiable in x in both outputs: Si' = sin(x)/x, Ci' = cos(x)/x.")
+# Shi(x), Chi(x): sinh's and cosh's as Si and Ci are sin's and cos's, Shi' = sinh(x) / x
+# (written (exprel(x) + exprel(-x)) / 2: exact at 0, to every order), Chi' = cosh(x) / x
+# (scipy's Chi of a negative x is Chi(-x)'s real part: the same derivative)
+shichi = _several(_sc.shichi, ("shi", "chi"), (lambda x, o: 0.5 * (exprel(x) + exprel(-x)),
+                                               lambda x, o: fnp.cosh(x) / x),
+                  domain=(-3.0, 3.0), valid=lambda x: _onp.all(_onp.abs(x) > 0.2),
+                  doc="differentiable in x in both outputs: Shi' = sinh(x)/x, Chi' = "
+                      "cosh(x)/x.")
 # S(z), C(z): the integrals of sin(pi t^2 / 2) and cos(pi t^2 / 2) from 0 to z
-fresnel = _pair(_sc.fresnel, ("S", "C"), (lambda z: fnp.sin(0.5 * fnp.pi * z * z),
-                                          lambda z: fnp.cos(0.5 * fnp.pi * z * z)),
-                domain=(-2.0, 2.0),
-                doc="differentiable in z in both outputs: S' = sin(pi z^2 / 2), C' = "
-                    "cos(pi z^2 / 2).")
+fresnel = _several(_sc.fresnel, ("S", "C"), (lambda z, o: fnp.sin(0.5 * fnp.pi * z * z),
+                                             lambda z, o: fnp.cos(0.5 * fnp.pi * z * z)),
+                   domain=(-2.0, 2.0),
+                   doc="differentiable in z in both outputs: S' = sin(pi z^2 / 2), C' = "
+                       "cos(pi z^2 / 2).")
+# Ai, Ai', Bi, Bi' solve y'' = x y: each one's derivative is the next, or x times the last
+airy = _several(_sc.airy, ("ai", "aip", "bi", "bip"),
+                (lambda x, o: o[1](x), lambda x, o: x * o[0](x),
+                 lambda x, o: o[3](x), lambda x, o: x * o[2](x)),
+                domain=(-4.0, 2.0),
+                doc="differentiable in x (real) in all four outputs: Ai' and Bi' are outputs, "
+                    "Ai'' = x Ai, Bi'' = x Bi.")
 
 _ZETA_TERMS = 16
 # B_2k / (2k)!, k = 1 .. 10: Euler-Maclaurin's corrections (the Bernoulli numbers asked of
