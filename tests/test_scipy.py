@@ -1206,6 +1206,31 @@ def test_solve_banded_in_the_band_storage_and_the_right_hand_side(l, u, b_shape)
         lambda b: np.sum(linalg.solve_banded((l, u), ab, b) ** 3))(-b), rtol=1e-12)
 
 
+def test_scipys_eig_and_eigvals_are_numpys_rules_with_scipys_complex_values():
+    # (plain-only before) a real spectrum: w complex as scipy's, vr real, and each
+    # eigenvalue's derivative u_i v_i^T / (u_i . v_i) from the left and right eigenvectors
+    a = onp.array([[2.0, 1.0, 0.3], [0.5, 3.0, -0.4], [0.1, 0.2, -1.0]])
+    w, v = sl.eig(a)
+    for got in (linalg.eig(np.asarray(a) * 1.0), fgrad.jit(linalg.eig)(a)):
+        for g, want in zip(got, (w, v)):
+            assert g.dtype == want.dtype
+            onp.testing.assert_array_equal(g, want)
+    onp.testing.assert_array_equal(linalg.eigvals(np.asarray(a) * 1.0), sl.eigvals(a))
+    u = onp.linalg.inv(v).T  # (the left eigenvectors, u_i . v_i = 1)
+    for i in range(3):
+        onp.testing.assert_allclose(
+            fgrad.grad(lambda a: np.real(linalg.eigvals(a)[i]))(a),
+            onp.real(onp.outer(u[:, i], v[:, i])), rtol=1e-10, atol=1e-12)
+    # a complex pair: scipy's complex vectors, the imaginary part differentiable too
+    r = onp.array([[0.0, 1.0], [-2.0, 0.3]])
+    assert linalg.eig(np.asarray(r) * 1.0)[1].dtype == onp.complex128
+    onp.testing.assert_allclose(
+        fgrad.grad(lambda r: np.sum(np.imag(linalg.eig(r, right=False)) ** 2))(r),
+        fgrad.grad(lambda r: np.sum(np.imag(np.linalg.eigvals(r)) ** 2))(r), rtol=1e-12)
+    with pytest.raises(NotImplementedError, match="one matrix"):
+        fgrad.grad(lambda r: np.real(np.sum(linalg.eigvals(r, onp.eye(2)))))(r)
+
+
 def test_eigh_of_a_complex_matrix_reads_one_hermitian_triangle_as_scipy():
     a = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
     for lower in (True, False):

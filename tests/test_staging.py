@@ -39,7 +39,8 @@ _SHAPE = "the result's shape depends on the values"
 _DTYPE = "numpy gives a real or a complex result by the values (a dtype guard)"
 GUARDED = {**dict.fromkeys(READS_VALUES, _SHAPE),
            **dict.fromkeys(["linalg.eig", "linalg.eigvals", "np.linalg.eig",
-                            "np.linalg.eigvals", "scipy.linalg.logm", "scipy.linalg.sqrtm"],
+                            "np.linalg.eigvals", "scipy.linalg.logm", "scipy.linalg.sqrtm",
+                            "scipy.linalg.eig", "scipy.linalg.eigvals"],  # (numpy's eig inside)
                            _DTYPE),
            "roots": _SHAPE + "; " + _DTYPE,
            # (vmap batches them, numpy's rank per example; a graph guards the rank)

@@ -650,6 +650,42 @@ def eigvalsh(a, b=None, *, lower=True, **kwargs):
 eigvalsh._fgrad_entry = _eigvalsh
 
 
+# --- eig and eigvals: numpy's (LAPACK's geev, the same vectors), scipy's complex w ---------
+
+def _one_matrix(name, b, homogeneous_eigvals, left=False):
+    if b is not None or left or homogeneous_eigvals:
+        raise NotImplementedError(f"fgrad.scipy.linalg.{name}: on traced values the "
+                                  "eigenvalues and right eigenvectors of one matrix (b=None, "
+                                  "left=False, homogeneous_eigvals=False)")
+
+
+_SCIPY_EIG = dict(domain=(-1.0, 1.0), valid=_dec._eig_valid)
+
+
+@differentiable(_sl.eig, Spec(_dec._EIG_CASES[:2], call=_dec._eig_call, **_SCIPY_EIG),
+                name="scipy.linalg.eig", numpy_values=True)
+def eig(a, b=None, left=False, right=True, overwrite_a=False, overwrite_b=False,
+        check_finite=True, homogeneous_eigvals=False):
+    """scipy.linalg.eig of one matrix, differentiable as ``fgrad.numpy.linalg.eig`` (whose
+    eigenvectors, LAPACK's, are scipy's): ``w`` complex, as scipy gives it, ``vr`` real where
+    every eigenvalue is; the generalized problem and left eigenvectors refused."""
+    _one_matrix("eig", b, homogeneous_eigvals, left)
+    a = fnp.asarray(a)
+    w, v = fnp.linalg.eig(a)
+    w = fnp.astype(w, _onp.result_type(value_dtype(a), _onp.complex64))
+    return (w, v) if right else w
+
+
+@differentiable(_sl.eigvals, Spec(_dec._EIG_CASES[:2], call=_dec._eigvals_call, **_SCIPY_EIG),
+                name="scipy.linalg.eigvals", numpy_values=True)
+def eigvals(a, b=None, overwrite_a=False, check_finite=True, homogeneous_eigvals=False):
+    """scipy.linalg.eigvals of one matrix, differentiable as ``fgrad.numpy.linalg.eigvals``,
+    complex as scipy gives them."""
+    _one_matrix("eigvals", b, homogeneous_eigvals)
+    a = fnp.asarray(a)
+    return fnp.astype(fnp.linalg.eigvals(a), _onp.result_type(value_dtype(a), _onp.complex64))
+
+
 # --- SVD and QR: numpy's rules, scipy's values and defaults ---------------------------------
 
 def _svd_impl(a, full_matrices=False, lapack_driver="gesdd"):
