@@ -24,7 +24,7 @@ MODULES = ["fgrad.transforms", "fgrad.core.table", "fgrad.core.pytree", "fgrad.t
            "fgrad.autograd.builtins", "fgrad.autograd.misc.tracers",
            "fgrad.autograd.scipy_signal", "fgrad.autograd.vspaces", "fgrad.scipy.optimize",
            "fgrad.scipy.interpolate", "fgrad.scipy.spatial.distance",
-           "fgrad.scipy.structured", "fgrad.scipy.summaries"]
+           "fgrad.scipy.structured", "fgrad.scipy.summaries", "fgrad.scipy.integrate"]
 
 
 @pytest.mark.parametrize("name", MODULES)

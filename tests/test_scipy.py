@@ -1628,6 +1628,38 @@ def test_quad_derivatives_in_the_limits_and_args_against_the_closed_form():
                 rtol=1e-6)
 
 
+def test_dblquad_is_quad_of_quad_differentiable_in_args_limits_and_closures():
+    # (plain-only before) the integral of exp(-k x y) over 0 <= y <= x <= 1: scipy's value;
+    # its derivative in k the integral of -x y exp(-k x y), by scipy
+    def f(y, x, k):
+        return np.exp(-k * x * y)
+
+    want = si.dblquad(lambda y, x: onp.exp(-2.0 * x * y), 0.0, 1.0, 0.0, lambda x: x)
+    assert integrate.dblquad(f, 0.0, 1.0, 0.0, lambda x: x, args=(np.asarray(2.0) * 1.0,)) \
+        == want
+    dk = si.dblquad(lambda y, x: -x * y * onp.exp(-2.0 * x * y), 0.0, 1.0, 0.0, lambda x: x,
+                    epsabs=1e-13, epsrel=1e-13)[0]
+    assert fgrad.grad(lambda k: integrate.dblquad(f, 0.0, 1.0, 0.0, lambda x: x,
+                                                  args=(k,))[0])(2.0) == pytest.approx(dk,
+                                                                                      rel=1e-9)
+    # x + y over 0 <= y <= c x, 0 <= x <= b: c b^3 / 3 + c^2 b^3 / 6, in c through the
+    # limit function's closure, in b through the outer limit, and in a closure of func
+    def area(b, c, s=1.0):
+        return integrate.dblquad(lambda y, x: s * (x + y), 0.0, b, 0.0, lambda x: c * x)[0]
+
+    b, c = 1.5, 2.0
+    grads = fgrad.grad(area, argnums=(0, 1, 2))(b, c, 1.0)
+    assert grads == (pytest.approx(c * b ** 2 + c * c * b ** 2 / 2, rel=1e-10),
+                     pytest.approx(b ** 3 / 3 + c * b ** 3 / 3, rel=1e-10),
+                     pytest.approx(c * b ** 3 / 3 + c * c * b ** 3 / 6, rel=1e-10))
+    assert fgrad.grad(fgrad.grad(lambda c: area(b, c)))(c) == pytest.approx(b ** 3 / 3,
+                                                                             rel=1e-8)
+    onp.testing.assert_allclose(fgrad.vmap(lambda c: area(b, c))(onp.array([1.0, 2.0])),
+                                [b ** 3 / 3 + b ** 3 / 6, c * b ** 3 / 3 + c * c * b ** 3 / 6],
+                                rtol=1e-12)
+    assert fgrad.jit(lambda c: area(b, c))(c) == area(b, c)
+
+
 def test_quad_of_a_closure_under_every_transform_and_what_it_refuses():
     def by_args(k, c):
         return integrate.quad(lambda t, k, c: np.cos(c * t) * np.exp(-k * t), 0.0, 2.0,
@@ -1891,8 +1923,9 @@ def test_scipys_other_functions_run_on_plain_values_and_refuse_traced_ones_by_na
     for module, name, call, want in (
             (optimize, "approx_fprime", lambda f, t: f(t * onp.ones(2), lambda z: z @ z),
              "root, minimize, root_scalar"),
-            (integrate, "dblquad", lambda f, t: f(lambda y, z, t: t * z * y, 0.0, 1.0, 0.0,
-                                                  1.0, args=(t,))[0], "odeint, solve_ivp, quad"),
+            (integrate, "tplquad", lambda f, t: f(lambda w, y, z, t: t * z * y * w, 0.0, 1.0,
+                                                  0.0, 1.0, 0.0, 1.0, args=(t,))[0],
+             "odeint, solve_ivp, quad"),
             (signal, "wiener", lambda f, t: f(x * t, 3), "stop_gradient"),
             (special, "kolmogorov", lambda f, t: f(t), "stop_gradient"),
             (stats, "tmean", lambda f, t: f(x * t), "stop_gradient")):
