@@ -123,13 +123,30 @@ class _PiecewiseCubic:
             out = fnp.where(_per_point(inside, out), out, _onp.nan)
         return _points_at(out, x, self.axis)
 
+    def _secants(self, y):
+        """The knots' gaps (against ``y``'s other axes) and the slopes of the secants of ``y``
+        (its interpolation axis first)."""
+        dx = fnp.reshape(_onp.diff(self.x), (-1,) + (1,) * (len(shape_of(y)) - 1))
+        return dx, fnp.diff(y, axis=0) / dx
+
     def _hermite(self, y, dydx):
         """The coefficients of the cubic Hermite interpolant of values ``y`` and slopes
         ``dydx`` (their interpolation axis first), scipy's ``CubicHermiteSpline``'s."""
-        dx = fnp.reshape(_onp.diff(self.x), (-1,) + (1,) * (len(shape_of(y)) - 1))
-        slope = fnp.diff(y, axis=0) / dx
+        dx, slope = self._secants(y)
         t = (dydx[:-1] + dydx[1:] - 2 * slope) / dx
         return fnp.stack([t / dx, (slope - dydx[:-1]) / dx - t, dydx[:-1], y[:-1]])
+
+    def _by_slopes(self, plain, y, slopes):
+        """Set up a Hermite interpolant of ``y`` whose slopes at the knots are ``slopes(h,
+        m)`` of the knots' gaps and the secants' slopes (three knots or more; two give the
+        line's)."""
+        if not self._setup(plain, (y,)):
+            self.c = plain.c
+            return
+        y = self._along_first(y)
+        h, m = self._secants(y)
+        self.c = self._hermite(y, fnp.concatenate([m, m]) if shape_of(y)[0] == 2 else
+                               slopes(h, m))
 
     def _along_first(self, v):
         return fnp.moveaxis(fnp.asarray(v), self.axis, 0)
@@ -183,6 +200,36 @@ def _pchip_end(h0, h1, m0, m1):
     return fnp.where(wrong_sign, 0.0, fnp.where(overshoot, 3.0 * m0, d))
 
 
+def _pchip_slopes(h, m):
+    """scipy's PCHIP slopes from the gaps ``h`` and the secants ``m``: inside, a weighted
+    harmonic mean of the two secants, 0 where they differ in sign or one is 0."""
+    flat = (fnp.sign(m[1:]) != fnp.sign(m[:-1])) | (m[1:] == 0) | (m[:-1] == 0)
+    w1, w2 = 2 * h[1:] + h[:-1], h[1:] + 2 * h[:-1]
+    # (1 / the harmonic mean; the secants where it is unused made 1, not 0)
+    inner = (w1 + w2) / (w1 / fnp.where(flat, 1.0, m[:-1]) + w2 / fnp.where(flat, 1.0, m[1:]))
+    return fnp.concatenate([_pchip_end(h[0], h[1], m[0], m[1])[None],
+                            fnp.where(flat, 0.0, inner),
+                            _pchip_end(h[-1], h[-2], m[-1], m[-2])[None]])
+
+
+def _akima_slopes(h, m, method):
+    """scipy's Akima slopes from the secants ``m`` (extended by two on each side, linearly):
+    weighted means of the secants around each knot (``makima``'s weights count their sums
+    too), where the weights vanish the mean of the outer two."""
+    before, after = 2 * m[0] - m[1], 2 * m[-1] - m[-2]
+    m = fnp.concatenate([(2 * before - m[0])[None], before[None], m, after[None],
+                         (2 * after - m[-1])[None]])
+    dm = fnp.abs(fnp.diff(m, axis=0))
+    f1, f2 = dm[2:], dm[:-2]
+    if method == "makima":
+        pm = fnp.abs(m[1:] + m[:-1])
+        f1, f2 = f1 + 0.5 * pm[2:], f2 + 0.5 * pm[:-2]
+    f12 = f1 + f2
+    weighted = f12 > 1e-9 * fnp.max(f12)
+    return fnp.where(weighted, m[1:-2] + f2 / fnp.where(weighted, f12, 1.0) *
+                     (m[2:-1] - m[1:-2]), 0.5 * (m[3:] + m[:-3]))
+
+
 class PchipInterpolator(_PiecewiseCubic):
     """scipy.interpolate.PchipInterpolator (monotone cubic Hermite), differentiable in ``y``
     and in the evaluation points; the knots fixed. The slopes are scipy's: a weighted harmonic
@@ -191,25 +238,8 @@ class PchipInterpolator(_PiecewiseCubic):
 
     def __init__(self, x, y, axis=0, extrapolate=None):
         refuse_traced("scipy.interpolate.PchipInterpolator", "x", x, "the knots are fixed")
-        plain = _si.PchipInterpolator(x, _placeholder(y), axis, extrapolate)
-        if not self._setup(plain, (y,)):
-            self.c = plain.c
-            return
-        y = self._along_first(y)
-        h = fnp.reshape(_onp.diff(self.x), (-1,) + (1,) * (len(shape_of(y)) - 1))
-        m = fnp.diff(y, axis=0) / h
-        if shape_of(y)[0] == 2:
-            slopes = fnp.concatenate([m, m])
-        else:
-            flat = (fnp.sign(m[1:]) != fnp.sign(m[:-1])) | (m[1:] == 0) | (m[:-1] == 0)
-            w1, w2 = 2 * h[1:] + h[:-1], h[1:] + 2 * h[:-1]
-            # (1 / the harmonic mean; the secants where it is unused made 1, not 0)
-            inner = (w1 + w2) / (w1 / fnp.where(flat, 1.0, m[:-1]) +
-                                 w2 / fnp.where(flat, 1.0, m[1:]))
-            slopes = fnp.concatenate([_pchip_end(h[0], h[1], m[0], m[1])[None],
-                                      fnp.where(flat, 0.0, inner),
-                                      _pchip_end(h[-1], h[-2], m[-1], m[-2])[None]])
-        self.c = self._hermite(y, slopes)
+        self._by_slopes(_si.PchipInterpolator(x, _placeholder(y), axis, extrapolate), y,
+                        _pchip_slopes)
 
     def _scipy(self, y):
         return _si.PchipInterpolator(self.x, y, self.axis, self.extrapolate)
@@ -223,33 +253,10 @@ class Akima1DInterpolator(_PiecewiseCubic):
 
     def __init__(self, x, y, axis=0, *, method="akima", extrapolate=None):
         refuse_traced("scipy.interpolate.Akima1DInterpolator", "x", x, "the knots are fixed")
-        plain = _si.Akima1DInterpolator(x, _placeholder(y), axis, method=method,
-                                        extrapolate=extrapolate)
         self._method = method
-        if not self._setup(plain, (y,)):
-            self.c = plain.c
-            return
-        y = self._along_first(y)
-        h = fnp.reshape(_onp.diff(self.x), (-1,) + (1,) * (len(shape_of(y)) - 1))
-        m = fnp.diff(y, axis=0) / h
-        if shape_of(y)[0] == 2:
-            self.c = self._hermite(y, fnp.concatenate([m, m]))
-            return
-        # the secants extended by two on each side, linearly
-        before = 2 * m[0] - m[1]
-        after = 2 * m[-1] - m[-2]
-        m = fnp.concatenate([(2 * before - m[0])[None], before[None], m, after[None],
-                             (2 * after - m[-1])[None]])
-        dm = fnp.abs(fnp.diff(m, axis=0))
-        f1, f2 = dm[2:], dm[:-2]
-        if method == "makima":
-            pm = fnp.abs(m[1:] + m[:-1])
-            f1, f2 = f1 + 0.5 * pm[2:], f2 + 0.5 * pm[:-2]
-        f12 = f1 + f2
-        weighted = f12 > 1e-9 * fnp.max(f12)
-        slopes = fnp.where(weighted, m[1:-2] + f2 / fnp.where(weighted, f12, 1.0) *
-                           (m[2:-1] - m[1:-2]), 0.5 * (m[3:] + m[:-3]))
-        self.c = self._hermite(y, slopes)
+        self._by_slopes(_si.Akima1DInterpolator(x, _placeholder(y), axis, method=method,
+                                                extrapolate=extrapolate), y,
+                        functools.partial(_akima_slopes, method=method))
 
     def _scipy(self, y):
         return _si.Akima1DInterpolator(self.x, y, self.axis, method=self._method,
