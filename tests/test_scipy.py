@@ -1660,6 +1660,32 @@ def test_dblquad_is_quad_of_quad_differentiable_in_args_limits_and_closures():
     assert fgrad.jit(lambda c: area(b, c))(c) == area(b, c)
 
 
+def test_fixed_quad_and_romb_are_scipys_sums_differentiable_in_everything_they_read():
+    # (plain-only before) Gauss-Legendre's sum of f at scipy's nodes: d/db is f(b) to the
+    # rule's accuracy, d/dk the rule applied to df/dk; scipy's value, traced or staged
+    def f(t, k):
+        return np.exp(k * t) * np.sin(t)
+
+    want = si.fixed_quad(lambda t, k: onp.exp(k * t) * onp.sin(t), 0.0, 2.0, args=(0.5,))
+    assert integrate.fixed_quad(f, 0.0, np.asarray(2.0) * 1.0, args=(0.5,)) == want
+    assert fgrad.jit(lambda b: integrate.fixed_quad(f, 0.0, b, args=(0.5,))[0])(2.0) == want[0]
+    assert fgrad.grad(lambda b: integrate.fixed_quad(f, 0.0, b, args=(0.5,), n=12)[0])(2.0) \
+        == pytest.approx(onp.exp(1.0) * onp.sin(2.0), rel=1e-12)
+    dk = si.fixed_quad(lambda t: t * onp.exp(0.5 * t) * onp.sin(t), 0.0, 2.0)[0]
+    assert fgrad.grad(lambda k: integrate.fixed_quad(f, 0.0, 2.0, args=(k,))[0])(0.5) == \
+        pytest.approx(dk, rel=1e-13)
+    # Romberg's rule is linear in the samples (its Jacobian scipy's rule of the unit vectors)
+    # and in dx (its derivative the rule at dx = 1)
+    y = onp.sin(onp.linspace(0.0, 2.0, 9))
+    assert integrate.romb(np.asarray(y) * 1.0, dx=0.25) == si.romb(y, dx=0.25)
+    onp.testing.assert_allclose(fgrad.grad(lambda y: integrate.romb(y, 0.25))(y),
+                                si.romb(onp.eye(9), dx=0.25, axis=0), rtol=1e-14)
+    assert fgrad.grad(lambda dx: integrate.romb(y, dx))(0.25) == pytest.approx(si.romb(y),
+                                                                                rel=1e-14)
+    with pytest.raises(ValueError, match="one plus a non-negative power of 2"):
+        fgrad.grad(lambda y: integrate.romb(y))(y[:8])
+
+
 def test_quad_of_a_closure_under_every_transform_and_what_it_refuses():
     def by_args(k, c):
         return integrate.quad(lambda t, k, c: np.cos(c * t) * np.exp(-k * t), 0.0, 2.0,

@@ -1,6 +1,6 @@
 """fgrad.scipy.integrate: ``odeint`` and ``solve_ivp`` differentiable in the initial state,
 the times and ``args``; ``quad`` (and ``dblquad``, quad of quad) in its limits and ``args``;
-``simpson`` in the samples;
+``fixed_quad`` in everything the integrand reads; ``simpson`` and ``romb`` in the samples;
 ``trapezoid`` and ``cumulative_trapezoid`` in the samples and the points.
 
 ``odeint`` is a primitive whose implementation is scipy's (LSODA), ``solve_ivp`` another
@@ -39,10 +39,12 @@ traced values in its own cells are made arguments (``_closure_lifted``); one it 
 otherwise (a global, an attribute) raises ``ClosedOverTracerError``, as its dependence would
 be lost.
 """
+import functools
 import types as _types
 
 import numpy as _onp
 import scipy.integrate as _si
+import scipy.special as _sc
 from scipy.optimize import OptimizeResult as _OdeResult  # (scipy's OdeResult's public base)
 
 import fgrad.numpy as fnp
@@ -671,6 +673,47 @@ def quad(func, a, b, args=(), full_output=0, epsabs=1.49e-08, epsrel=1.49e-08, l
 quad._fgrad_entry = _quad
 
 
+def fixed_quad(func, a, b, args=(), n=5):
+    """scipy.integrate.fixed_quad, Gauss-Legendre quadrature of order ``n``: the same sum of
+    ``func`` (vectorised, written with ``fgrad.numpy``) at scipy's nodes, so differentiable in
+    ``a``, ``b``, ``args`` and whatever ``func`` closes over, as ``func`` is; returns ``(val,
+    None)`` as scipy.
+
+    >>> import fgrad, fgrad.numpy as np
+    >>> f = lambda k: fixed_quad(lambda t: np.exp(k * t), 0.0, 1.0, n=8)[0]  # (e^k - 1) / k
+    >>> round(float(fgrad.grad(f)(1.0)), 10)  # (k e^k - e^k + 1) / k^2 at k = 1
+    1.0
+    """
+    refuse_traced("scipy.integrate.fixed_quad", "n", n, "the order of the quadrature")
+    if not contains_tracer((a, b)) and (_onp.isinf(a) or _onp.isinf(b)):
+        return _si.fixed_quad(func, a, b, args, n)  # (scipy's error)
+    x, w = _legendre(n)
+    y = (b - a) * (_onp.real(x) + 1) / 2.0 + a
+    return (b - a) / 2.0 * fnp.sum(w * func(y, *args), axis=-1), None
+
+
+# (scipy's own nodes and weights, kept by the order as fixed_quad keeps them)
+_legendre = functools.lru_cache(maxsize=32)(_sc.roots_legendre)
+
+
+@functools.lru_cache(maxsize=8)
+def _romb_weights(n):
+    """romb's weights of the samples at unit spacing: its result is linear in them (and in
+    ``dx``), so scipy's Romberg table of the unit vectors."""
+    return _si.romb(_onp.eye(n), dx=1.0, axis=0)
+
+
+@differentiable(_si.romb, Spec([(((5,),), {}), (((3, 9),), {"dx": 0.25}),
+                                (((5, 2),), {"axis": 0, "dx": 0.5})]),
+                name="scipy.integrate.romb", numpy_values=True)
+def romb(y, dx=1.0, axis=-1, show=False):
+    """scipy.integrate.romb (Romberg's rule on ``2**k + 1`` equally spaced samples),
+    differentiable in the samples and ``dx``: linear in each, its weights scipy's Romberg
+    table of the unit vectors; scipy's values."""
+    y = fnp.moveaxis(fnp.asarray(y), axis, -1)
+    return fnp.matmul(y, _romb_weights(shape_of(y)[-1])) * dx
+
+
 def dblquad(func, a, b, gfun, hfun, args=(), epsabs=1.49e-08, epsrel=1.49e-08):
     """scipy.integrate.dblquad, the integral of ``func(y, x, *args)`` over ``y`` from
     ``gfun(x)`` to ``hfun(x)`` (functions of ``x`` or numbers) and ``x`` from ``a`` to ``b``:
@@ -707,8 +750,8 @@ def dblquad(func, a, b, gfun, hfun, args=(), epsabs=1.49e-08, epsrel=1.49e-08):
                 epsrel=epsrel)
 
 
-# scipy.integrate's other functions (``tplquad``, ``romb``, ...): scipy's own on plain
+# scipy.integrate's other functions (``tplquad``, ``nquad``, ...): scipy's own on plain
 # values, refused by name on traced ones
 __getattr__ = defining.plain_only_fallback(
     __name__, _si, lambda name: "; fgrad.scipy.integrate has odeint, solve_ivp, quad, "
-    "dblquad, simpson, trapezoid and cumulative_trapezoid")
+    "dblquad, fixed_quad, simpson, romb, trapezoid and cumulative_trapezoid")
