@@ -1987,6 +1987,19 @@ def test_minimize_on_a_pytree_with_fgrads_derivatives(method):
     assert float(res.x["b"]) == pytest.approx(-1.0, abs=1e-5)
 
 
+def test_minimize_takes_a_list_of_numbers_as_an_array_as_scipy():
+    # (a list x0 reached the function as a list: `x - 1.0` raised TypeError) a list or tuple
+    # of numbers is an array, as scipy takes it; a list of other pytrees stays a pytree
+    res = optimize.minimize(lambda x: np.sum((x - 1.0) ** 2 + x ** 4), [0.0, 0.5])
+    want = so.minimize(lambda x: onp.sum((x - 1.0) ** 2 + x ** 4), [0.0, 0.5])
+    assert isinstance(res.x, onp.ndarray)
+    onp.testing.assert_allclose(res.x, want.x, rtol=1e-5)
+    assert fgrad.grad(lambda a: optimize.minimize(lambda x: np.sum((x - a) ** 2), (a, 0.0),
+                                                  tol=1e-12).x[1])(1.0) == pytest.approx(1.0)
+    nested = optimize.minimize(lambda p: (p[0]["w"] - 1.0) ** 2, [{"w": 0.0}]).x
+    assert nested[0]["w"] == pytest.approx(1.0)
+
+
 def test_minimize_uses_fewer_evaluations_than_finite_differences():
     def rosen(x):
         return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)

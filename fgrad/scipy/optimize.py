@@ -205,13 +205,20 @@ def _closure_lifted(fun, args):
     return lifted_fun, args + tuple(lifted)
 
 
+def _number(v):
+    """Whether ``v`` (traced or not) is a number, or a 0-d array."""
+    v = value_for_shape(v)
+    return isinstance(v, (int, float, _onp.number, _onp.ndarray)) and _onp.ndim(v) == 0
+
+
 def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bounds=None,
              constraints=(), tol=None, callback=None, options=None):
     """scipy.optimize.minimize on a pytree ``x0``, with ``jac`` from ``value_and_grad`` (unless
     given) and ``hess``/``hessp`` from fgrad for the methods that use them (Newton-CG,
     trust-ncg, trust-krylov take ``hessp``; dogleg, trust-exact, trust-constr ``hess``).
-    Returns scipy's ``OptimizeResult`` with ``x`` and ``jac`` shaped like ``x0``. Traced
-    ``args`` make ``x`` differentiable in them (the module says how).
+    Returns scipy's ``OptimizeResult`` with ``x`` and ``jac`` shaped like ``x0``. A list or
+    tuple of numbers is an array, as scipy takes it. Traced ``args`` make ``x``
+    differentiable in them (the module says how).
 
     >>> import fgrad.numpy as np
     >>> res = minimize(lambda p: np.sum((p["w"] - 3.0) ** 2) + (p["b"] + 1.0) ** 2,
@@ -220,6 +227,8 @@ def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bou
     ([3.0, 3.0], -1.0)
     """
     fun, args = _closure_lifted(fun, _args(args))
+    if type(x0) in (list, tuple) and all(_number(v) for v in x0):
+        x0 = fnp.asarray(x0, float)  # (numbers in a list: an array, as scipy takes them)
     flat0, unravel = ravel_pytree(x0)
 
     def f(v, *a):
