@@ -1364,13 +1364,7 @@ def pinvh(a, atol=None, rtol=None, lower=True, return_rank=False, check_finite=T
     return (inv, rank) if return_rank else inv
 
 
-def _hint(name):
-    if hasattr(fnp.linalg, name):
-        return (f"; fgrad.numpy.linalg.{name}, numpy's version of it, is differentiable "
-                "(check that its defaults are scipy's)")
-    return defining.stop_gradient_hint(name)
-
-
-# scipy.linalg's other functions (``schur``, ``eigvals``, ``hessenberg``, ...), as autograd's
-# ``scipy.linalg`` has them: scipy's own on plain values, refused by name on traced ones
-__getattr__ = defining.plain_only_fallback(__name__, _sl, _hint)
+# scipy.linalg's other functions (``schur``, ``hessenberg``, ...), as autograd's
+# ``scipy.linalg`` has them: scipy's own on plain values, refused by name on traced ones (every
+# function numpy's linalg also has is differentiable here)
+__getattr__ = defining.plain_only_fallback(__name__, _sl)
