@@ -1291,7 +1291,8 @@ def test_summary_statistics_keep_scipys_axes_and_batch():
                   (stats.moment, {"order": [2, 3], "axis": 0}), (stats.gstd, {"axis": 1}),
                   (stats.iqr, {"axis": 1, "keepdims": True}), (stats.variation, {"axis": 0}),
                   (stats.median_abs_deviation, {"axis": 1, "scale": "normal"}),
-                  (stats.circstd, {"axis": 0, "normalize": True})):
+                  (stats.circstd, {"axis": 0, "normalize": True}),
+                  (stats.gmean, {"axis": None, "keepdims": True})):
         want = getattr(st, f.__name__)(X, **kw)
         for got in (f(np.asarray(X) * 1.0, **kw), fgrad.jit(lambda X: f(X, **kw))(X)):
             onp.testing.assert_array_equal(got, want)

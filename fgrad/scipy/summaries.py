@@ -47,17 +47,17 @@ def _settings(fn, nan_policy="propagate", **fixed):
 
 
 def _along(a, axis):
-    """``(a, axis)`` with ``axis=None`` as the flattened array's axis 0, and a non-negative
-    axis otherwise."""
+    """``(a, axis, finish)``: ``axis=None`` as the flattened array's axis 0, a non-negative
+    axis otherwise; ``finish(out, keepdims)`` takes ``out``, reduced along that axis with the
+    axis kept, to scipy's shape (squeezed, or with ``keepdims`` one axis of 1 per axis of
+    ``a`` for ``axis=None``)."""
     a = fnp.asarray(a)
+    ndim = len(shape_of(a))
     if axis is None:
-        return fnp.ravel(a), 0
-    return a, axis % max(len(shape_of(a)), 1)
-
-
-def _kept(out, axis, keepdims):
-    """``out``, reduced along ``axis`` with its axis kept, squeezed unless ``keepdims``."""
-    return out if keepdims else fnp.squeeze(out, axis)
+        return fnp.ravel(a), 0, lambda out, keepdims: \
+            fnp.reshape(out, (1,) * ndim) if keepdims else fnp.squeeze(out, 0)
+    axis = axis % max(ndim, 1)
+    return a, axis, lambda out, keepdims: out if keepdims else fnp.squeeze(out, axis)
 
 
 def _mean(a, axis, weights=None):
@@ -85,8 +85,8 @@ def gmean(a, axis=0, dtype=None, weights=None, *, nan_policy="propagate", keepdi
     """The geometric mean, ``exp`` of the (weighted) mean of ``log a``: differentiable in
     ``a`` and ``weights``."""
     _settings(gmean, nan_policy, axis=axis)
-    a, axis = _along(a, axis)
-    return _kept(fnp.exp(_mean(fnp.log(a), axis, weights)), axis, keepdims)
+    a, axis, finish = _along(a, axis)
+    return finish(fnp.exp(_mean(fnp.log(a), axis, weights)), keepdims)
 
 
 @differentiable(_st.hmean, Spec([(((5,),), {}), (((2, 4),), {"axis": 0}),
@@ -98,8 +98,8 @@ def hmean(a, axis=0, dtype=None, *, weights=None, nan_policy="propagate", keepdi
     """The harmonic mean, 1 over the (weighted) mean of ``1 / a``: differentiable in ``a``
     and ``weights``."""
     _settings(hmean, nan_policy, axis=axis)
-    a, axis = _along(a, axis)
-    return _kept(1.0 / _mean(1.0 / a, axis, weights), axis, keepdims)
+    a, axis, finish = _along(a, axis)
+    return finish(1.0 / _mean(1.0 / a, axis, weights), keepdims)
 
 
 @differentiable(_st.pmean, Spec([(((5,),), {"p": 2.5}), (((2, 4),), {"p": -1.5, "axis": 1}),
@@ -111,8 +111,8 @@ def pmean(a, p, *, axis=0, dtype=None, weights=None, nan_policy="propagate", kee
     _settings(pmean, nan_policy, p=p, axis=axis)
     if p == 0:
         return gmean(a, axis, weights=weights, keepdims=keepdims)
-    a, axis = _along(a, axis)
-    return _kept(_mean(a ** p, axis, weights) ** (1.0 / p), axis, keepdims)
+    a, axis, finish = _along(a, axis)
+    return finish(_mean(a ** p, axis, weights) ** (1.0 / p), keepdims)
 
 
 @differentiable(_st.gstd, Spec([(((5,),), {}), (((2, 4),), {"axis": 1, "ddof": 0})],
@@ -121,9 +121,8 @@ def pmean(a, p, *, axis=0, dtype=None, weights=None, nan_policy="propagate", kee
 def gstd(a, axis=0, ddof=1, *, keepdims=False, nan_policy="propagate"):
     """The geometric standard deviation, ``exp`` of the standard deviation of ``log a``."""
     _settings(gstd, nan_policy, axis=axis, ddof=ddof)
-    a, axis = _along(a, axis)
-    return _kept(fnp.exp(fnp.std(fnp.log(a), axis=axis, ddof=ddof, keepdims=True)), axis,
-                 keepdims)
+    a, axis, finish = _along(a, axis)
+    return finish(fnp.exp(fnp.std(fnp.log(a), axis=axis, ddof=ddof, keepdims=True)), keepdims)
 
 
 # --- moments -----------------------------------------------------------------------------
@@ -136,14 +135,14 @@ def moment(a, order=1, axis=0, nan_policy="propagate", *, center=None, keepdims=
     """The ``order``-th moment about ``center`` (the mean by default; the first moment
     about the mean is 0, the zeroth 1, with derivative 0); a list of orders gives a stack."""
     _settings(moment, nan_policy, order=order, axis=axis, center=center)
-    a, axis = _along(a, axis)
+    a, axis, finish = _along(a, axis)
     if _onp.ndim(order):
         return fnp.stack([moment(a, k, axis, center=center, keepdims=keepdims)
                           for k in order])
     if order == 0 or (order == 1 and center is None):
         m = fnp.full(shape_of(fnp.sum(a, axis=axis, keepdims=True)), float(order == 0))
-        return _kept(m, axis, keepdims)
-    return _kept(_central(a, order, axis, center), axis, keepdims)
+        return finish(m, keepdims)
+    return finish(_central(a, order, axis, center), keepdims)
 
 
 def _standardised(a, order, axis):
@@ -160,12 +159,12 @@ def skew(a, axis=0, bias=True, nan_policy="propagate", *, keepdims=False):
     """The sample skewness ``m_3 / m_2^(3/2)``, with ``bias=False`` the adjusted
     Fisher-Pearson coefficient (for more than 2 samples, as scipy)."""
     _settings(skew, nan_policy, axis=axis, bias=bias)
-    a, axis = _along(a, axis)
+    a, axis, finish = _along(a, axis)
     g = _standardised(a, 3, axis)
     n = shape_of(a)[axis]
     if not bias and n > 2:
         g = g * (math.sqrt((n - 1.0) * n) / (n - 2.0))
-    return _kept(g, axis, keepdims)
+    return finish(g, keepdims)
 
 
 @differentiable(_st.kurtosis, Spec([(((6,),), {}),
@@ -176,12 +175,12 @@ def kurtosis(a, axis=0, fisher=True, bias=True, nan_policy="propagate", *, keepd
     """The sample kurtosis ``m_4 / m_2^2`` (less 3 with ``fisher``), with ``bias=False``
     corrected for the sample size (for more than 3 samples, as scipy)."""
     _settings(kurtosis, nan_policy, axis=axis, fisher=fisher, bias=bias)
-    a, axis = _along(a, axis)
+    a, axis, finish = _along(a, axis)
     k = _standardised(a, 4, axis)
     n = shape_of(a)[axis]
     if not bias and n > 3:
         k = ((n * n - 1.0) * k - 3.0 * (n - 1.0) ** 2) / ((n - 2.0) * (n - 3.0)) + 3.0
-    return _kept(k - 3.0 if fisher else k, axis, keepdims)
+    return finish(k - 3.0 if fisher else k, keepdims)
 
 
 @differentiable(_st.variation, Spec([(((5,),), {}), (((2, 4),), {"axis": 1, "ddof": 1})],
@@ -190,10 +189,10 @@ def kurtosis(a, axis=0, fisher=True, bias=True, nan_policy="propagate", *, keepd
 def variation(a, axis=0, nan_policy="propagate", ddof=0, *, keepdims=False):
     """The coefficient of variation, ``std(a, ddof) / mean(a)``."""
     _settings(variation, nan_policy, axis=axis, ddof=ddof)
-    a, axis = _along(a, axis)
+    a, axis, finish = _along(a, axis)
     out = fnp.std(a, axis=axis, ddof=ddof, keepdims=True) / fnp.mean(a, axis=axis,
                                                                      keepdims=True)
-    return _kept(out, axis, keepdims)
+    return finish(out, keepdims)
 
 
 @differentiable(_st.sem, Spec([(((5,),), {}), (((2, 4),), {"axis": 1, "ddof": 0})],
@@ -202,9 +201,9 @@ def variation(a, axis=0, nan_policy="propagate", ddof=0, *, keepdims=False):
 def sem(a, axis=0, ddof=1, nan_policy="propagate", *, keepdims=False):
     """The standard error of the mean, ``std(a, ddof) / sqrt(n)``."""
     _settings(sem, nan_policy, axis=axis, ddof=ddof)
-    a, axis = _along(a, axis)
+    a, axis, finish = _along(a, axis)
     out = fnp.std(a, axis=axis, ddof=ddof, keepdims=True) / math.sqrt(shape_of(a)[axis])
-    return _kept(out, axis, keepdims)
+    return finish(out, keepdims)
 
 
 @differentiable(_st.zmap, Spec([(((3,), (5,)), {}), (((2, 3), (2, 3)), {"axis": 0, "ddof": 1})],
@@ -214,7 +213,7 @@ def zmap(scores, compare, axis=0, ddof=0, nan_policy="propagate"):
     """``(scores - mean(compare)) / std(compare, ddof)`` along ``axis``: differentiable in
     both."""
     _settings(zmap, nan_policy, axis=axis, ddof=ddof)
-    compare, axis = _along(compare, axis)
+    compare, axis, _ = _along(compare, axis)
     return (scores - fnp.mean(compare, axis=axis, keepdims=True)) / \
         fnp.std(compare, axis=axis, ddof=ddof, keepdims=True)
 
@@ -243,10 +242,10 @@ def iqr(x, axis=None, rng=(25, 75), scale=1.0, nan_policy="propagate",
     """The range between the ``rng`` percentiles (``percentile``'s derivative), over
     ``scale`` (``'normal'``: the normal distribution's, 1.349)."""
     _settings(iqr, nan_policy, axis=axis, rng=rng, scale=scale)
-    x, axis = _along(x, axis)
+    x, axis, finish = _along(x, axis)
     low, high = fnp.percentile(x, list(rng), axis=axis, method=interpolation, keepdims=True)
     scale = _NORMAL_IQR if scale == "normal" else scale
-    return _kept((high - low) / scale, axis, keepdims)
+    return finish((high - low) / scale, keepdims)
 
 
 def _deviations_apart(x):
@@ -266,11 +265,11 @@ def median_abs_deviation(x, axis=0, center=None, scale=1.0, nan_policy="propagat
     """The median of ``|x - center(x)|`` (``center`` the median by default) over ``scale``
     (``'normal'``: the normal distribution's, 0.6745)."""
     _settings(median_abs_deviation, nan_policy, axis=axis, scale=scale)
-    x, axis = _along(x, axis)
+    x, axis, finish = _along(x, axis)
     center = fnp.median if center is None else center
     deviation = fnp.abs(x - center(x, axis=axis, keepdims=True))
     scale = float(_sp.ndtri(0.75)) if scale == "normal" else scale
-    return _kept(fnp.median(deviation, axis=axis, keepdims=True) / scale, axis, keepdims)
+    return finish(fnp.median(deviation, axis=axis, keepdims=True) / scale, keepdims)
 
 
 @differentiable(_st.trim_mean, Spec([(((8,),), {"proportiontocut": 0.2}),
@@ -281,11 +280,11 @@ def trim_mean(a, proportiontocut, axis=0, *, nan_policy="propagate", keepdims=Fa
     """The mean of the samples left when ``proportiontocut`` of them is cut from each end
     (``sort``'s derivative: each kept sample's share)."""
     _settings(trim_mean, nan_policy, axis=axis, proportiontocut=proportiontocut)
-    a, axis = _along(a, axis)
+    a, axis, finish = _along(a, axis)
     n = shape_of(a)[axis]
     cut = int(proportiontocut * n)
     kept = fnp.take(fnp.sort(a, axis=axis), _onp.arange(cut, n - cut), axis=axis)
-    return _kept(fnp.mean(kept, axis=axis, keepdims=True), axis, keepdims)
+    return finish(fnp.mean(kept, axis=axis, keepdims=True), keepdims)
 
 
 # --- distributions of samples ------------------------------------------------------------
@@ -299,7 +298,7 @@ def entropy(pk, qk=None, base=None, axis=0, *, nan_policy="propagate", keepdims=
     divergence) ``sum(pk log(pk / qk))``, each normalised to sum 1 along ``axis``:
     differentiable in both (``entr``'s and ``rel_entr``'s derivatives)."""
     _settings(entropy, nan_policy, base=base, axis=axis)
-    pk, axis = _along(pk, axis)
+    pk, axis, finish = _along(pk, axis)
     pk = pk / fnp.sum(pk, axis=axis, keepdims=True)
     if qk is None:
         terms = _sp.entr(pk)
@@ -307,7 +306,7 @@ def entropy(pk, qk=None, base=None, axis=0, *, nan_policy="propagate", keepdims=
         qk = fnp.asarray(qk)
         terms = _sp.rel_entr(pk, qk / fnp.sum(qk, axis=axis, keepdims=True))
     out = fnp.sum(terms, axis=axis, keepdims=True)
-    return _kept(out if base is None else out / math.log(base), axis, keepdims)
+    return finish(out if base is None else out / math.log(base), keepdims)
 
 
 def _cdf_distance(power, u, v, u_weights, v_weights):
@@ -356,12 +355,12 @@ def energy_distance(u_values, v_values, u_weights=None, v_weights=None):
 
 def _circular(fn, samples, high, low, axis, nan_policy):
     """The samples' mean sine and cosine along ``axis`` (as angles of period ``high -
-    low``), their axis kept, and that axis."""
+    low``), their axis kept, and ``_along``'s ``finish``."""
     _settings(fn, nan_policy, high=high, low=low, axis=axis)
-    samples, axis = _along(samples, axis)
+    samples, axis, finish = _along(samples, axis)
     angles = samples * (2.0 * math.pi / (high - low))
     return (fnp.mean(fnp.sin(angles), axis=axis, keepdims=True),
-            fnp.mean(fnp.cos(angles), axis=axis, keepdims=True), axis)
+            fnp.mean(fnp.cos(angles), axis=axis, keepdims=True), finish)
 
 
 # (the samples within 1.5 of each other: their mean direction's length at least 0.7, where
@@ -376,10 +375,10 @@ _NEAR = dict(domain=(0.0, 1.5), valid=distinct)
 def circmean(samples, high=2 * math.pi, low=0, axis=None, nan_policy="propagate", *,
              keepdims=False):
     """The circular mean, the angle of the samples' mean direction, in ``[low, high)``."""
-    s, c, axis = _circular(circmean, samples, high, low, axis, nan_policy)
+    s, c, finish = _circular(circmean, samples, high, low, axis, nan_policy)
     period = high - low
     out = fnp.mod(fnp.arctan2(s, c) * (period / (2.0 * math.pi)) - low, period) + low
-    return _kept(out, axis, keepdims)
+    return finish(out, keepdims)
 
 
 @differentiable(_st.circvar, Spec(_CIRCULAR, **_NEAR), name="scipy.stats.circvar",
@@ -387,8 +386,8 @@ def circmean(samples, high=2 * math.pi, low=0, axis=None, nan_policy="propagate"
 def circvar(samples, high=2 * math.pi, low=0, axis=None, nan_policy="propagate", *,
             keepdims=False):
     """The circular variance, 1 less the length of the samples' mean direction."""
-    s, c, axis = _circular(circvar, samples, high, low, axis, nan_policy)
-    return _kept(1.0 - fnp.minimum(fnp.hypot(s, c), 1.0), axis, keepdims)
+    s, c, finish = _circular(circvar, samples, high, low, axis, nan_policy)
+    return finish(1.0 - fnp.minimum(fnp.hypot(s, c), 1.0), keepdims)
 
 
 @differentiable(_st.circstd, Spec(_CIRCULAR + [(((5,),), {"normalize": True})], **_NEAR),
@@ -397,9 +396,9 @@ def circstd(samples, high=2 * math.pi, low=0, axis=None, nan_policy="propagate",
             normalize=False, keepdims=False):
     """The circular standard deviation, ``sqrt(-2 log R)`` for ``R`` the length of the
     samples' mean direction (in the samples' units unless ``normalize``)."""
-    s, c, axis = _circular(circstd, samples, high, low, axis, nan_policy)
+    s, c, finish = _circular(circstd, samples, high, low, axis, nan_policy)
     out = fnp.sqrt(-2.0 * fnp.log(fnp.minimum(fnp.hypot(s, c), 1.0)))
-    return _kept(out if normalize else out * ((high - low) / (2.0 * math.pi)), axis, keepdims)
+    return finish(out if normalize else out * ((high - low) / (2.0 * math.pi)), keepdims)
 
 
 __all__ = ["gmean", "hmean", "pmean", "gstd", "moment", "skew", "kurtosis", "variation", "sem",
