@@ -1285,6 +1285,26 @@ def test_summary_statistics_have_their_closed_form_derivatives_and_scipys_values
         fgrad.grad(lambda x: stats.skew(x, nan_policy="omit"))(x)
 
 
+def test_boxcox_llf_is_differentiable_at_every_lambda_and_its_maximum_scipys():
+    # (plain-only before) at lmb = 0 the transform is log(d) + lmb log(d)^2 / 2 + ..., so the
+    # derivative there is sum(L) - n/2 cov(L, L^2) / var(L), L = log(d)
+    d = onp.array([0.7, 1.3, 2.2, 3.1, 0.9, 5.0])
+    L = onp.log(d)
+    for lmb in (0.0, 0.5, -1.2):
+        assert stats.boxcox_llf(np.asarray(lmb) * 1.0, d) == st.boxcox_llf(lmb, d)
+    cov = onp.mean((L - L.mean()) * (L * L - onp.mean(L * L)))
+    assert fgrad.grad(lambda lmb: stats.boxcox_llf(lmb, d))(0.0) == \
+        pytest.approx(L.sum() - 3 * cov / L.var(), rel=1e-12)
+    h = 1e-6
+    onp.testing.assert_allclose(
+        fgrad.grad(lambda d: stats.boxcox_llf(0.5, d))(d),
+        [(st.boxcox_llf(0.5, d + h * e) - st.boxcox_llf(0.5, d - h * e)) / (2 * h)
+         for e in onp.eye(6)], rtol=1e-7)
+    # the maximum likelihood lambda by fgrad's gradients is scipy's boxcox_normmax
+    best = optimize.minimize(lambda lmb: -stats.boxcox_llf(lmb[0], d), [0.5], tol=1e-12).x[0]
+    assert best == pytest.approx(st.boxcox_normmax(d, method="mle"), rel=1e-6)
+
+
 def test_summary_statistics_keep_scipys_axes_and_batch():
     X = rng.uniform(0.5, 2.0, (3, 5))
     for f, kw in ((stats.skew, {"axis": 1, "bias": False}), (stats.kurtosis, {"axis": None}),

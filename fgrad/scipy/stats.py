@@ -951,9 +951,9 @@ class gaussian_kde:
 # scipy.stats' other functions (``zscore``, ``entropy``, ...): scipy's own on plain values,
 # refused by name on traced ones; a distribution fgrad has not is an AttributeError saying so
 # the summary statistics of samples (skew, entropy, wasserstein_distance, ...)
-from .summaries import (circmean, circstd, circvar, energy_distance, entropy,  # noqa: E402
-                        gmean, gstd, hmean, iqr, kurtosis, median_abs_deviation, moment,
-                        pmean, sem, skew, trim_mean, variation, wasserstein_distance, zmap,
-                        zscore)
+from .summaries import (boxcox_llf, circmean, circstd, circvar, energy_distance,  # noqa
+                        entropy, gmean, gstd, hmean, iqr, kurtosis, median_abs_deviation,
+                        moment, pmean, sem, skew, trim_mean, variation, wasserstein_distance,
+                        zmap, zscore)
 
 __getattr__ = defining.plain_only_fallback(__name__, _st)

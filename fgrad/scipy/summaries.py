@@ -1,7 +1,8 @@
 """scipy.stats' summary statistics of samples (``fgrad.scipy.stats.skew``, ``entropy``,
 ``wasserstein_distance``, ...), differentiable in the samples (and weights, and the second
 distribution where there is one): each is the statistic written with fgrad.numpy, its values
-replaced by scipy's own (``numpy_values``), so it nests, stages and batches as its parts do.
+replaced by scipy's own (``numpy_values``), so it nests, stages and batches as its parts do;
+and the Box-Cox log-likelihood ``boxcox_llf``, in its ``lmb`` too.
 
 Settings (``axis``, ``ddof``, ``bias``, an order, a proportion, ``base``, ``high``/``low``)
 are fixed values; ``nan_policy`` other than ``'propagate'`` is refused on traced values. The
@@ -351,6 +352,28 @@ def energy_distance(u_values, v_values, u_weights=None, v_weights=None):
     return math.sqrt(2.0) * _cdf_distance(2, u_values, v_values, u_weights, v_weights)
 
 
+# --- the Box-Cox transformation's likelihood -------------------------------------------------
+
+# (lmb drawn away from 0: there scipy's values, log var(data ** lmb) - 2 log |lmb|, lose
+# digits to cancellation, and differences of them are no check; the tests take lmb = 0)
+@differentiable(_st.boxcox_llf, Spec([(((), (6,)), {}), (((), (2, 4)), {"axis": 1})],
+                                     domain=[(0.3, 2.0), _POSITIVE],
+                                     valid=lambda lmb, data: distinct(data)),
+                name="scipy.stats.boxcox_llf", numpy_values=True)
+def boxcox_llf(lmb, data, *, axis=0, keepdims=False, nan_policy="propagate"):
+    """The Box-Cox log-likelihood ``(lmb - 1) sum(log data) - n/2 log var(boxcox(data,
+    lmb))``, differentiable in ``lmb`` and the data to every order, ``lmb = 0`` too: the
+    transform ``(data ** lmb - 1) / lmb`` is written ``log(data) exprel(lmb log(data))``.
+    So its maximum over ``lmb`` can be found with fgrad's gradients."""
+    _settings(boxcox_llf, nan_policy, axis=axis)
+    data, axis, finish = _along(data, axis)
+    logdata = fnp.log(data)
+    transformed = logdata * _sp.exprel(lmb * logdata)
+    out = (lmb - 1) * fnp.sum(logdata, axis=axis, keepdims=True) - shape_of(data)[axis] / \
+        2.0 * fnp.log(fnp.var(transformed, axis=axis, keepdims=True))
+    return finish(out, keepdims)
+
+
 # --- circular statistics -----------------------------------------------------------------
 
 def _circular(fn, samples, high, low, axis, nan_policy):
@@ -403,4 +426,5 @@ def circstd(samples, high=2 * math.pi, low=0, axis=None, nan_policy="propagate",
 
 __all__ = ["gmean", "hmean", "pmean", "gstd", "moment", "skew", "kurtosis", "variation", "sem",
            "zmap", "zscore", "iqr", "median_abs_deviation", "trim_mean", "entropy",
-           "wasserstein_distance", "energy_distance", "circmean", "circvar", "circstd"]
+           "wasserstein_distance", "energy_distance", "boxcox_llf", "circmean", "circvar",
+           "circstd"]
