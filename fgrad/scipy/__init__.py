@@ -1,10 +1,11 @@
 """``import fgrad.scipy``: scipy, with derivatives (needs scipy: ``pip install fgrad[scipy]``).
 
 ``fgrad.scipy.special``, ``stats``, ``linalg``, ``signal``, ``integrate``, ``optimize``,
-``interpolate`` and ``spatial.distance`` mirror scipy's names as ``fgrad.numpy`` mirrors numpy's: plain values
-in, scipy's own result out (the primitives' implementations *are* scipy's functions); traced
-values in, VJP and JVP rules from the same primitive table as numpy's, checked by the same
-generated tests and by ``python -m fgrad check``. ``import fgrad`` never imports scipy.
+``interpolate`` and ``spatial.distance`` mirror scipy's names as ``fgrad.numpy`` mirrors
+numpy's: plain values in, scipy's own result out (the primitives' implementations *are*
+scipy's functions); traced values in, VJP and JVP rules from the same primitive table as
+numpy's, checked by the same generated tests and by ``python -m fgrad check``. ``import
+fgrad`` never imports scipy.
 """
 try:
     import scipy as _scipy  # noqa: F401

@@ -45,6 +45,12 @@ def elementwise(name, impl, partial, spec, doc=None, taylor=None):
                   taylor=taylor, batch=batch_rules.elementwise)
 
 
+def as_args(args):
+    """scipy's ``args=`` as a tuple: a tuple or list as its items, anything else as the one
+    argument (scipy's reading of ``args=x``)."""
+    return tuple(args) if isinstance(args, (tuple, list)) else (args,)
+
+
 def refuse_differentiated(name, arg, value, why):
     """Raise where ``value``, argument ``arg`` of ``fgrad.<name>``, which has no derivative in
     it (``why``), is differentiated; a staged or batched one is an operand like any other."""

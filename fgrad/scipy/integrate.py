@@ -264,7 +264,7 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
     for name, value in (("rtol", rtol), ("atol", atol), ("h0", h0), ("hmax", hmax),
                         ("hmin", hmin), ("mxstep", mxstep)):
         refuse_traced("scipy.integrate.odeint", name, value, _SETTING)
-    args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
+    args = defining.as_args(args)
     user, args = _closure_lifted(func, args)
     func = user
     if tfirst:
@@ -459,7 +459,7 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     """
     for name, value in options.items():
         refuse_traced("scipy.integrate.solve_ivp", name, value, _SETTING)
-    extra = () if args is None else tuple(args) if isinstance(args, (tuple, list)) else (args,)
+    extra = () if args is None else defining.as_args(args)
     user, extra = _closure_lifted(fun, extra)
 
     def func(y, t, *a):
@@ -649,7 +649,7 @@ def quad(func, a, b, args=(), full_output=0, epsabs=1.49e-08, epsrel=1.49e-08, l
                         ("points", points)):
         refuse_traced("scipy.integrate.quad", name, value, "a setting: how close the result "
                       "is to the integral, not a quantity the integral depends on smoothly")
-    args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
+    args = defining.as_args(args)
     user, lifted = _closure_lifted(func, args)
     # (probed at a finite limit: an integrand at -inf may warn, or be nan)
     finite = [x for x in (a, b) if _onp.isfinite(value_for_shape(x))]
@@ -727,7 +727,7 @@ def dblquad(func, a, b, gfun, hfun, args=(), epsabs=1.49e-08, epsrel=1.49e-08):
     >>> round(float(mass(2.0)), 12), round(float(fgrad.grad(mass)(2.0)), 12)
     (0.25, 0.125)
     """
-    args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
+    args = defining.as_args(args)
     func, fargs = _closure_lifted(func, args)
     # each limit: a function of x with the traced values it closes over as its last
     # argument, or a number as an argument of its own

@@ -121,10 +121,6 @@ implicit_solution = define(
 
 # --- minimize and root -----------------------------------------------------------------
 
-def _args(args):
-    return tuple(args) if isinstance(args, (tuple, list)) else (args,)
-
-
 def _per_example(args):
     """Whether ``vmap`` holds a batch in place of some argument's values: scipy's solver
     then runs once per example (``implicit_solution``'s batching), and the result holds
@@ -226,7 +222,7 @@ def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bou
     >>> np.round(res.x["w"], 6).tolist(), round(float(res.x["b"]), 6)
     ([3.0, 3.0], -1.0)
     """
-    fun, args = _closure_lifted(fun, _args(args))
+    fun, args = _closure_lifted(fun, defining.as_args(args))
     if type(x0) in (list, tuple) and all(_number(v) for v in x0):
         x0 = fnp.asarray(x0, float)  # (numbers in a list: an array, as scipy takes them)
     flat0, unravel = ravel_pytree(x0)
@@ -275,7 +271,7 @@ def root(fun, x0, args=(), method="hybr", jac=None, tol=None, callback=None, opt
     >>> round(float(x_of(2.0)), 9), round(float(fgrad.grad(x_of)(2.0)), 9)  # 1 / (3 x^2 + 1)
     (1.0, 0.25)
     """
-    fun, args = _closure_lifted(fun, _args(args))
+    fun, args = _closure_lifted(fun, defining.as_args(args))
     uses_jacobian = method in ("hybr", "lm")
     if jac is None and uses_jacobian:
         jac = jacfwd(lambda x, *a: fun(x, *a))
@@ -305,7 +301,7 @@ def _scalar_solution(f, args, solve, equation=None, shape=(), start=()):
     ``f`` closes over (lifted into ``args``); ``start``, the starting values, as
     ``_solution``'s. ``x`` is ``None`` where nothing is traced but the starting values
     (plain, or readable: the caller runs scipy on their values)."""
-    f, args = _closure_lifted(f, _args(args))
+    f, args = _closure_lifted(f, defining.as_args(args))
     if not contains_tracer(args) and not _per_example(start):
         return None, f, args
 
@@ -410,7 +406,7 @@ def newton(func, x0, fprime=None, args=(), tol=1.48e-8, maxiter=50, fprime2=None
     """
     kw = dict(tol=tol, maxiter=maxiter, rtol=rtol, full_output=full_output, disp=disp)
     start, starting = _starting({"x0": x0, "x1": x1}, ("x0", "x1"))
-    n = len(_args(args))
+    n = len(defining.as_args(args))
     outs = []
 
     def given(derivative, g, order):  # (scipy calls it with the lifted closure's values too)
@@ -491,7 +487,7 @@ def least_squares(fun, x0, jac="2-point", *, args=(), kwargs=None, loss="linear"
     differentiable in ``args`` and in traced values ``fun`` closes over (the implicit function
     theorem on the normal equations ``J^T r = 0``, at a solution inside the bounds; the
     squared loss only, on traced values)."""
-    fun, args = _closure_lifted(fun, _args(args))
+    fun, args = _closure_lifted(fun, defining.as_args(args))
     if kwargs:  # (traced values among them lifted too, from the wrapper's closure)
         fun, args = _closure_lifted(_with_kwargs(fun, kwargs), args)
     if not contains_tracer(args) and not _per_example(x0):

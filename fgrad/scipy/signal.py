@@ -424,9 +424,14 @@ def filtfilt(b, a, x, axis=-1, padtype="odd", padlen=None, method="pad", irlen=N
     return _along(y, axis, edge, -edge) if edge > 0 else y
 
 
-def _median_filtered(x, kernel_size):
+def _median_filtered(scipy_fn, x, kernel_size):
     """The median of each sample's window (``kernel_size`` per axis, odd), the array
-    zero-padded at its ends, as scipy's ``medfilt``."""
+    zero-padded at its ends, as scipy's ``medfilt`` (``scipy_fn``: it or ``medfilt2d``, whose
+    checks and errors run on a placeholder of the shape)."""
+    refuse_traced(f"scipy.signal.{scipy_fn.__name__}", "kernel_size", kernel_size,
+                  "it is a setting of the filter")
+    scipy_fn(_onp.zeros(shape_of(x)), kernel_size)
+    x = fnp.asarray(x)
     shape = shape_of(x)
     ks = _onp.broadcast_to(3 if kernel_size is None else kernel_size, (len(shape),))
     padded = fnp.pad(x, [(int(k) // 2, int(k) // 2) for k in ks])
@@ -444,11 +449,7 @@ def medfilt(volume, kernel_size=None):
     """scipy.signal.medfilt, differentiable in ``volume``: each output the window's median
     entry, so its derivative is 1 there (a tie of equal entries shares it evenly, as
     ``median``'s) and 0 where the median is a padded zero; scipy's values."""
-    refuse_traced("scipy.signal.medfilt", "kernel_size", kernel_size, "it is a setting of "
-                  "the filter")
-    # (scipy's checks of the arguments and its errors, on a placeholder of the shape)
-    _ss.medfilt(_onp.zeros(shape_of(volume)), kernel_size)
-    return _median_filtered(fnp.asarray(volume), kernel_size)
+    return _median_filtered(_ss.medfilt, volume, kernel_size)
 
 
 @differentiable(_ss.medfilt2d, Spec([(((3, 3),), {}), (((4, 2),), {"kernel_size": [3, 1]})],
@@ -457,10 +458,7 @@ def medfilt(volume, kernel_size=None):
 def medfilt2d(input, kernel_size=3):
     """scipy.signal.medfilt2d (a 2-d ``medfilt``), differentiable in ``input`` as
     ``medfilt``; scipy's values."""
-    refuse_traced("scipy.signal.medfilt2d", "kernel_size", kernel_size, "it is a setting of "
-                  "the filter")
-    _ss.medfilt2d(_onp.zeros(shape_of(input)), kernel_size)
-    return _median_filtered(fnp.asarray(input), kernel_size)
+    return _median_filtered(_ss.medfilt2d, input, kernel_size)
 
 
 # savgol_filter: linear in x (affine with mode='constant' and cval != 0). Along the axis its

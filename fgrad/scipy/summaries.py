@@ -149,8 +149,8 @@ def moment(a, order=1, axis=0, nan_policy="propagate", *, center=None, keepdims=
 def _standardised(a, order, axis):
     """``m_order / m_2 ** (order / 2)`` of the moments about the mean, its axis kept
     (constant data give NaN, as scipy's)."""
-    m2 = _central(a, 2, axis)
-    return _central(a, order, axis) / m2 ** (order / 2.0)
+    mean = fnp.mean(a, axis=axis, keepdims=True)
+    return _central(a, order, axis, mean) / _central(a, 2, axis, mean) ** (order / 2.0)
 
 
 @differentiable(_st.skew, Spec([(((6,),), {}), (((2, 4),), {"axis": 1, "bias": False}),

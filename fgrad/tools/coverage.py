@@ -276,7 +276,7 @@ def scipy_section():
            "`lstsq`'s cutoffs are refused by name (`ConcretizationError`, saying how to keep "
            "them fixed). Every other float argument is differentiable. scipy's other "
            "functions are there "
-           "too (`fgrad.scipy.optimize.linprog`, `fgrad.scipy.signal.medfilt`, ...): scipy's "
+           "too (`fgrad.scipy.optimize.linprog`, `fgrad.scipy.signal.wiener`, ...): scipy's "
            "own on plain values; handed a traced value, any of them, and any scipy function "
            "called directly, raises an error naming it and saying what to do.",
            "", "| function | VJP | JVP | order checked | not differentiable in | checked as |",
